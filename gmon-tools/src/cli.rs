@@ -1,0 +1,76 @@
+//! Command-line front end: one subcommand per module in [`crate::commands`].
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+
+/// Tools for the gmon.out profile format.
+#[derive(Debug, Parser)]
+#[command(
+    name = "gmon",
+    version,
+    about = "Tools for gmon.out profiles: gprof-compatible reports, merge, diff, flame graphs, pprof",
+    after_help = "EXAMPLES:\n  gmon gprof -b ./prog gmon.out      flat profile and call graph, as GNU gprof prints them\n  gmon dump gmon.out                 every record of a profile\n  gmon merge run1.out run2.out -o all.out\n  gmon flame ./prog gmon.out > out.svg"
+)]
+pub struct Cli {
+    /// The subcommand to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print GNU gprof's reports (flat profile, call graph, ...), byte for byte.
+    Gprof(commands::gprof::Args),
+    /// Sum several profiles without losing counts.
+    Merge(commands::merge::Args),
+    /// Show what changed between two profiles.
+    Diff(commands::diff::Args),
+    /// Draw a flame graph (SVG) or print folded stacks.
+    Flame(commands::flame::Args),
+    /// Write a pprof profile (profile.proto, gzip'd).
+    Pprof(commands::pprof::Args),
+    /// Print every record of a profile.
+    Dump(commands::dump::Args),
+    /// Rewrite a profile in another variant, byte order or pointer width.
+    Convert(commands::convert::Args),
+}
+
+/// Entry point of the binary: runs the command and maps errors to `gmon: ...` and exit 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let result = match cli.command {
+        Command::Gprof(args) => commands::gprof::run(args, &mut out),
+        Command::Merge(args) => commands::merge::run(args, &mut out),
+        Command::Diff(args) => commands::diff::run(args, &mut out),
+        Command::Flame(args) => commands::flame::run(args, &mut out),
+        Command::Pprof(args) => commands::pprof::run(args, &mut out),
+        Command::Dump(args) => commands::dump::run(args, &mut out),
+        Command::Convert(args) => commands::convert::run(args, &mut out),
+    };
+    let result = result.and_then(|code| {
+        out.flush()?;
+        Ok(code)
+    });
+    match result {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = out.flush();
+            eprintln!("gmon: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
