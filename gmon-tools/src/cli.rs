@@ -38,6 +38,8 @@ pub enum Command {
     Dump(commands::dump::Args),
     /// Rewrite a profile in another variant, byte order or pointer width.
     Convert(commands::convert::Args),
+    /// Profile an unmodified program with the gmon-write runtime (LD_PRELOAD).
+    Record(commands::record::Args),
 }
 
 /// Entry point of the binary: runs the command and maps errors to `gmon: ...` and exit 1.
@@ -53,6 +55,7 @@ pub fn main() -> ExitCode {
         Command::Pprof(args) => commands::pprof::run(args, &mut out),
         Command::Dump(args) => commands::dump::run(args, &mut out),
         Command::Convert(args) => commands::convert::run(args, &mut out),
+        Command::Record(args) => commands::record::run(args, &mut out),
     };
     let result = result.and_then(|code| {
         out.flush()?;

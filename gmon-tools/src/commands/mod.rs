@@ -7,3 +7,4 @@ pub mod flame;
 pub mod gprof;
 pub mod merge;
 pub mod pprof;
+pub mod record;
