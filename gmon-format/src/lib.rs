@@ -7,6 +7,8 @@
 
 #![deny(missing_docs)]
 
+pub mod ext;
 mod model;
 
+pub use ext::{Extension, read_extension, sidecar_path, write_extension};
 pub use model::*;

@@ -1,0 +1,837 @@
+//! The runtime's sidecar file (`<gmon path>.gmonx`): what GNU gmon.out cannot hold.
+//!
+//! GNU gprof 2.40 stops on any record tag other than 0, 1 and 2 ("found bad tag"), and tag-2
+//! records change its `-l` output, so the data the gmon-write runtime records beyond the main
+//! executable's histogram lives in a separate file written next to gmon.out:
+//!
+//! * the writer, the sampling rate, the pid and the sample counters ([`Extension`]);
+//! * every object mapped when the profile was written — the main executable first — with its
+//!   path, GNU build id, load bias and executable ranges ([`MappedObject`]);
+//! * every sampled program counter with its count, in every object ([`PcSample`]);
+//! * sampled call stacks as arrays of program counters, leaf first ([`StackSample`]);
+//! * per-thread sample totals ([`ThreadTotal`]);
+//! * the length and FNV-1a hash of the gmon.out it belongs to ([`GmonLink`]), so a reader can
+//!   tell a stale sidecar from a matching one.
+//!
+//! All addresses in the sidecar are **runtime** addresses (what the program counter held);
+//! [`Extension::resolve`] finds the object and turns one into a link-time address (runtime
+//! address − load bias), which is what symbol tables and gmon.out use.
+//!
+//! Layout (all integers little-endian, byte-exact description in `spec/runtime.md`):
+//!
+//! ```text
+//! file    = magic "gmonext\0" (8) | version u32 (= 1) | flags u32 (= 0) | section*
+//! section = kind u32 | length u64 | body (length bytes)
+//! ```
+//!
+//! Sections may come in any order; a reader skips kinds it does not know, so later writers can
+//! add sections without breaking old readers. Each known kind may appear at most once.
+//!
+//! This module is sans-IO: it parses `&[u8]` and writes into `impl Write`.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The eight bytes that open a sidecar file.
+pub const GMONX_MAGIC: [u8; 8] = *b"gmonext\0";
+/// The version of the sidecar layout this module reads and writes.
+pub const GMONX_VERSION: u32 = 1;
+/// The file name suffix appended to the gmon.out path (see [`sidecar_path`]).
+pub const GMONX_SUFFIX: &str = ".gmonx";
+
+/// Section kind of [`Extension`]'s scalar fields (`SECTION_INFO`).
+pub const SECTION_INFO: u32 = 1;
+/// Section kind of the mapped objects (`SECTION_OBJECTS`).
+pub const SECTION_OBJECTS: u32 = 2;
+/// Section kind of the per-PC sample counts (`SECTION_PC_SAMPLES`).
+pub const SECTION_PC_SAMPLES: u32 = 3;
+/// Section kind of the sampled call stacks (`SECTION_STACKS`).
+pub const SECTION_STACKS: u32 = 4;
+/// Section kind of the per-thread totals (`SECTION_THREADS`).
+pub const SECTION_THREADS: u32 = 5;
+/// Section kind of the link to the gmon.out file (`SECTION_GMON_LINK`).
+pub const SECTION_GMON_LINK: u32 = 6;
+
+/// Bit of [`MappedObject::flags`]: this is the main executable (the first `dl_iterate_phdr`
+/// entry).
+pub const OBJECT_FLAG_MAIN: u32 = 1;
+/// Bit of [`MappedObject::flags`]: the kernel's vDSO (no file on disk).
+pub const OBJECT_FLAG_VDSO: u32 = 2;
+
+/// Returns the sidecar path for a gmon.out path: the same path with `.gmonx` appended
+/// (`gmon.out` → `gmon.out.gmonx`, `prof.1234` → `prof.1234.gmonx`).
+pub fn sidecar_path(gmon: &Path) -> PathBuf {
+    let mut s = gmon.as_os_str().to_owned();
+    s.push(GMONX_SUFFIX);
+    PathBuf::from(s)
+}
+
+/// Errors of [`read_extension`]. Each names the byte offset where reading stopped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExtError {
+    /// The file ends in the middle of an item.
+    #[error(
+        "offset {offset:#x}: unexpected end of sidecar in {what} (needed {needed} bytes, {available} left)"
+    )]
+    UnexpectedEof {
+        /// Where the truncated item starts.
+        offset: u64,
+        /// What was being read.
+        what: &'static str,
+        /// Bytes the item needs.
+        needed: u64,
+        /// Bytes left at `offset`.
+        available: u64,
+    },
+    /// The file does not start with [`GMONX_MAGIC`].
+    #[error("offset 0x0: bad sidecar magic {found:02x?} (expected \"gmonext\\0\")")]
+    BadMagic {
+        /// The first eight bytes (or fewer).
+        found: Vec<u8>,
+    },
+    /// The version word is not [`GMONX_VERSION`].
+    #[error("offset 0x8: unsupported sidecar version {found} (expected {GMONX_VERSION})")]
+    UnsupportedVersion {
+        /// The version found.
+        found: u32,
+    },
+    /// A known section kind appears twice.
+    #[error("offset {offset:#x}: duplicate section kind {kind}")]
+    DuplicateSection {
+        /// Offset of the second section's header.
+        offset: u64,
+        /// Its kind.
+        kind: u32,
+    },
+    /// A section's body is longer than its items need.
+    #[error("offset {offset:#x}: {extra} unused bytes at the end of section kind {kind}")]
+    TrailingBytes {
+        /// Offset of the first unused byte.
+        offset: u64,
+        /// The section kind.
+        kind: u32,
+        /// How many bytes were left.
+        extra: u64,
+    },
+    /// A field holds a value the format does not allow.
+    #[error("offset {offset:#x}: bad {what}: {found} (expected {expected})")]
+    BadValue {
+        /// Offset of the field.
+        offset: u64,
+        /// The field.
+        what: &'static str,
+        /// The value found.
+        found: u64,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A text field is not UTF-8.
+    #[error("offset {offset:#x}: {what} is not UTF-8")]
+    NotUtf8 {
+        /// Offset of the text's bytes.
+        offset: u64,
+        /// The field.
+        what: &'static str,
+    },
+}
+
+/// A runtime-address range `[start, end)` of an object's executable segment (`PT_LOAD` with
+/// `PF_X`, plus the load bias).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AddressRange {
+    /// First runtime address in the range.
+    pub start: u64,
+    /// One past the last runtime address.
+    pub end: u64,
+}
+
+impl AddressRange {
+    /// Whether `addr` is inside the range.
+    pub fn contains(&self, addr: u64) -> bool {
+        self.start <= addr && addr < self.end
+    }
+}
+
+/// One loaded ELF object (`struct dl_phdr_info` at the time the profile was written).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MappedObject {
+    /// Absolute path of the file (`/proc/self/exe` resolved for the main executable; the loader's
+    /// name for libraries; `linux-vdso.so.1` style names for the vDSO).
+    pub path: String,
+    /// Contents of the `NT_GNU_BUILD_ID` note, empty when the object has none.
+    pub build_id: Vec<u8>,
+    /// `dlpi_addr`: runtime address − link-time address (0 for a non-PIE executable).
+    pub load_bias: u64,
+    /// [`OBJECT_FLAG_MAIN`], [`OBJECT_FLAG_VDSO`]; other bits are reserved (written 0, ignored).
+    pub flags: u32,
+    /// Executable ranges, in runtime addresses.
+    pub ranges: Vec<AddressRange>,
+}
+
+impl MappedObject {
+    /// Whether this is the main executable.
+    pub fn is_main(&self) -> bool {
+        self.flags & OBJECT_FLAG_MAIN != 0
+    }
+
+    /// Whether a runtime address falls in one of the executable ranges.
+    pub fn contains(&self, addr: u64) -> bool {
+        self.ranges.iter().any(|r| r.contains(addr))
+    }
+
+    /// The build id as lowercase hex (what `file`/`readelf -n` print), empty when none.
+    pub fn build_id_hex(&self) -> String {
+        self.build_id.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// How many times the program counter was sampled at one address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PcSample {
+    /// The runtime address.
+    pub pc: u64,
+    /// Number of clock ticks attributed to it (timer overruns included).
+    pub count: u64,
+}
+
+/// A sampled call stack and how many ticks it received.
+///
+/// `pcs[0]` is the interrupted program counter; `pcs[1..]` are return addresses read from the
+/// frame-pointer chain (each points just after a call instruction: subtract 1 before looking up
+/// a line). The stack may be cut short (see [`Counters::truncated_stacks`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StackSample {
+    /// Ticks attributed to this exact stack.
+    pub count: u64,
+    /// Runtime addresses, leaf first.
+    pub pcs: Vec<u64>,
+}
+
+/// Samples taken on one thread (by kernel thread id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadTotal {
+    /// The kernel thread id (`gettid()`).
+    pub tid: u32,
+    /// Ticks taken on it.
+    pub samples: u64,
+}
+
+/// Counters the runtime kept while sampling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Counters {
+    /// Every tick counted (a timer overrun of *n* counts *n* + 1 ticks).
+    pub samples: u64,
+    /// Ticks whose PC fell outside the gmon.out histogram's range (other objects, kernel).
+    pub outside_histogram: u64,
+    /// Ticks dropped because a table was full or the handler was busy.
+    pub dropped: u64,
+    /// Stacks cut short (frame chain left the stack, or the depth limit was reached).
+    pub truncated_stacks: u64,
+    /// Histogram bins that reached 65535 and stopped counting (saturated, never wrapped).
+    pub saturated_bins: u64,
+}
+
+/// Ties a sidecar to the gmon.out written with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GmonLink {
+    /// Length of the gmon.out file in bytes.
+    pub length: u64,
+    /// 64-bit FNV-1a hash of the whole gmon.out file (see [`fnv1a64`]).
+    pub fnv1a64: u64,
+}
+
+impl GmonLink {
+    /// The link for the given gmon.out bytes.
+    pub fn of(gmon: &[u8]) -> GmonLink {
+        GmonLink {
+            length: gmon.len() as u64,
+            fnv1a64: fnv1a64(gmon),
+        }
+    }
+}
+
+/// 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Everything in a sidecar file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Extension {
+    /// The program that wrote it, e.g. `gmon-write 0.1.0`.
+    pub writer: String,
+    /// Sampling rate in Hz (also the gmon.out histogram's `prof_rate`).
+    pub rate_hz: u32,
+    /// Process id of the profiled process.
+    pub pid: u32,
+    /// Sample counters.
+    pub counters: Counters,
+    /// Loaded objects, the main executable first.
+    pub objects: Vec<MappedObject>,
+    /// Sample counts per runtime PC, ascending by PC.
+    pub pc_samples: Vec<PcSample>,
+    /// Sampled call stacks (empty when stacks were not recorded).
+    pub stacks: Vec<StackSample>,
+    /// Per-thread totals, ascending by tid.
+    pub threads: Vec<ThreadTotal>,
+    /// The gmon.out this sidecar belongs to, when known.
+    pub gmon: Option<GmonLink>,
+}
+
+impl Extension {
+    /// The main executable, if recorded.
+    pub fn main_object(&self) -> Option<&MappedObject> {
+        self.objects.iter().find(|o| o.is_main())
+    }
+
+    /// The object whose executable ranges hold `pc`, and `pc` as a link-time address in it.
+    pub fn resolve(&self, pc: u64) -> Option<(&MappedObject, u64)> {
+        let obj = self.objects.iter().find(|o| o.contains(pc))?;
+        Some((obj, pc.wrapping_sub(obj.load_bias)))
+    }
+
+    /// Whether this sidecar was written with the given gmon.out bytes (false when it records no
+    /// link).
+    pub fn matches_gmon(&self, gmon: &[u8]) -> bool {
+        self.gmon == Some(GmonLink::of(gmon))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) -> io::Result<()> {
+    let len = u32::try_from(b.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "sidecar string over 4 GiB"))?;
+    put_u32(out, len);
+    out.extend_from_slice(b);
+    Ok(())
+}
+
+fn put_count(out: &mut Vec<u8>, n: usize, what: &str) -> io::Result<()> {
+    let n = u32::try_from(n).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("more than 2^32 {what}"),
+        )
+    })?;
+    put_u32(out, n);
+    Ok(())
+}
+
+fn section(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+    put_u32(out, kind);
+    put_u64(out, body.len() as u64);
+    out.extend_from_slice(body);
+}
+
+/// Serialises an extension into bytes (see [`write_extension`]).
+pub fn extension_to_vec(ext: &Extension) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&GMONX_MAGIC);
+    put_u32(&mut out, GMONX_VERSION);
+    put_u32(&mut out, 0);
+
+    let mut b = Vec::new();
+    put_u32(&mut b, ext.rate_hz);
+    put_u32(&mut b, ext.pid);
+    let c = &ext.counters;
+    for v in [
+        c.samples,
+        c.outside_histogram,
+        c.dropped,
+        c.truncated_stacks,
+        c.saturated_bins,
+    ] {
+        put_u64(&mut b, v);
+    }
+    put_bytes(&mut b, ext.writer.as_bytes())?;
+    section(&mut out, SECTION_INFO, &b);
+
+    b.clear();
+    put_count(&mut b, ext.objects.len(), "objects")?;
+    for o in &ext.objects {
+        put_u64(&mut b, o.load_bias);
+        put_u32(&mut b, o.flags);
+        put_bytes(&mut b, o.path.as_bytes())?;
+        put_bytes(&mut b, &o.build_id)?;
+        put_count(&mut b, o.ranges.len(), "ranges")?;
+        for r in &o.ranges {
+            put_u64(&mut b, r.start);
+            put_u64(&mut b, r.end);
+        }
+    }
+    section(&mut out, SECTION_OBJECTS, &b);
+
+    b.clear();
+    put_count(&mut b, ext.pc_samples.len(), "PC samples")?;
+    for s in &ext.pc_samples {
+        put_u64(&mut b, s.pc);
+        put_u64(&mut b, s.count);
+    }
+    section(&mut out, SECTION_PC_SAMPLES, &b);
+
+    b.clear();
+    put_count(&mut b, ext.stacks.len(), "stacks")?;
+    for s in &ext.stacks {
+        put_u64(&mut b, s.count);
+        put_count(&mut b, s.pcs.len(), "frames")?;
+        for &pc in &s.pcs {
+            put_u64(&mut b, pc);
+        }
+    }
+    section(&mut out, SECTION_STACKS, &b);
+
+    b.clear();
+    put_count(&mut b, ext.threads.len(), "threads")?;
+    for t in &ext.threads {
+        put_u32(&mut b, t.tid);
+        put_u64(&mut b, t.samples);
+    }
+    section(&mut out, SECTION_THREADS, &b);
+
+    if let Some(link) = ext.gmon {
+        b.clear();
+        put_u64(&mut b, link.length);
+        put_u64(&mut b, link.fnv1a64);
+        section(&mut out, SECTION_GMON_LINK, &b);
+    }
+    Ok(out)
+}
+
+/// Writes an extension as a sidecar file's bytes.
+pub fn write_extension<W: Write>(ext: &Extension, mut out: W) -> io::Result<()> {
+    out.write_all(&extension_to_vec(ext)?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+/// A cursor over the whole file that knows its absolute offset.
+struct Cursor<'a> {
+    whole: &'a [u8],
+    pos: usize,
+    end: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn offset(&self) -> u64 {
+        self.pos as u64
+    }
+
+    fn remaining(&self) -> usize {
+        self.end.saturating_sub(self.pos)
+    }
+
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], ExtError> {
+        let eof = ExtError::UnexpectedEof {
+            offset: self.offset(),
+            what,
+            needed: n as u64,
+            available: self.remaining() as u64,
+        };
+        let stop = self
+            .pos
+            .checked_add(n)
+            .filter(|&s| s <= self.end)
+            .ok_or(eof.clone())?;
+        let s = self.whole.get(self.pos..stop).ok_or(eof)?;
+        self.pos = stop;
+        Ok(s)
+    }
+
+    fn u32(&mut self, what: &'static str) -> Result<u32, ExtError> {
+        let b = self.take(4, what)?;
+        let mut a = [0u8; 4];
+        a.copy_from_slice(b);
+        Ok(u32::from_le_bytes(a))
+    }
+
+    fn u64(&mut self, what: &'static str) -> Result<u64, ExtError> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    fn bytes(&mut self, what: &'static str) -> Result<&'a [u8], ExtError> {
+        let n = self.u32(what)?;
+        self.take(n as usize, what)
+    }
+
+    fn string(&mut self, what: &'static str) -> Result<String, ExtError> {
+        let at = self.offset() + 4;
+        let b = self.bytes(what)?;
+        String::from_utf8(b.to_vec()).map_err(|_| ExtError::NotUtf8 { offset: at, what })
+    }
+
+    /// A count of items each at least `min_size` bytes long; refuses counts the section cannot
+    /// hold, so a corrupt count never makes the reader reserve huge vectors.
+    fn count(&mut self, what: &'static str, min_size: usize) -> Result<usize, ExtError> {
+        let at = self.offset();
+        let n = self.u32(what)? as usize;
+        if n.checked_mul(min_size)
+            .is_none_or(|need| need > self.remaining())
+        {
+            return Err(ExtError::BadValue {
+                offset: at,
+                what,
+                found: n as u64,
+                expected: "a count that fits in the section",
+            });
+        }
+        Ok(n)
+    }
+}
+
+/// Parses a sidecar file.
+pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
+    let mut c = Cursor {
+        whole: bytes,
+        pos: 0,
+        end: bytes.len(),
+    };
+    let magic = bytes.get(..8).unwrap_or(bytes);
+    if magic != GMONX_MAGIC {
+        return Err(ExtError::BadMagic {
+            found: magic.to_vec(),
+        });
+    }
+    c.take(8, "magic")?;
+    let version = c.u32("version")?;
+    if version != GMONX_VERSION {
+        return Err(ExtError::UnsupportedVersion { found: version });
+    }
+    c.u32("flags")?;
+
+    let mut ext = Extension::default();
+    let mut seen: Vec<u32> = Vec::new();
+    while c.remaining() > 0 {
+        let header_at = c.offset();
+        let kind = c.u32("section kind")?;
+        let len_at = c.offset();
+        let len = c.u64("section length")?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= c.remaining())
+            .ok_or(ExtError::UnexpectedEof {
+                offset: len_at + 8,
+                what: "section body",
+                needed: len,
+                available: c.remaining() as u64,
+            })?;
+        let body_end = c.pos + len;
+        if (SECTION_INFO..=SECTION_GMON_LINK).contains(&kind) {
+            if seen.contains(&kind) {
+                return Err(ExtError::DuplicateSection {
+                    offset: header_at,
+                    kind,
+                });
+            }
+            seen.push(kind);
+        }
+        let mut s = Cursor {
+            whole: bytes,
+            pos: c.pos,
+            end: body_end,
+        };
+        match kind {
+            SECTION_INFO => read_info(&mut s, &mut ext)?,
+            SECTION_OBJECTS => ext.objects = read_objects(&mut s)?,
+            SECTION_PC_SAMPLES => {
+                let n = s.count("PC sample count", 16)?;
+                ext.pc_samples = (0..n)
+                    .map(|_| {
+                        Ok(PcSample {
+                            pc: s.u64("PC")?,
+                            count: s.u64("PC count")?,
+                        })
+                    })
+                    .collect::<Result<_, ExtError>>()?;
+            }
+            SECTION_STACKS => {
+                let n = s.count("stack count", 12)?;
+                ext.stacks = (0..n)
+                    .map(|_| {
+                        let count = s.u64("stack sample count")?;
+                        let depth = s.count("stack depth", 8)?;
+                        let pcs = (0..depth)
+                            .map(|_| s.u64("stack PC"))
+                            .collect::<Result<_, _>>()?;
+                        Ok(StackSample { count, pcs })
+                    })
+                    .collect::<Result<_, ExtError>>()?;
+            }
+            SECTION_THREADS => {
+                let n = s.count("thread count", 12)?;
+                ext.threads = (0..n)
+                    .map(|_| {
+                        Ok(ThreadTotal {
+                            tid: s.u32("tid")?,
+                            samples: s.u64("thread samples")?,
+                        })
+                    })
+                    .collect::<Result<_, ExtError>>()?;
+            }
+            SECTION_GMON_LINK => {
+                ext.gmon = Some(GmonLink {
+                    length: s.u64("gmon.out length")?,
+                    fnv1a64: s.u64("gmon.out hash")?,
+                });
+            }
+            // Unknown kinds: skipped, so newer writers can add sections.
+            _ => s.pos = body_end,
+        }
+        if s.pos != body_end {
+            return Err(ExtError::TrailingBytes {
+                offset: s.offset(),
+                kind,
+                extra: (body_end - s.pos) as u64,
+            });
+        }
+        c.pos = body_end;
+    }
+    Ok(ext)
+}
+
+fn read_info(s: &mut Cursor<'_>, ext: &mut Extension) -> Result<(), ExtError> {
+    ext.rate_hz = s.u32("rate")?;
+    ext.pid = s.u32("pid")?;
+    ext.counters = Counters {
+        samples: s.u64("samples counter")?,
+        outside_histogram: s.u64("outside-histogram counter")?,
+        dropped: s.u64("dropped counter")?,
+        truncated_stacks: s.u64("truncated-stacks counter")?,
+        saturated_bins: s.u64("saturated-bins counter")?,
+    };
+    ext.writer = s.string("writer")?;
+    Ok(())
+}
+
+fn read_objects(s: &mut Cursor<'_>) -> Result<Vec<MappedObject>, ExtError> {
+    let n = s.count("object count", 24)?;
+    (0..n)
+        .map(|_| {
+            let load_bias = s.u64("load bias")?;
+            let flags = s.u32("object flags")?;
+            let path = s.string("object path")?;
+            let build_id = s.bytes("build id")?.to_vec();
+            let nr = s.count("range count", 16)?;
+            let ranges = (0..nr)
+                .map(|_| {
+                    let at = s.offset();
+                    let start = s.u64("range start")?;
+                    let end = s.u64("range end")?;
+                    if end < start {
+                        return Err(ExtError::BadValue {
+                            offset: at,
+                            what: "range",
+                            found: end,
+                            expected: "end >= start",
+                        });
+                    }
+                    Ok(AddressRange { start, end })
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(MappedObject {
+                path,
+                build_id,
+                load_bias,
+                flags,
+                ranges,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Extension {
+        Extension {
+            writer: "gmon-write 0.1.0".into(),
+            rate_hz: 1000,
+            pid: 4242,
+            counters: Counters {
+                samples: 10,
+                outside_histogram: 2,
+                dropped: 1,
+                truncated_stacks: 3,
+                saturated_bins: 0,
+            },
+            objects: vec![
+                MappedObject {
+                    path: "/tmp/prog".into(),
+                    build_id: vec![0xab, 0xcd],
+                    load_bias: 0x5555_0000_0000,
+                    flags: OBJECT_FLAG_MAIN,
+                    ranges: vec![AddressRange {
+                        start: 0x5555_0000_1000,
+                        end: 0x5555_0000_2000,
+                    }],
+                },
+                MappedObject {
+                    path: "/lib/libc.so.6".into(),
+                    build_id: vec![],
+                    load_bias: 0x7f00_0000_0000,
+                    flags: 0,
+                    ranges: vec![AddressRange {
+                        start: 0x7f00_0002_0000,
+                        end: 0x7f00_0003_0000,
+                    }],
+                },
+            ],
+            pc_samples: vec![
+                PcSample {
+                    pc: 0x5555_0000_1234,
+                    count: 7,
+                },
+                PcSample {
+                    pc: 0x7f00_0002_0010,
+                    count: 3,
+                },
+            ],
+            stacks: vec![StackSample {
+                count: 7,
+                pcs: vec![0x5555_0000_1234, 0x5555_0000_1100],
+            }],
+            threads: vec![ThreadTotal {
+                tid: 4242,
+                samples: 10,
+            }],
+            gmon: Some(GmonLink::of(b"gmon\x01")),
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let e = sample();
+        let bytes = extension_to_vec(&e).unwrap();
+        assert_eq!(read_extension(&bytes).unwrap(), e);
+        let mut w = Vec::new();
+        write_extension(&e, &mut w).unwrap();
+        assert_eq!(w, bytes);
+    }
+
+    #[test]
+    fn header_bytes_are_fixed() {
+        let bytes = extension_to_vec(&Extension::default()).unwrap();
+        assert_eq!(&bytes[..16], b"gmonext\0\x01\0\0\0\0\0\0\0");
+        // First section: INFO, little-endian kind and length.
+        assert_eq!(&bytes[16..20], &1u32.to_le_bytes());
+    }
+
+    #[test]
+    fn resolve_gives_link_time_address() {
+        let e = sample();
+        let (obj, addr) = e.resolve(0x5555_0000_1234).unwrap();
+        assert!(obj.is_main());
+        assert_eq!(addr, 0x1234);
+        assert_eq!(e.resolve(0x10), None);
+        assert_eq!(e.main_object().unwrap().build_id_hex(), "abcd");
+    }
+
+    #[test]
+    fn gmon_link_matches() {
+        let e = sample();
+        assert!(e.matches_gmon(b"gmon\x01"));
+        assert!(!e.matches_gmon(b"gmon\x02"));
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn sidecar_path_appends_suffix() {
+        assert_eq!(
+            sidecar_path(Path::new("gmon.out")),
+            PathBuf::from("gmon.out.gmonx")
+        );
+        assert_eq!(
+            sidecar_path(Path::new("/a/p.12")),
+            PathBuf::from("/a/p.12.gmonx")
+        );
+    }
+
+    #[test]
+    fn unknown_sections_are_skipped() {
+        let mut bytes = extension_to_vec(&sample()).unwrap();
+        section(&mut bytes, 99, b"future");
+        assert_eq!(read_extension(&bytes).unwrap(), sample());
+    }
+
+    #[test]
+    fn errors_name_offsets() {
+        assert!(matches!(
+            read_extension(b"gmon"),
+            Err(ExtError::BadMagic { .. })
+        ));
+        let mut v = extension_to_vec(&Extension::default()).unwrap();
+        v[8] = 2;
+        assert_eq!(
+            read_extension(&v),
+            Err(ExtError::UnsupportedVersion { found: 2 })
+        );
+
+        let full = extension_to_vec(&sample()).unwrap();
+        // A cut at a section boundary is a valid (shorter) file: 6 such points before the end
+        // (after the header and after each of the first five sections). Every other cut fails.
+        let mut whole = 0;
+        for cut in 16..full.len() {
+            match read_extension(&full[..cut]) {
+                Ok(_) => whole += 1,
+                Err(err) => assert!(
+                    matches!(
+                        err,
+                        ExtError::UnexpectedEof { .. } | ExtError::BadValue { .. }
+                    ),
+                    "cut at {cut}: {err}"
+                ),
+            }
+        }
+        assert_eq!(whole, 6);
+
+        let mut dup = extension_to_vec(&Extension::default()).unwrap();
+        let info_len = 4 + 4 + 5 * 8 + 4;
+        let first = dup[16..16 + 12 + info_len].to_vec();
+        dup.extend_from_slice(&first);
+        assert!(matches!(
+            read_extension(&dup),
+            Err(ExtError::DuplicateSection {
+                kind: SECTION_INFO,
+                ..
+            })
+        ));
+
+        let mut extra = GMONX_MAGIC.to_vec();
+        extra.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+        section(&mut extra, SECTION_GMON_LINK, &[0; 17]);
+        assert!(matches!(
+            read_extension(&extra),
+            Err(ExtError::TrailingBytes {
+                extra: 1,
+                kind: SECTION_GMON_LINK,
+                ..
+            })
+        ));
+
+        let mut huge = GMONX_MAGIC.to_vec();
+        huge.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+        section(&mut huge, SECTION_PC_SAMPLES, &u32::MAX.to_le_bytes());
+        assert!(matches!(
+            read_extension(&huge),
+            Err(ExtError::BadValue { offset: 28, .. })
+        ));
+    }
+}
