@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Regenerate the profile corpus: build every program in testdata/programs/ with
+# gcc/g++ -pg in the variants listed in CASES below, run it, and store
+#   testdata/cases/<program>-<pie|nopie|static>-<O0|O2>/
+#     prog         the executable (with -g: DWARF line info)
+#     gmon.out     the profile of the first run
+#     gmon.N.out   profiles of further runs of the same binary (some cases)
+#     build.txt    compile command, run commands, tool versions
+# then run testdata/gprof-goldens.sh (GNU gprof reference outputs; owned by the
+# gprof goldens, not by this script) and the converter step (testdata/variants/).
+#
+# Usage: testdata/regen.sh [--no-build] [CASE-GLOB...]
+#   CASE-GLOB   only (re)build cases whose name matches, e.g. 'recurse-*'
+#   --no-build  keep cases/, only rerun the gprof-goldens and converter steps
+#
+# Sampling is not deterministic, so every run gives different gmon.out bytes;
+# that is why the results are committed and tests never run this script.
+# Everything else is fixed: flags, LC_ALL=C, build directory (the program's own
+# directory, with DWARF paths mapped to "."), and the run directory.
+set -euo pipefail
+export LC_ALL=C LANG=C TZ=UTC
+unset GMON_OUT_PREFIX || true
+
+here=$(cd "$(dirname "$0")" && pwd)
+programs=$here/programs
+cases=$here/cases
+
+# name        program    lang link   opt  runs (args of run 1; run 2; ...; "-" = no args)
+CASES=(
+	"recurse    c   pie    O0  -;2;3"
+	"recurse    c   nopie  O0  -"
+	"recurse    c   pie    O2  -"
+	"recurse    c   nopie  O2  -"
+	"recurse    c   static O0  -"
+	"cycle      c   pie    O0  -"
+	"cycle      c   nopie  O0  -"
+	"cycle      c   pie    O2  -"
+	"multifile  c   pie    O0  40;20;60"
+	"multifile  c   pie    O2  -"
+	"multifile  c   nopie  O2  -"
+	"cxx        cxx pie    O0  600;300;900"
+	"cxx        cxx nopie  O0  -"
+	"cxx        cxx pie    O2  -"
+	"cxx        cxx nopie  O2  -"
+	"cxx        cxx static O2  -"
+	"threads    c   pie    O0  -"
+	"threads    c   nopie  O2  -"
+	"nosamples  c   pie    O0  -;-"
+	"nosamples  c   nopie  O2  -"
+	"outside    c   pie    O0  -"
+	"outside    c   nopie  O0  -"
+	"outside    c   pie    O2  -"
+	"ties       c   pie    O0  -"
+	"ties       c   nopie  O2  -"
+)
+
+# Per-program extra flags (sources are every *.c / *.cpp / *.S in the directory).
+program_flags() {
+	case $1 in
+	threads) echo "-pthread" ;;
+	# The note section holding hot_outside must be executable: put headers,
+	# notes and code in one R+X segment. strlen must stay a PLT call.
+	outside) echo "-Wl,-z,noseparate-code -fno-builtin-strlen" ;;
+	*) echo "" ;;
+	esac
+}
+
+link_flags() {
+	case $1 in
+	pie) echo "-fPIE -pie" ;;
+	nopie) echo "-fno-pie -no-pie" ;;
+	static) echo "-fno-pie -no-pie -static" ;;
+	esac
+}
+
+build_only=1
+if [ "${1:-}" = "--no-build" ]; then
+	build_only=0
+	shift
+fi
+globs=("$@")
+[ ${#globs[@]} -gt 0 ] || globs=('*')
+
+selected() {
+	local g
+	for g in "${globs[@]}"; do
+		# shellcheck disable=SC2254
+		case $1 in $g) return 0 ;; esac
+	done
+	return 1
+}
+
+build_case() {
+	local program=$1 lang=$2 link=$3 opt=$4 runs=$5
+	local name=$program-$link-$opt
+	local dir=$cases/$name
+	local src=$programs/$program
+	local cc sources
+	if [ "$lang" = cxx ]; then cc=g++; else cc=gcc; fi
+	# Sorted, relative source names: the same command line on every machine.
+	sources=$(cd "$src" && shopt -s nullglob && printf '%s\n' *.c *.cpp *.S | LC_ALL=C sort | tr '\n' ' ')
+	local cmd="$cc -pg -g -$opt $(link_flags "$link") $(program_flags "$program") -fdebug-prefix-map=$src=. ${sources}"
+	cmd=$(echo "$cmd" | tr -s ' ' | sed 's/ $//')
+
+	echo "== $name"
+	mkdir -p "$dir"
+	# Only the files this script owns are replaced; gprof/ (goldens) stays.
+	rm -f "$dir"/prog "$dir"/gmon.out "$dir"/gmon.*.out "$dir"/build.txt
+
+	local tmp
+	tmp=$(mktemp -d /tmp/gmon-regen.XXXXXX)
+	(cd "$src" && $cmd -o "$tmp/prog" >/dev/null) || { rm -rf "$tmp"; return 1; }
+	mv "$tmp/prog" "$dir/prog"
+
+	{
+		echo "case:     $name"
+		echo "program:  testdata/programs/$program"
+		echo "compile:  (cd testdata/programs/$program && $cmd -o prog)"
+		echo "compiler: $($cc --version | head -n1)"
+		echo "linker:   $(ld --version | head -n1)"
+		echo "libc:     $(ldd --version 2>&1 | head -n1)"
+		echo "machine:  $(uname -m)"
+	} >"$dir/build.txt"
+
+	local i=0 args out
+	IFS=';' read -r -a runlist <<<"$runs"
+	for args in "${runlist[@]}"; do
+		i=$((i + 1))
+		[ "$args" = "-" ] && args=""
+		if [ $i -eq 1 ]; then out=gmon.out; else out=gmon.$i.out; fi
+		rm -f "$tmp/gmon.out"
+		# shellcheck disable=SC2086
+		(cd "$tmp" && cp "$dir/prog" ./prog && ./prog $args >/dev/null)
+		rm -f "$tmp/prog"
+		[ -f "$tmp/gmon.out" ] || { echo "no gmon.out from $name run $i" >&2; rm -rf "$tmp"; return 1; }
+		mv "$tmp/gmon.out" "$dir/$out"
+		echo "run $i:    ./prog${args:+ $args} -> $out" >>"$dir/build.txt"
+	done
+	rm -rf "$tmp"
+}
+
+if [ $build_only -eq 1 ]; then
+	for row in "${CASES[@]}"; do
+		# shellcheck disable=SC2086
+		set -- $row
+		selected "$1-$3-$4" || continue
+		build_case "$1" "$2" "$3" "$4" "$5"
+	done
+fi
+
+# GNU gprof reference outputs (owned by the gprof goldens).
+if [ -f "$here/gprof-goldens.sh" ]; then
+	echo "== gprof-goldens.sh"
+	bash "$here/gprof-goldens.sh"
+fi
+
+# BSD-layout, big-endian and 32-bit copies made by `gmon convert`.
+if [ -f "$here/variants.sh" ]; then
+	echo "== variants.sh"
+	bash "$here/variants.sh"
+fi
