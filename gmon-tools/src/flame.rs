@@ -1,1 +1,13 @@
-//! Placeholder: filled in by the flame work.
+//! Flame graphs from gmon.out: a weighted call graph ([`CallGraph`]), the stack estimation
+//! that spreads self samples over callers ([`estimate_stacks`], specified in
+//! `spec/stacks.md`), folded stacks ([`write_folded`]) and SVG through inferno ([`write_svg`]).
+
+mod estimate;
+mod folded;
+mod graph;
+mod svg;
+
+pub use estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder};
+pub use folded::{folded_lines, frame_name, sanitize, write_folded};
+pub use graph::{CallGraph, CycleGroup, Edge, GraphError, Node, NodeId};
+pub use svg::{NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_svg};

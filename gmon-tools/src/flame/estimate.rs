@@ -1,0 +1,389 @@
+//! Stack estimation: spreading each function's self samples over its callers in proportion to
+//! call counts, up to the roots, with cycles collapsed. The algorithm is specified in
+//! `spec/stacks.md`; this file follows it step by step.
+
+use std::collections::BTreeMap;
+
+use super::graph::{CallGraph, GraphError, NodeId};
+
+/// One frame of a stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Frame {
+    /// A function of the graph.
+    Function(NodeId),
+    /// A collapsed cycle, drawn as `<cycle N>`; its members are the frames above it.
+    Cycle(u32),
+}
+
+/// A stack and the samples it stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stack {
+    /// Frames from the root (outermost caller) to the leaf (where the samples fell).
+    pub frames: Vec<Frame>,
+    /// Number of histogram samples.
+    pub samples: u64,
+}
+
+/// Where a set of stacks came from, which the outputs state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackSource {
+    /// Estimated from call counts (gmon.out has no stacks).
+    Estimated,
+    /// Sampled by the runtime, exactly as they were.
+    Exact,
+}
+
+impl StackSource {
+    /// The phrase the outputs use to say where stacks come from.
+    pub fn description(self) -> &'static str {
+        match self {
+            StackSource::Estimated => "stacks estimated from call counts",
+            StackSource::Exact => "exact sampled stacks",
+        }
+    }
+}
+
+/// The result of estimation: stacks sorted by frames, each with at least one sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stacks {
+    /// The stacks, sorted by their frames; no two are equal.
+    pub stacks: Vec<Stack>,
+    /// Estimated or exact.
+    pub source: StackSource,
+    /// Histogram samples outside every function: in no stack, reported only.
+    pub outside_samples: u64,
+}
+
+impl Stacks {
+    /// Sum of the samples of every stack.
+    pub fn total_samples(&self) -> u64 {
+        self.stacks
+            .iter()
+            .fold(0u64, |a, s| a.saturating_add(s.samples))
+    }
+}
+
+/// Estimates stacks from a call graph, as `spec/stacks.md` describes: every function's self
+/// samples become stacks that end in it, their sum equal to its self samples exactly.
+pub fn estimate_stacks(graph: &CallGraph) -> Result<Stacks, GraphError> {
+    graph.total_self_samples()?;
+    let units = Units::build(graph);
+    let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
+    // Depth-first work list of partial stacks, leaf first, waiting to be spread over callers.
+    let mut work: Vec<(Vec<Frame>, u64, usize)> = Vec::new();
+    for (i, node) in graph.nodes().iter().enumerate() {
+        if node.self_samples == 0 {
+            continue;
+        }
+        let id = NodeId(i);
+        let unit = units.unit_of(id);
+        work.push((units.frames_for(id, unit), node.self_samples, unit));
+        while let Some((frames, samples, unit)) = work.pop() {
+            let callers = units.callers(unit);
+            let total: u64 = callers.iter().fold(0u64, |a, &(_, w)| a.saturating_add(w));
+            if total == 0 {
+                // A root: nobody (known) called this unit, so the stack ends here.
+                let mut root_first = frames;
+                root_first.reverse();
+                let slot = out.entry(root_first).or_insert(0);
+                *slot = slot
+                    .checked_add(samples)
+                    .ok_or(GraphError::Overflow("a stack's samples"))?;
+                continue;
+            }
+            let shares = largest_remainder(samples, callers, total);
+            // Pushed in reverse so that callers are processed in id order (cosmetic only:
+            // the result is a sorted map either way).
+            for (&(caller, _), share) in callers.iter().zip(shares).rev() {
+                if share == 0 {
+                    continue;
+                }
+                let caller_unit = units.unit_of(caller);
+                let mut next = frames.clone();
+                next.extend(units.frames_for(caller, caller_unit));
+                work.push((next, share, caller_unit));
+            }
+        }
+    }
+    Ok(Stacks {
+        stacks: out
+            .into_iter()
+            .map(|(frames, samples)| Stack { frames, samples })
+            .collect(),
+        source: StackSource::Estimated,
+        outside_samples: graph.outside_samples(),
+    })
+}
+
+/// Splits `samples` over `weights` in proportion, in whole samples: each gets the floor of its
+/// exact share, and the samples left over (fewer than the number of weights) go one each to the
+/// largest fractional parts, ties to the earlier entry. The result adds up to `samples`.
+pub fn largest_remainder(samples: u64, weights: &[(NodeId, u64)], total: u64) -> Vec<u64> {
+    if total == 0 {
+        return vec![0; weights.len()];
+    }
+    let total128 = u128::from(total);
+    let mut shares = Vec::with_capacity(weights.len());
+    let mut remainders = Vec::with_capacity(weights.len());
+    let mut given: u64 = 0;
+    for (i, &(_, w)) in weights.iter().enumerate() {
+        let exact = u128::from(samples) * u128::from(w);
+        // exact / total <= samples because w <= total, so it fits in u64.
+        let q = u64::try_from(exact / total128).unwrap_or(samples);
+        shares.push(q);
+        remainders.push((exact % total128, i));
+        given = given.saturating_add(q);
+    }
+    let left = samples.saturating_sub(given);
+    // Largest remainder first; equal remainders keep entry order.
+    remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for &(_, i) in remainders
+        .iter()
+        .take(usize::try_from(left).unwrap_or(usize::MAX))
+    {
+        if let Some(s) = shares.get_mut(i) {
+            *s = s.saturating_add(1);
+        }
+    }
+    shares
+}
+
+/// The units of propagation: single functions, or whole cycles.
+struct Units {
+    /// For each node, the index of its unit.
+    unit: Vec<usize>,
+    /// For each unit, its cycle number when it is a cycle.
+    cycle: Vec<Option<u32>>,
+    /// For each unit, the functions outside it that call into it, with summed counts, in id
+    /// order. Arcs inside a unit (recursion, calls within a cycle) are not in here.
+    callers: Vec<Vec<(NodeId, u64)>>,
+}
+
+impl Units {
+    fn build(graph: &CallGraph) -> Units {
+        let n = graph.nodes().len();
+        let mut uf = UnionFind::new(n);
+        let mut declared_number: BTreeMap<usize, u32> = BTreeMap::new();
+        for c in graph.declared_cycles() {
+            for w in c.members.windows(2) {
+                if let [a, b] = w {
+                    uf.union(a.0, b.0);
+                }
+            }
+        }
+        // Any cycle left among the declared units (arcs with counts that the declared groups
+        // do not cover) is merged too, so that propagation always terminates.
+        let edges: Vec<(usize, usize)> = graph
+            .edges()
+            .filter(|e| e.calls > 0)
+            .map(|e| (e.caller.0, e.callee.0))
+            .collect();
+        for scc in strongly_connected(n, &mut uf, &edges) {
+            for w in scc.windows(2) {
+                if let [a, b] = w {
+                    uf.union(*a, *b);
+                }
+            }
+        }
+        // Number the units by their first member.
+        let mut unit_index: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut unit = vec![0; n];
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (v, slot) in unit.iter_mut().enumerate() {
+            let root = uf.find(v);
+            let idx = *unit_index.entry(root).or_insert_with(|| {
+                members.push(Vec::new());
+                members.len() - 1
+            });
+            *slot = idx;
+            if let Some(m) = members.get_mut(idx) {
+                m.push(v);
+            }
+        }
+        for c in graph.declared_cycles() {
+            if let Some(first) = c.members.first().and_then(|m| unit.get(m.0)) {
+                let e = declared_number.entry(*first).or_insert(c.number);
+                *e = (*e).min(c.number);
+            }
+        }
+        let mut next_number = graph
+            .declared_cycles()
+            .iter()
+            .map(|c| c.number)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1);
+        let cycle: Vec<Option<u32>> = members
+            .iter()
+            .enumerate()
+            .map(|(idx, m)| {
+                if let Some(&num) = declared_number.get(&idx) {
+                    Some(num)
+                } else if m.len() > 1 {
+                    let num = next_number;
+                    next_number = next_number.saturating_add(1);
+                    Some(num)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let mut callers_map: Vec<BTreeMap<NodeId, u64>> = vec![BTreeMap::new(); members.len()];
+        for e in graph.edges() {
+            let (Some(&cu), Some(&ku)) = (unit.get(e.caller.0), unit.get(e.callee.0)) else {
+                continue;
+            };
+            if e.calls == 0 || cu == ku {
+                continue;
+            }
+            if let Some(m) = callers_map.get_mut(ku) {
+                let slot = m.entry(e.caller).or_insert(0);
+                *slot = slot.saturating_add(e.calls);
+            }
+        }
+        let callers = callers_map
+            .into_iter()
+            .map(|m| m.into_iter().collect())
+            .collect();
+        Units {
+            unit,
+            cycle,
+            callers,
+        }
+    }
+
+    fn unit_of(&self, id: NodeId) -> usize {
+        self.unit.get(id.0).copied().unwrap_or(0)
+    }
+
+    fn callers(&self, unit: usize) -> &[(NodeId, u64)] {
+        self.callers.get(unit).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The frames a function adds to a leaf-first stack: itself, then its cycle if it is in one.
+    fn frames_for(&self, id: NodeId, unit: usize) -> Vec<Frame> {
+        match self.cycle.get(unit).copied().flatten() {
+            Some(num) => vec![Frame::Function(id), Frame::Cycle(num)],
+            None => vec![Frame::Function(id)],
+        }
+    }
+}
+
+/// Disjoint sets over node indices (path halving, union by smaller root so results are stable).
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n).collect(),
+        }
+    }
+
+    fn find(&mut self, mut v: usize) -> usize {
+        while let Some(&p) = self.parent.get(v) {
+            if p == v {
+                break;
+            }
+            let gp = self.parent.get(p).copied().unwrap_or(p);
+            if let Some(slot) = self.parent.get_mut(v) {
+                *slot = gp;
+            }
+            v = gp;
+        }
+        v
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        if let Some(slot) = self.parent.get_mut(hi) {
+            *slot = lo;
+        }
+    }
+}
+
+/// Strongly connected components (with more than one unit) of the graph whose vertices are the
+/// current union-find classes, by Kosaraju's two passes with explicit stacks (no recursion, so
+/// deep call chains cannot overflow). Each component is returned as a list of node indices.
+fn strongly_connected(n: usize, uf: &mut UnionFind, edges: &[(usize, usize)]) -> Vec<Vec<usize>> {
+    let rep: Vec<usize> = (0..n).map(|v| uf.find(v)).collect();
+    let mut fwd: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut back: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        let (Some(&ra), Some(&rb)) = (rep.get(a), rep.get(b)) else {
+            continue;
+        };
+        if ra == rb {
+            continue;
+        }
+        if let Some(l) = fwd.get_mut(ra) {
+            l.push(rb);
+        }
+        if let Some(l) = back.get_mut(rb) {
+            l.push(ra);
+        }
+    }
+    let roots: Vec<usize> = (0..n).filter(|&v| rep.get(v) == Some(&v)).collect();
+    // Pass 1: finishing order on the forward graph.
+    let mut seen = vec![false; n];
+    let mut order = Vec::new();
+    for &start in &roots {
+        if seen.get(start).copied().unwrap_or(true) {
+            continue;
+        }
+        let mut stack = vec![(start, 0usize)];
+        if let Some(s) = seen.get_mut(start) {
+            *s = true;
+        }
+        while let Some(top) = stack.last_mut() {
+            let (v, i) = *top;
+            let next = fwd.get(v).and_then(|l| l.get(i)).copied();
+            top.1 += 1;
+            match next {
+                Some(w) => {
+                    if !seen.get(w).copied().unwrap_or(true) {
+                        if let Some(s) = seen.get_mut(w) {
+                            *s = true;
+                        }
+                        stack.push((w, 0));
+                    }
+                }
+                None => {
+                    order.push(v);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    // Pass 2: on the reversed graph, in reverse finishing order.
+    let mut assigned = vec![false; n];
+    let mut out = Vec::new();
+    for &start in order.iter().rev() {
+        if assigned.get(start).copied().unwrap_or(true) {
+            continue;
+        }
+        let mut comp = Vec::new();
+        let mut stack = vec![start];
+        if let Some(s) = assigned.get_mut(start) {
+            *s = true;
+        }
+        while let Some(v) = stack.pop() {
+            comp.push(v);
+            for &w in back.get(v).map(Vec::as_slice).unwrap_or(&[]) {
+                if !assigned.get(w).copied().unwrap_or(true) {
+                    if let Some(s) = assigned.get_mut(w) {
+                        *s = true;
+                    }
+                    stack.push(w);
+                }
+            }
+        }
+        if comp.len() > 1 {
+            comp.sort_unstable();
+            out.push(comp);
+        }
+    }
+    out
+}
