@@ -1,14 +1,51 @@
 //! Read and write every gmon.out variant, byte for byte.
 //!
 //! `gmon.out` is the file that programs built with `gcc -pg` (or linked with a `profil`-based
-//! runtime) write at exit, and that `gprof` reads. This crate models it ([`Profile`]) and will
-//! read and write the GNU tagged, 4.4BSD and old BSD layouts in both byte orders and both pointer
-//! widths. The byte-exact description lives in `spec/gmon-out.md` at the top of the repository.
+//! runtime) write at exit, and that `gprof` reads. This crate models it ([`Profile`]) and reads
+//! and writes the GNU tagged (versions 0 and 1), 4.4BSD (with FreeBSD's wider histogram
+//! counters) and old BSD layouts, in both byte orders and both pointer widths. The byte-exact
+//! description lives in `spec/gmon-out.md` at the top of the repository.
+//!
+//! Use it as follows:
+//!
+//! 1. [`read`] a whole file from a byte slice (the variant, byte order and pointer width are
+//!    guessed as [`detect`] describes), or [`read_with`] and [`ReadOptions`] to force any of
+//!    them, e.g. from the executable's ELF header as gprof does.
+//! 2. Inspect or edit the [`Profile`]: its [`Header`] and [`Record`]s in file order.
+//! 3. [`write`] it to any [`std::io::Write`] (or [`to_vec`]) in its own variant and encoding, or
+//!    [`Profile::convert_to`] another one first.
+//!
+//! ```
+//! use gmon_format::{Arc, Encoding, Profile, Record, Variant};
+//!
+//! let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+//! p.records.push(Record::Arc(Arc { from_pc: 0x1130, self_pc: 0x1149, count: 7 }));
+//! let bytes = gmon_format::to_vec(&p)?;
+//! assert_eq!(bytes.len(), 20 + 21);
+//! assert_eq!(gmon_format::read(&bytes)?, p);
+//!
+//! let old = p.convert_to(Variant::BsdOld, Encoding::BIG_32)?;
+//! assert_eq!(gmon_format::read(&gmon_format::to_vec(&old)?)?, old);
+//! # Ok::<(), gmon_format::Error>(())
+//! ```
+//!
+//! Errors ([`Error`]) carry the byte offset where reading stopped and what was expected; no
+//! input makes the reader panic or allocate more than the input's size allows.
+//!
+//! Cargo features: none.
 
 #![deny(missing_docs)]
 
+mod convert;
+pub mod detect;
+mod error;
 pub mod ext;
 mod model;
+mod read;
+mod write;
 
+pub use error::{Error, Result};
 pub use ext::{Extension, read_extension, sidecar_path, write_extension};
 pub use model::*;
+pub use read::{ReadOptions, read, read_with};
+pub use write::{to_vec, write};

@@ -1,0 +1,219 @@
+//! The crate's one error type.
+//!
+//! Every error found while reading carries the byte offset (from the start of the file) where the
+//! reader stopped, and its `Display` text starts with `offset 0x…: ` so that a command line tool
+//! can print `gmon: FILE: offset 0x1a4: bad tag 7 (expected 0, 1 or 2)`. Errors found while
+//! writing or converting name the record (its index in [`crate::Profile::records`]) instead,
+//! because there is no file offset yet.
+
+use crate::model::Variant;
+
+/// Result of every fallible function in this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong while reading, writing or converting a gmon.out file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file ends in the middle of something.
+    #[error(
+        "offset {offset:#x}: unexpected end of file in {what} (needed {needed} bytes, {available} left)"
+    )]
+    UnexpectedEof {
+        /// Where the truncated item starts.
+        offset: u64,
+        /// What was being read (e.g. "histogram record header").
+        what: &'static str,
+        /// Bytes the item needs.
+        needed: u64,
+        /// Bytes the file still has at `offset`.
+        available: u64,
+    },
+
+    /// A GNU record starts with a tag other than 0, 1 or 2.
+    #[error("offset {offset:#x}: bad tag {tag} (expected 0, 1 or 2)")]
+    BadTag {
+        /// Offset of the tag byte.
+        offset: u64,
+        /// The tag found.
+        tag: u8,
+    },
+
+    /// A file forced to be GNU does not start with `"gmon"`.
+    #[error("offset {offset:#x}: bad magic cookie {found:02x?} (expected \"gmon\")")]
+    BadMagic {
+        /// Always 0.
+        offset: u64,
+        /// The first four bytes.
+        found: [u8; 4],
+    },
+
+    /// A header's version word is not one this crate reads.
+    #[error("offset {offset:#x}: unsupported version {found:#x} (expected {expected})")]
+    UnsupportedVersion {
+        /// Offset of the version word.
+        offset: u64,
+        /// The version found, decoded in the byte order being tried.
+        found: u32,
+        /// What would have been accepted.
+        expected: &'static str,
+    },
+
+    /// The file is a known gmon-like format that this crate recognises but does not read.
+    #[error("offset {offset:#x}: not supported: {what}")]
+    NotSupported {
+        /// Offset of the field that identified the format.
+        offset: u64,
+        /// Which format it is and what to use instead.
+        what: &'static str,
+    },
+
+    /// A histogram claims more bins than the rest of the file holds (checked before allocating).
+    #[error(
+        "offset {offset:#x}: histogram of {bins} bins needs {needed} bytes but only {available} \
+         are left"
+    )]
+    HistogramTooLarge {
+        /// Offset of the bin count (GNU) or `ncnt` (BSD).
+        offset: u64,
+        /// The number of bins claimed.
+        bins: u64,
+        /// Bytes those bins need.
+        needed: u64,
+        /// Bytes left in the file after the histogram header.
+        available: u64,
+    },
+
+    /// A BSD `ncnt` field (header plus histogram bytes) does not describe a whole histogram.
+    #[error("offset {offset:#x}: bad ncnt {ncnt} (expected {expected})")]
+    BadNcnt {
+        /// Offset of `ncnt`.
+        offset: u64,
+        /// The value found.
+        ncnt: u32,
+        /// What it should have been.
+        expected: &'static str,
+    },
+
+    /// A histogram's `low_pc` is above its `high_pc`.
+    #[error("offset {offset:#x}: low_pc {low_pc:#x} is above high_pc {high_pc:#x}")]
+    BadRange {
+        /// Offset of `low_pc`.
+        offset: u64,
+        /// The low PC found.
+        low_pc: u64,
+        /// The high PC found.
+        high_pc: u64,
+    },
+
+    /// FreeBSD's `histcounter_type` holds a value other than 0 or ±8/16/32/64.
+    #[error(
+        "offset {offset:#x}: bad histcounter_type {found} (expected 0, 8, 16, 32, 64 or their \
+         negatives)"
+    )]
+    BadHistCounterType {
+        /// Offset of the field.
+        offset: u64,
+        /// The value found.
+        found: i32,
+    },
+
+    /// A signed FreeBSD histogram counter is negative, which no runtime writes.
+    #[error("offset {offset:#x}: negative histogram count {found} (expected a count >= 0)")]
+    NegativeCount {
+        /// Offset of the counter.
+        offset: u64,
+        /// The value found.
+        found: i64,
+    },
+
+    /// Bytes that must be zero are not (the padding of a 24-byte old BSD header).
+    #[error("offset {offset:#x}: nonzero padding byte {found:#04x} (expected 0)")]
+    NonzeroPadding {
+        /// Offset of the byte.
+        offset: u64,
+        /// The byte found.
+        found: u8,
+    },
+
+    /// No variant, byte order and pointer width make sense of the file.
+    #[error("offset {offset:#x}: not a gmon.out file: {tried}")]
+    UnknownFormat {
+        /// The offset of the error of the candidate that got furthest (0 if none started).
+        offset: u64,
+        /// What was tried and why each failed.
+        tried: String,
+    },
+
+    /// A value does not fit in the field the target layout has for it.
+    #[error("record {record}: {what} {value:#x} does not fit (at most {max:#x})")]
+    DoesNotFit {
+        /// Index of the record in [`crate::Profile::records`].
+        record: usize,
+        /// Which field (e.g. "arc count").
+        what: &'static str,
+        /// The value.
+        value: u64,
+        /// The largest value the field holds.
+        max: u64,
+    },
+
+    /// A record (or header field) has no place in the target variant.
+    #[error("record {record}: cannot be written as {variant:?}: {problem}")]
+    Unrepresentable {
+        /// Index of the record in [`crate::Profile::records`] (one past the last for the trailing
+        /// bytes).
+        record: usize,
+        /// The target variant.
+        variant: Variant,
+        /// What is wrong.
+        problem: &'static str,
+    },
+
+    /// A header field has a value the target variant cannot write (or its reader would refuse).
+    #[error("header: cannot be written as {variant:?}: {problem}")]
+    BadHeader {
+        /// The target variant.
+        variant: Variant,
+        /// What is wrong.
+        problem: &'static str,
+    },
+
+    /// The profile cannot be converted as asked.
+    #[error("cannot convert to {variant:?}: {problem}")]
+    CannotConvert {
+        /// The target variant.
+        variant: Variant,
+        /// What is wrong.
+        problem: &'static str,
+    },
+
+    /// The writer's destination failed.
+    #[error("write failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl Error {
+    /// The file offset of a read error, `None` for write and conversion errors.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            Error::UnexpectedEof { offset, .. }
+            | Error::BadTag { offset, .. }
+            | Error::BadMagic { offset, .. }
+            | Error::UnsupportedVersion { offset, .. }
+            | Error::NotSupported { offset, .. }
+            | Error::HistogramTooLarge { offset, .. }
+            | Error::BadNcnt { offset, .. }
+            | Error::BadRange { offset, .. }
+            | Error::BadHistCounterType { offset, .. }
+            | Error::NegativeCount { offset, .. }
+            | Error::NonzeroPadding { offset, .. }
+            | Error::UnknownFormat { offset, .. } => Some(*offset),
+            Error::DoesNotFit { .. }
+            | Error::Unrepresentable { .. }
+            | Error::BadHeader { .. }
+            | Error::CannotConvert { .. }
+            | Error::Io(_) => None,
+        }
+    }
+}

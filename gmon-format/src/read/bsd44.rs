@@ -1,0 +1,188 @@
+//! Reader for the 4.4BSD layout (`spec/gmon-out.md`, "4.4BSD format"), and the BSD arc list that
+//! it shares with the old BSD layout.
+//!
+//! Layout, with `P` the pointer width and every integer in the file's byte order:
+//!
+//! ```text
+//! 0      lpc: P
+//! P      hpc: P
+//! 2P     ncnt: u32             header size (2P + 24) + histogram bytes
+//! 2P+4   version: u32          GMONVERSION = 0x00051879
+//! 2P+8   profrate: u32
+//! 2P+12  histcounter_type: i32 FreeBSD: 0 = u16 bins, else ±bits (negative = signed)
+//! 2P+16  spare: 8 bytes
+//! 2P+24  bins, then `struct rawarc { from_pc: P, self_pc: P, count: P }` to the end; a partial
+//!        last arc is kept in `Profile::trailing`
+//! ```
+
+use super::cursor::Cursor;
+use crate::error::{Error, Result};
+use crate::model::{
+    Arc, Bsd44Header, Dimension, Encoding, GMONVERSION, Header, Histogram, ProfRate, Profile,
+    PtrWidth, Record,
+};
+
+/// Size of `struct gmonhdr` for a pointer width.
+pub(crate) fn header_size(width: PtrWidth) -> usize {
+    2 * width.bytes() + 24
+}
+
+/// Size in bytes and signedness of a histogram counter for a FreeBSD `histcounter_type`.
+pub(crate) fn counter_format(histcounter_type: i32) -> Option<(usize, bool)> {
+    let signed = histcounter_type < 0;
+    let size = match histcounter_type.unsigned_abs() {
+        0 | 16 => 2,
+        8 => 1,
+        32 => 4,
+        64 => 8,
+        _ => return None,
+    };
+    Some((size, signed))
+}
+
+/// Reads a whole 4.4BSD file with a known byte order and pointer width.
+pub(crate) fn read(bytes: &[u8], enc: Encoding) -> Result<Profile> {
+    let mut c = Cursor::new(bytes, enc.endian);
+    let hsize = header_size(enc.ptr_width);
+    if c.remaining() < hsize {
+        return Err(c.eof("4.4BSD header", hsize as u64));
+    }
+    let what = "4.4BSD header";
+    let low_pc = c.ptr(enc.ptr_width, what)?;
+    let high_pc = c.ptr(enc.ptr_width, what)?;
+    let ncnt_offset = c.offset();
+    let ncnt = c.u32(what)?;
+    let version_offset = c.offset();
+    let version = c.u32(what)?;
+    if version != GMONVERSION {
+        return Err(Error::UnsupportedVersion {
+            offset: version_offset,
+            found: version,
+            expected: "0x51879 (GMONVERSION)",
+        });
+    }
+    let prof_rate = c.u32(what)?;
+    let type_offset = c.offset();
+    let histcounter_type = c.u32(what)? as i32;
+    let spare = c.array::<8>(what)?;
+    let (size, signed) = counter_format(histcounter_type).ok_or(Error::BadHistCounterType {
+        offset: type_offset,
+        found: histcounter_type,
+    })?;
+    check_range(low_pc, high_pc)?;
+    let nbins = histogram_bins(&c, ncnt, ncnt_offset, hsize, size)?;
+    let mut bins = Vec::with_capacity(nbins);
+    for _ in 0..nbins {
+        let offset = c.offset();
+        let raw = c.uint(size, "histogram bins")?;
+        bins.push(if signed {
+            non_negative(raw, size, offset)?
+        } else {
+            raw
+        });
+    }
+    let histogram = Histogram {
+        low_pc,
+        high_pc,
+        prof_rate: ProfRate(prof_rate),
+        dimension: Dimension::SECONDS,
+        bins,
+    };
+    let header = Header::Bsd44(Bsd44Header {
+        version,
+        prof_rate,
+        histcounter_type,
+        spare,
+    });
+    finish(c, enc, header, histogram)
+}
+
+/// Checks BSD `lpc <= hpc`, as gprof does (`lowpc > highpc`: "not in gmon.out format").
+pub(crate) fn check_range(low_pc: u64, high_pc: u64) -> Result<()> {
+    if low_pc > high_pc {
+        return Err(Error::BadRange {
+            offset: 0,
+            low_pc,
+            high_pc,
+        });
+    }
+    Ok(())
+}
+
+/// Number of bins described by `ncnt`, checked against the header size, the counter size and the
+/// bytes left in the file (the cursor is just after the header).
+pub(crate) fn histogram_bins(
+    c: &Cursor<'_>,
+    ncnt: u32,
+    ncnt_offset: u64,
+    header_size: usize,
+    counter_size: usize,
+) -> Result<usize> {
+    let hist_bytes = (ncnt as usize)
+        .checked_sub(header_size)
+        .ok_or(Error::BadNcnt {
+            offset: ncnt_offset,
+            ncnt,
+            expected: "at least the header size",
+        })?;
+    if !hist_bytes.is_multiple_of(counter_size) {
+        return Err(Error::BadNcnt {
+            offset: ncnt_offset,
+            ncnt,
+            expected: "header size plus a whole number of histogram counters",
+        });
+    }
+    if hist_bytes > c.remaining() {
+        return Err(Error::HistogramTooLarge {
+            offset: ncnt_offset,
+            bins: (hist_bytes / counter_size) as u64,
+            needed: hist_bytes as u64,
+            available: c.remaining() as u64,
+        });
+    }
+    Ok(hist_bytes / counter_size)
+}
+
+/// Interprets a signed counter of `size` bytes, refusing negative values.
+fn non_negative(raw: u64, size: usize, offset: u64) -> Result<u64> {
+    let shift = 64 - 8 * size as u32;
+    let value = ((raw << shift) as i64) >> shift;
+    if value < 0 {
+        return Err(Error::NegativeCount {
+            offset,
+            found: value,
+        });
+    }
+    Ok(raw)
+}
+
+/// Reads the arcs after a BSD histogram and builds the profile; a partial last arc is kept as
+/// trailing bytes, as gprof ignores it.
+pub(crate) fn finish(
+    mut c: Cursor<'_>,
+    enc: Encoding,
+    header: Header,
+    histogram: Histogram,
+) -> Result<Profile> {
+    let arc_size = 3 * enc.ptr_width.bytes();
+    let mut records = Vec::with_capacity(1 + c.remaining() / arc_size);
+    records.push(Record::Histogram(histogram));
+    while c.remaining() >= arc_size {
+        let what = "arc record";
+        let from_pc = c.ptr(enc.ptr_width, what)?;
+        let self_pc = c.ptr(enc.ptr_width, what)?;
+        let count = c.ptr(enc.ptr_width, what)?;
+        records.push(Record::Arc(Arc {
+            from_pc,
+            self_pc,
+            count,
+        }));
+    }
+    let trailing = c.rest().to_vec();
+    Ok(Profile {
+        encoding: enc,
+        header,
+        records,
+        trailing,
+    })
+}

@@ -1,0 +1,3 @@
+//! Integration tests of gmon-format: one binary, one module per concern.
+
+mod testdata;

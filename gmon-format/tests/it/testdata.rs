@@ -1,0 +1,74 @@
+//! Every gmon file under `testdata/` reads, and writes back byte for byte.
+//!
+//! The files are found by walking the directory, so new cases are covered without editing this
+//! test; a missing directory is not an error (the checkout may not have generated data yet).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The repository's `testdata/` directory.
+pub fn testdata_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("testdata")
+}
+
+/// Every regular file below `dir` (recursively), sorted, or nothing if `dir` does not exist.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether a file name looks like a profile: `gmon*.out`, `*.gmon`, `gmon.sum`, or anything in a
+/// directory named after a variant.
+fn is_profile(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    (name.starts_with("gmon") && (name.ends_with(".out") || name.ends_with(".sum")))
+        || name.ends_with(".gmon")
+}
+
+#[test]
+fn every_testdata_profile_round_trips_byte_exactly() {
+    let dir = testdata_dir();
+    let files: Vec<PathBuf> = files_below(&dir)
+        .into_iter()
+        .filter(|p| is_profile(p) && !p.starts_with(dir.join("malformed")))
+        .collect();
+    let mut failures = Vec::new();
+    for path in &files {
+        let bytes = fs::read(path).expect("read a testdata file");
+        match gmon_format::read(&bytes) {
+            Err(e) => failures.push(format!("{}: {e}", path.display())),
+            Ok(p) => match gmon_format::to_vec(&p) {
+                Err(e) => failures.push(format!("{}: write: {e}", path.display())),
+                Ok(out) if out != bytes => {
+                    failures.push(format!("{}: written bytes differ", path.display()))
+                }
+                Ok(_) => {}
+            },
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} files failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+    eprintln!("{} testdata profiles round-tripped", files.len());
+}
