@@ -1,1 +1,15 @@
-//! Placeholder: filled in by the pprof work.
+//! pprof output: the `profile.proto` messages ([`proto`], hand-written prost structs, no
+//! `protoc`) and the builder that turns stacks and call counts into a profile
+//! ([`build_profile`]), specified in `spec/stacks.md` §7.
+
+mod builder;
+mod debuginfo;
+pub mod proto;
+mod validate;
+
+pub use builder::{
+    Executable, FunctionInfo, PprofError, PprofOptions, SAMPLE_TYPES, build_profile, encode_gzip,
+    period_nanos,
+};
+pub use debuginfo::{SourceLines, build_id_hex};
+pub use validate::check_valid;

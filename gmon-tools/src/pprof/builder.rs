@@ -1,0 +1,247 @@
+//! Building a pprof [`Profile`] from stacks and call counts, as `spec/stacks.md` §7 describes.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
+use crate::flame::{CallGraph, Frame, NodeId, Stacks, frame_name};
+
+/// What the profile knows about one function of the graph, beyond its display name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// The symbol as the linker knows it (mangled); empty means "same as the display name".
+    pub system_name: String,
+    /// The function's start address (link-time), if known.
+    pub address: Option<u64>,
+    /// Source file of the function, from DWARF.
+    pub file: Option<String>,
+    /// Line of the function's first instruction, from DWARF (0 when unknown).
+    pub start_line: u32,
+}
+
+/// The executable the profile belongs to: pprof's first mapping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Executable {
+    /// Its path, as given.
+    pub path: String,
+    /// Hex of its GNU build-id note, if it has one.
+    pub build_id: Option<String>,
+}
+
+/// Settings of the profile that do not come from the graph.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PprofOptions {
+    /// Histogram ticks per second (`prof_rate`); sets the period. 0 when there was no histogram.
+    pub prof_rate: u32,
+    /// Extra lines for `comment` (e.g. the input files).
+    pub comments: Vec<String>,
+}
+
+/// What can go wrong building a profile.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PprofError {
+    /// A count does not fit pprof's signed 64-bit values.
+    #[error("{0} does not fit a signed 64-bit pprof value")]
+    Overflow(&'static str),
+}
+
+/// The sample types, in value order.
+pub const SAMPLE_TYPES: [(&str, &str); 3] = [
+    ("samples", "count"),
+    ("cpu", "nanoseconds"),
+    ("calls", "count"),
+];
+
+/// Nanoseconds per histogram tick at `rate` ticks per second, rounded; 0 for rate 0.
+pub fn period_nanos(rate: u32) -> i64 {
+    if rate == 0 {
+        return 0;
+    }
+    let r = i64::from(rate);
+    (1_000_000_000 + r / 2) / r
+}
+
+/// The string table: strings numbered in the order they are first used, "" as entry 0.
+#[derive(Debug)]
+struct Strings {
+    table: Vec<String>,
+    index: HashMap<String, i64>,
+}
+
+impl Strings {
+    fn new() -> Self {
+        let mut s = Strings {
+            table: Vec::new(),
+            index: HashMap::new(),
+        };
+        s.id("");
+        s
+    }
+
+    fn id(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = i64::try_from(self.table.len()).unwrap_or(i64::MAX);
+        self.table.push(s.to_owned());
+        self.index.insert(s.to_owned(), i);
+        i
+    }
+}
+
+fn to_i64(v: u64, what: &'static str) -> Result<i64, PprofError> {
+    i64::try_from(v).map_err(|_| PprofError::Overflow(what))
+}
+
+/// Builds the profile: one CPU sample per stack, one `calls` sample per arc with a non-zero
+/// count, one function and one location per frame that occurs, one mapping for `exe`.
+/// `functions` is indexed by [`NodeId`]; missing entries mean "nothing known".
+pub fn build_profile(
+    graph: &CallGraph,
+    stacks: &Stacks,
+    functions: &[FunctionInfo],
+    exe: Option<&Executable>,
+    opts: &PprofOptions,
+) -> Result<Profile, PprofError> {
+    let mut strings = Strings::new();
+    let sample_type: Vec<ValueType> = SAMPLE_TYPES
+        .iter()
+        .map(|&(t, u)| ValueType {
+            r#type: strings.id(t),
+            unit: strings.id(u),
+        })
+        .collect();
+    let period = period_nanos(opts.prof_rate);
+    let period_type = ValueType {
+        r#type: strings.id("cpu"),
+        unit: strings.id("nanoseconds"),
+    };
+    let mut comments = vec![format!(
+        "{} (gmon.out has a PC histogram and call counts; see spec/stacks.md in the gmon sources)",
+        stacks.source.description()
+    )];
+    comments.push(format!(
+        "{} histogram samples outside every function are not in any sample",
+        stacks.outside_samples
+    ));
+    comments.push("call counts: sample type calls/count on [callee, caller] samples".to_owned());
+    comments.extend(opts.comments.iter().cloned());
+
+    let mapping = exe.map(|e| Mapping {
+        id: 1,
+        memory_start: 0,
+        memory_limit: u64::MAX,
+        file_offset: 0,
+        filename: strings.id(&e.path),
+        build_id: strings.id(e.build_id.as_deref().unwrap_or("")),
+        has_functions: true,
+        has_filenames: true,
+        has_line_numbers: true,
+        has_inline_frames: false,
+    });
+
+    // Every frame that occurs, in a fixed order: functions by id, then cycles by number.
+    let mut used: BTreeMap<Frame, u64> = BTreeMap::new();
+    for s in &stacks.stacks {
+        for &f in &s.frames {
+            used.insert(f, 0);
+        }
+    }
+    let arcs: Vec<_> = graph.edges().filter(|e| e.calls > 0).collect();
+    for e in &arcs {
+        used.insert(Frame::Function(e.caller), 0);
+        used.insert(Frame::Function(e.callee), 0);
+    }
+    let mut function = Vec::with_capacity(used.len());
+    let mut location = Vec::with_capacity(used.len());
+    let mut next_id = 1u64;
+    for (frame, id) in used.iter_mut() {
+        *id = next_id;
+        next_id = next_id.saturating_add(1);
+        let name = frame_name(graph, *frame);
+        let info = match frame {
+            Frame::Function(NodeId(i)) => functions.get(*i).cloned().unwrap_or_default(),
+            Frame::Cycle(_) => FunctionInfo::default(),
+        };
+        let system = if info.system_name.is_empty() {
+            name.clone()
+        } else {
+            info.system_name.clone()
+        };
+        let f = Function {
+            id: *id,
+            name: strings.id(&name),
+            system_name: strings.id(&system),
+            filename: strings.id(info.file.as_deref().unwrap_or("")),
+            start_line: i64::from(info.start_line),
+        };
+        function.push(f);
+        location.push(Location {
+            id: *id,
+            mapping_id: if info.address.is_some() && mapping.is_some() {
+                1
+            } else {
+                0
+            },
+            address: info.address.unwrap_or(0),
+            line: vec![Line {
+                function_id: *id,
+                line: i64::from(info.start_line),
+                column: 0,
+            }],
+            is_folded: false,
+        });
+    }
+    let loc = |f: &Frame| used.get(f).copied().unwrap_or(0);
+
+    let mut sample = Vec::with_capacity(stacks.stacks.len() + arcs.len());
+    for s in &stacks.stacks {
+        let n = to_i64(s.samples, "a stack's sample count")?;
+        let cpu = n
+            .checked_mul(period)
+            .ok_or(PprofError::Overflow("a stack's CPU time"))?;
+        sample.push(Sample {
+            location_id: s.frames.iter().rev().map(loc).collect(),
+            value: vec![n, cpu, 0],
+            label: Vec::new(),
+        });
+    }
+    for e in &arcs {
+        sample.push(Sample {
+            location_id: vec![
+                loc(&Frame::Function(e.callee)),
+                loc(&Frame::Function(e.caller)),
+            ],
+            value: vec![0, 0, to_i64(e.calls, "a call count")?],
+            label: Vec::new(),
+        });
+    }
+    let comment: Vec<i64> = comments.iter().map(|c| strings.id(c)).collect();
+    let default_sample_type = strings.id("cpu");
+    Ok(Profile {
+        sample_type,
+        sample,
+        mapping: mapping.into_iter().collect(),
+        location,
+        function,
+        string_table: strings.table,
+        period_type: Some(period_type),
+        period,
+        comment,
+        default_sample_type,
+        ..Profile::default()
+    })
+}
+
+/// Encodes a profile as gzip'd protobuf, the form pprof reads (the gzip header carries no
+/// time stamp or file name, so the bytes depend on the profile only).
+pub fn encode_gzip(profile: &Profile) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let raw = prost::Message::encode_to_vec(profile);
+    let mut gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), flate2::Compression::default());
+    gz.write_all(&raw)?;
+    gz.finish()
+}
