@@ -1,6 +1,50 @@
 //! A user-space `profil()` / `pcsample()` runtime that writes gmon.out without `-pg`.
 //!
-//! This crate is filled in by the runtime work: the safe `profil`-style histogram API, the
-//! `pcsample`-style raw sample buffer, the `Profiler` that writes a GNU gmon.out, and the C ABI.
+//! Use it as follows:
+//!
+//! 1. For a whole-process profile, start a [`Profiler`] and keep its guard alive; the profile
+//!    (`gmon.out` and its sidecar `gmon.out.gmonx`) is written when the guard is dropped, on
+//!    [`ProfilerGuard::flush`], or at process exit. `gprof ./prog gmon.out` reads it unchanged.
+//! 2. For the kernel-service style, count ticks into your own bins with [`Histogram`]
+//!    (`profil(2)` semantics) or raw PCs with [`SampleBuffer`] (`pcsample(2)`).
+//! 3. From C, link `libgmon_write.so` / `libgmon_write.a` and include `include/gmon.h`; or
+//!    profile an unmodified program with `gmon record -- ./prog` (it preloads this library).
+//!
+//! ```no_run
+//! let guard = gmon_write::Profiler::new().hz(1000).start()?;
+//! // ... work ...
+//! let written = guard.stop()?;
+//! println!("{} samples in {:?}", written.samples, written.gmon);
+//! # Ok::<(), gmon_write::Error>(())
+//! ```
+//!
+//! Sampling uses one CPU-time timer per thread delivering `SIGPROF` (see `spec/runtime.md`).
+//! Call stacks need frame pointers: build with `-C force-frame-pointers=yes` (Rust) or
+//! `-fno-omit-frame-pointer` (C/C++).
+//!
+//! The library defines `execve`, `execv`, `execvp`, `execvpe` and `fexecve` (forwarding to
+//! libc) so that an exec never delivers a stray `SIGPROF` to the new program.
+//!
+//! Cargo features: none.
 
 #![deny(missing_docs)]
+
+mod arch;
+pub mod capi;
+mod error;
+mod exec;
+mod objects;
+pub mod output;
+mod pcsample;
+mod profil;
+mod profiler;
+mod sampler;
+mod session;
+mod stack;
+mod tables;
+
+pub use error::{Error, Result};
+pub use pcsample::SampleBuffer;
+pub use profil::{Histogram, Recorded, SCALE_ONE_TO_ONE, bin_index};
+pub use profiler::{DEFAULT_HZ, Profiler, ProfilerGuard, Snapshot, Written, histogram_overflows};
+pub use stack::MAX_STACK_DEPTH;

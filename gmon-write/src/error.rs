@@ -1,0 +1,65 @@
+//! The crate's error type.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Result of the fallible functions of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What can go wrong when starting the runtime or writing a profile.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The program installed its own `SIGPROF` handler before profiling started.
+    #[error(
+        "SIGPROF already has a handler: the program profiles itself (setitimer(ITIMER_PROF) / \
+         profil / -pg); gmon-write cannot share SIGPROF with it"
+    )]
+    SigprofInUse,
+    /// `ITIMER_PROF` is armed by someone else.
+    #[error(
+        "ITIMER_PROF is already armed: the program uses the profiling timer itself \
+         (setitimer(ITIMER_PROF) or a -pg build); gmon-write cannot share it"
+    )]
+    ItimerProfInUse,
+    /// The program replaced the runtime's `SIGPROF` handler while profiling.
+    #[error(
+        "the program replaced gmon-write's SIGPROF handler while it was being profiled \
+         (its own setitimer(ITIMER_PROF)/sigaction(SIGPROF)); the profile stops at that point"
+    )]
+    HandlerReplaced,
+    /// A `Profiler` (or another `profil`/`pcsample` scope) is already active.
+    #[error("{0} is already active in this process")]
+    AlreadyActive(&'static str),
+    /// The sampling rate is out of range.
+    #[error("sampling rate must be between 1 and 100000 Hz, not {0}")]
+    BadRate(u32),
+    /// The main executable's text could not be found with `dl_iterate_phdr`.
+    #[error("cannot find the main executable's text segment (dl_iterate_phdr)")]
+    NoText,
+    /// A system call failed.
+    #[error("{what}: {source}")]
+    Os {
+        /// The call.
+        what: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// Writing an output file failed.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn last_os(what: &'static str) -> Error {
+        Error::Os {
+            what,
+            source: io::Error::last_os_error(),
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! The loaded objects (`dl_iterate_phdr`) and the readable-stack snapshot for the frame walk.
+//!
+//! Neither is async-signal-safe to build (`dl_iterate_phdr` takes the loader lock, reading
+//! `/proc/self/maps` allocates), so both are built outside the handler: objects when sampling
+//! starts and again when the profile is written; stack ranges by the watcher thread. The
+//! handler only reads the stack snapshot, through a sequence lock of atomics.
+
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use gmon_format::ext::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, OBJECT_FLAG_VDSO};
+
+/// `NT_GNU_BUILD_ID`.
+const NT_GNU_BUILD_ID: u32 = 3;
+
+/// Every loaded object, the main executable first.
+pub(crate) fn loaded_objects() -> Vec<MappedObject> {
+    let mut out: Vec<MappedObject> = Vec::new();
+    // SAFETY: the callback only reads the `dl_phdr_info` it is given, for the duration of the
+    // call, and `out` outlives the call.
+    unsafe {
+        libc::dl_iterate_phdr(Some(callback), (&mut out as *mut Vec<MappedObject>).cast());
+    }
+    out
+}
+
+unsafe extern "C" fn callback(
+    info: *mut libc::dl_phdr_info,
+    _size: libc::size_t,
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    // SAFETY: dl_iterate_phdr passes a valid info and our `data` pointer.
+    let (info, out) = unsafe { (&*info, &mut *data.cast::<Vec<MappedObject>>()) };
+    let first = out.is_empty();
+    let name = if info.dlpi_name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: dlpi_name is a NUL-terminated string owned by the loader.
+        unsafe { CStr::from_ptr(info.dlpi_name) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let bias = info.dlpi_addr;
+    let phdrs: &[libc::Elf64_Phdr] = if info.dlpi_phdr.is_null() {
+        &[]
+    } else {
+        // SAFETY: the loader's program header table has dlpi_phnum entries.
+        unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
+    };
+    let mut ranges = Vec::new();
+    let mut build_id = Vec::new();
+    for ph in phdrs {
+        let start = bias.wrapping_add(ph.p_vaddr);
+        if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 {
+            ranges.push(AddressRange {
+                start,
+                end: start.wrapping_add(ph.p_memsz),
+            });
+        }
+        if ph.p_type == libc::PT_NOTE && build_id.is_empty() {
+            // SAFETY: a PT_NOTE segment lies inside a loaded, readable PT_LOAD segment.
+            let notes =
+                unsafe { std::slice::from_raw_parts(start as *const u8, ph.p_memsz as usize) };
+            if let Some(id) = find_build_id(notes) {
+                build_id = id.to_vec();
+            }
+        }
+    }
+    let mut flags = 0;
+    let path = if first {
+        flags |= OBJECT_FLAG_MAIN;
+        std::fs::read_link("/proc/self/exe")
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or(name)
+    } else {
+        if name.starts_with("linux-vdso") || name.starts_with("linux-gate") || name.is_empty() {
+            flags |= OBJECT_FLAG_VDSO;
+        }
+        name
+    };
+    out.push(MappedObject {
+        path,
+        build_id,
+        load_bias: bias,
+        flags,
+        ranges,
+    });
+    0
+}
+
+/// The descriptor of the `NT_GNU_BUILD_ID` note in a note segment.
+pub(crate) fn find_build_id(mut notes: &[u8]) -> Option<&[u8]> {
+    let word = |b: &[u8], at: usize| -> Option<u32> {
+        Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    let align4 = |n: usize| n.checked_add(3).map(|n| n & !3);
+    while notes.len() >= 12 {
+        let namesz = word(notes, 0)? as usize;
+        let descsz = word(notes, 4)? as usize;
+        let ty = word(notes, 8)?;
+        let name_end = 12usize.checked_add(align4(namesz)?)?;
+        let desc_end = name_end.checked_add(align4(descsz)?)?;
+        let name = notes.get(12..12 + namesz)?;
+        if ty == NT_GNU_BUILD_ID && name == b"GNU\0" {
+            return notes.get(name_end..name_end + descsz);
+        }
+        notes = notes.get(desc_end..)?;
+    }
+    None
+}
+
+/// The runtime range covered by the gmon.out histogram: the main executable's executable
+/// segments, from the lowest start to the highest end.
+pub(crate) fn main_text(objects: &[MappedObject]) -> Option<(u64, u64, u64)> {
+    let main = objects.iter().find(|o| o.is_main())?;
+    let lo = main.ranges.iter().map(|r| r.start).min()?;
+    let hi = main.ranges.iter().map(|r| r.end).max()?;
+    Some((lo, hi, main.load_bias))
+}
+
+/// Maximum number of writable mappings remembered for stack bounds.
+const MAX_RANGES: usize = 8192;
+
+/// Writable mappings (`rw` in `/proc/self/maps`), sorted, readable from a signal handler.
+///
+/// A sequence lock: the writer makes `seq` odd, rewrites, makes it even; a reader that sees an
+/// odd or changed `seq` gives up (the stack is then cut at its leaf).
+pub(crate) struct StackRanges {
+    seq: AtomicU64,
+    len: AtomicUsize,
+    starts: Box<[AtomicU64]>,
+    ends: Box<[AtomicU64]>,
+}
+
+impl std::fmt::Debug for StackRanges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StackRanges")
+            .field("len", &self.len.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl StackRanges {
+    pub(crate) fn new() -> StackRanges {
+        StackRanges {
+            seq: AtomicU64::new(0),
+            len: AtomicUsize::new(0),
+            starts: (0..MAX_RANGES).map(|_| AtomicU64::new(0)).collect(),
+            ends: (0..MAX_RANGES).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Re-reads `/proc/self/maps` (not in a signal handler).
+    pub(crate) fn refresh(&self) {
+        let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+            return;
+        };
+        let ranges: Vec<(u64, u64)> = maps
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (a, b) = f.next()?.split_once('-')?;
+                let perms = f.next()?;
+                perms.starts_with("rw").then_some(())?;
+                Some((
+                    u64::from_str_radix(a, 16).ok()?,
+                    u64::from_str_radix(b, 16).ok()?,
+                ))
+            })
+            .take(MAX_RANGES)
+            .collect();
+        self.seq.fetch_add(1, Ordering::AcqRel);
+        for (i, (s, e)) in ranges.iter().enumerate() {
+            if let (Some(ss), Some(ee)) = (self.starts.get(i), self.ends.get(i)) {
+                ss.store(*s, Ordering::Relaxed);
+                ee.store(*e, Ordering::Relaxed);
+            }
+        }
+        self.len.store(ranges.len(), Ordering::Relaxed);
+        self.seq.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The writable mapping containing `sp`, as `[sp, end)`. Async-signal-safe.
+    pub(crate) fn stack_of(&self, sp: u64) -> Option<(u64, u64)> {
+        let s1 = self.seq.load(Ordering::Acquire);
+        if s1 & 1 == 1 {
+            return None;
+        }
+        let n = self.len.load(Ordering::Relaxed).min(self.starts.len());
+        // Binary search for the last start <= sp.
+        let (mut lo, mut hi) = (0usize, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.starts.get(mid)?.load(Ordering::Relaxed) <= sp {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let i = lo.checked_sub(1)?;
+        let end = self.ends.get(i)?.load(Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Acquire);
+        if self.seq.load(Ordering::Relaxed) != s1 || sp >= end {
+            return None;
+        }
+        Some((sp, end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn main_object_first_with_text() {
+        let objs = loaded_objects();
+        let main = &objs[0];
+        assert!(main.is_main());
+        assert!(!main.ranges.is_empty());
+        let f = main_object_first_with_text as *const () as u64;
+        assert!(main.contains(f), "{main:?} does not contain {f:#x}");
+        assert!(objs.iter().any(|o| o.path.contains("libc")));
+    }
+
+    #[test]
+    fn build_id_note_is_parsed() {
+        let mut note = Vec::new();
+        note.extend_from_slice(&4u32.to_ne_bytes());
+        note.extend_from_slice(&3u32.to_ne_bytes());
+        note.extend_from_slice(&NT_GNU_BUILD_ID.to_ne_bytes());
+        note.extend_from_slice(b"GNU\0");
+        note.extend_from_slice(&[1, 2, 3, 0]);
+        assert_eq!(find_build_id(&note), Some(&[1u8, 2, 3][..]));
+        assert_eq!(find_build_id(&note[..10]), None);
+    }
+
+    #[test]
+    fn stack_ranges_find_this_stack() {
+        let r = StackRanges::new();
+        r.refresh();
+        let x = 0u64;
+        let sp = &x as *const u64 as u64;
+        let (lo, hi) = r.stack_of(sp).unwrap();
+        assert_eq!(lo, sp);
+        assert!(hi > sp);
+    }
+}

@@ -1,0 +1,122 @@
+//! Output file names (as glibc chooses them) and atomic writes.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::{Error, Result};
+
+/// Whether the process runs set-uid/set-gid (`getauxval(AT_SECURE)`): then `GMON_OUT_PREFIX`
+/// is ignored, as glibc ignores it.
+pub fn is_secure() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+/// Where a profile goes.
+///
+/// * `explicit` (the builder's `output`, `gmon record -o`): that path, with `.<pid>` appended when
+///   `append_pid` (a forked child, or a descendant of the recorded command).
+/// * else `$GMON_OUT_PREFIX.<pid>` when set and the process is not set-uid/set-gid;
+/// * else `gmon.out` (in the current directory), `gmon.out.<pid>` when `append_pid`.
+pub fn output_path(explicit: Option<&Path>, append_pid: bool, pid: u32) -> PathBuf {
+    let with_pid = |p: &Path| {
+        let mut s: OsString = p.as_os_str().to_owned();
+        s.push(format!(".{pid}"));
+        PathBuf::from(s)
+    };
+    if let Some(p) = explicit {
+        return if append_pid {
+            with_pid(p)
+        } else {
+            p.to_path_buf()
+        };
+    }
+    if !is_secure()
+        && let Some(prefix) = std::env::var_os("GMON_OUT_PREFIX").filter(|p| !p.is_empty())
+    {
+        return with_pid(Path::new(&prefix));
+    }
+    let p = Path::new("gmon.out");
+    if append_pid {
+        with_pid(p)
+    } else {
+        p.to_path_buf()
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
+/// crash never leaves a torn file.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let err = |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let res = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.flush()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res.map_err(err)
+}
+
+/// The GNU gmon.out bytes for one histogram in the host's byte order and pointer width
+/// (what glibc's `_mcleanup` writes without arcs: header, then one tag-0 record).
+pub(crate) fn gnu_bytes(h: &gmon_format::Histogram) -> Vec<u8> {
+    let mut v = Vec::with_capacity(20 + 41 + 2 * h.bins.len());
+    v.extend_from_slice(&gmon_format::GMON_MAGIC);
+    v.extend_from_slice(&gmon_format::GMON_VERSION.to_ne_bytes());
+    v.extend_from_slice(&[0; 12]);
+    v.push(gmon_format::GMON_TAG_TIME_HIST);
+    v.extend_from_slice(&(h.low_pc as usize).to_ne_bytes());
+    v.extend_from_slice(&(h.high_pc as usize).to_ne_bytes());
+    v.extend_from_slice(&(h.bins.len() as u32).to_ne_bytes());
+    v.extend_from_slice(&h.prof_rate.0.to_ne_bytes());
+    v.extend_from_slice(&h.dimension.name);
+    v.push(h.dimension.abbrev);
+    for &b in &h.bins {
+        v.extend_from_slice(&(b.min(u64::from(u16::MAX)) as u16).to_ne_bytes());
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        let p = output_path(Some(Path::new("/x/out")), false, 7);
+        assert_eq!(p, PathBuf::from("/x/out"));
+        let p = output_path(Some(Path::new("/x/out")), true, 7);
+        assert_eq!(p, PathBuf::from("/x/out.7"));
+    }
+
+    #[test]
+    fn gnu_layout() {
+        let h = gmon_format::Histogram {
+            low_pc: 0,
+            high_pc: 0x1458,
+            prof_rate: gmon_format::ProfRate(100),
+            dimension: gmon_format::Dimension::SECONDS,
+            bins: vec![0; 0x518],
+        };
+        let b = gnu_bytes(&h);
+        assert_eq!(b.len(), 20 + 41 + 2 * 0x518);
+        assert_eq!(&b[..8], b"gmon\x01\0\0\0");
+        assert_eq!(&b[29..37], &[0x58, 0x14, 0, 0, 0, 0, 0, 0]);
+    }
+}

@@ -1,0 +1,244 @@
+//! The high-level [`Profiler`]: sample the whole process, write gmon.out and its sidecar.
+
+use std::path::{Path, PathBuf};
+
+use gmon_format::ext::{Extension, GmonLink, extension_to_vec, sidecar_path};
+
+use crate::output::{gnu_bytes, output_path, write_atomically};
+use crate::sampler;
+use crate::session::{Recording, Session};
+use crate::stack::MAX_STACK_DEPTH;
+use crate::{Error, Result};
+
+/// The default sampling rate of [`Profiler`]: 1000 Hz (gprof prints "Each sample counts as
+/// 0.001 seconds").
+pub const DEFAULT_HZ: u32 = 1000;
+
+/// Builder of a process-wide profiling run.
+///
+/// ```no_run
+/// let guard = gmon_write::Profiler::new().hz(1000).output("gmon.out").start()?;
+/// // ... the work to profile ...
+/// guard.stop()?; // or drop it, or let the process exit
+/// # Ok::<(), gmon_write::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Profiler {
+    hz: u32,
+    output: Option<PathBuf>,
+    append_pid: bool,
+    histogram: bool,
+    shared_libraries: bool,
+    stacks: bool,
+    max_depth: usize,
+}
+
+impl Default for Profiler {
+    fn default() -> Self {
+        Profiler::new()
+    }
+}
+
+impl Profiler {
+    /// 1000 Hz, glibc's file naming, histogram + per-PC samples + stacks recorded.
+    pub fn new() -> Profiler {
+        Profiler {
+            hz: DEFAULT_HZ,
+            output: None,
+            append_pid: false,
+            histogram: true,
+            shared_libraries: true,
+            stacks: true,
+            max_depth: 64,
+        }
+    }
+
+    /// Ticks per second of each thread's CPU time (1..=100000).
+    pub fn hz(mut self, hz: u32) -> Profiler {
+        self.hz = hz;
+        self
+    }
+
+    /// Write to this path instead of `gmon.out` / `$GMON_OUT_PREFIX.<pid>` (made absolute now,
+    /// so a later `chdir` does not move it).
+    pub fn output(mut self, path: impl AsRef<Path>) -> Profiler {
+        let p = path.as_ref();
+        self.output = Some(std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
+        self
+    }
+
+    /// Append `.<pid>` to the output name (used for descendants of `gmon record`'s command).
+    pub fn append_pid(mut self, yes: bool) -> Profiler {
+        self.append_pid = yes;
+        self
+    }
+
+    /// Write gmon.out (default true). When false only the sidecar is written.
+    pub fn histogram(mut self, yes: bool) -> Profiler {
+        self.histogram = yes;
+        self
+    }
+
+    /// Record every sampled PC, shared libraries included, in the sidecar (default true).
+    pub fn shared_libraries(mut self, yes: bool) -> Profiler {
+        self.shared_libraries = yes;
+        self
+    }
+
+    /// Record call stacks by walking frame pointers (default true).
+    pub fn stacks(mut self, yes: bool) -> Profiler {
+        self.stacks = yes;
+        self
+    }
+
+    /// Deepest stack recorded (1..=128, default 64).
+    pub fn max_stack_depth(mut self, depth: usize) -> Profiler {
+        self.max_depth = depth.clamp(1, MAX_STACK_DEPTH);
+        self
+    }
+
+    /// Starts sampling every thread of the process.
+    pub fn start(self) -> Result<ProfilerGuard> {
+        if !(1..=100_000).contains(&self.hz) {
+            return Err(Error::BadRate(self.hz));
+        }
+        let rec = Recording {
+            pcs: self.shared_libraries || self.stacks,
+            stacks: self.stacks,
+            max_depth: self.max_depth,
+        };
+        let session = Session::new(self.hz, rec)?;
+        {
+            let mut cfg = config();
+            *cfg = Some(self.clone());
+        }
+        sampler::start_session(Box::new(session))?;
+        Ok(ProfilerGuard { done: false })
+    }
+}
+
+fn config() -> std::sync::MutexGuard<'static, Option<Profiler>> {
+    static CONFIG: std::sync::Mutex<Option<Profiler>> = std::sync::Mutex::new(None);
+    CONFIG.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a write produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The gmon.out path (None when the histogram was disabled).
+    pub gmon: Option<PathBuf>,
+    /// The sidecar path.
+    pub sidecar: PathBuf,
+    /// Ticks recorded.
+    pub samples: u64,
+}
+
+/// The profile so far, in memory.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The gmon.out histogram (link-time addresses).
+    pub histogram: gmon_format::Histogram,
+    /// The sidecar's contents.
+    pub extension: Extension,
+}
+
+/// Keeps the profiler running; writes the profile when dropped (errors go to stderr).
+#[derive(Debug)]
+#[must_use = "dropping the guard stops profiling at once"]
+pub struct ProfilerGuard {
+    done: bool,
+}
+
+impl ProfilerGuard {
+    /// Writes the profile recorded so far; sampling continues.
+    pub fn flush(&self) -> Result<Written> {
+        flush()
+    }
+
+    /// The profile recorded so far, without writing anything.
+    pub fn snapshot(&self) -> Option<Snapshot> {
+        sampler::with_session(|s, _, _| Snapshot {
+            histogram: s.histogram(),
+            extension: s.extension(),
+        })
+    }
+
+    /// Stops sampling and writes the profile.
+    pub fn stop(mut self) -> Result<Written> {
+        self.done = true;
+        finish()?.ok_or(Error::AlreadyActive(
+            "nothing: the profiler was already stopped",
+        ))
+    }
+}
+
+impl Drop for ProfilerGuard {
+    fn drop(&mut self) {
+        if !self.done
+            && let Err(e) = finish()
+        {
+            eprintln!("gmon-write: {e}");
+        }
+    }
+}
+
+fn write_session(s: &Session, forked: bool, replaced: bool) -> Result<Written> {
+    let cfg = config().clone().unwrap_or_default();
+    let path = output_path(
+        cfg.output.as_deref(),
+        cfg.append_pid || forked,
+        std::process::id(),
+    );
+    let mut ext = s.extension();
+    let sidecar = sidecar_path(&path);
+    let gmon = if cfg.histogram {
+        let bytes = gnu_bytes(&s.histogram());
+        ext.gmon = Some(GmonLink::of(&bytes));
+        let ext_bytes = extension_to_vec(&ext).map_err(|source| Error::Write {
+            path: sidecar.clone(),
+            source,
+        })?;
+        write_atomically(&sidecar, &ext_bytes)?;
+        write_atomically(&path, &bytes)?;
+        Some(path)
+    } else {
+        let ext_bytes = extension_to_vec(&ext).map_err(|source| Error::Write {
+            path: sidecar.clone(),
+            source,
+        })?;
+        write_atomically(&sidecar, &ext_bytes)?;
+        None
+    };
+    if replaced {
+        return Err(Error::HandlerReplaced);
+    }
+    Ok(Written {
+        gmon,
+        sidecar,
+        samples: s.samples(),
+    })
+}
+
+/// Writes the running profile (sampling continues).
+pub(crate) fn flush() -> Result<Written> {
+    sampler::with_session(write_session)
+        .unwrap_or(Err(Error::AlreadyActive("nothing: no Profiler is running")))
+}
+
+/// Stops and writes; Ok(None) when nothing was running.
+pub(crate) fn finish() -> Result<Option<Written>> {
+    match sampler::stop_session() {
+        Some((s, forked, replaced)) => write_session(&s, forked, replaced).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The `atexit` hook: writes a profile whose guard was leaked or never dropped.
+pub(crate) fn finish_at_exit() -> Result<()> {
+    finish().map(|_| ())
+}
+
+/// Ticks that a saturated gmon.out bin could not hold, in the running session.
+pub fn histogram_overflows() -> u64 {
+    sampler::with_session(|s, _, _| s.overflows()).unwrap_or(0)
+}

@@ -1,0 +1,643 @@
+//! The sampling engine: the `SIGPROF` handler, per-thread CPU-time timers, the thread watcher,
+//! and the fork/exec rules.
+//!
+//! * **Timers.** Each thread gets its own `timer_create` timer on its CPU-time clock
+//!   (`CLOCK_THREAD_CPUTIME_ID`, or the thread CPU clock of another tid), delivering `SIGPROF` to
+//!   exactly that thread (`SIGEV_THREAD_ID`). A process-wide `ITIMER_PROF` would send one signal
+//!   for all threads and lose concurrent ticks. Timer overruns (`si_overrun`, ticks that expired
+//!   while the previous signal was pending, e.g. when the kernel checks CPU timers less often
+//!   than the rate) are added to the tick's weight.
+//! * **New threads.** A watcher thread scans `/proc/self/task` every 10 ms and arms a timer for
+//!   every thread it has not seen (and deletes timers of threads that are gone). It has no timer
+//!   itself, so it is never sampled. A thread's first < 10 ms of CPU time can be missed.
+//! * **The handler** only touches preallocated atomics: errno is saved and restored, nothing is
+//!   allocated, nothing blocks. The sinks it feeds are reached through atomic pointers; a sink
+//!   is freed only after it is unpublished and no handler is in flight.
+//! * **fork.** A `pthread_atfork` child handler zeroes the counters, arms a timer for the
+//!   child's thread and restarts the watcher; the child writes `<name>.<pid>`.
+//! * **exec.** `execve` & co. are wrapped (see `exec.rs`): timers are deleted and pending
+//!   `SIGPROF`s discarded before the real call, so the new program is never killed by a tick.
+
+use std::cell::UnsafeCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use crate::arch::Native;
+use crate::pcsample::SampleBuffer;
+use crate::profil::Histogram;
+use crate::session::Session;
+use crate::{Error, Result};
+
+/// The running profiler's session, or null.
+static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
+/// The active `profil` histogram, or null.
+static PROFIL: AtomicPtr<Histogram<'static>> = AtomicPtr::new(std::ptr::null_mut());
+/// The active `pcsample` buffer, or null.
+static PCSAMPLE: AtomicPtr<SampleBuffer<'static>> = AtomicPtr::new(std::ptr::null_mut());
+/// Number of handlers currently running (a sink is freed only when this is 0).
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+/// Set while an exec wrapper has disarmed the timers: the watcher must not re-arm.
+static DISARMED: AtomicBool = AtomicBool::new(false);
+
+/// Interval between two scans of `/proc/self/task`.
+const WATCH_INTERVAL: Duration = Duration::from_millis(10);
+/// Largest overrun counted for one tick (bounds the damage of a bogus `si_overrun`).
+const MAX_WEIGHT: u32 = 10_000;
+
+// ---------------------------------------------------------------------------------------------
+// The signal handler
+
+fn errno_location() -> *mut libc::c_int {
+    // SAFETY: always valid for the calling thread.
+    unsafe { libc::__errno_location() }
+}
+
+/// `si_overrun` of a timer signal (`si_code == SI_TIMER`), else 0.
+fn overrun(info: *const libc::siginfo_t) -> u32 {
+    if info.is_null() {
+        return 0;
+    }
+    // SAFETY: the kernel passes a valid siginfo_t.
+    let code = unsafe { (*info).si_code };
+    if code != libc::SI_TIMER {
+        return 0;
+    }
+    // The timer member of the siginfo union: `int si_tid; int si_overrun;`, the union starting
+    // after the three leading ints, aligned to the pointer size.
+    let union_at = if cfg!(target_pointer_width = "64") {
+        16
+    } else {
+        12
+    };
+    // SAFETY: siginfo_t is 128 bytes; the offset is inside it.
+    let raw = unsafe {
+        info.cast::<u8>()
+            .add(union_at + 4)
+            .cast::<libc::c_int>()
+            .read_unaligned()
+    };
+    u32::try_from(raw).unwrap_or(0).min(MAX_WEIGHT)
+}
+
+extern "C" fn on_sigprof(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    let saved = unsafe { *errno_location() };
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: ctx is the handler's ucontext argument.
+    if let Some(regs) = unsafe { Native::registers(ctx) } {
+        let weight = 1 + overrun(info);
+        // SAFETY (all three): a published sink stays alive while IN_FLIGHT > 0.
+        if let Some(s) = unsafe { SESSION.load(Ordering::SeqCst).as_ref() } {
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u64;
+            s.record(&regs, tid, weight);
+        }
+        if let Some(h) = unsafe { PROFIL.load(Ordering::SeqCst).as_ref() } {
+            h.record(regs.pc, weight);
+        }
+        if let Some(b) = unsafe { PCSAMPLE.load(Ordering::SeqCst).as_ref() } {
+            b.record(regs.pc);
+        }
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    // SAFETY: restoring the interrupted code's errno.
+    unsafe { *errno_location() = saved };
+}
+
+/// Waits until no handler is running (after a sink was unpublished).
+fn quiesce() {
+    while IN_FLIGHT.load(Ordering::SeqCst) != 0 {
+        std::thread::yield_now();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The control state (never touched by the handler)
+
+/// A process-wide lock that a `pthread_atfork` prepare handler can take and the parent/child
+/// handlers release (a `std::sync::Mutex` guard cannot cross those calls).
+struct ControlLock {
+    mutex: UnsafeCell<libc::pthread_mutex_t>,
+    state: UnsafeCell<Control>,
+}
+
+// SAFETY: `state` is only reached through `lock()`, which holds `mutex`.
+unsafe impl Sync for ControlLock {}
+
+static CONTROL: ControlLock = ControlLock {
+    mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
+    state: UnsafeCell::new(Control::new()),
+};
+
+struct ControlGuard(());
+
+impl std::ops::Deref for ControlGuard {
+    type Target = Control;
+    fn deref(&self) -> &Control {
+        // SAFETY: the mutex is held for the guard's lifetime.
+        unsafe { &*CONTROL.state.get() }
+    }
+}
+
+impl std::ops::DerefMut for ControlGuard {
+    fn deref_mut(&mut self) -> &mut Control {
+        // SAFETY: the mutex is held for the guard's lifetime.
+        unsafe { &mut *CONTROL.state.get() }
+    }
+}
+
+impl Drop for ControlGuard {
+    fn drop(&mut self) {
+        // SAFETY: locked by `lock()`.
+        unsafe { libc::pthread_mutex_unlock(CONTROL.mutex.get()) };
+    }
+}
+
+fn lock() -> ControlGuard {
+    // SAFETY: a statically initialised mutex.
+    unsafe { libc::pthread_mutex_lock(CONTROL.mutex.get()) };
+    ControlGuard(())
+}
+
+pub(crate) struct Control {
+    /// Number of active sinks (session, profil, pcsample).
+    users: u32,
+    hz: u32,
+    timers: Option<HashMap<i32, libc::timer_t>>,
+    watcher: Option<std::thread::JoinHandle<()>>,
+    watcher_stop: Option<Arc<AtomicBool>>,
+    old_action: Option<libc::sigaction>,
+    /// The profiler session (published in SESSION while running).
+    pub(crate) session: Option<Box<Session>>,
+    /// Set in a forked child: output names get `.<pid>`.
+    pub(crate) forked: bool,
+    /// Set when the SIGPROF handler was found replaced.
+    pub(crate) replaced: bool,
+}
+
+impl Control {
+    const fn new() -> Control {
+        Control {
+            users: 0,
+            hz: 0,
+            timers: None,
+            watcher: None,
+            watcher_stop: None,
+            old_action: None,
+            session: None,
+            forked: false,
+            replaced: false,
+        }
+    }
+}
+
+fn gettid() -> i32 {
+    // SAFETY: no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// The CPU-time clock of thread `tid` (the kernel's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`).
+fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
+    if tid == gettid() {
+        libc::CLOCK_THREAD_CPUTIME_ID
+    } else {
+        ((!tid) << 3) | 6
+    }
+}
+
+fn arm(tid: i32, hz: u32) -> Option<libc::timer_t> {
+    // SAFETY: sigevent is plain data; zero is a valid start (libc hides the union's padding).
+    let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
+    sev.sigev_notify = libc::SIGEV_THREAD_ID;
+    sev.sigev_signo = libc::SIGPROF;
+    sev.sigev_notify_thread_id = tid;
+    let mut id: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: valid pointers to local data.
+    if unsafe { libc::timer_create(thread_cpu_clock(tid), &mut sev, &mut id) } != 0 {
+        return None;
+    }
+    let ns = 1_000_000_000 / i64::from(hz.max(1));
+    let period = libc::timespec {
+        tv_sec: ns / 1_000_000_000,
+        tv_nsec: ns % 1_000_000_000,
+    };
+    let spec = libc::itimerspec {
+        it_interval: period,
+        it_value: period,
+    };
+    // SAFETY: `id` was just created.
+    if unsafe { libc::timer_settime(id, 0, &spec, std::ptr::null_mut()) } != 0 {
+        // SAFETY: as above.
+        unsafe { libc::timer_delete(id) };
+        return None;
+    }
+    Some(id)
+}
+
+fn task_ids() -> Vec<i32> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Arms timers for threads not seen yet and deletes those of vanished threads. Returns whether
+/// a new thread was found.
+fn rescan(c: &mut Control, skip: i32) -> bool {
+    if DISARMED.load(Ordering::SeqCst) {
+        return false;
+    }
+    let hz = c.hz;
+    let Some(timers) = c.timers.as_mut() else {
+        return false;
+    };
+    let live = task_ids();
+    let mut new = false;
+    for &tid in &live {
+        if tid != skip && !timers.contains_key(&tid) {
+            if let Some(id) = arm(tid, hz) {
+                timers.insert(tid, id);
+            }
+            new = true;
+        }
+    }
+    timers.retain(|tid, id| {
+        let keep = live.contains(tid);
+        if !keep {
+            // SAFETY: a timer we created.
+            unsafe { libc::timer_delete(*id) };
+        }
+        keep
+    });
+    new
+}
+
+fn spawn_watcher(c: &mut Control) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let handle = std::thread::Builder::new()
+        .name("gmon-watcher".into())
+        .spawn(move || {
+            let me = gettid();
+            let mut ticks = 0u32;
+            while !flag.load(Ordering::SeqCst) {
+                std::thread::sleep(WATCH_INTERVAL);
+                let mut c = lock();
+                if flag.load(Ordering::SeqCst) {
+                    break;
+                }
+                let new = rescan(&mut c, me);
+                ticks = ticks.wrapping_add(1);
+                if let Some(s) = c.session.as_ref()
+                    && s.wants_stacks()
+                    && (new || ticks.is_multiple_of(100))
+                {
+                    s.ranges.refresh();
+                }
+            }
+        });
+    c.watcher = handle.ok();
+    c.watcher_stop = Some(stop);
+}
+
+fn install_handler(c: &mut Control) -> Result<()> {
+    // SAFETY: querying the current action into local storage.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut old) } != 0 {
+        return Err(Error::last_os("sigaction(SIGPROF)"));
+    }
+    let ours = on_sigprof as *const () as libc::sighandler_t;
+    if old.sa_sigaction != libc::SIG_DFL
+        && old.sa_sigaction != libc::SIG_IGN
+        && old.sa_sigaction != ours
+    {
+        return Err(Error::SigprofInUse);
+    }
+    // SAFETY: querying into local storage.
+    let mut it: libc::itimerval = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getitimer(libc::ITIMER_PROF, &mut it) } == 0
+        && (it.it_value.tv_sec != 0 || it.it_value.tv_usec != 0)
+    {
+        return Err(Error::ItimerProfInUse);
+    }
+    // SAFETY: a zeroed sigaction with our handler, SA_SIGINFO and an empty extra mask.
+    let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+    act.sa_sigaction = ours;
+    act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+    unsafe { libc::sigemptyset(&mut act.sa_mask) };
+    if unsafe { libc::sigaction(libc::SIGPROF, &act, std::ptr::null_mut()) } != 0 {
+        return Err(Error::last_os("sigaction(SIGPROF)"));
+    }
+    if c.old_action.is_none() {
+        c.old_action = Some(old);
+    }
+    Ok(())
+}
+
+/// Whether our handler is still the `SIGPROF` handler.
+fn handler_is_ours() -> bool {
+    // SAFETY: querying into local storage.
+    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
+    unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut cur) };
+    cur.sa_sigaction == on_sigprof as *const () as libc::sighandler_t
+}
+
+/// Deletes every timer and throws away `SIGPROF`s already queued (by setting the disposition to
+/// `SIG_IGN` for a moment), then puts `then` back as the handler.
+fn disarm_all(c: &mut Control, then: Option<&libc::sigaction>) {
+    if let Some(timers) = c.timers.as_mut() {
+        for (_, id) in timers.drain() {
+            // SAFETY: timers we created.
+            unsafe { libc::timer_delete(id) };
+        }
+    }
+    // SAFETY: plain sigaction calls with valid local structures.
+    unsafe {
+        let mut ign: libc::sigaction = std::mem::zeroed();
+        ign.sa_sigaction = libc::SIG_IGN;
+        libc::sigemptyset(&mut ign.sa_mask);
+        let mut prev: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPROF, &ign, &mut prev);
+        libc::sigaction(libc::SIGPROF, then.unwrap_or(&prev), std::ptr::null_mut());
+    }
+}
+
+fn register_process_hooks() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registering plain extern "C" functions.
+        unsafe {
+            libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
+            libc::atexit(at_exit);
+        }
+    });
+}
+
+/// Starts the engine for one more sink (first user: handler, timers, watcher).
+fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
+    if !(1..=100_000).contains(&hz) {
+        return Err(Error::BadRate(hz));
+    }
+    if c.users == 0 {
+        install_handler(c)?;
+        register_process_hooks();
+        c.hz = hz;
+        c.replaced = false;
+        c.timers = Some(HashMap::new());
+        DISARMED.store(false, Ordering::SeqCst);
+        rescan(c, -1);
+        spawn_watcher(c);
+    }
+    c.users += 1;
+    Ok(())
+}
+
+/// Releases one sink; the last one stops timers and the watcher and restores the old action.
+fn stop_engine(mut c: ControlGuard) -> ControlGuard {
+    c.users = c.users.saturating_sub(1);
+    if c.users != 0 {
+        return c;
+    }
+    if !handler_is_ours() {
+        c.replaced = true;
+    }
+    if let Some(stop) = c.watcher_stop.take() {
+        stop.store(true, Ordering::SeqCst);
+    }
+    let watcher = c.watcher.take();
+    drop(c);
+    if let Some(w) = watcher {
+        let _ = w.join();
+    }
+    let mut c = lock();
+    if c.users == 0 {
+        let old = c.old_action.take();
+        if c.replaced {
+            // The program owns SIGPROF now: delete our timers, leave its handler alone.
+            if let Some(timers) = c.timers.as_mut() {
+                for (_, id) in timers.drain() {
+                    // SAFETY: timers we created.
+                    unsafe { libc::timer_delete(id) };
+                }
+            }
+        } else {
+            disarm_all(&mut c, old.as_ref());
+        }
+        c.timers = None;
+    }
+    c
+}
+
+// ---------------------------------------------------------------------------------------------
+// fork, exec, exit
+
+extern "C" fn fork_prepare() {
+    // Held across fork so the child never inherits a lock taken by a thread that does not
+    // exist there.
+    // SAFETY: statically initialised mutex.
+    unsafe { libc::pthread_mutex_lock(CONTROL.mutex.get()) };
+}
+
+extern "C" fn fork_parent() {
+    // SAFETY: locked by fork_prepare in this thread.
+    unsafe { libc::pthread_mutex_unlock(CONTROL.mutex.get()) };
+}
+
+extern "C" fn fork_child() {
+    IN_FLIGHT.store(0, Ordering::SeqCst);
+    // SAFETY: locked by fork_prepare in the parent's thread, which is this thread here.
+    let mut c = ControlGuard(());
+    if c.users == 0 {
+        return;
+    }
+    // Timers and threads are not inherited: forget both (joining or detaching a thread of the
+    // parent would be undefined).
+    if let Some(w) = c.watcher.take() {
+        std::mem::forget(w);
+    }
+    c.watcher_stop = None;
+    c.forked = true;
+    if let Some(s) = c.session.as_ref() {
+        s.reset();
+    }
+    c.timers = Some(HashMap::new());
+    rescan(&mut c, -1);
+    spawn_watcher(&mut c);
+}
+
+/// Before an exec: delete every timer and discard pending ticks, so the new program (whose
+/// `SIGPROF` disposition is reset to the default, terminate) never receives one.
+pub(crate) fn before_exec() {
+    let mut c = lock();
+    if c.users == 0 {
+        return;
+    }
+    DISARMED.store(true, Ordering::SeqCst);
+    // Keep our handler installed (the exec may fail and the program go on).
+    // SAFETY: querying into local storage.
+    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
+    unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut cur) };
+    disarm_all(&mut c, Some(&cur));
+}
+
+/// After an exec that failed: sampling goes on.
+pub(crate) fn after_failed_exec() {
+    let mut c = lock();
+    if c.users == 0 {
+        return;
+    }
+    DISARMED.store(false, Ordering::SeqCst);
+    rescan(&mut c, -1);
+}
+
+extern "C" fn at_exit() {
+    if let Err(e) = crate::profiler::finish_at_exit() {
+        eprintln!("gmon-write: {e}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sinks
+
+/// Publishes a session and starts sampling.
+pub(crate) fn start_session(session: Box<Session>) -> Result<()> {
+    let mut c = lock();
+    if c.session.is_some() {
+        return Err(Error::AlreadyActive("a Profiler"));
+    }
+    start_engine(&mut c, session.hz)?;
+    c.forked = false;
+    let ptr: *const Session = &*session;
+    c.session = Some(session);
+    SESSION.store(ptr.cast_mut(), Ordering::SeqCst);
+    Ok(())
+}
+
+/// Runs `f` on the current session (sampling continues), if there is one.
+pub(crate) fn with_session<R>(f: impl FnOnce(&Session, bool, bool) -> R) -> Option<R> {
+    let c = lock();
+    let replaced = c.replaced || (c.users > 0 && !handler_is_ours());
+    c.session.as_deref().map(|s| f(s, c.forked, replaced))
+}
+
+/// Stops sampling and hands the session back for writing.
+pub(crate) fn stop_session() -> Option<(Box<Session>, bool, bool)> {
+    let c = lock();
+    c.session.as_ref()?;
+    SESSION.store(std::ptr::null_mut(), Ordering::SeqCst);
+    quiesce();
+    let mut c = stop_engine(c);
+    let forked = c.forked;
+    let replaced = c.replaced;
+    c.session.take().map(|s| (s, forked, replaced))
+}
+
+/// While alive, ticks are counted into a `profil` histogram.
+pub(crate) struct ProfilScope(());
+
+impl ProfilScope {
+    pub(crate) fn enter(h: &Histogram<'_>, hz: u32) -> Result<ProfilScope> {
+        let mut c = lock();
+        if !PROFIL.load(Ordering::SeqCst).is_null() {
+            return Err(Error::AlreadyActive("a profil histogram"));
+        }
+        start_engine(&mut c, hz)?;
+        // The pointer is unpublished (and handlers drained) in Drop, before `h`'s borrow ends.
+        PROFIL.store(
+            (h as *const Histogram<'_>).cast_mut().cast(),
+            Ordering::SeqCst,
+        );
+        Ok(ProfilScope(()))
+    }
+}
+
+impl Drop for ProfilScope {
+    fn drop(&mut self) {
+        let c = lock();
+        PROFIL.store(std::ptr::null_mut(), Ordering::SeqCst);
+        quiesce();
+        drop(stop_engine(c));
+    }
+}
+
+/// While alive, PCs are stored into a `pcsample` buffer.
+pub(crate) struct PcSampleScope(());
+
+impl PcSampleScope {
+    pub(crate) fn enter(b: &SampleBuffer<'_>, hz: u32) -> Result<PcSampleScope> {
+        let mut c = lock();
+        if !PCSAMPLE.load(Ordering::SeqCst).is_null() {
+            return Err(Error::AlreadyActive("a pcsample buffer"));
+        }
+        start_engine(&mut c, hz)?;
+        PCSAMPLE.store(
+            (b as *const SampleBuffer<'_>).cast_mut().cast(),
+            Ordering::SeqCst,
+        );
+        Ok(PcSampleScope(()))
+    }
+}
+
+impl Drop for PcSampleScope {
+    fn drop(&mut self) {
+        let c = lock();
+        PCSAMPLE.store(std::ptr::null_mut(), Ordering::SeqCst);
+        quiesce();
+        drop(stop_engine(c));
+    }
+}
+
+/// Handle used by the C ABI: publishes a leaked sink until `unpublish`.
+pub(crate) mod raw {
+    use super::*;
+
+    pub(crate) fn publish_profil(h: Box<Histogram<'static>>, hz: u32) -> Result<()> {
+        let mut c = lock();
+        start_engine(&mut c, hz)?;
+        let old = PROFIL.swap(Box::into_raw(h), Ordering::SeqCst);
+        if !old.is_null() {
+            quiesce();
+            // SAFETY: published by this module from a Box, now unpublished and drained.
+            drop(unsafe { Box::from_raw(old) });
+            c.users = c.users.saturating_sub(1);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn unpublish_profil() {
+        let c = lock();
+        let old = PROFIL.swap(std::ptr::null_mut(), Ordering::SeqCst);
+        if old.is_null() {
+            return;
+        }
+        quiesce();
+        // SAFETY: as above.
+        drop(unsafe { Box::from_raw(old) });
+        drop(stop_engine(c));
+    }
+
+    /// Publishes a new pcsample buffer (or none) and returns the count stored in the old one.
+    pub(crate) fn swap_pcsample(b: Option<Box<SampleBuffer<'static>>>, hz: u32) -> Result<usize> {
+        let mut c = lock();
+        let new = match b {
+            Some(b) => {
+                start_engine(&mut c, hz)?;
+                Box::into_raw(b)
+            }
+            None => std::ptr::null_mut(),
+        };
+        let old = PCSAMPLE.swap(new, Ordering::SeqCst);
+        if old.is_null() {
+            return Ok(0);
+        }
+        quiesce();
+        // SAFETY: as above.
+        let old = unsafe { Box::from_raw(old) };
+        let n = old.stored();
+        drop(stop_engine(c));
+        Ok(n)
+    }
+}

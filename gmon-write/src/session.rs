@@ -1,0 +1,278 @@
+//! What a running [`crate::Profiler`] counts into, and how it turns into gmon.out + sidecar.
+
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+
+use gmon_format::ext::{Counters, Extension, PcSample, StackSample, ThreadTotal};
+use gmon_format::{Dimension, ProfRate};
+
+use crate::arch::Registers;
+use crate::objects::{StackRanges, loaded_objects, main_text};
+use crate::profil::{bin_index, saturating_add};
+use crate::stack::{MAX_STACK_DEPTH, walk};
+use crate::{Error, Result};
+
+/// Capacity of the per-PC table.
+const PC_TABLE_SLOTS: usize = 1 << 16;
+/// Capacity of the per-thread table.
+const THREAD_TABLE_SLOTS: usize = 1 << 12;
+/// Capacity of the stack table.
+const STACK_TABLE_SLOTS: usize = 1 << 14;
+
+/// The glibc histogram geometry for a runtime text range (`__monstartup`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Geometry {
+    /// `lowpc`, runtime, rounded down to 4.
+    pub low: u64,
+    /// `highpc`, runtime, rounded up to 4.
+    pub high: u64,
+    /// Number of u16 bins (`kcountsize / 2`).
+    pub nbins: usize,
+    /// `s_scale`, 16.16.
+    pub scale: u32,
+}
+
+impl Geometry {
+    /// glibc: lowpc/highpc rounded to `HISTFRACTION * sizeof(HISTCOUNTER)` = 4,
+    /// `kcountsize = ROUNDUP(textsize / 2, 8)`, `s_scale = (float) kcountsize / textsize *
+    /// 65536` when `kcountsize < textsize`, else 1:1.
+    pub(crate) fn glibc(low: u64, high: u64) -> Geometry {
+        let low = low & !3;
+        let high = high.saturating_add(3) & !3;
+        let textsize = high.saturating_sub(low);
+        let kcountsize = (textsize / 2).saturating_add(7) & !7;
+        let scale = if kcountsize < textsize {
+            ((kcountsize as f32 / textsize as f32) * 65536.0) as u32
+        } else {
+            crate::profil::SCALE_ONE_TO_ONE
+        };
+        Geometry {
+            low,
+            high,
+            nbins: (kcountsize / 2) as usize,
+            scale,
+        }
+    }
+}
+
+/// What to record besides the histogram.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Recording {
+    pub pcs: bool,
+    pub stacks: bool,
+    pub max_depth: usize,
+}
+
+/// The preallocated counters of one profiling run.
+#[derive(Debug)]
+pub(crate) struct Session {
+    pub hz: u32,
+    pub geometry: Geometry,
+    pub bias: u64,
+    bins: Box<[AtomicU16]>,
+    pcs: Option<crate::tables::CountTable>,
+    stacks: Option<crate::tables::StackTable>,
+    threads: crate::tables::CountTable,
+    pub ranges: StackRanges,
+    samples: AtomicU64,
+    outside: AtomicU64,
+    dropped: AtomicU64,
+    truncated: AtomicU64,
+    overflows: AtomicU64,
+    saturated: AtomicU64,
+}
+
+impl Session {
+    pub(crate) fn new(hz: u32, rec: Recording) -> Result<Session> {
+        let objects = loaded_objects();
+        let (lo, hi, bias) = main_text(&objects).ok_or(Error::NoText)?;
+        let geometry = Geometry::glibc(lo, hi);
+        let ranges = StackRanges::new();
+        if rec.stacks {
+            ranges.refresh();
+        }
+        Ok(Session {
+            hz,
+            geometry,
+            bias,
+            bins: (0..geometry.nbins).map(|_| AtomicU16::new(0)).collect(),
+            pcs: rec
+                .pcs
+                .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
+            stacks: rec.stacks.then(|| {
+                crate::tables::StackTable::new(
+                    STACK_TABLE_SLOTS,
+                    rec.max_depth.clamp(1, MAX_STACK_DEPTH),
+                )
+            }),
+            threads: crate::tables::CountTable::new(THREAD_TABLE_SLOTS),
+            ranges,
+            samples: AtomicU64::new(0),
+            outside: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            truncated: AtomicU64::new(0),
+            overflows: AtomicU64::new(0),
+            saturated: AtomicU64::new(0),
+        })
+    }
+
+    pub(crate) fn wants_stacks(&self) -> bool {
+        self.stacks.is_some()
+    }
+
+    /// Counts one tick of `weight` (1 + timer overruns). Called from the signal handler:
+    /// atomics only, no allocation, no locks.
+    #[inline(always)]
+    pub(crate) fn record(&self, regs: &Registers, tid: u64, weight: u32) {
+        let w = u64::from(weight);
+        self.samples.fetch_add(w, Ordering::Relaxed);
+        let g = &self.geometry;
+        match bin_index(regs.pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
+            Some(bin) => {
+                let before = bin.load(Ordering::Relaxed);
+                let lost = saturating_add(bin, weight);
+                if lost != 0 {
+                    self.overflows.fetch_add(u64::from(lost), Ordering::Relaxed);
+                    if before != u16::MAX {
+                        self.saturated.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            None => {
+                self.outside.fetch_add(w, Ordering::Relaxed);
+            }
+        }
+        if let Some(pcs) = &self.pcs
+            && !pcs.add(regs.pc, w)
+        {
+            self.dropped.fetch_add(w, Ordering::Relaxed);
+        }
+        self.threads.add(tid, w);
+        if let Some(stacks) = &self.stacks {
+            let mut buf = [0u64; MAX_STACK_DEPTH];
+            let depth = stacks.depth().min(buf.len());
+            let (n, cut) = walk(regs, &self.ranges, buf.get_mut(..depth).unwrap_or(&mut []));
+            if cut {
+                self.truncated.fetch_add(w, Ordering::Relaxed);
+            }
+            if !stacks.add(buf.get(..n).unwrap_or(&[]), w) {
+                self.dropped.fetch_add(w, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Zeroes every counter (a forked child starts from nothing).
+    pub(crate) fn reset(&self) {
+        for b in self.bins.iter() {
+            b.store(0, Ordering::Relaxed);
+        }
+        if let Some(p) = &self.pcs {
+            p.clear();
+        }
+        if let Some(s) = &self.stacks {
+            s.clear();
+        }
+        self.threads.clear();
+        for c in [
+            &self.samples,
+            &self.outside,
+            &self.dropped,
+            &self.truncated,
+            &self.overflows,
+            &self.saturated,
+        ] {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Total ticks counted so far.
+    pub(crate) fn samples(&self) -> u64 {
+        self.samples.load(Ordering::Relaxed)
+    }
+
+    /// The histogram as gmon.out stores it: link-time addresses (runtime − load bias, as glibc
+    /// writes them).
+    pub(crate) fn histogram(&self) -> gmon_format::Histogram {
+        let g = &self.geometry;
+        gmon_format::Histogram {
+            low_pc: g.low.wrapping_sub(self.bias),
+            high_pc: g.high.wrapping_sub(self.bias),
+            prof_rate: ProfRate(self.hz),
+            dimension: Dimension::SECONDS,
+            bins: self
+                .bins
+                .iter()
+                .map(|b| u64::from(b.load(Ordering::Relaxed)))
+                .collect(),
+        }
+    }
+
+    /// The sidecar's contents (without the gmon.out link).
+    pub(crate) fn extension(&self) -> Extension {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Extension {
+            writer: concat!("gmon-write ", env!("CARGO_PKG_VERSION")).to_string(),
+            rate_hz: self.hz,
+            pid: std::process::id(),
+            counters: Counters {
+                samples: load(&self.samples),
+                outside_histogram: load(&self.outside),
+                dropped: load(&self.dropped),
+                truncated_stacks: load(&self.truncated),
+                saturated_bins: load(&self.saturated),
+            },
+            objects: loaded_objects(),
+            pc_samples: self
+                .pcs
+                .as_ref()
+                .map(|t| {
+                    t.entries()
+                        .into_iter()
+                        .map(|(pc, count)| PcSample { pc, count })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            stacks: self
+                .stacks
+                .as_ref()
+                .map(|t| {
+                    t.entries()
+                        .into_iter()
+                        .map(|(pcs, count)| StackSample { count, pcs })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            threads: self
+                .threads
+                .entries()
+                .into_iter()
+                .map(|(tid, samples)| ThreadTotal {
+                    tid: tid as u32,
+                    samples,
+                })
+                .collect(),
+            gmon: None,
+        }
+    }
+
+    /// Ticks that a saturated bin could not hold.
+    pub(crate) fn overflows(&self) -> u64 {
+        self.overflows.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_is_glibcs() {
+        // textsize 0x1458 (observed t1): 1304 bins, scale just under 1:2.
+        let g = Geometry::glibc(0, 0x1458);
+        assert_eq!(g.nbins, 0x518);
+        assert_eq!(g.scale, ((0xa30 as f32 / 0x1458 as f32) * 65536.0) as u32);
+        // Rounding of both ends to 4.
+        let g = Geometry::glibc(0x1001, 0x1005);
+        assert_eq!((g.low, g.high), (0x1000, 0x1008));
+        assert_eq!(g.nbins, 4);
+    }
+}

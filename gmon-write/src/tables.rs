@@ -1,0 +1,245 @@
+//! Preallocated lock-free tables the signal handler counts into.
+//!
+//! Every table is open addressing over fixed arrays of atomics, allocated before sampling
+//! starts. Inserting never allocates and never waits: a full table or a slot that another thread
+//! is filling makes the handler drop the sample (and count it), never block.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// How many slots are probed before a sample is dropped.
+const MAX_PROBES: usize = 64;
+
+fn mix(mut x: u64) -> u64 {
+    // splitmix64 finaliser: cheap and spreads nearby PCs over the table.
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Counts per key (a PC or a thread id). Key 0 marks an empty slot, so keys are stored + 1.
+#[derive(Debug)]
+pub(crate) struct CountTable {
+    keys: Box<[AtomicU64]>,
+    counts: Box<[AtomicU64]>,
+}
+
+impl CountTable {
+    pub(crate) fn new(capacity: usize) -> CountTable {
+        let cap = capacity.next_power_of_two().max(2);
+        CountTable {
+            keys: (0..cap).map(|_| AtomicU64::new(0)).collect(),
+            counts: (0..cap).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Adds `weight` to `key`. Returns false when the table is too full.
+    pub(crate) fn add(&self, key: u64, weight: u64) -> bool {
+        let stored = key.wrapping_add(1);
+        if stored == 0 {
+            return false;
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = mix(key) as usize & mask;
+        for _ in 0..MAX_PROBES {
+            let (Some(k), Some(c)) = (self.keys.get(i), self.counts.get(i)) else {
+                return false;
+            };
+            let cur = k.load(Ordering::Relaxed);
+            if cur == stored
+                || (cur == 0
+                    && match k.compare_exchange(0, stored, Ordering::Relaxed, Ordering::Relaxed) {
+                        Ok(_) => true,
+                        Err(seen) => seen == stored,
+                    })
+            {
+                c.fetch_add(weight, Ordering::Relaxed);
+                return true;
+            }
+            i = (i + 1) & mask;
+        }
+        false
+    }
+
+    /// Every (key, count) with a non-zero count, ascending by key.
+    pub(crate) fn entries(&self) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = self
+            .keys
+            .iter()
+            .zip(self.counts.iter())
+            .filter_map(|(k, c)| {
+                let k = k.load(Ordering::Relaxed);
+                let c = c.load(Ordering::Relaxed);
+                (k != 0 && c != 0).then(|| (k - 1, c))
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    pub(crate) fn clear(&self) {
+        for (k, c) in self.keys.iter().zip(self.counts.iter()) {
+            k.store(0, Ordering::Relaxed);
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Slot state of [`StackTable`]: 0 empty, 1 being written, otherwise the stack's hash | 2.
+const WRITING: u64 = 1;
+
+/// Counts per distinct call stack (arrays of PCs up to `depth` long).
+#[derive(Debug)]
+pub(crate) struct StackTable {
+    depth: usize,
+    states: Box<[AtomicU64]>,
+    lens: Box<[AtomicU32]>,
+    counts: Box<[AtomicU64]>,
+    pcs: Box<[AtomicU64]>,
+}
+
+impl StackTable {
+    pub(crate) fn new(capacity: usize, depth: usize) -> StackTable {
+        let cap = capacity.next_power_of_two().max(2);
+        let depth = depth.max(1);
+        StackTable {
+            depth,
+            states: (0..cap).map(|_| AtomicU64::new(0)).collect(),
+            lens: (0..cap).map(|_| AtomicU32::new(0)).collect(),
+            counts: (0..cap).map(|_| AtomicU64::new(0)).collect(),
+            pcs: (0..cap * depth).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    fn frames(&self, slot: usize) -> &[AtomicU64] {
+        let start = slot * self.depth;
+        self.pcs.get(start..start + self.depth).unwrap_or(&[])
+    }
+
+    /// Adds `weight` to the stack `pcs`. Returns false when it could not be stored.
+    pub(crate) fn add(&self, pcs: &[u64], weight: u64) -> bool {
+        let pcs = pcs.get(..pcs.len().min(self.depth)).unwrap_or(&[]);
+        let hash = pcs.iter().fold(pcs.len() as u64, |h, &pc| mix(h ^ pc)) | 2;
+        let mask = self.states.len() - 1;
+        let mut i = hash as usize & mask;
+        for _ in 0..MAX_PROBES {
+            let (Some(state), Some(len), Some(count)) =
+                (self.states.get(i), self.lens.get(i), self.counts.get(i))
+            else {
+                return false;
+            };
+            let cur = state.load(Ordering::Acquire);
+            if cur == hash && self.same(i, len, pcs) {
+                count.fetch_add(weight, Ordering::Relaxed);
+                return true;
+            }
+            if cur == 0
+                && state
+                    .compare_exchange(0, WRITING, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                for (slot, &pc) in self.frames(i).iter().zip(pcs) {
+                    slot.store(pc, Ordering::Relaxed);
+                }
+                len.store(pcs.len() as u32, Ordering::Relaxed);
+                count.store(weight, Ordering::Relaxed);
+                state.store(hash, Ordering::Release);
+                return true;
+            }
+            // Another stack, or one being written by another thread: probe on. (A stack being
+            // written may get a duplicate slot; the writer merges duplicates.)
+            i = (i + 1) & mask;
+        }
+        false
+    }
+
+    fn same(&self, slot: usize, len: &AtomicU32, pcs: &[u64]) -> bool {
+        len.load(Ordering::Relaxed) as usize == pcs.len()
+            && self
+                .frames(slot)
+                .iter()
+                .zip(pcs)
+                .all(|(a, &b)| a.load(Ordering::Relaxed) == b)
+    }
+
+    /// Every stored stack with its count, duplicates merged, sorted by stack.
+    pub(crate) fn entries(&self) -> Vec<(Vec<u64>, u64)> {
+        let mut v: Vec<(Vec<u64>, u64)> = Vec::new();
+        for (i, state) in self.states.iter().enumerate() {
+            let s = state.load(Ordering::Acquire);
+            if s == 0 || s == WRITING {
+                continue;
+            }
+            let n = self
+                .lens
+                .get(i)
+                .map_or(0, |l| l.load(Ordering::Relaxed) as usize);
+            let c = self.counts.get(i).map_or(0, |c| c.load(Ordering::Relaxed));
+            let pcs: Vec<u64> = self
+                .frames(i)
+                .iter()
+                .take(n)
+                .map(|p| p.load(Ordering::Relaxed))
+                .collect();
+            if c != 0 {
+                v.push((pcs, c));
+            }
+        }
+        v.sort();
+        let mut merged: Vec<(Vec<u64>, u64)> = Vec::with_capacity(v.len());
+        for (pcs, c) in v {
+            match merged.last_mut() {
+                Some((last, lc)) if *last == pcs => *lc += c,
+                _ => merged.push((pcs, c)),
+            }
+        }
+        merged
+    }
+
+    pub(crate) fn clear(&self) {
+        for s in self.states.iter() {
+            s.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_table_adds_and_lists() {
+        let t = CountTable::new(16);
+        assert!(t.add(5, 1));
+        assert!(t.add(5, 2));
+        assert!(t.add(0, 1));
+        assert_eq!(t.entries(), vec![(0, 1), (5, 3)]);
+        t.clear();
+        assert!(t.entries().is_empty());
+    }
+
+    #[test]
+    fn count_table_fills_up() {
+        let t = CountTable::new(4);
+        let ok = (0..10u64).filter(|&k| t.add(k, 1)).count();
+        assert_eq!(ok, 4);
+    }
+
+    #[test]
+    fn stack_table_merges() {
+        let t = StackTable::new(8, 4);
+        assert!(t.add(&[1, 2, 3], 1));
+        assert!(t.add(&[1, 2, 3], 1));
+        assert!(t.add(&[1, 2], 5));
+        assert!(t.add(&[9, 9, 9, 9, 9, 9], 1)); // cut to depth 4
+        assert_eq!(
+            t.entries(),
+            vec![(vec![1, 2], 5), (vec![1, 2, 3], 2), (vec![9, 9, 9, 9], 1)]
+        );
+    }
+}
