@@ -73,24 +73,29 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     res.map_err(err)
 }
 
+/// The encoding of this host (glibc writes gmon.out in the host's byte order and word size).
+pub(crate) const HOST_ENCODING: gmon_format::Encoding = gmon_format::Encoding {
+    endian: if cfg!(target_endian = "little") {
+        gmon_format::Endian::Little
+    } else {
+        gmon_format::Endian::Big
+    },
+    ptr_width: if cfg!(target_pointer_width = "64") {
+        gmon_format::PtrWidth::Eight
+    } else {
+        gmon_format::PtrWidth::Four
+    },
+};
+
 /// The GNU gmon.out bytes for one histogram in the host's byte order and pointer width
 /// (what glibc's `_mcleanup` writes without arcs: header, then one tag-0 record).
-pub(crate) fn gnu_bytes(h: &gmon_format::Histogram) -> Vec<u8> {
-    let mut v = Vec::with_capacity(20 + 41 + 2 * h.bins.len());
-    v.extend_from_slice(&gmon_format::GMON_MAGIC);
-    v.extend_from_slice(&gmon_format::GMON_VERSION.to_ne_bytes());
-    v.extend_from_slice(&[0; 12]);
-    v.push(gmon_format::GMON_TAG_TIME_HIST);
-    v.extend_from_slice(&(h.low_pc as usize).to_ne_bytes());
-    v.extend_from_slice(&(h.high_pc as usize).to_ne_bytes());
-    v.extend_from_slice(&(h.bins.len() as u32).to_ne_bytes());
-    v.extend_from_slice(&h.prof_rate.0.to_ne_bytes());
-    v.extend_from_slice(&h.dimension.name);
-    v.push(h.dimension.abbrev);
-    for &b in &h.bins {
-        v.extend_from_slice(&(b.min(u64::from(u16::MAX)) as u16).to_ne_bytes());
-    }
-    v
+pub(crate) fn gnu_bytes(h: &gmon_format::Histogram) -> Result<Vec<u8>> {
+    let mut p = gmon_format::Profile::new_gnu(HOST_ENCODING);
+    p.records.push(gmon_format::Record::Histogram(h.clone()));
+    gmon_format::to_vec(&p).map_err(|e| Error::Write {
+        path: PathBuf::from("gmon.out"),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -114,7 +119,7 @@ mod tests {
             dimension: gmon_format::Dimension::SECONDS,
             bins: vec![0; 0x518],
         };
-        let b = gnu_bytes(&h);
+        let b = gnu_bytes(&h).unwrap();
         assert_eq!(b.len(), 20 + 41 + 2 * 0x518);
         assert_eq!(&b[..8], b"gmon\x01\0\0\0");
         assert_eq!(&b[29..37], &[0x58, 0x14, 0, 0, 0, 0, 0, 0]);

@@ -44,21 +44,22 @@ pub fn bin_index(pc: u64, offset: u64, scale: u32, nbins: usize) -> Option<usize
     usize::try_from(i).ok().filter(|&i| i < nbins)
 }
 
-/// Adds `weight` to one bin, saturating at `u16::MAX`. Returns how much could not be added.
-/// Lock-free (a compare-and-swap loop), so it is safe in a signal handler.
+/// Adds `weight` to one bin, saturating at `u16::MAX`. Returns how much could not be added and
+/// whether this call made the bin reach the maximum. Lock-free (a compare-and-swap loop), so it
+/// is safe in a signal handler.
 #[inline]
-pub(crate) fn saturating_add(bin: &AtomicU16, weight: u32) -> u32 {
+pub(crate) fn saturating_add(bin: &AtomicU16, weight: u32) -> (u32, bool) {
     let mut cur = bin.load(Ordering::Relaxed);
     loop {
         let room = u32::from(u16::MAX - cur);
         let add = weight.min(room);
         if add == 0 {
-            return weight;
+            return (weight, false);
         }
         // `add <= room`, so the sum fits in u16.
         let new = cur + add as u16;
         match bin.compare_exchange_weak(cur, new, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return weight - add,
+            Ok(_) => return (weight - add, new == u16::MAX),
             Err(seen) => cur = seen,
         }
     }
@@ -144,15 +145,14 @@ impl<'a> Histogram<'a> {
         let Some(bin) = self.bin_of(pc).and_then(|i| self.bins.get(i)) else {
             return Recorded::Outside;
         };
-        let before = bin.load(Ordering::Relaxed);
-        let lost = saturating_add(bin, weight);
+        let (lost, reached) = saturating_add(bin, weight);
+        if reached {
+            self.saturated_bins.fetch_add(1, Ordering::Relaxed);
+        }
         if lost == 0 {
             return Recorded::Counted;
         }
         self.overflows.fetch_add(u64::from(lost), Ordering::Relaxed);
-        if before != u16::MAX {
-            self.saturated_bins.fetch_add(1, Ordering::Relaxed);
-        }
         Recorded::Saturated
     }
 
@@ -166,8 +166,7 @@ impl<'a> Histogram<'a> {
         self.overflows.load(Ordering::Relaxed)
     }
 
-    /// Bins that reached 65535 (approximately, when several threads saturate the same bin at
-    /// once).
+    /// Bins that reached 65535.
     pub fn saturated_bins(&self) -> u64 {
         self.saturated_bins.load(Ordering::Relaxed)
     }

@@ -192,7 +192,7 @@ fn write_session(s: &Session, forked: bool, replaced: bool) -> Result<Written> {
     let mut ext = s.extension();
     let sidecar = sidecar_path(&path);
     let gmon = if cfg.histogram {
-        let bytes = gnu_bytes(&s.histogram());
+        let bytes = gnu_bytes(&s.histogram())?;
         ext.gmon = Some(GmonLink::of(&bytes));
         let ext_bytes = extension_to_vec(&ext).map_err(|source| Error::Write {
             path: sidecar.clone(),

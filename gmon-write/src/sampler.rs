@@ -97,7 +97,12 @@ extern "C" fn on_sigprof(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mu
             h.record(regs.pc, weight);
         }
         if let Some(b) = unsafe { PCSAMPLE.load(Ordering::SeqCst).as_ref() } {
-            b.record(regs.pc);
+            // One stored PC per tick: an overrun tick is stored `weight` times.
+            for _ in 0..weight {
+                if !b.record(regs.pc) {
+                    break;
+                }
+            }
         }
     }
     IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);

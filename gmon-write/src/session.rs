@@ -128,13 +128,12 @@ impl Session {
         let g = &self.geometry;
         match bin_index(regs.pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
             Some(bin) => {
-                let before = bin.load(Ordering::Relaxed);
-                let lost = saturating_add(bin, weight);
+                let (lost, reached) = saturating_add(bin, weight);
+                if reached {
+                    self.saturated.fetch_add(1, Ordering::Relaxed);
+                }
                 if lost != 0 {
                     self.overflows.fetch_add(u64::from(lost), Ordering::Relaxed);
-                    if before != u16::MAX {
-                        self.saturated.fetch_add(1, Ordering::Relaxed);
-                    }
                 }
             }
             None => {
