@@ -1,0 +1,526 @@
+//! The worked examples of `spec/` are real files, and the spec cannot drift from them.
+//!
+//! * Every fenced block tagged ```` ```hex testdata/spec/NAME ```` in `spec/*.md` must be exactly
+//!   `xxd` of that file, and every example file must be shown somewhere.
+//! * Every example parses with `gmon_format::read` (auto-detection) to the values the spec
+//!   states in its tables.
+//! * Where the spec reports what GNU gprof does with an example, the claim is re-checked with
+//!   `/usr/bin/gprof` when it is installed (skipped with a message otherwise).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gmon_format::{
+    Arc, Encoding, Endian, Header, Histogram, Profile, PtrWidth, ReadOptions, Record, Variant,
+};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn spec_dir() -> PathBuf {
+    repo().join("spec")
+}
+
+fn examples_dir() -> PathBuf {
+    repo().join("testdata").join("spec")
+}
+
+fn example_bytes(name: &str) -> Vec<u8> {
+    let path = examples_dir().join(name);
+    fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn example(name: &str) -> Profile {
+    gmon_format::read(&example_bytes(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// xxd blocks
+
+/// `xxd FILE` output: 16 bytes per line, 2-byte groups, then the printable characters.
+fn xxd(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for (line, chunk) in bytes.chunks(16).enumerate() {
+        out.push_str(&format!("{:08x}: ", line * 16));
+        for i in 0..16 {
+            match chunk.get(i) {
+                Some(b) => out.push_str(&format!("{b:02x}")),
+                None => out.push_str("  "),
+            }
+            if i % 2 == 1 {
+                out.push(' ');
+            }
+        }
+        out.push(' ');
+        for &b in chunk {
+            out.push(if (0x20..0x7f).contains(&b) {
+                b as char
+            } else {
+                '.'
+            });
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One ```` ```hex PATH ```` block of a spec document.
+struct HexBlock {
+    doc: PathBuf,
+    line: usize,
+    path: String,
+    text: String,
+}
+
+fn hex_blocks() -> Vec<HexBlock> {
+    let mut docs: Vec<PathBuf> = fs::read_dir(spec_dir())
+        .expect("spec/ exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    let mut blocks = Vec::new();
+    for doc in docs {
+        let text = fs::read_to_string(&doc).expect("read a spec document");
+        let mut current: Option<HexBlock> = None;
+        for (n, line) in text.lines().enumerate() {
+            if let Some(block) = current.as_mut() {
+                if line.trim_end() == "```" {
+                    blocks.extend(current.take());
+                } else {
+                    block.text.push_str(line);
+                    block.text.push('\n');
+                }
+            } else if let Some(path) = line.strip_prefix("```hex ") {
+                current = Some(HexBlock {
+                    doc: doc.clone(),
+                    line: n + 1,
+                    path: path.trim().to_string(),
+                    text: String::new(),
+                });
+            }
+        }
+        assert!(
+            current.is_none(),
+            "{}: unterminated hex block",
+            doc.display()
+        );
+    }
+    blocks
+}
+
+#[test]
+fn every_hex_dump_in_the_spec_is_xxd_of_its_file() {
+    let blocks = hex_blocks();
+    assert!(blocks.len() >= 17, "only {} hex blocks found", blocks.len());
+    let mut shown = BTreeSet::new();
+    for b in &blocks {
+        let file = repo().join(&b.path);
+        let bytes = fs::read(&file)
+            .unwrap_or_else(|e| panic!("{}:{}: {}: {e}", b.doc.display(), b.line, b.path));
+        assert_eq!(
+            b.text,
+            xxd(&bytes),
+            "{}:{}: the dump of {} differs from the file",
+            b.doc.display(),
+            b.line,
+            b.path
+        );
+        shown.insert(b.path.clone());
+    }
+    for entry in fs::read_dir(examples_dir())
+        .expect("testdata/spec exists")
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".gmon") {
+            let rel = format!("testdata/spec/{name}");
+            assert!(
+                shown.contains(&rel),
+                "{rel} is not shown in any spec document"
+            );
+        }
+    }
+}
+
+#[test]
+fn xxd_matches_the_real_tool_format() {
+    // Two lines of `xxd` output checked by eye against xxd 2022-01-14: a full line and a
+    // partial one with non-printable bytes.
+    let got = xxd(b"gmon\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+    assert_eq!(
+        got,
+        "00000000: 676d 6f6e 0100 0000 0000 0000 0000 0000  gmon............\n\
+         00000010: 0000 0000                                ....\n"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The values the spec states
+
+/// The histogram shared by the examples (spec/gnu.md, "Tag 0").
+const BINS: [u64; 24] = [
+    0, 0, 0, 0, 0, 0, 3, 9, 14, 11, 6, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// The arcs of the complete example (spec/gnu.md, "A complete file").
+const ARCS: [Arc; 4] = [
+    Arc {
+        from_pc: 0x1250,
+        self_pc: 0x11f1,
+        count: 5000,
+    },
+    Arc {
+        from_pc: 0x1280,
+        self_pc: 0x11f1,
+        count: 5000,
+    },
+    Arc {
+        from_pc: 0x12b0,
+        self_pc: 0x124e,
+        count: 50,
+    },
+    Arc {
+        from_pc: 0x12b0,
+        self_pc: 0x1278,
+        count: 50,
+    },
+];
+
+fn histograms(p: &Profile) -> Vec<&Histogram> {
+    p.histograms().collect()
+}
+
+fn arcs(p: &Profile) -> Vec<Arc> {
+    p.arcs().copied().collect()
+}
+
+fn assert_shared_histogram(name: &str, h: &Histogram) {
+    assert_eq!(h.low_pc, 0x11e0, "{name}: low_pc");
+    assert_eq!(h.high_pc, 0x1240, "{name}: high_pc");
+    assert_eq!(h.prof_rate.0, 100, "{name}: rate");
+    assert_eq!(h.dimension.name_str(), "seconds", "{name}: dimension");
+    assert_eq!(h.dimension.abbrev, b's', "{name}: abbreviation");
+    assert_eq!(h.bins, BINS, "{name}: bins");
+    assert_eq!(h.total(), 46, "{name}: 46 samples");
+    assert_eq!(h.scale(), 2.0, "{name}: scale");
+}
+
+fn gnu_version(p: &Profile) -> u32 {
+    match p.header {
+        Header::Gnu(h) => {
+            assert_eq!(h.spare, [0; 12], "spare bytes are zero in every example");
+            h.version
+        }
+        other => panic!("expected a GNU header, got {other:?}"),
+    }
+}
+
+#[test]
+fn gnu_header_only() {
+    let p = example("gnu-header-only.gmon");
+    assert_eq!(gnu_version(&p), 1);
+    assert!(p.records.is_empty());
+}
+
+#[test]
+fn gnu_histogram_record() {
+    let p = example("gnu-le64-hist.gmon");
+    assert_eq!(p.encoding, Encoding::LITTLE_64);
+    assert_eq!(gnu_version(&p), 1);
+    assert_eq!(p.records.len(), 1);
+    assert_shared_histogram("gnu-le64-hist", histograms(&p)[0]);
+    // Record length 25 + 2P + 2N after the 20-byte header.
+    assert_eq!(example_bytes("gnu-le64-hist.gmon").len(), 20 + 25 + 16 + 48);
+}
+
+#[test]
+fn gnu_arc_record() {
+    let p = example("gnu-le64-arc.gmon");
+    assert_eq!(p.encoding, Encoding::LITTLE_64);
+    assert_eq!(p.records, vec![Record::Arc(ARCS[1])]);
+    assert_eq!(example_bytes("gnu-le64-arc.gmon").len(), 20 + 21);
+}
+
+#[test]
+fn gnu_complete_file_in_four_encodings() {
+    for (name, encoding, len) in [
+        ("gnu-le64.gmon", Encoding::LITTLE_64, 193),
+        ("gnu-be64.gmon", Encoding::BIG_64, 193),
+        ("gnu-le32.gmon", Encoding::LITTLE_32, 153),
+        ("gnu-be32.gmon", Encoding::BIG_32, 153),
+    ] {
+        let p = example(name);
+        assert_eq!(p.encoding, encoding, "{name}: detected encoding");
+        assert_eq!(gnu_version(&p), 1);
+        assert_eq!(example_bytes(name).len(), len, "{name}: size");
+        let hs = histograms(&p);
+        assert_eq!(hs.len(), 1, "{name}: one histogram");
+        assert_shared_histogram(name, hs[0]);
+        assert_eq!(arcs(&p), ARCS, "{name}: arcs");
+        assert!(
+            matches!(p.records[0], Record::Histogram(_)),
+            "{name}: histogram first"
+        );
+    }
+}
+
+#[test]
+fn gnu_records_that_gprof_combines() {
+    let p = example("gnu-le64-combine.gmon");
+    let hs = histograms(&p);
+    assert_eq!(hs.len(), 3);
+    assert_eq!((hs[0].low_pc, hs[0].high_pc), (0x11e0, 0x1200));
+    assert_eq!(hs[0].bins, [0, 0, 0, 0, 0, 0, 3, 9]);
+    assert_eq!((hs[1].low_pc, hs[1].high_pc), (0x11e0, 0x1200));
+    assert_eq!(hs[1].bins, [0, 0, 0, 0, 0, 0, 1, 1]);
+    assert_eq!((hs[2].low_pc, hs[2].high_pc), (0x1200, 0x1240));
+    assert_eq!(
+        hs[2].bins,
+        [14, 11, 6, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
+    assert!(hs.iter().all(|h| h.scale() == 2.0));
+    assert_eq!(hs.iter().map(|h| h.total()).sum::<u64>(), 48);
+    let a = arcs(&p);
+    assert_eq!(
+        a,
+        [
+            Arc {
+                from_pc: 0x1280,
+                self_pc: 0x11f1,
+                count: 3000
+            },
+            Arc {
+                from_pc: 0x1280,
+                self_pc: 0x11f1,
+                count: 2000
+            },
+        ]
+    );
+    // The record order of the table in spec/gnu.md.
+    let kinds: Vec<&str> = p
+        .records
+        .iter()
+        .map(|r| match r {
+            Record::Histogram(_) => "hist",
+            Record::Arc(_) => "arc",
+            Record::BasicBlocks(_) => "bb",
+        })
+        .collect();
+    assert_eq!(kinds, ["hist", "arc", "hist", "hist", "arc"]);
+}
+
+#[test]
+fn gnu_basic_blocks_version_1() {
+    let p = example("gnu-le64-bb-v1.gmon");
+    assert_eq!(gnu_version(&p), 1);
+    let blocks: Vec<(u64, u64)> = p.basic_blocks().map(|b| (b.address, b.count)).collect();
+    assert_eq!(blocks, [(0x11f1, 10000), (0x1206, 1_500_000_000)]);
+    assert!(p.basic_blocks().all(|b| b.legacy.is_none()));
+}
+
+#[test]
+fn gnu_basic_blocks_version_0() {
+    let p = example("gnu-v0-le64-bb.gmon");
+    assert_eq!(gnu_version(&p), 0);
+    let [Record::BasicBlocks(rec)] = p.records.as_slice() else {
+        panic!("one tag-2 record expected, got {:?}", p.records);
+    };
+    assert_eq!(rec.legacy_name.as_deref(), Some(&b"ties.c"[..]));
+    assert_eq!(rec.blocks.len(), 1);
+    let b = &rec.blocks[0];
+    assert_eq!((b.address, b.count), (0x11f1, 10000));
+    let legacy = b.legacy.as_ref().expect("version-0 extras");
+    assert_eq!(legacy.function, b"work");
+    assert_eq!(legacy.file, b"ties.c");
+    assert_eq!(legacy.line, 25);
+}
+
+#[test]
+fn bsd44_examples() {
+    for (name, encoding, len) in [
+        ("bsd44-le64.gmon", Encoding::LITTLE_64, 184),
+        ("bsd44-be32.gmon", Encoding::BIG_32, 128),
+    ] {
+        let p = example(name);
+        assert_eq!(p.encoding, encoding, "{name}: detected encoding");
+        assert_eq!(example_bytes(name).len(), len, "{name}: size");
+        let Header::Bsd44(h) = p.header else {
+            panic!("{name}: expected a 4.4BSD header, got {:?}", p.header);
+        };
+        assert_eq!(h.version, 0x0005_1879);
+        assert_eq!(h.prof_rate, 100);
+        assert_eq!(h.histcounter_type, 0);
+        assert_eq!(h.spare, [0; 8]);
+        assert_shared_histogram(name, histograms(&p)[0]);
+        assert_eq!(arcs(&p), ARCS, "{name}: arcs");
+        assert!(p.trailing.is_empty());
+    }
+}
+
+#[test]
+fn bsd44_freebsd_wide_counters() {
+    let p = example("bsd44-le64-u32.gmon");
+    let Header::Bsd44(h) = p.header else {
+        panic!("expected a 4.4BSD header, got {:?}", p.header);
+    };
+    assert_eq!(h.histcounter_type, 32);
+    let hs = histograms(&p);
+    let expected: Vec<u64> = BINS.iter().map(|b| b * 100_000).collect();
+    assert_eq!(hs[0].bins, expected);
+    assert_eq!(hs[0].bins[6], 300_000);
+    assert_eq!(arcs(&p), [ARCS[0]]);
+}
+
+#[test]
+fn bsd44_partial_last_arc_is_kept_aside() {
+    let p = example("bsd44-le64-partial.gmon");
+    assert_eq!(p.header.variant(), Variant::Bsd44);
+    assert_eq!(arcs(&p), [ARCS[0]]);
+    let bytes = example_bytes("bsd44-le64-partial.gmon");
+    assert_eq!(bytes.len(), 122);
+    assert_eq!(p.trailing, bytes[0x70..]);
+    assert_eq!(p.trailing.len(), 10);
+}
+
+#[test]
+fn old_bsd_examples() {
+    for (name, encoding, header_size, len) in [
+        ("bsd-old-le64.gmon", Encoding::LITTLE_64, 20, 164),
+        ("bsd-old-le64-pad24.gmon", Encoding::LITTLE_64, 24, 168),
+        ("bsd-old-le32.gmon", Encoding::LITTLE_32, 12, 108),
+    ] {
+        // The file cannot say whether its header is 20 or 24 bytes (spec/bsd.md); the reader
+        // is told, as a user with the right knowledge would tell `gmon`.
+        let opts = ReadOptions::new()
+            .with_variant(Variant::BsdOld)
+            .with_bsd_old_header_size(header_size);
+        let p = gmon_format::read_with(&example_bytes(name), &opts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(p.encoding, encoding, "{name}: detected encoding");
+        assert_eq!(example_bytes(name).len(), len, "{name}: size");
+        let Header::BsdOld(h) = p.header else {
+            panic!("{name}: expected an old BSD header, got {:?}", p.header);
+        };
+        assert_eq!(h.header_size, header_size, "{name}: header size");
+        let hs = histograms(&p);
+        assert_eq!(hs[0].bins, BINS, "{name}: bins");
+        assert_eq!((hs[0].low_pc, hs[0].high_pc), (0x11e0, 0x1240));
+        assert_eq!(arcs(&p), ARCS, "{name}: arcs");
+    }
+}
+
+#[test]
+fn old_bsd_24_byte_header_read_as_20_gains_two_zero_bins() {
+    // spec/bsd.md: "a 24-byte file read as a 20-byte one gains two leading zero bins".
+    let opts = ReadOptions::new()
+        .with_variant(Variant::BsdOld)
+        .with_endian(Endian::Little)
+        .with_ptr_width(PtrWidth::Eight)
+        .with_bsd_old_header_size(20);
+    let p = gmon_format::read_with(&example_bytes("bsd-old-le64-pad24.gmon"), &opts)
+        .expect("the 24-byte file also parses with a 20-byte header");
+    let hs = histograms(&p);
+    assert_eq!(hs[0].bins.len(), 26);
+    assert_eq!(hs[0].bins[..2], [0, 0]);
+    assert_eq!(hs[0].bins[2..], BINS);
+    assert_eq!(arcs(&p), ARCS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the spec says GNU gprof does with the examples
+
+const GPROF: &str = "/usr/bin/gprof";
+
+fn gprof_available() -> bool {
+    if Path::new(GPROF).exists() {
+        true
+    } else {
+        eprintln!("skipped: {GPROF} is not installed");
+        false
+    }
+}
+
+/// `gprof ARGS…` → (exit code, stdout).
+fn gprof(args: &[&Path]) -> (i32, String) {
+    let out = Command::new(GPROF)
+        .env("LC_ALL", "C")
+        .arg("-b")
+        .args(args)
+        .output()
+        .expect("run gprof");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn ties_prog() -> PathBuf {
+    repo().join("testdata/cases/ties-pie-O0/prog")
+}
+
+#[test]
+fn gprof_reads_every_encoding_and_layout_alike() {
+    if !gprof_available() {
+        return;
+    }
+    let ex = examples_dir();
+    let (code, reference) = gprof(&[&ties_prog(), &ex.join("gnu-le64.gmon")]);
+    assert_eq!(code, 0);
+    assert!(
+        reference.contains("100.00      0.46     0.46    10000"),
+        "{reference}"
+    );
+    for (image, file) in [
+        ("ties-le64.elf", "gnu-le64.gmon"),
+        ("ties-be64.elf", "gnu-be64.gmon"),
+        ("ties-le32.elf", "gnu-le32.gmon"),
+        ("ties-be32.elf", "gnu-be32.gmon"),
+        ("ties-be32.elf", "bsd44-be32.gmon"),
+        ("ties-le32.elf", "bsd-old-le32.gmon"),
+        ("ties-le64.elf", "bsd44-le64.gmon"),
+        ("ties-le64.elf", "bsd-old-le64.gmon"),
+    ] {
+        let (code, out) = gprof(&[&ex.join(image), &ex.join(file)]);
+        assert_eq!(code, 0, "{image} {file}");
+        assert_eq!(out, reference, "gprof {image} {file}");
+    }
+    for file in ["bsd44-le64.gmon", "bsd-old-le64.gmon"] {
+        let (_, out) = gprof(&[&ties_prog(), &ex.join(file)]);
+        assert_eq!(out, reference, "gprof prog {file}");
+    }
+}
+
+#[test]
+fn gprof_observations_stated_in_the_spec() {
+    if !gprof_available() {
+        return;
+    }
+    let ex = examples_dir();
+    let prog = ties_prog();
+    // gnu.md: combining records.
+    let (code, out) = gprof(&[&prog, &ex.join("gnu-le64-combine.gmon")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("100.00      0.48     0.48     5000"), "{out}");
+    // gnu.md: header only.
+    let (code, out) = gprof(&[&prog, &ex.join("gnu-header-only.gmon")]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    // gnu.md: arcs without a histogram.
+    let (code, out) = gprof(&[&prog, &ex.join("gnu-le64-arc.gmon")]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("-nan    -nan    5000/5000        tie_a [9]"),
+        "{out}"
+    );
+    // bsd.md: the 24-byte old header misread by GNU gprof.
+    let (_, out) = gprof(&[&prog, &ex.join("bsd-old-le64-pad24.gmon")]);
+    assert!(out.contains("105.98      0.49     0.49"), "{out}");
+    // bsd.md: partial last arc ignored.
+    let (code, out) = gprof(&[&prog, &ex.join("bsd44-le64-partial.gmon")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("100.00      0.46     0.46     5000"), "{out}");
+}

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Write the worked examples of spec/ into testdata/spec/.
+
+Every file is crafted byte by byte here (they are format examples, not profiler
+output). The spec embeds `xxd FILE` of each one and states its field values;
+gmon-format/tests/spec_examples.rs checks both, so spec and files cannot drift.
+
+All examples describe one small profile of testdata/cases/ties-pie-O0/prog, whose
+functions are (nm):  work 0x11e3, tie_b 0x1240, tie_a 0x126a, main 0x1294.
+With -pg each function calls mcount right after its prologue, and glibc records
+the return address of that call as the callee's self_pc:
+    work 0x11f1, tie_b 0x124e, tie_a 0x1278
+and the call site rounded down to 16 bytes as from_pc:
+    tie_b -> work from 0x1250, tie_a -> work from 0x1280, main -> tie_* from 0x12b0.
+So `gprof -b testdata/cases/ties-pie-O0/prog testdata/spec/gnu-le64.gmon` prints a
+sensible report, and the BSD copies print the same report.
+
+The histogram covers work only: [0x11e0, 0x1240) = 96 bytes, 24 bins of 4 bytes
+each, which is the ratio glibc uses (one 16-bit bin per 4 bytes of text).
+
+Usage: testdata/spec/make-examples.py   (rewrites every *.gmon next to this script)
+"""
+
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# --- the profile shared by most examples -----------------------------------------
+
+LOW_PC = 0x11E0
+HIGH_PC = 0x1240
+RATE = 100
+# 24 bins; the samples sit in work's loop (0x11f8..0x1230).
+BINS = [0, 0, 0, 0, 0, 0, 3, 9, 14, 11, 6, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+assert len(BINS) == (HIGH_PC - LOW_PC) // 4
+
+# (from_pc, self_pc, count), in the order glibc wrote them (ascending from_pc).
+ARCS = [
+    (0x1250, 0x11F1, 5000),  # tie_b -> work
+    (0x1280, 0x11F1, 5000),  # tie_a -> work
+    (0x12B0, 0x124E, 50),  # main -> tie_b
+    (0x12B0, 0x1278, 50),  # main -> tie_a
+]
+
+GMONVERSION = 0x00051879
+
+
+def fmt(endian):
+    return "<" if endian == "le" else ">"
+
+
+def ptr(endian, width, value):
+    return struct.pack(fmt(endian) + ("I" if width == 4 else "Q"), value)
+
+
+def u32(endian, value):
+    return struct.pack(fmt(endian) + "I", value)
+
+
+def i32(endian, value):
+    return struct.pack(fmt(endian) + "i", value)
+
+
+def u16(endian, value):
+    return struct.pack(fmt(endian) + "H", value)
+
+
+def uint(endian, size, value):
+    code = {1: "B", 2: "H", 4: "I", 8: "Q"}[size]
+    return struct.pack(fmt(endian) + code, value)
+
+
+# --- GNU tagged format ------------------------------------------------------------
+
+
+def gnu_header(endian, version=1, spare=b"\0" * 12):
+    return b"gmon" + u32(endian, version) + spare
+
+
+def gnu_hist(endian, width, low, high, bins, rate=RATE, dimen=b"seconds", abbrev=b"s"):
+    return (
+        b"\x00"
+        + ptr(endian, width, low)
+        + ptr(endian, width, high)
+        + u32(endian, len(bins))
+        + u32(endian, rate)
+        + dimen.ljust(15, b"\0")
+        + abbrev
+        + b"".join(u16(endian, b) for b in bins)
+    )
+
+
+def gnu_arc(endian, width, from_pc, self_pc, count):
+    return b"\x01" + ptr(endian, width, from_pc) + ptr(endian, width, self_pc) + u32(endian, count)
+
+
+def gnu_bb_v1(endian, width, blocks):
+    out = b"\x02" + u32(endian, len(blocks))
+    for addr, count in blocks:
+        out += ptr(endian, width, addr) + ptr(endian, width, count)
+    return out
+
+
+def gnu_bb_v0(endian, width, name, blocks):
+    """Version-0 layout: nblocks, a NUL-terminated name, then per block
+    count, address, function\\0, file\\0, int line."""
+    out = b"\x02" + u32(endian, len(blocks)) + name + b"\0"
+    for count, addr, func, path, line in blocks:
+        out += ptr(endian, width, count) + ptr(endian, width, addr)
+        out += func + b"\0" + path + b"\0" + i32(endian, line)
+    return out
+
+
+def gnu_profile(endian, width):
+    out = gnu_header(endian) + gnu_hist(endian, width, LOW_PC, HIGH_PC, BINS)
+    for a in ARCS:
+        out += gnu_arc(endian, width, *a)
+    return out
+
+
+# --- BSD layouts --------------------------------------------------------------------
+
+
+def bsd_arcs(endian, width, arcs):
+    # struct rawarc: from_pc, self_pc, count -- all three pointer-sized ("long").
+    return b"".join(
+        ptr(endian, width, f) + ptr(endian, width, s) + ptr(endian, width, c) for f, s, c in arcs
+    )
+
+
+def bsd44(endian, width, bins=BINS, counter_type=0, counter_size=2, arcs=ARCS, rate=RATE):
+    header_size = 2 * width + 24
+    ncnt = header_size + counter_size * len(bins)
+    out = ptr(endian, width, LOW_PC) + ptr(endian, width, HIGH_PC)
+    out += u32(endian, ncnt) + u32(endian, GMONVERSION) + u32(endian, rate)
+    out += i32(endian, counter_type) + b"\0" * 8
+    out += b"".join(uint(endian, counter_size, b) for b in bins)
+    return out + bsd_arcs(endian, width, arcs)
+
+
+def bsd_old(endian, width, header_size):
+    ncnt = header_size + 2 * len(BINS)
+    out = ptr(endian, width, LOW_PC) + ptr(endian, width, HIGH_PC) + u32(endian, ncnt)
+    out += b"\0" * (header_size - (2 * width + 4))  # tail padding of a 24-byte header
+    out += b"".join(u16(endian, b) for b in BINS)
+    return out + bsd_arcs(endian, width, ARCS)
+
+
+# --- the examples -------------------------------------------------------------------
+
+
+def examples():
+    ex = {}
+    # A header and nothing else: a valid, empty profile.
+    ex["gnu-header-only.gmon"] = gnu_header("le")
+    # One histogram record (tag 0).
+    ex["gnu-le64-hist.gmon"] = gnu_header("le") + gnu_hist("le", 8, LOW_PC, HIGH_PC, BINS)
+    # One call-graph arc record (tag 1).
+    ex["gnu-le64-arc.gmon"] = gnu_header("le") + gnu_arc("le", 8, *ARCS[1])
+    # The whole profile in the four encodings.
+    ex["gnu-le64.gmon"] = gnu_profile("le", 8)
+    ex["gnu-be64.gmon"] = gnu_profile("be", 8)
+    ex["gnu-le32.gmon"] = gnu_profile("le", 4)
+    ex["gnu-be32.gmon"] = gnu_profile("be", 4)
+    # How records combine: two histogram records with the same range (summed bin
+    # by bin), one with a disjoint range (a second histogram), and the same arc
+    # twice (counts summed).
+    ex["gnu-le64-combine.gmon"] = (
+        gnu_header("le")
+        + gnu_hist("le", 8, 0x11E0, 0x1200, [0, 0, 0, 0, 0, 0, 3, 9])
+        + gnu_arc("le", 8, 0x1280, 0x11F1, 3000)
+        + gnu_hist("le", 8, 0x11E0, 0x1200, [0, 0, 0, 0, 0, 0, 1, 1])
+        + gnu_hist("le", 8, 0x1200, 0x1240, [14, 11, 6, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+        + gnu_arc("le", 8, 0x1280, 0x11F1, 2000)
+    )
+    # Basic-block counts (tag 2), version-1 layout: address then count, both P bytes.
+    ex["gnu-le64-bb-v1.gmon"] = gnu_header("le") + gnu_bb_v1(
+        "le", 8, [(0x11F1, 10000), (0x1206, 1500000000)]
+    )
+    # Version-0 file: same header with version 0, and the old tag-2 layout.
+    ex["gnu-v0-le64-bb.gmon"] = gnu_header("le", version=0) + gnu_bb_v0(
+        "le", 8, b"ties.c", [(10000, 0x11F1, b"work", b"ties.c", 25)]
+    )
+    # 4.4BSD: struct gmonhdr, u16 bins, pointer-sized arcs.
+    ex["bsd44-le64.gmon"] = bsd44("le", 8)
+    ex["bsd44-be32.gmon"] = bsd44("be", 4)
+    # FreeBSD histcounter_type = 32: unsigned 32-bit bins (kernel profiles).
+    ex["bsd44-le64-u32.gmon"] = bsd44(
+        "le", 8, bins=[b * 100000 for b in BINS], counter_type=32, counter_size=4, arcs=ARCS[:1]
+    )
+    # A file whose last arc is cut short: the partial record is ignored.
+    ex["bsd44-le64-partial.gmon"] = bsd44("le", 8, arcs=ARCS[:1]) + bsd_arcs("le", 8, [ARCS[1]])[:10]
+    # Old BSD: lpc, hpc, ncnt only (no rate): 20, 24 (padded) and 12 bytes.
+    ex["bsd-old-le64.gmon"] = bsd_old("le", 8, 20)
+    ex["bsd-old-le64-pad24.gmon"] = bsd_old("le", 8, 24)
+    ex["bsd-old-le32.gmon"] = bsd_old("le", 4, 12)
+    return ex
+
+
+def main():
+    for name, data in sorted(examples().items()):
+        path = os.path.join(HERE, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        print(f"{name:28} {len(data):4} bytes")
+
+
+if __name__ == "__main__":
+    main()
