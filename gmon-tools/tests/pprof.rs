@@ -80,6 +80,7 @@ fn sample_graph() -> (CallGraph, Vec<FunctionInfo>) {
     .iter()
     .enumerate()
     .map(|(i, &(sys, addr))| FunctionInfo {
+        name: String::new(),
         system_name: sys.into(),
         address: Some(addr),
         file: Some("./t.c".into()),

@@ -8,6 +8,9 @@ use crate::flame::{CallGraph, Frame, NodeId, Stacks, frame_name};
 /// What the profile knows about one function of the graph, beyond its display name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FunctionInfo {
+    /// The human-readable (demangled) name; empty means "the graph's frame name". It differs
+    /// from the frame name when the flame graph had to tell same-named functions apart.
+    pub name: String,
     /// The symbol as the linker knows it (mangled); empty means "same as the display name".
     pub system_name: String,
     /// The function's start address (link-time), if known.
@@ -159,10 +162,14 @@ pub fn build_profile(
     for (frame, id) in used.iter_mut() {
         *id = next_id;
         next_id = next_id.saturating_add(1);
-        let name = frame_name(graph, *frame);
         let info = match frame {
             Frame::Function(NodeId(i)) => functions.get(*i).cloned().unwrap_or_default(),
             Frame::Cycle(_) => FunctionInfo::default(),
+        };
+        let name = if info.name.is_empty() {
+            frame_name(graph, *frame)
+        } else {
+            info.name.clone()
         };
         let system = if info.system_name.is_empty() {
             name.clone()
