@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# Benchmark: `gmon gprof` against GNU gprof, in the same run, on the same inputs.
+#
+#   scripts/bench-gprof.sh [--no-real] [--runs N]
+#
+# Programs:
+#   gen20k   a generated 20,000-function C program (scripts/random-compare/gen.py --bench), -O2 -g,
+#            PIE. Few executed arcs per function so that glibc's arc table (textsize * 3 %) does
+#            not overflow ("call graph buffer size limit exceeded" would leave no gmon.out).
+#   objdump  GNU objdump from Debian's binutils-source package, built with -O2 -g -pg and run as
+#            `objdump -d -l` on gen20k (skipped with --no-real or when the package is unavailable).
+# Cases per program: `-b`, `-b -l`, and `-b` over a sum of 100 profiles.
+#
+# For each case: both outputs are compared (cmp), timed with hyperfine (or a plain loop when
+# hyperfine is missing), and peak memory (max RSS) is taken from /usr/bin/time -v.
+# Results go to stdout and $BENCH_WORKDIR/results.txt (default /tmp/gmon-bench).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${BENCH_WORKDIR:-/tmp/gmon-bench}
+target=${CARGO_TARGET_DIR:-$root/target}
+gprof=${GPROF:-/usr/bin/gprof}
+runs=5
+real=1
+while [ $# -gt 0 ]; do
+    case $1 in
+        --no-real) real=0 ;;
+        --runs) runs=$2; shift ;;
+        *) echo "usage: $0 [--no-real] [--runs N]" >&2; exit 2 ;;
+    esac
+    shift
+done
+export LC_ALL=C
+mkdir -p "$work"
+results=$work/results.txt
+: > "$results"
+
+cargo build --release -p gmon-tools --manifest-path "$root/Cargo.toml" >&2
+gmon=$target/release/gmon
+
+say() { echo "$@" | tee -a "$results"; }
+
+# --- gen20k --------------------------------------------------------------------------------
+gen=$work/gen20k
+if [ ! -f "$gen/prog.gmon1" ]; then
+    rm -rf "$gen"
+    python3 "$root/scripts/random-compare/gen.py" "$gen" --bench --functions 20000 --seed 1 \
+        --target-work 1.5e10 >&2
+    (cd "$gen" && sh build.sh prog -O2 -g >&2)
+    for i in 1 2 3 4; do
+        rm -f "$gen/gmon.out"
+        # Different round counts give different histograms and arc counts (about 5 ms a round).
+        (cd "$gen" && ./prog $((i * 500)) > /dev/null)
+        if [ ! -f "$gen/gmon.out" ]; then
+            echo "gen20k wrote no gmon.out (arc table overflow?)" >&2
+            exit 1
+        fi
+        mv "$gen/gmon.out" "$gen/prog.gmon$i"
+    done
+fi
+
+# --- objdump from binutils-source ----------------------------------------------------------
+build_objdump() {
+    local dir=$work/binutils
+    [ -x "$dir/build/binutils/objdump" ] && return 0
+    if ! ls /usr/src/binutils/binutils-*.tar.* > /dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ]; then
+            apt-get install -y binutils-source >&2 || return 1
+        else
+            return 1
+        fi
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir/build"
+    tar -C "$dir" -xf /usr/src/binutils/binutils-*.tar.* || return 1
+    local src
+    src=$(ls -d "$dir"/binutils-*/ | head -1)
+    (cd "$dir/build" &&
+        CFLAGS="-O2 -g -pg" LDFLAGS="-pg" "$src/configure" --disable-nls --disable-werror \
+            --disable-gdb --disable-gdbserver --disable-sim --disable-gprofng --disable-ld \
+            --disable-gold --disable-gas --disable-gprof --without-zstd --disable-shared \
+            > configure.log 2>&1 &&
+        make -j"$(nproc)" all-binutils > make.log 2>&1) || return 1
+}
+obj=
+if [ "$real" = 1 ]; then
+    if build_objdump; then
+        obj=$work/binutils/run
+        if [ ! -f "$obj/objdump.gmon1" ]; then
+            mkdir -p "$obj"
+            cp "$work/binutils/build/binutils/objdump" "$obj/objdump"
+            for i in 1 2 3 4; do
+                rm -f "$obj/gmon.out"
+                if [ $i -le 2 ]; then what=-dl; else what=-d; fi
+                (cd "$obj" && ./objdump $what "$gen/prog" > /dev/null)
+                [ -f "$obj/gmon.out" ] || { echo "objdump wrote no gmon.out" >&2; exit 1; }
+                mv "$obj/gmon.out" "$obj/objdump.gmon$i"
+            done
+        fi
+    else
+        echo "objdump from binutils-source could not be built; skipping the real program" >&2
+    fi
+fi
+
+# 100 profiles: the four real runs, repeated (a sum is a sum; gprof reads every file).
+make_sum_set() {
+    local dir=$1 base=$2
+    mkdir -p "$dir/sum100"
+    for i in $(seq 1 100); do
+        ln -f "$dir/$base.gmon$(( (i - 1) % 4 + 1 ))" "$dir/sum100/p$i.gmon"
+    done
+}
+
+have_hyperfine=0
+command -v hyperfine > /dev/null && have_hyperfine=1
+
+# bench NAME DIR RUNS ARGS... : compares outputs, times both tools, measures peak memory.
+bench() {
+    local name=$1 dir=$2 n=$3
+    shift 3
+    local args="$*"
+    (cd "$dir" && "$gprof" $args > "$work/out.gprof" 2> /dev/null) || true
+    (cd "$dir" && "$gmon" gprof $args > "$work/out.gmon" 2> /dev/null) || true
+    local same=no
+    cmp -s "$work/out.gprof" "$work/out.gmon" && same=yes
+    local t_gprof t_gmon
+    if [ $have_hyperfine = 1 ]; then
+        local warm=1
+        [ "$n" -le 2 ] && warm=0
+        (cd "$dir" && hyperfine -N --style none --warmup $warm --runs "$n" -i \
+            --export-json "$work/hf.json" \
+            -n gprof "$gprof $args" -n gmon "$gmon gprof $args" > /dev/null 2>&1)
+        read -r t_gprof t_gmon < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+print(r[0]["mean"], r[1]["mean"])' "$work/hf.json")
+    else
+        t_gprof=$(cd "$dir" && python3 -c '
+import subprocess, sys, time
+n = int(sys.argv[1]); t = time.time()
+for _ in range(n): subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print((time.time() - t) / n)' "$n" "$gprof" $args)
+        t_gmon=$(cd "$dir" && python3 -c '
+import subprocess, sys, time
+n = int(sys.argv[1]); t = time.time()
+for _ in range(n): subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print((time.time() - t) / n)' "$n" "$gmon" gprof $args)
+    fi
+    local m_gprof m_gmon
+    m_gprof=$(cd "$dir" && /usr/bin/time -f %M "$gprof" $args 2>&1 > /dev/null | tail -1)
+    m_gmon=$(cd "$dir" && /usr/bin/time -f %M "$gmon" gprof $args 2>&1 > /dev/null | tail -1)
+    python3 -c '
+import sys
+name, tg, tm, mg, mm, same = sys.argv[1:]
+tg, tm = float(tg), float(tm)
+print(f"{name:28s} gprof {tg:9.3f} s  gmon {tm:8.3f} s  speedup {tg / tm:7.1f}x  "
+      f"maxrss gprof {int(mg) // 1024:6d} MiB  gmon {int(mm) // 1024:6d} MiB  same output: {same}")
+' "$name" "$t_gprof" "$t_gmon" "$m_gprof" "$m_gmon" "$same" | tee -a "$results"
+}
+
+say "gmon gprof vs $("$gprof" --version | head -1); runs per case: $runs (line mode: 2)"
+nfun=$(nm "$gen/prog" | grep -c ' [Tt] ' || true)
+say "gen20k: $nfun text symbols, .text $(size -A "$gen/prog" | awk '$1==".text"{print $2}') bytes"
+make_sum_set "$gen" prog
+bench "gen20k -b" "$gen" "$runs" -b prog prog.gmon1
+bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
+bench "gen20k -b (100 profiles)" "$gen" "$runs" -b prog $(cd "$gen" && ls sum100/*.gmon | sort -V)
+if [ -n "$obj" ]; then
+    nfun=$(nm "$obj/objdump" | grep -c ' [Tt] ' || true)
+    say "objdump: $nfun text symbols, .text $(size -A "$obj/objdump" | awk '$1==".text"{print $2}') bytes"
+    make_sum_set "$obj" objdump
+    bench "objdump -b" "$obj" "$runs" -b objdump objdump.gmon1
+    bench "objdump -b -l" "$obj" 2 -b -l objdump objdump.gmon1
+    bench "objdump -b (100 profiles)" "$obj" "$runs" -b objdump $(cd "$obj" && ls sum100/*.gmon | sort -V)
+fi
+echo "results in $results" >&2
