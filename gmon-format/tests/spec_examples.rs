@@ -524,3 +524,122 @@ fn gprof_observations_stated_in_the_spec() {
     assert_eq!(code, 0);
     assert!(out.contains("100.00      0.46     0.46     5000"), "{out}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// testdata/variants/: real profiles converted by `gmon convert` (made by testdata/variants.sh)
+
+fn variants_dir() -> PathBuf {
+    repo().join("testdata").join("variants")
+}
+
+/// The layout and encoding a variant file's name promises, e.g. `bsd-old-be32.gmon`.
+fn variant_of(name: &str) -> (Variant, Encoding) {
+    let stem = name.strip_suffix(".gmon").unwrap_or(name);
+    let (layout, enc) = stem.rsplit_once('-').unwrap_or((stem, ""));
+    let variant = match layout {
+        "gnu" => Variant::Gnu,
+        "bsd44" => Variant::Bsd44,
+        "bsd-old" => Variant::BsdOld,
+        other => panic!("{name}: unknown layout {other}"),
+    };
+    let encoding = match enc {
+        "le64" => Encoding::LITTLE_64,
+        "be64" => Encoding::BIG_64,
+        "le32" => Encoding::LITTLE_32,
+        "be32" => Encoding::BIG_32,
+        other => panic!("{name}: unknown encoding {other}"),
+    };
+    (variant, encoding)
+}
+
+/// `(case directory, variant file)` for every converted profile.
+fn variant_files() -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    let Ok(cases) = fs::read_dir(variants_dir()) else {
+        return out;
+    };
+    for case in cases.flatten() {
+        let Ok(files) = fs::read_dir(case.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            if f.path().extension().is_some_and(|e| e == "gmon") {
+                out.push((case.path(), f.path()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn original_of(case_dir: &Path) -> PathBuf {
+    let case = case_dir.file_name().expect("a case directory name");
+    repo().join("testdata").join("cases").join(case)
+}
+
+#[test]
+fn converted_variants_read_back_to_the_original_bytes() {
+    let files = variant_files();
+    assert!(
+        files.len() >= 80,
+        "testdata/variants holds only {} files",
+        files.len()
+    );
+    for (case_dir, file) in files {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let (variant, encoding) = variant_of(name);
+        let original = fs::read(original_of(&case_dir).join("gmon.out")).expect("original");
+        let bytes = fs::read(&file).expect("variant");
+        let opts = ReadOptions::new()
+            .with_variant(variant)
+            .with_endian(encoding.endian)
+            .with_ptr_width(encoding.ptr_width);
+        let p = gmon_format::read_with(&bytes, &opts)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(p.header.variant(), variant, "{}", file.display());
+        assert_eq!(p.encoding, encoding, "{}", file.display());
+        // Every glibc profile survives the trip: same histogram, same arcs in the same order.
+        let back = p
+            .convert_to(Variant::Gnu, Encoding::LITTLE_64)
+            .and_then(|g| gmon_format::to_vec(&g))
+            .unwrap_or_else(|e| panic!("{}: back to GNU: {e}", file.display()));
+        assert!(
+            back == original,
+            "{}: converting back does not give gmon.out",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn gprof_reports_converted_bsd_files_like_the_original() {
+    if !gprof_available() {
+        return;
+    }
+    let mut compared = 0;
+    for (case_dir, file) in variant_files() {
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        // gprof reads a profile with the executable's encoding: x86-64, little-endian 64-bit.
+        if variant_of(name).1 != Encoding::LITTLE_64 {
+            continue;
+        }
+        let case = original_of(&case_dir);
+        let prog = case.join("prog");
+        let (code_a, want) = gprof(&[&prog, &case.join("gmon.out")]);
+        let (code_b, got) = gprof(&[&prog, &file]);
+        assert_eq!(code_b, code_a, "{}: exit status", file.display());
+        assert!(
+            got == want,
+            "{}: gprof -b report differs from gmon.out's",
+            file.display()
+        );
+        compared += 1;
+    }
+    assert!(compared >= 20, "only {compared} BSD files compared");
+}
