@@ -137,7 +137,7 @@ fn every_hex_dump_in_the_spec_is_xxd_of_its_file() {
         .flatten()
     {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(".gmon") {
+        if name.ends_with(".gmon") || name.ends_with(".profile") {
             let rel = format!("testdata/spec/{name}");
             assert!(
                 shown.contains(&rel),
@@ -642,4 +642,18 @@ fn gprof_reports_converted_bsd_files_like_the_original() {
         compared += 1;
     }
     assert!(compared >= 20, "only {compared} BSD files compared");
+}
+
+#[test]
+fn shobj_profile_is_recognised_and_refused() {
+    // spec/gnu.md, "Not a gmon.out": version 0x1ffff at offset 4.
+    let bytes = example_bytes("gnu-shobj-le64.profile");
+    assert_eq!(bytes.len(), 120);
+    match gmon_format::read(&bytes) {
+        Err(gmon_format::Error::NotSupported { offset, what }) => {
+            assert_eq!(offset, 4);
+            assert!(what.contains("LD_PROFILE"), "{what}");
+        }
+        other => panic!("expected NotSupported, got {other:?}"),
+    }
 }

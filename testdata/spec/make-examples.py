@@ -150,6 +150,21 @@ def bsd_old(endian, width, header_size):
 # --- the examples -------------------------------------------------------------------
 
 
+def shobj(endian, width):
+    """A GMON_SHOBJ_VERSION file as ld.so writes for LD_PROFILE: 32-bit tag words, a
+    histogram of textsize/4 bins, then a u32 arc count and a fixed-size table of packed
+    arc slots (from_pc, self_pc: P bytes each, count: u32), unused slots zero."""
+    out = gnu_header(endian, version=0x1FFFF)
+    out += u32(endian, 0)
+    out += ptr(endian, width, 0x1000) + ptr(endian, width, 0x1010) + u32(endian, 4)
+    out += u32(endian, RATE) + b"seconds".ljust(15, b"\0") + b"s"
+    out += b"".join(u16(endian, b) for b in [0, 2, 0, 1])
+    out += u32(endian, 1) + u32(endian, 1)
+    for f, s_, c in [(0x0, 0x1004, 7), (0, 0, 0)]:
+        out += ptr(endian, width, f) + ptr(endian, width, s_) + u32(endian, c)
+    return out
+
+
 def examples():
     ex = {}
     # A header and nothing else: a valid, empty profile.
@@ -195,6 +210,9 @@ def examples():
     ex["bsd-old-le64.gmon"] = bsd_old("le", 8, 20)
     ex["bsd-old-le64-pad24.gmon"] = bsd_old("le", 8, 24)
     ex["bsd-old-le32.gmon"] = bsd_old("le", 4, 12)
+    # Not a gmon.out: ld.so's LD_PROFILE output, which gprof refuses (named like the real
+    # files, <soname>.profile).
+    ex["gnu-shobj-le64.profile"] = shobj("le", 8)
     return ex
 
 
