@@ -1,0 +1,142 @@
+//! Builds `c-tests/use_api.c` with gcc against the crate's cdylib and staticlib, runs it, and
+//! reads what it wrote with GNU gprof (when installed) and gmon-format.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The directory holding `libgmon_write.{so,a}` for this build: the test binary lives in
+/// `<target>/<profile>/deps/`, and cargo builds the library's cdylib and staticlib there with
+/// it. When they are missing, builds them into a separate target directory (the outer cargo
+/// holds the lock of this one while tests run).
+fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .to_path_buf();
+    if dir.join("libgmon_write.so").exists() && dir.join("libgmon_write.a").exists() {
+        return dir;
+    }
+    let nested = dir.join("c-abi-test-runtime");
+    let release = dir.ends_with("release");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "-p", "gmon-write", "--lib"])
+        .env("CARGO_TARGET_DIR", &nested);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().expect("run cargo");
+    assert!(status.success(), "cargo build -p gmon-write failed");
+    nested.join(if release { "release" } else { "debug" })
+}
+
+fn gcc(args: &[&str]) {
+    let out = Command::new("gcc")
+        .args(args)
+        .output()
+        .expect("gcc is installed");
+    assert!(
+        out.status.success(),
+        "gcc {args:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path) {
+    let out = dir.join("c.gmon");
+    let mut cmd = Command::new(prog);
+    cmd.arg(&out).current_dir(dir);
+    if let Some(lib) = env_lib {
+        cmd.env("LD_LIBRARY_PATH", lib);
+    }
+    let res = cmd.output().expect("run the C test");
+    assert!(
+        res.status.success(),
+        "C test failed ({}):\n{}{}",
+        res.status,
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let bytes = std::fs::read(&out).expect("gmon.out written by gmon_stop");
+    let profile = gmon_format::read(&bytes).expect("valid gmon.out");
+    let hist = profile.histograms().next().expect("a histogram");
+    assert!(
+        hist.total() > 100,
+        "only {} ticks in the histogram",
+        hist.total()
+    );
+    let ext = gmon_format::read_extension(
+        &std::fs::read(gmon_format::sidecar_path(&out)).expect("sidecar"),
+    )
+    .expect("valid sidecar");
+    assert!(ext.matches_gmon(&bytes));
+    assert!(!ext.stacks.is_empty(), "GMON_STACKS recorded no stacks");
+
+    // GNU gprof reads it unchanged and puts hot_loop on top.
+    if let Ok(g) = Command::new("gprof")
+        .args(["-b", "-p"])
+        .arg(prog)
+        .arg(&out)
+        .output()
+    {
+        let text = String::from_utf8_lossy(&g.stdout);
+        assert!(
+            g.status.success(),
+            "gprof failed: {}",
+            String::from_utf8_lossy(&g.stderr)
+        );
+        let first = text
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("time"))
+            .nth(1)
+            .unwrap_or_default();
+        assert!(first.ends_with("hot_loop"), "gprof's top function:\n{text}");
+    }
+}
+
+#[test]
+fn c_program_uses_the_shared_library() {
+    let lib = library_dir();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/use_api.c");
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let prog = dir.path().join("use_api_dyn");
+    gcc(&[
+        "-O1",
+        "-fno-omit-frame-pointer",
+        "-I",
+        inc.to_str().expect("utf-8 path"),
+        src.to_str().expect("utf-8 path"),
+        "-o",
+        prog.to_str().expect("utf-8 path"),
+        "-L",
+        lib.to_str().expect("utf-8 path"),
+        "-lgmon_write",
+    ]);
+    run_and_check(&prog, Some(&lib), dir.path());
+}
+
+#[test]
+fn c_program_uses_the_static_library() {
+    let lib = library_dir();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/use_api.c");
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let prog = dir.path().join("use_api_static");
+    let archive = lib.join("libgmon_write.a");
+    gcc(&[
+        "-O1",
+        "-fno-omit-frame-pointer",
+        "-I",
+        inc.to_str().expect("utf-8 path"),
+        src.to_str().expect("utf-8 path"),
+        "-o",
+        prog.to_str().expect("utf-8 path"),
+        archive.to_str().expect("utf-8 path"),
+        "-lpthread",
+        "-ldl",
+        "-lm",
+    ]);
+    run_and_check(&prog, None, dir.path());
+}
