@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use inferno::flamegraph::{self, Direction, Palette};
+use inferno::flamegraph::{self, Direction, Palette, TextTruncateDirection};
 
 use super::estimate::StackSource;
 
@@ -60,6 +60,8 @@ fn inferno_options(opts: &SvgOptions, subtitle: String) -> flamegraph::Options<'
     o.deterministic = opts.deterministic;
     o.hash = opts.deterministic;
     o.count_name = opts.count_name.clone();
+    // Keep the start of a name (namespace, function) rather than its argument list's end.
+    o.text_truncate_direction = TextTruncateDirection::Right;
     o
 }
 

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# check-pprof.sh [CASE...]
+# Runs Go's real `pprof` on what `gmon pprof` writes for testdata cases, and checks that
+# `pprof -top` shows, per function, the same flat (self) time as the gprof flat profile.
+# Also runs `pprof -traces`, `-raw`, `-svg` and `-sample_index=calls -top`, which must succeed.
+#
+# Needs `pprof` on PATH or in $PPROF (build it with ../shared/tools/install-pprof.sh DIR).
+# Uses $GMON as the gmon binary if set, else builds it.
+# Default cases: every testdata/cases/* with a gmon.out. Prints one line per function compared
+# and a summary; exits non-zero on the first mismatch.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pprof=${PPROF:-$(command -v pprof || true)}
+if [ -z "$pprof" ] || [ ! -x "$pprof" ]; then
+    echo "check-pprof: no pprof (set PPROF or put it on PATH; see ../shared/tools/install-pprof.sh)" >&2
+    exit 2
+fi
+if [ -n "${GMON:-}" ]; then
+    gmon=$GMON
+else
+    cargo build -q -p gmon-tools --bin gmon
+    gmon=${CARGO_TARGET_DIR:-target}/debug/gmon
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cases=("$@")
+if [ ${#cases[@]} -eq 0 ]; then
+    for d in testdata/cases/*/; do [ -f "$d/gmon.out" ] && cases+=("$(basename "$d")"); done
+fi
+
+compared=0
+for c in "${cases[@]}"; do
+    dir=testdata/cases/$c
+    out=$work/$c.pb.gz
+    "$gmon" pprof --exe "$dir/prog" "$dir/gmon.out" -o "$out"
+    # Every view must work on our file.
+    for view in -traces -raw; do "$pprof" "$view" "$out" > "$work/$c$view.txt"; done
+    if command -v dot >/dev/null; then
+        "$pprof" -svg -output "$work/$c.svg" "$out" 2>/dev/null
+        grep -q '<svg' "$work/$c.svg"
+    else
+        [ "$c" = "${cases[0]}" ] && echo "check-pprof: pprof -svg skipped: it needs Graphviz's dot (apt-get install graphviz)" >&2
+    fi
+    "$pprof" -sample_index=calls -top "$out" > "$work/$c.calls.txt"
+    "$pprof" -top -nodecount=100000 -nodefraction=0 -edgefraction=0 -unit=ms "$out" \
+        > "$work/$c.top.txt" 2>/dev/null
+    /usr/bin/gprof -b -p "$dir/prog" "$dir/gmon.out" > "$work/$c.flat.txt" 2>/dev/null || true
+    n=$(python3 - "$work/$c.top.txt" "$work/$c.flat.txt" "$c" <<'PY'
+import re, sys
+top, flat, case = sys.argv[1:4]
+def pprof_flat(path):
+    res = {}
+    started = False
+    for line in open(path):
+        if re.match(r'\s*flat\s+flat%', line):
+            started = True
+            continue
+        if not started or not line.strip():
+            continue
+        m = re.match(r'\s*([\d.]+)(ms|s)\s+\S+\s+\S+\s+\S+\s+\S+\s+(.*)$', line)
+        if m:
+            v = float(m.group(1)) / (1000.0 if m.group(2) == 'ms' else 1.0)
+            res[m.group(3).strip()] = res.get(m.group(3).strip(), 0.0) + v
+    return res
+def gprof_flat(path):
+    res = {}
+    for line in open(path):
+        m = re.match(r'\s*[\d.]+\s+[\d.]+\s+([\d.]+)\s+(?:\d+\s+[\d.]+\s+[\d.]+\s+)?(\S.*)$', line)
+        if m and not line.lstrip().startswith('%'):
+            # Same-named functions (statics of two files): pprof adds them up by name.
+            res[m.group(2).strip()] = res.get(m.group(2).strip(), 0.0) + float(m.group(1))
+    return res
+p, g = pprof_flat(top), gprof_flat(flat)
+bad = 0
+n = 0
+for name, secs in sorted(g.items()):
+    if secs == 0.0:
+        continue
+    ours = p.get(name)
+    if ours is None:
+        # pprof may drop the parameter list of a C++ name.
+        short = re.sub(r'\(.*\)( const)?$', '', name)
+        ours = p.get(short, 0.0)
+    n += 1
+    status = 'ok' if abs(ours - secs) < 0.0051 else 'MISMATCH'
+    if status != 'ok':
+        bad += 1
+    print(f"{case}: {name}: gprof self {secs:.2f}s, pprof flat {ours:.3f}s {status}", file=sys.stderr)
+for name, secs in p.items():
+    base = re.sub(r'\(.*\)( const)?$', '', name)
+    if secs > 0 and name not in g and not any(re.sub(r'\(.*\)( const)?$', '', k) == base for k in g):
+        print(f"{case}: {name}: only in pprof ({secs:.3f}s) MISMATCH", file=sys.stderr)
+        bad += 1
+print(n)
+sys.exit(1 if bad else 0)
+PY
+)
+    compared=$((compared + n))
+done
+echo "check-pprof: ${#cases[@]} cases, $compared functions: pprof -top flat == gprof self seconds"
