@@ -146,3 +146,223 @@ fn bsd_header(source: &Header, variant: Variant, width: PtrWidth, records: &[Rec
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Arc, BasicBlockRecord};
+
+    fn hist(low: u64, bins: Vec<u64>) -> Histogram {
+        Histogram {
+            low_pc: low,
+            high_pc: low + 4 * bins.len() as u64,
+            prof_rate: ProfRate::DEFAULT,
+            dimension: Dimension::SECONDS,
+            bins,
+        }
+    }
+
+    fn gnu(records: Vec<Record>) -> Profile {
+        Profile {
+            records,
+            ..Profile::new_gnu(Encoding::LITTLE_64)
+        }
+    }
+
+    #[test]
+    fn identical_ranges_are_summed_for_bsd() {
+        let arc = Record::Arc(Arc {
+            from_pc: 1,
+            self_pc: 2,
+            count: 3,
+        });
+        let p = gnu(vec![
+            Record::Histogram(hist(0x10, vec![1, 2])),
+            arc.clone(),
+            Record::Histogram(hist(0x10, vec![10, 20])),
+        ]);
+        for v in [Variant::Bsd44, Variant::BsdOld] {
+            let c = p.convert_to(v, Encoding::BIG_32).unwrap();
+            assert_eq!(
+                c.records,
+                vec![Record::Histogram(hist(0x10, vec![11, 22])), arc.clone()]
+            );
+        }
+    }
+
+    #[test]
+    fn disjoint_ranges_and_basic_blocks_are_refused_for_bsd() {
+        let p = gnu(vec![
+            Record::Histogram(hist(0x10, vec![1])),
+            Record::Histogram(hist(0x20, vec![1])),
+        ]);
+        let e = p
+            .convert_to(Variant::Bsd44, Encoding::LITTLE_64)
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::CannotConvert {
+                    variant: Variant::Bsd44,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with("cannot convert to bsd44: BSD files hold one"),
+            "{e}"
+        );
+        let p = gnu(vec![Record::BasicBlocks(BasicBlockRecord {
+            legacy_name: None,
+            blocks: vec![],
+        })]);
+        let e = p
+            .convert_to(Variant::BsdOld, Encoding::LITTLE_64)
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::CannotConvert {
+                    variant: Variant::BsdOld,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Summing must not wrap.
+        let p = gnu(vec![
+            Record::Histogram(hist(0x10, vec![u64::MAX])),
+            Record::Histogram(hist(0x10, vec![1])),
+        ]);
+        assert!(matches!(
+            p.convert_to(Variant::Bsd44, Encoding::LITTLE_64),
+            Err(Error::CannotConvert { .. })
+        ));
+    }
+
+    #[test]
+    fn no_histogram_becomes_an_empty_one() {
+        let p = gnu(vec![Record::Arc(Arc {
+            from_pc: 1,
+            self_pc: 2,
+            count: 3,
+        })]);
+        let c = p.convert_to(Variant::BsdOld, Encoding::LITTLE_32).unwrap();
+        assert_eq!(c.histograms().next(), Some(&hist(0, vec![])));
+        assert_eq!(c.header, Header::BsdOld(BsdOldHeader { header_size: 12 }));
+    }
+
+    #[test]
+    fn counts_that_do_not_fit_are_errors_not_wrapped() {
+        let mut p = gnu(vec![Record::Histogram(hist(0x10, vec![1]))]);
+        p.header = Header::Bsd44(Bsd44Header {
+            version: GMONVERSION,
+            prof_rate: 100,
+            histcounter_type: 32,
+            spare: [0; 8],
+        });
+        p.records.push(Record::Arc(Arc {
+            from_pc: 1,
+            self_pc: 2,
+            count: 1 << 33,
+        }));
+        assert!(matches!(
+            p.convert_to(Variant::Gnu, Encoding::LITTLE_64),
+            Err(Error::DoesNotFit { record: 1, .. })
+        ));
+        p.records[1] = Record::Arc(Arc {
+            from_pc: 1,
+            self_pc: 2,
+            count: 1,
+        });
+        p.records[0] = Record::Histogram(hist(0x10, vec![70000]));
+        assert!(matches!(
+            p.convert_to(Variant::Gnu, Encoding::LITTLE_64),
+            Err(Error::DoesNotFit { record: 0, .. })
+        ));
+        assert!(matches!(
+            p.convert_to(Variant::BsdOld, Encoding::LITTLE_64),
+            Err(Error::DoesNotFit { record: 0, .. })
+        ));
+        // Within 4.4BSD the wide counter is kept.
+        let c = p.convert_to(Variant::Bsd44, Encoding::BIG_64).unwrap();
+        assert!(matches!(
+            c.header,
+            Header::Bsd44(Bsd44Header {
+                histcounter_type: 32,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn old_bsd_needs_100_hz() {
+        let mut h = hist(0x10, vec![1]);
+        h.prof_rate = ProfRate(1000);
+        let p = gnu(vec![Record::Histogram(h)]);
+        assert!(matches!(
+            p.convert_to(Variant::BsdOld, Encoding::LITTLE_64),
+            Err(Error::Unrepresentable { record: 0, .. })
+        ));
+        let c = p.convert_to(Variant::Bsd44, Encoding::LITTLE_64).unwrap();
+        assert!(matches!(
+            c.header,
+            Header::Bsd44(Bsd44Header {
+                prof_rate: 1000,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn headers_and_trailing_bytes() {
+        let mut p = gnu(vec![]);
+        p.header = Header::Gnu(GnuHeader {
+            version: 1,
+            spare: [7; 12],
+        });
+        let c = p.convert_to(Variant::Gnu, Encoding::BIG_32).unwrap();
+        assert_eq!(c.header, p.header);
+        let bsd = p.convert_to(Variant::BsdOld, Encoding::LITTLE_64).unwrap();
+        let mut with_tail = bsd.clone();
+        with_tail.trailing = vec![1, 2];
+        assert_eq!(
+            with_tail
+                .convert_to(Variant::BsdOld, Encoding::LITTLE_64)
+                .unwrap()
+                .trailing,
+            vec![1, 2]
+        );
+        assert!(
+            with_tail
+                .convert_to(Variant::BsdOld, Encoding::BIG_64)
+                .unwrap()
+                .trailing
+                .is_empty()
+        );
+        let back = with_tail
+            .convert_to(Variant::Gnu, Encoding::LITTLE_64)
+            .unwrap();
+        assert_eq!(
+            back.header,
+            Header::Gnu(GnuHeader {
+                version: 1,
+                spare: [0; 12]
+            })
+        );
+        assert!(back.trailing.is_empty());
+        // A 24-byte old header stays 24 bytes while the pointers stay 8 bytes wide.
+        let mut padded = bsd;
+        padded.header = Header::BsdOld(BsdOldHeader { header_size: 24 });
+        let c = padded
+            .convert_to(Variant::BsdOld, Encoding::BIG_64)
+            .unwrap();
+        assert_eq!(c.header, padded.header);
+        let c = padded
+            .convert_to(Variant::BsdOld, Encoding::BIG_32)
+            .unwrap();
+        assert_eq!(c.header, Header::BsdOld(BsdOldHeader { header_size: 12 }));
+    }
+}

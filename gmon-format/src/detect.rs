@@ -10,20 +10,21 @@
 //! 2. **Variant.** A file starting with `"gmon"` is GNU; anything else is 4.4BSD or old BSD.
 //! 3. **GNU byte order** comes from the version word: `01 00 00 00` is little-endian, `00 00 00
 //!    01` big-endian. Version 0 reads the same in both orders, so both are tried.
-//! 4. **Candidates.** Every remaining combination of variant, byte order, pointer width (and, for
-//!    old BSD with 8-byte pointers, header size 20 or 24) is parsed in full. A candidate only
-//!    survives if the whole file parses: GNU records must have tags 0–2 and end exactly at the
-//!    end of the file; a 4.4BSD header needs `GMONVERSION` at offset 2P+4; BSD headers need
-//!    `lpc <= hpc` and an `ncnt` equal to the header size plus whole counters, within the file.
+//! 4. **Candidates.** Every remaining combination of variant, byte order and pointer width is
+//!    parsed in full. A candidate only survives if the whole file parses: GNU records must have
+//!    tags 0–2 and end exactly at the end of the file; a 4.4BSD header needs `GMONVERSION` at
+//!    offset 2P+4; BSD headers need `lpc <= hpc` and an `ncnt` equal to the header size plus
+//!    whole counters, within the file. An old BSD header is taken to be 12 bytes (4-byte
+//!    pointers) or 20 bytes (8-byte pointers), as GNU gprof does; FreeBSD's padded 24-byte header
+//!    is never guessed, because the same bytes always parse as a 20-byte header too (its padding
+//!    then reads as two empty bins) and no bin-count rule separates the two reliably (glibc rounds
+//!    its bin count up, FreeBSD does not). Force it with [`ReadOptions::bsd_old_header_size`].
 //! 5. **Choosing** among survivors, by score and then by the order they were tried in
-//!    (little-endian before big-endian, 8-byte before 4-byte pointers, 4.4BSD before old BSD,
-//!    20-byte before 24-byte old headers):
+//!    (little-endian before big-endian, 8-byte before 4-byte pointers, 4.4BSD before old BSD):
 //!    * a 4.4BSD parse beats an old BSD one (gprof's rule: `GMONVERSION` decides);
 //!    * a BSD file whose arcs end exactly at the end of the file beats one with a partial arc;
 //!    * a histogram whose `low_pc <= high_pc` and whose dimension is printable text beats one
-//!      that is not (this separates GNU pointer widths);
-//!    * a BSD histogram with exactly one bin per 4 bytes of text (the BSD runtimes' ratio) beats
-//!      one without, which is what picks a 24-byte old header over a 20-byte one.
+//!      that is not (this separates GNU pointer widths).
 //! 6. **Nothing fits.** If the variant was certain (forced, or the `"gmon"` magic), the error of
 //!    the candidate that read furthest is returned as is; otherwise
 //!    [`Error::UnknownFormat`] lists every candidate tried and why it failed.
@@ -83,6 +84,8 @@ pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Profile>
         Some(Variant::Gnu) => &[Variant::Gnu],
         Some(Variant::Bsd44) => &[Variant::Bsd44],
         Some(Variant::BsdOld) => &[Variant::BsdOld],
+        // A forced old BSD header size says which variant it is.
+        None if opts.bsd_old_header_size.is_some() => &[Variant::BsdOld],
         None if starts_gnu => &[Variant::Gnu],
         None => &[Variant::Bsd44, Variant::BsdOld],
     };
@@ -91,15 +94,20 @@ pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Profile>
     let mut candidates = Vec::new();
     for &variant in variants {
         for endian in endians(bytes, variant, opts) {
-            for ptr_width in opts
-                .ptr_width
-                .map_or(vec![PtrWidth::Eight, PtrWidth::Four], |w| vec![w])
-            {
+            let widths = match (opts.ptr_width, opts.bsd_old_header_size) {
+                (Some(w), _) => vec![w],
+                // A forced header size also says which pointer width it belongs to.
+                (None, Some(12)) if variant == Variant::BsdOld => vec![PtrWidth::Four],
+                (None, Some(_)) if variant == Variant::BsdOld => vec![PtrWidth::Eight],
+                (None, _) => vec![PtrWidth::Eight, PtrWidth::Four],
+            };
+            for ptr_width in widths {
                 let encoding = Encoding { endian, ptr_width };
                 if variant == Variant::BsdOld {
                     let sizes = match opts.bsd_old_header_size {
                         Some(s) => vec![s],
-                        None => bsd_old::header_sizes(ptr_width).to_vec(),
+                        // The first allowed size: 12 or 20 (see the module doc).
+                        None => bsd_old::header_sizes(ptr_width)[..1].to_vec(),
                     };
                     for header_size in sizes {
                         candidates.push(Candidate {
@@ -243,10 +251,127 @@ fn score(p: &Profile) -> u32 {
         if printable && padded {
             s += 10;
         }
-        let bsd = !matches!(p.header, Header::Gnu(_));
-        if bsd && (h.bins.len() as u64).checked_mul(4) == Some(h.high_pc.wrapping_sub(h.low_pc)) {
-            s += 1;
-        }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::read;
+    use crate::test_util::{ALL, Bytes};
+
+    #[test]
+    fn darwin_files_are_recognised_not_misparsed() {
+        for magic in [[0xbe, 0xef, 0xba, 0xbe], [0xbf, 0xba, 0xef, 0xbe]] {
+            let mut bytes = magic.to_vec();
+            bytes.extend_from_slice(&[0; 64]);
+            let e = read(&bytes).unwrap_err();
+            assert!(matches!(e, Error::NotSupported { offset: 0, .. }), "{e}");
+            assert!(
+                e.to_string()
+                    .starts_with("offset 0x0: not supported: Darwin"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn shobj_files_are_recognised_in_both_orders() {
+        for enc in [Encoding::LITTLE_64, Encoding::BIG_32] {
+            let bytes = Bytes::new(enc)
+                .gnu_header(GMON_SHOBJ_VERSION)
+                .u32(0)
+                .build();
+            let e = read(&bytes).unwrap_err();
+            assert!(matches!(e, Error::NotSupported { offset: 4, .. }), "{e}");
+            assert!(e.to_string().contains("sprof"), "{e}");
+        }
+    }
+
+    #[test]
+    fn unknown_gnu_version_is_reported_not_guessed() {
+        let bytes = Bytes::new(Encoding::LITTLE_64).gnu_header(3).build();
+        let e = read(&bytes).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::UnsupportedVersion {
+                    offset: 4,
+                    found: 3,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn garbage_lists_every_candidate_tried() {
+        let e = read(&[0xff; 64]).unwrap_err();
+        let Error::UnknownFormat { tried, .. } = &e else {
+            panic!("{e}")
+        };
+        for what in [
+            "4.4BSD little-endian 8-byte",
+            "4.4BSD big-endian 4-byte",
+            "old BSD (20-byte header)",
+            "old BSD (12-byte header) big-endian",
+        ] {
+            assert!(tried.contains(what), "{what} missing from {tried}");
+        }
+        assert!(e.to_string().starts_with("offset 0x"), "{e}");
+    }
+
+    #[test]
+    fn empty_file_is_an_error_at_0() {
+        let e = read(&[]).unwrap_err();
+        assert_eq!(e.offset(), Some(0), "{e}");
+    }
+
+    #[test]
+    fn gnu_pointer_width_is_found_from_the_records() {
+        for enc in ALL {
+            // One histogram and two arcs: only the right width parses to the end.
+            let bytes = Bytes::new(enc)
+                .gnu_header(1)
+                .gnu_hist(0x10, 0x20, 100, &[1, 2, 3, 4])
+                .gnu_arc(0x10, 0x14, 1)
+                .gnu_arc(0x18, 0x14, 2)
+                .build();
+            let p = read(&bytes).unwrap();
+            assert_eq!(p.encoding, enc);
+        }
+    }
+
+    #[test]
+    fn gnu_error_is_the_furthest_candidates() {
+        // A little-endian 8-byte file with a bad tag after one arc: the 8-byte parse reaches the
+        // bad tag at 41; the 4-byte parse fails earlier.
+        let bytes = Bytes::new(Encoding::LITTLE_64)
+            .gnu_header(1)
+            .gnu_arc(1, 2, 3)
+            .raw(&[9])
+            .build();
+        let e = read(&bytes).unwrap_err();
+        assert!(matches!(e, Error::BadTag { offset: 41, tag: 9 }), "{e}");
+    }
+
+    #[test]
+    fn bsd_byte_order_and_width_are_found_from_the_header() {
+        for enc in ALL {
+            let p = enc.ptr_width.bytes() as u32;
+            let bytes = Bytes::new(enc)
+                .ptr(0x1000)
+                .ptr(0x1008)
+                .u32(2 * p + 4 + 4)
+                .u16(1)
+                .u16(2)
+                .bsd_arc(0x1000, 0x1004, 3)
+                .build();
+            let got = read(&bytes).unwrap();
+            assert_eq!(got.encoding, enc);
+            assert_eq!(got.header.variant(), Variant::BsdOld);
+        }
+    }
 }

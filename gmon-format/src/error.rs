@@ -159,7 +159,7 @@ pub enum Error {
     },
 
     /// A record (or header field) has no place in the target variant.
-    #[error("record {record}: cannot be written as {variant:?}: {problem}")]
+    #[error("record {record}: cannot be written as {variant}: {problem}")]
     Unrepresentable {
         /// Index of the record in [`crate::Profile::records`] (one past the last for the trailing
         /// bytes).
@@ -171,7 +171,7 @@ pub enum Error {
     },
 
     /// A header field has a value the target variant cannot write (or its reader would refuse).
-    #[error("header: cannot be written as {variant:?}: {problem}")]
+    #[error("header: cannot be written as {variant}: {problem}")]
     BadHeader {
         /// The target variant.
         variant: Variant,
@@ -180,7 +180,7 @@ pub enum Error {
     },
 
     /// The profile cannot be converted as asked.
-    #[error("cannot convert to {variant:?}: {problem}")]
+    #[error("cannot convert to {variant}: {problem}")]
     CannotConvert {
         /// The target variant.
         variant: Variant,

@@ -42,10 +42,12 @@ mod error;
 pub mod ext;
 mod model;
 mod read;
+#[cfg(test)]
+mod test_util;
 mod write;
 
 pub use error::{Error, Result};
 pub use ext::{Extension, read_extension, sidecar_path, write_extension};
 pub use model::*;
 pub use read::{ReadOptions, read, read_with};
-pub use write::{to_vec, write};
+pub use write::{record_offsets, to_vec, write};

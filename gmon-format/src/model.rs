@@ -73,13 +73,25 @@ pub struct Encoding {
 
 impl Encoding {
     /// x86-64 Linux: little-endian, 8-byte addresses.
-    pub const LITTLE_64: Encoding = Encoding { endian: Endian::Little, ptr_width: PtrWidth::Eight };
+    pub const LITTLE_64: Encoding = Encoding {
+        endian: Endian::Little,
+        ptr_width: PtrWidth::Eight,
+    };
     /// i386 / ARM32 Linux: little-endian, 4-byte addresses.
-    pub const LITTLE_32: Encoding = Encoding { endian: Endian::Little, ptr_width: PtrWidth::Four };
+    pub const LITTLE_32: Encoding = Encoding {
+        endian: Endian::Little,
+        ptr_width: PtrWidth::Four,
+    };
     /// s390x, SPARC64, PowerPC64 BE: big-endian, 8-byte addresses.
-    pub const BIG_64: Encoding = Encoding { endian: Endian::Big, ptr_width: PtrWidth::Eight };
+    pub const BIG_64: Encoding = Encoding {
+        endian: Endian::Big,
+        ptr_width: PtrWidth::Eight,
+    };
     /// m68k, PowerPC32, SPARC32: big-endian, 4-byte addresses.
-    pub const BIG_32: Encoding = Encoding { endian: Endian::Big, ptr_width: PtrWidth::Four };
+    pub const BIG_32: Encoding = Encoding {
+        endian: Endian::Big,
+        ptr_width: PtrWidth::Four,
+    };
 }
 
 /// Which of the gmon.out layouts a file uses.
@@ -130,12 +142,18 @@ pub struct Dimension {
 
 impl Dimension {
     /// `"seconds"` / `'s'`, what every known runtime writes.
-    pub const SECONDS: Dimension =
-        Dimension { name: *b"seconds\0\0\0\0\0\0\0\0", abbrev: b's' };
+    pub const SECONDS: Dimension = Dimension {
+        name: *b"seconds\0\0\0\0\0\0\0\0",
+        abbrev: b's',
+    };
 
     /// The name up to its first NUL, as gprof prints it.
     pub fn name_str(&self) -> String {
-        let end = self.name.iter().position(|&b| b == 0).unwrap_or(self.name.len());
+        let end = self
+            .name
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(self.name.len());
         String::from_utf8_lossy(&self.name[..end]).into_owned()
     }
 }
@@ -302,7 +320,11 @@ pub struct Profile {
     pub records: Vec<Record>,
     /// Bytes after the last whole record that a reader skipped (BSD files may end in a partial
     /// arc, which gprof ignores). Empty for GNU files, which must end on a record boundary.
-    #[serde(default, with = "serde_bytes_as_vec", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        with = "serde_bytes_as_vec",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub trailing: Vec<u8>,
 }
 
@@ -311,7 +333,10 @@ impl Profile {
     pub fn new_gnu(encoding: Encoding) -> Profile {
         Profile {
             encoding,
-            header: Header::Gnu(GnuHeader { version: GMON_VERSION, spare: [0; 12] }),
+            header: Header::Gnu(GnuHeader {
+                version: GMON_VERSION,
+                spare: [0; 12],
+            }),
             records: Vec::new(),
             trailing: Vec::new(),
         }
@@ -351,5 +376,33 @@ mod serde_bytes_as_vec {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
         Vec::<u8>::deserialize(d)
+    }
+}
+
+impl std::fmt::Display for Variant {
+    /// The names the `gmon` command uses: `gnu`, `bsd44`, `bsd-old`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Variant::Gnu => "gnu",
+            Variant::Bsd44 => "bsd44",
+            Variant::BsdOld => "bsd-old",
+        })
+    }
+}
+
+impl std::fmt::Display for Endian {
+    /// `little` or `big`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        })
+    }
+}
+
+impl std::fmt::Display for PtrWidth {
+    /// `4` or `8`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.bytes())
     }
 }

@@ -186,3 +186,203 @@ pub(crate) fn finish(
         trailing,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Variant;
+    use crate::read::{ReadOptions, read_with};
+    use crate::test_util::{ALL, Bytes};
+
+    fn forced(enc: Encoding) -> ReadOptions {
+        ReadOptions::new()
+            .with_variant(Variant::Bsd44)
+            .with_endian(enc.endian)
+            .with_ptr_width(enc.ptr_width)
+    }
+
+    /// A 4.4BSD header with `ncnt` computed from the bins and counter size.
+    fn header(enc: Encoding, nbins: u32, counter: i32, rate: u32) -> Bytes {
+        let size = counter_format(counter).map_or(2, |f| f.0) as u32;
+        let ncnt = header_size(enc.ptr_width) as u32 + nbins * size;
+        Bytes::new(enc)
+            .ptr(0x1000)
+            .ptr(0x1000 + 4 * u64::from(nbins))
+            .u32(ncnt)
+            .u32(GMONVERSION)
+            .u32(rate)
+            .u32(counter as u32)
+            .raw(&[1, 2, 3, 4, 5, 6, 7, 8])
+    }
+
+    #[test]
+    fn reads_header_bins_arcs_and_partial_arc_in_every_encoding() {
+        for enc in ALL {
+            let bytes = header(enc, 3, 0, 1000)
+                .u16(1)
+                .u16(0)
+                .u16(0xffff)
+                .bsd_arc(0x1000, 0x1008, 1 << 31)
+                .raw(&[9, 9, 9])
+                .build();
+            for opts in [ReadOptions::new(), forced(enc)] {
+                let p = read_with(&bytes, &opts).unwrap();
+                assert_eq!(p.encoding, enc);
+                let Header::Bsd44(h) = p.header else {
+                    panic!("not 4.4BSD")
+                };
+                assert_eq!(
+                    (h.version, h.prof_rate, h.histcounter_type),
+                    (GMONVERSION, 1000, 0)
+                );
+                assert_eq!(h.spare, [1, 2, 3, 4, 5, 6, 7, 8]);
+                let hist = p.histograms().next().unwrap();
+                assert_eq!(
+                    (hist.low_pc, hist.high_pc, hist.prof_rate.0),
+                    (0x1000, 0x100c, 1000)
+                );
+                assert_eq!(hist.bins, vec![1, 0, 0xffff]);
+                assert_eq!(
+                    p.arcs().next(),
+                    Some(&Arc {
+                        from_pc: 0x1000,
+                        self_pc: 0x1008,
+                        count: 1 << 31
+                    })
+                );
+                assert_eq!(p.trailing, vec![9, 9, 9]);
+                assert_eq!(crate::to_vec(&p).unwrap(), bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn reads_freebsd_counter_types() {
+        for enc in ALL {
+            for (counter, value) in [
+                (8, 0xffu64),
+                (-8, 0x7f),
+                (16, 0xffff),
+                (-16, 0x7fff),
+                (32, 0xffff_ffff),
+                (-32, 0x7fff_ffff),
+                (64, u64::MAX),
+                (-64, i64::MAX as u64),
+            ] {
+                let size = counter_format(counter).unwrap().0;
+                let bytes = header(enc, 2, counter, 100)
+                    .uint(value, size)
+                    .uint(3, size)
+                    .build();
+                let p = read_with(&bytes, &forced(enc)).unwrap();
+                assert_eq!(
+                    p.histograms().next().unwrap().bins,
+                    vec![value, 3],
+                    "{counter}"
+                );
+                assert_eq!(crate::to_vec(&p).unwrap(), bytes, "{counter}");
+            }
+        }
+    }
+
+    #[test]
+    fn negative_signed_counter_is_refused_at_its_offset() {
+        for enc in ALL {
+            let bytes = header(enc, 2, -32, 100).u32(1).u32(0xffff_fffe).build();
+            let at = header_size(enc.ptr_width) as u64 + 4;
+            let e = read_with(&bytes, &forced(enc)).unwrap_err();
+            assert!(
+                matches!(e, Error::NegativeCount { offset, found: -2 } if offset == at),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_counter_type_is_at_2p_plus_12() {
+        for enc in ALL {
+            let bytes = header(enc, 0, 24, 100).build();
+            let at = 2 * enc.ptr_width.bytes() as u64 + 12;
+            let e = read_with(&bytes, &forced(enc)).unwrap_err();
+            assert!(
+                matches!(e, Error::BadHistCounterType { offset, found: 24 } if offset == at),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn wrong_version_when_forced_is_at_2p_plus_4() {
+        for enc in ALL {
+            let mut bytes = header(enc, 0, 0, 100).build();
+            let at = 2 * enc.ptr_width.bytes() + 4;
+            bytes[at] ^= 0x40;
+            let e = read_with(&bytes, &forced(enc)).unwrap_err();
+            assert!(
+                matches!(e, Error::UnsupportedVersion { offset, .. } if offset == at as u64),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn ncnt_errors_name_the_ncnt_offset() {
+        for enc in ALL {
+            let p = enc.ptr_width.bytes();
+            let at = 2 * p as u64;
+            let h = header_size(enc.ptr_width) as u32;
+            let with_ncnt = |ncnt: u32| {
+                Bytes::new(enc)
+                    .ptr(0)
+                    .ptr(8)
+                    .u32(ncnt)
+                    .u32(GMONVERSION)
+                    .u32(100)
+                    .u32(0)
+                    .raw(&[0; 8])
+                    .u16(0)
+                    .build()
+            };
+            let e = read_with(&with_ncnt(h - 1), &forced(enc)).unwrap_err();
+            assert!(
+                matches!(e, Error::BadNcnt { offset, .. } if offset == at),
+                "{e}"
+            );
+            let e = read_with(&with_ncnt(h + 1), &forced(enc)).unwrap_err();
+            assert!(
+                matches!(e, Error::BadNcnt { offset, .. } if offset == at),
+                "{e}"
+            );
+            let e = read_with(&with_ncnt(u32::MAX - 1), &forced(enc)).unwrap_err();
+            assert!(
+                matches!(e, Error::HistogramTooLarge { offset, available: 2, .. } if offset == at),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn low_above_high_is_bad_range_at_0() {
+        let enc = Encoding::BIG_64;
+        let mut bytes = header(enc, 0, 0, 100).build();
+        bytes[..8].copy_from_slice(&[0xff; 8]);
+        let e = read_with(&bytes, &forced(enc)).unwrap_err();
+        assert!(matches!(e, Error::BadRange { offset: 0, .. }), "{e}");
+    }
+
+    #[test]
+    fn short_header_is_eof_at_0() {
+        let e = read_with(&[0; 39], &forced(Encoding::LITTLE_64)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::UnexpectedEof {
+                    offset: 0,
+                    needed: 40,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}

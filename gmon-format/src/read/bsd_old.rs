@@ -65,3 +65,135 @@ pub(crate) fn read(bytes: &[u8], enc: Encoding, header_size: u32) -> Result<Prof
         histogram,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Arc, Variant};
+    use crate::read::{ReadOptions, read_with};
+    use crate::test_util::{ALL, Bytes};
+
+    fn file(enc: Encoding, header_size: u32, bins: &[u16]) -> Vec<u8> {
+        let mut b = Bytes::new(enc)
+            .ptr(0x400000)
+            .ptr(0x400000 + 4 * bins.len() as u64)
+            .u32(header_size + 2 * bins.len() as u32);
+        for _ in (2 * enc.ptr_width.bytes() + 4)..header_size as usize {
+            b = b.raw(&[0]);
+        }
+        for &x in bins {
+            b = b.u16(x);
+        }
+        b.bsd_arc(0x400000, 0x400004, 5).build()
+    }
+
+    #[test]
+    fn reads_gnu_gprof_sized_headers_in_every_encoding() {
+        for enc in ALL {
+            let size = 2 * enc.ptr_width.bytes() as u32 + 4;
+            let bytes = file(enc, size, &[3, 0, 7]);
+            let forced = ReadOptions::new()
+                .with_variant(Variant::BsdOld)
+                .with_endian(enc.endian)
+                .with_ptr_width(enc.ptr_width);
+            for opts in [ReadOptions::new(), forced] {
+                let p = read_with(&bytes, &opts).unwrap();
+                assert_eq!(p.encoding, enc);
+                assert_eq!(p.header, Header::BsdOld(BsdOldHeader { header_size: size }));
+                let h = p.histograms().next().unwrap();
+                assert_eq!(
+                    (h.low_pc, h.high_pc, h.prof_rate),
+                    (0x400000, 0x40000c, ProfRate::DEFAULT)
+                );
+                assert_eq!(h.bins, vec![3, 0, 7]);
+                assert_eq!(
+                    p.arcs().next(),
+                    Some(&Arc {
+                        from_pc: 0x400000,
+                        self_pc: 0x400004,
+                        count: 5
+                    })
+                );
+                assert_eq!(crate::to_vec(&p).unwrap(), bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn padded_24_byte_header_when_forced() {
+        for enc in [crate::Encoding::LITTLE_64, crate::Encoding::BIG_64] {
+            let bytes = file(enc, 24, &[1, 2]);
+            let opts = ReadOptions::new()
+                .with_bsd_old_header_size(24)
+                .with_endian(enc.endian);
+            let p = read_with(&bytes, &opts).unwrap();
+            assert_eq!(p.header, Header::BsdOld(BsdOldHeader { header_size: 24 }));
+            assert_eq!(p.histograms().next().unwrap().bins, vec![1, 2]);
+            assert_eq!(crate::to_vec(&p).unwrap(), bytes);
+            // Without the option the padding reads as two empty bins of a 20-byte header.
+            let guessed = crate::read(&bytes).unwrap();
+            assert_eq!(guessed.histograms().next().unwrap().bins, vec![0, 0, 1, 2]);
+        }
+    }
+
+    #[test]
+    fn nonzero_padding_is_refused_at_its_offset() {
+        let mut bytes = file(crate::Encoding::LITTLE_64, 24, &[1]);
+        bytes[22] = 0x5a;
+        let opts = ReadOptions::new().with_bsd_old_header_size(24);
+        let e = read_with(&bytes, &opts).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::NonzeroPadding {
+                    offset: 22,
+                    found: 0x5a
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn header_size_must_match_the_pointer_width() {
+        let bytes = file(crate::Encoding::LITTLE_32, 12, &[1]);
+        let opts = ReadOptions::new()
+            .with_bsd_old_header_size(20)
+            .with_ptr_width(PtrWidth::Four)
+            .with_variant(Variant::BsdOld)
+            .with_endian(crate::Endian::Little);
+        let e = read_with(&bytes, &opts).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::BadNcnt {
+                    offset: 0,
+                    ncnt: 20,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn short_header_is_eof_at_0() {
+        let opts = ReadOptions::new()
+            .with_variant(Variant::BsdOld)
+            .with_ptr_width(PtrWidth::Four)
+            .with_endian(crate::Endian::Big);
+        let e = read_with(&[0; 11], &opts).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::UnexpectedEof {
+                    offset: 0,
+                    needed: 12,
+                    available: 11,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}

@@ -195,3 +195,265 @@ fn read_blocks_v0(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
         blocks,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Endian, PtrWidth};
+    use crate::read::{ReadOptions, read_with};
+    use crate::test_util::{ALL, Bytes};
+
+    fn forced(enc: Encoding) -> ReadOptions {
+        ReadOptions::new()
+            .with_variant(crate::Variant::Gnu)
+            .with_endian(enc.endian)
+            .with_ptr_width(enc.ptr_width)
+    }
+
+    #[test]
+    fn reads_every_record_kind_in_every_encoding() {
+        for enc in ALL {
+            let bytes = Bytes::new(enc)
+                .gnu_header(1)
+                .gnu_hist(0x1000, 0x1010, 100, &[0, 5, 0, 0xffff])
+                .gnu_arc(0x1004, 0x1008, 42)
+                .raw(&[2])
+                .u32(1)
+                .ptr(0x100c)
+                .ptr(9)
+                .build();
+            for opts in [ReadOptions::new(), forced(enc)] {
+                let p = read_with(&bytes, &opts).unwrap();
+                assert_eq!(p.encoding, enc);
+                assert_eq!(
+                    p.header,
+                    Header::Gnu(GnuHeader {
+                        version: 1,
+                        spare: [0; 12]
+                    })
+                );
+                let hist = p.histograms().next().unwrap();
+                assert_eq!(
+                    (hist.low_pc, hist.high_pc, hist.prof_rate),
+                    (0x1000, 0x1010, ProfRate(100))
+                );
+                assert_eq!(hist.bins, vec![0, 5, 0, 0xffff]);
+                assert_eq!(hist.dimension, Dimension::SECONDS);
+                assert_eq!(
+                    p.arcs().next(),
+                    Some(&Arc {
+                        from_pc: 0x1004,
+                        self_pc: 0x1008,
+                        count: 42
+                    })
+                );
+                let bb = p.basic_blocks().next().unwrap();
+                assert_eq!((bb.address, bb.count, &bb.legacy), (0x100c, 9, &None));
+                assert_eq!(crate::to_vec(&p).unwrap(), bytes);
+            }
+        }
+    }
+
+    #[test]
+    fn reads_version_0_basic_blocks() {
+        for enc in ALL {
+            let bytes = Bytes::new(enc)
+                .gnu_header(0)
+                .raw(&[2])
+                .u32(2)
+                .raw(b"bb\0")
+                .ptr(7)
+                .ptr(0x40)
+                .raw(b"f\0a.c\0")
+                .u32(12)
+                .ptr(8)
+                .ptr(0x48)
+                .raw(b"\0\0")
+                .u32(0xffff_fffe)
+                .build();
+            let p = read_with(&bytes, &forced(enc)).unwrap();
+            let Record::BasicBlocks(b) = &p.records[0] else {
+                panic!("not blocks")
+            };
+            assert_eq!(b.legacy_name.as_deref(), Some(&b"bb"[..]));
+            let legacy = b.blocks[0].legacy.as_ref().unwrap();
+            assert_eq!((b.blocks[0].address, b.blocks[0].count), (0x40, 7));
+            assert_eq!(
+                (&legacy.function[..], &legacy.file[..], legacy.line),
+                (&b"f"[..], &b"a.c"[..], 12)
+            );
+            assert_eq!(b.blocks[1].legacy.as_ref().unwrap().line, -2);
+            assert_eq!(crate::to_vec(&p).unwrap(), bytes);
+            // Version 0 reads the same in both byte orders, yet detection finds the right one.
+            assert_eq!(crate::read(&bytes).unwrap(), p);
+        }
+    }
+
+    fn err(bytes: &[u8], enc: Encoding) -> Error {
+        read_with(bytes, &forced(enc)).unwrap_err()
+    }
+
+    #[test]
+    fn short_header_is_eof_at_0() {
+        let e = err(b"gmon\x01\0\0", Encoding::LITTLE_64);
+        assert!(
+            matches!(
+                e,
+                Error::UnexpectedEof {
+                    offset: 0,
+                    needed: 20,
+                    available: 7,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_magic_when_forced_is_at_0() {
+        let e = err(&[b'x'; 20], Encoding::LITTLE_64);
+        assert!(matches!(e, Error::BadMagic { offset: 0, .. }), "{e}");
+        assert!(e.to_string().starts_with("offset 0x0: bad magic cookie"));
+    }
+
+    #[test]
+    fn unsupported_version_is_at_4() {
+        for enc in ALL {
+            let e = err(&Bytes::new(enc).gnu_header(2).build(), enc);
+            assert!(
+                matches!(
+                    e,
+                    Error::UnsupportedVersion {
+                        offset: 4,
+                        found: 2,
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+            let e = err(&Bytes::new(enc).gnu_header(GMON_SHOBJ_VERSION).build(), enc);
+            assert!(matches!(e, Error::NotSupported { offset: 4, .. }), "{e}");
+        }
+    }
+
+    #[test]
+    fn bad_tag_names_its_offset() {
+        for enc in ALL {
+            let bytes = Bytes::new(enc)
+                .gnu_header(1)
+                .gnu_arc(1, 2, 3)
+                .raw(&[7])
+                .build();
+            let e = err(&bytes, enc);
+            let at = 20 + 1 + 2 * enc.ptr_width.bytes() as u64 + 4;
+            assert!(
+                matches!(e, Error::BadTag { offset, tag: 7 } if offset == at),
+                "{e}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!("offset {at:#x}: bad tag 7 (expected 0, 1 or 2)")
+            );
+        }
+    }
+
+    #[test]
+    fn truncated_records_are_eof_at_the_record_body() {
+        for enc in ALL {
+            let full = Bytes::new(enc).gnu_header(1).gnu_arc(1, 2, 3).build();
+            let e = err(&full[..full.len() - 1], enc);
+            assert!(
+                matches!(
+                    e,
+                    Error::UnexpectedEof {
+                        offset: 21,
+                        what: "arc record",
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+            let full = Bytes::new(enc)
+                .gnu_header(1)
+                .gnu_hist(0, 8, 100, &[])
+                .build();
+            let e = err(&full[..full.len() - 1], enc);
+            assert!(matches!(e, Error::UnexpectedEof { offset: 21, .. }), "{e}");
+            let e = err(&Bytes::new(enc).gnu_header(1).raw(&[2, 0]).build(), enc);
+            assert!(matches!(e, Error::UnexpectedEof { offset: 21, .. }), "{e}");
+        }
+    }
+
+    #[test]
+    fn huge_bin_count_fails_before_allocating() {
+        for enc in ALL {
+            let p = enc.ptr_width.bytes();
+            let bytes = Bytes::new(enc)
+                .gnu_header(1)
+                .raw(&[0])
+                .ptr(0)
+                .ptr(8)
+                .u32(u32::MAX)
+                .u32(100)
+                .raw(&[0; 16])
+                .u16(1)
+                .build();
+            let e = err(&bytes, enc);
+            let at = (21 + 2 * p) as u64;
+            assert!(
+                matches!(e, Error::HistogramTooLarge { offset, bins, available: 2, .. }
+                    if offset == at && bins == u64::from(u32::MAX)),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn huge_block_count_fails_before_allocating() {
+        let enc = Encoding {
+            endian: Endian::Big,
+            ptr_width: PtrWidth::Eight,
+        };
+        let bytes = Bytes::new(enc)
+            .gnu_header(1)
+            .raw(&[2])
+            .u32(u32::MAX)
+            .build();
+        let e = err(&bytes, enc);
+        assert!(
+            matches!(
+                e,
+                Error::UnexpectedEof {
+                    offset: 25,
+                    available: 0,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn version_0_string_without_nul_is_eof() {
+        let enc = Encoding::LITTLE_32;
+        let bytes = Bytes::new(enc)
+            .gnu_header(0)
+            .raw(&[2])
+            .u32(1)
+            .raw(b"abc")
+            .build();
+        let e = err(&bytes, enc);
+        assert!(
+            matches!(
+                e,
+                Error::UnexpectedEof {
+                    offset: 25,
+                    needed: 4,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}

@@ -31,6 +31,7 @@ pub(crate) fn write(e: &mut Emitter, h: &Bsd44Header, p: &Profile) -> Result<()>
         .checked_mul(size as u64)
         .and_then(|b| b.checked_add(hsize))
         .unwrap_or(u64::MAX);
+    e.mark(0);
     e.ptr(hist.low_pc, 0, "histogram low_pc")?;
     e.ptr(hist.high_pc, 0, "histogram high_pc")?;
     e.uint(ncnt, 4, 0, "ncnt (header plus histogram bytes)")?;
@@ -92,6 +93,7 @@ pub(crate) fn arcs(e: &mut Emitter, p: &Profile, variant: Variant) -> Result<()>
                 problem: "a BSD file holds one histogram followed by arcs only",
             });
         };
+        e.mark(e.len());
         e.ptr(a.from_pc, i, "arc from_pc")?;
         e.ptr(a.self_pc, i, "arc self_pc")?;
         e.ptr(a.count, i, "arc count (pointer-sized in BSD files)")?;

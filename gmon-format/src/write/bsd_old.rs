@@ -26,6 +26,7 @@ pub(crate) fn write(e: &mut Emitter, h: &BsdOldHeader, p: &Profile) -> Result<()
         .checked_mul(2)
         .and_then(|b| b.checked_add(u64::from(h.header_size)))
         .unwrap_or(u64::MAX);
+    e.mark(0);
     e.ptr(hist.low_pc, 0, "histogram low_pc")?;
     e.ptr(hist.high_pc, 0, "histogram high_pc")?;
     e.uint(ncnt, 4, 0, "ncnt (header plus histogram bytes)")?;

@@ -25,6 +25,7 @@ pub(crate) fn write(e: &mut Emitter, h: &GnuHeader, p: &Profile) -> Result<()> {
     e.u32(h.version);
     e.bytes(&h.spare);
     for (i, r) in p.records.iter().enumerate() {
+        e.mark(e.len());
         match r {
             Record::Histogram(hist) => histogram(e, i, hist)?,
             Record::Arc(a) => {

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::model::{Endian, Header, Profile, PtrWidth};
 
 /// Writes `p` in its header's variant with its encoding.
-pub fn write<W: Write>(p: &Profile, w: &mut W) -> Result<()> {
+pub fn write<W: Write + ?Sized>(p: &Profile, w: &mut W) -> Result<()> {
     let bytes = to_vec(p)?;
     w.write_all(&bytes)?;
     Ok(())
@@ -31,8 +31,24 @@ pub fn write<W: Write>(p: &Profile, w: &mut W) -> Result<()> {
 /// assert_eq!(gmon_format::read(&bytes).unwrap(), p);
 /// ```
 pub fn to_vec(p: &Profile) -> Result<Vec<u8>> {
+    Ok(emit(p)?.out)
+}
+
+/// The file offset at which each of `p.records` starts when `p` is written (for a BSD file the
+/// histogram "record" starts at 0, with the header). Dumps use it to show where things are.
+///
+/// ```
+/// let p = gmon_format::Profile::new_gnu(gmon_format::Encoding::LITTLE_64);
+/// assert!(gmon_format::record_offsets(&p).unwrap().is_empty());
+/// ```
+pub fn record_offsets(p: &Profile) -> Result<Vec<u64>> {
+    Ok(emit(p)?.offsets)
+}
+
+fn emit(p: &Profile) -> Result<Emitter> {
     let mut e = Emitter {
         out: Vec::new(),
+        offsets: Vec::with_capacity(p.records.len()),
         endian: p.encoding.endian,
         width: p.encoding.ptr_width,
     };
@@ -41,17 +57,29 @@ pub fn to_vec(p: &Profile) -> Result<Vec<u8>> {
         Header::Bsd44(h) => bsd44::write(&mut e, h, p)?,
         Header::BsdOld(h) => bsd_old::write(&mut e, h, p)?,
     }
-    Ok(e.out)
+    Ok(e)
 }
 
 /// The output buffer and the encoding: the single place that applies the byte order.
 pub(crate) struct Emitter {
     pub(crate) out: Vec<u8>,
+    /// Where each record started.
+    offsets: Vec<u64>,
     endian: Endian,
     width: PtrWidth,
 }
 
 impl Emitter {
+    /// Notes that a record starts at `offset` (the current end unless a BSD header came first).
+    pub(crate) fn mark(&mut self, offset: usize) {
+        self.offsets.push(offset as u64);
+    }
+
+    /// Current length of the output.
+    pub(crate) fn len(&self) -> usize {
+        self.out.len()
+    }
+
     /// Appends raw bytes.
     pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.out.extend_from_slice(b);
@@ -109,5 +137,300 @@ pub(crate) fn max_for(size: usize) -> u64 {
         u64::MAX
     } else {
         (1u64 << (8 * size)) - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::*;
+
+    fn hist(bins: Vec<u64>) -> Histogram {
+        Histogram {
+            low_pc: 0x1000,
+            high_pc: 0x1000 + 4 * bins.len() as u64,
+            prof_rate: ProfRate::DEFAULT,
+            dimension: Dimension::SECONDS,
+            bins,
+        }
+    }
+
+    fn bsd44() -> Profile {
+        Profile {
+            encoding: Encoding::LITTLE_64,
+            header: Header::Bsd44(Bsd44Header {
+                version: GMONVERSION,
+                prof_rate: 100,
+                histcounter_type: 0,
+                spare: [0; 8],
+            }),
+            records: vec![Record::Histogram(hist(vec![1, 2]))],
+            trailing: Vec::new(),
+        }
+    }
+
+    fn old() -> Profile {
+        Profile {
+            header: Header::BsdOld(BsdOldHeader { header_size: 20 }),
+            ..bsd44()
+        }
+    }
+
+    #[test]
+    fn values_that_do_not_fit_name_the_record() {
+        let mut p = Profile::new_gnu(Encoding::BIG_32);
+        p.records.push(Record::Arc(Arc {
+            from_pc: 0,
+            self_pc: 0,
+            count: 1,
+        }));
+        p.records.push(Record::Arc(Arc {
+            from_pc: 1 << 32,
+            self_pc: 0,
+            count: 1,
+        }));
+        let e = to_vec(&p).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::DoesNotFit {
+                    record: 1,
+                    value: 0x1_0000_0000,
+                    max: 0xffff_ffff,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(e.offset(), None);
+        assert!(
+            e.to_string()
+                .starts_with("record 1: arc from_pc 0x100000000 does not fit"),
+            "{e}"
+        );
+
+        let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+        p.records.push(Record::Arc(Arc {
+            from_pc: 0,
+            self_pc: 0,
+            count: 1 << 32,
+        }));
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::DoesNotFit { record: 0, .. })
+        ));
+        p.records[0] = Record::Histogram(hist(vec![0x10000]));
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::DoesNotFit {
+                record: 0,
+                value: 0x10000,
+                max: 0xffff,
+                ..
+            })
+        ));
+
+        let mut p = bsd44();
+        p.records[0] = Record::Histogram(hist(vec![0x10000]));
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::DoesNotFit { record: 0, .. })
+        ));
+        if let Header::Bsd44(h) = &mut p.header {
+            h.histcounter_type = -32;
+        }
+        assert!(to_vec(&p).is_ok());
+        p.records[0] = Record::Histogram(hist(vec![0x8000_0000]));
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::DoesNotFit {
+                max: 0x7fff_ffff,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn nothing_is_written_on_error() {
+        let mut p = Profile::new_gnu(Encoding::LITTLE_32);
+        p.records.push(Record::Arc(Arc {
+            from_pc: 1 << 40,
+            self_pc: 0,
+            count: 1,
+        }));
+        let mut out = Vec::new();
+        assert!(write(&p, &mut out).is_err());
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn gnu_shape_errors() {
+        let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+        p.header = Header::Gnu(GnuHeader {
+            version: 2,
+            spare: [0; 12],
+        });
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::BadHeader {
+                variant: Variant::Gnu,
+                ..
+            })
+        ));
+
+        let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+        p.trailing = vec![1];
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::Unrepresentable { record: 0, .. })
+        ));
+
+        let legacy = LegacyBlockInfo {
+            function: b"f".to_vec(),
+            file: b"x.c".to_vec(),
+            line: 1,
+        };
+        let v0_block = BasicBlockCount {
+            address: 1,
+            count: 2,
+            legacy: Some(legacy),
+        };
+        let v0 = BasicBlockRecord {
+            legacy_name: Some(b"n".to_vec()),
+            blocks: vec![v0_block],
+        };
+        let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+        p.records.push(Record::BasicBlocks(v0.clone()));
+        // Version-0 details in a version-1 file have no place.
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::Unrepresentable { record: 0, .. })
+        ));
+        p.header = Header::Gnu(GnuHeader {
+            version: 0,
+            spare: [0; 12],
+        });
+        assert!(to_vec(&p).is_ok());
+        let mut bad = v0.clone();
+        bad.legacy_name = Some(b"a\0b".to_vec());
+        p.records[0] = Record::BasicBlocks(bad);
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::Unrepresentable { record: 0, .. })
+        ));
+        let mut bad = v0;
+        bad.blocks[0].legacy = None;
+        p.records[0] = Record::BasicBlocks(bad);
+        assert!(matches!(
+            to_vec(&p),
+            Err(Error::Unrepresentable { record: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn bsd_shape_errors() {
+        assert!(to_vec(&bsd44()).is_ok());
+        assert!(to_vec(&old()).is_ok());
+
+        for base in [bsd44(), old()] {
+            let variant = base.header.variant();
+            let mut p = base.clone();
+            p.records.clear();
+            assert!(
+                matches!(to_vec(&p), Err(Error::BadHeader { .. })),
+                "{variant}"
+            );
+
+            let mut p = base.clone();
+            p.records.push(Record::Histogram(hist(vec![])));
+            assert!(
+                matches!(to_vec(&p), Err(Error::Unrepresentable { record: 1, .. })),
+                "{variant}"
+            );
+
+            let mut p = base.clone();
+            p.records.push(Record::BasicBlocks(BasicBlockRecord {
+                legacy_name: None,
+                blocks: vec![],
+            }));
+            assert!(
+                matches!(to_vec(&p), Err(Error::Unrepresentable { record: 1, .. })),
+                "{variant}"
+            );
+
+            let mut p = base.clone();
+            p.trailing = vec![0; 24];
+            assert!(
+                matches!(to_vec(&p), Err(Error::Unrepresentable { record: 1, .. })),
+                "{variant}"
+            );
+            p.trailing = vec![0; 23];
+            assert!(to_vec(&p).is_ok(), "{variant}");
+
+            let mut p = base.clone();
+            if let Some(Record::Histogram(h)) = p.records.first_mut() {
+                h.dimension.abbrev = b'c';
+            }
+            assert!(
+                matches!(to_vec(&p), Err(Error::Unrepresentable { record: 0, .. })),
+                "{variant}"
+            );
+
+            let mut p = base.clone();
+            if let Some(Record::Histogram(h)) = p.records.first_mut() {
+                h.prof_rate = ProfRate(1000);
+            }
+            assert!(
+                matches!(to_vec(&p), Err(Error::Unrepresentable { record: 0, .. })),
+                "{variant}"
+            );
+
+            let mut p = base;
+            if let Some(Record::Histogram(h)) = p.records.first_mut() {
+                h.low_pc = h.high_pc + 1;
+            }
+            assert!(
+                matches!(to_vec(&p), Err(Error::Unrepresentable { record: 0, .. })),
+                "{variant}"
+            );
+        }
+
+        let mut p = bsd44();
+        p.header = Header::Bsd44(Bsd44Header {
+            version: 1,
+            prof_rate: 100,
+            histcounter_type: 0,
+            spare: [0; 8],
+        });
+        assert!(matches!(to_vec(&p), Err(Error::BadHeader { .. })));
+        p.header = Header::Bsd44(Bsd44Header {
+            version: GMONVERSION,
+            prof_rate: 100,
+            histcounter_type: 7,
+            spare: [0; 8],
+        });
+        assert!(matches!(to_vec(&p), Err(Error::BadHeader { .. })));
+        let mut p = old();
+        p.header = Header::BsdOld(BsdOldHeader { header_size: 12 });
+        assert!(matches!(to_vec(&p), Err(Error::BadHeader { .. })));
+    }
+
+    #[test]
+    fn record_offsets_follow_the_layout() {
+        let mut p = Profile::new_gnu(Encoding::LITTLE_32);
+        p.records.push(Record::Histogram(hist(vec![1, 2])));
+        p.records.push(Record::Arc(Arc {
+            from_pc: 0,
+            self_pc: 0,
+            count: 1,
+        }));
+        assert_eq!(record_offsets(&p).unwrap(), vec![20, 20 + 33 + 4]);
+        let mut p = old();
+        p.records.push(Record::Arc(Arc {
+            from_pc: 0,
+            self_pc: 0,
+            count: 1,
+        }));
+        assert_eq!(record_offsets(&p).unwrap(), vec![0, 24]);
     }
 }

@@ -1,17 +1,94 @@
-//! `gmon convert` (not yet implemented).
+//! `gmon convert`: rewrite a profile in another variant, byte order or pointer width.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use gmon_format::{Encoding, Endian, PtrWidth, Variant};
+
+use super::dump::{EndianArg, InputFormat, PtrWidthArg, VariantArg};
+use crate::output::{read_input, write_atomically};
 
 /// Arguments of `gmon convert`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "EXAMPLES:\n  gmon convert --to bsd44 gmon.out -o gmon.bsd\n  \
+                  gmon convert --to gnu --endian big --ptr-width 4 gmon.out -o m68k.out\n  \
+                  gmon convert --to gnu --from bsd-old --from-endian big old.gmon -o new.out",
+    after_long_help = "Records keep their order and every count is kept exactly: a value that does \
+                  not fit the target (an address above 4 GiB for --ptr-width 4, an arc count \
+                  above 2^32-1 or a bin above 65535 for GNU files) is an error, never truncated. \
+                  A BSD file holds one histogram: GNU histogram records with identical ranges \
+                  are summed, other combinations are refused, as are basic-block records. Old \
+                  BSD files store no profiling rate, so only 100 Hz profiles convert to bsd-old. \
+                  The output is written to a temporary file and renamed, so on any error OUT is \
+                  not created.\n\n\
+                  EXAMPLES:\n  gmon convert --to bsd44 gmon.out -o gmon.bsd\n  \
+                  gmon convert --to gnu --endian big --ptr-width 4 gmon.out -o m68k.out\n  \
+                  gmon convert --to gnu --from bsd-old --from-endian big old.gmon -o new.out"
+)]
 pub struct Args {
-    /// Arguments (not yet interpreted).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// The input profile.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+
+    /// Where to write the converted profile.
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+
+    /// Variant to write.
+    #[arg(long, value_name = "VARIANT")]
+    pub to: VariantArg,
+
+    /// Byte order to write [default: the input's].
+    #[arg(long, value_name = "ORDER")]
+    pub endian: Option<EndianArg>,
+
+    /// Pointer width to write, in bytes [default: the input's].
+    #[arg(long, value_name = "BYTES")]
+    pub ptr_width: Option<PtrWidthArg>,
+
+    /// Read IN as this variant instead of detecting it.
+    #[arg(long, value_name = "VARIANT")]
+    pub from: Option<VariantArg>,
+
+    /// Read IN with this byte order instead of guessing it.
+    #[arg(long, value_name = "ORDER")]
+    pub from_endian: Option<EndianArg>,
+
+    /// Read IN with this pointer width (bytes) instead of guessing it.
+    #[arg(long, value_name = "BYTES")]
+    pub from_ptr_width: Option<PtrWidthArg>,
+}
+
+impl Args {
+    /// How to read IN, as the library's options.
+    pub fn read_options(&self) -> gmon_format::ReadOptions {
+        InputFormat {
+            variant: self.from,
+            endian: self.from_endian,
+            ptr_width: self.from_ptr_width,
+        }
+        .to_options()
+    }
 }
 
 /// Runs `gmon convert`.
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gmon convert` is not implemented yet")
+pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let name = args.input.display().to_string();
+    let bytes = read_input(&args.input)?;
+    let p = gmon_format::read_with(&bytes, &args.read_options()).with_context(|| name.clone())?;
+    let encoding = Encoding {
+        endian: args.endian.map_or(p.encoding.endian, Endian::from),
+        ptr_width: args.ptr_width.map_or(p.encoding.ptr_width, PtrWidth::from),
+    };
+    let converted = p
+        .convert_to(Variant::from(args.to), encoding)
+        .with_context(|| name.clone())?;
+    write_atomically(&args.output, |w| {
+        gmon_format::write(&converted, w)
+            .with_context(|| format!("{}: write failed", args.output.display()))
+    })?;
+    Ok(ExitCode::SUCCESS)
 }
