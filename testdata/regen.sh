@@ -9,9 +9,11 @@
 # then run testdata/gprof-goldens.sh (GNU gprof reference outputs; owned by the
 # gprof goldens, not by this script) and the converter step (testdata/variants/).
 #
-# Usage: testdata/regen.sh [--no-build] [CASE-GLOB...]
-#   CASE-GLOB   only (re)build cases whose name matches, e.g. 'recurse-*'
+# Usage: testdata/regen.sh [--no-build] [--no-post] [CASE-GLOB...]
+#   CASE-GLOB   only (re)build cases whose name matches, e.g. 'recurse-*' (the goldens
+#               step gets the same globs)
 #   --no-build  keep cases/, only rerun the gprof-goldens and converter steps
+#   --no-post   only build and run; skip the gprof-goldens and converter steps
 #
 # Sampling is not deterministic, so every run gives different gmon.out bytes;
 # that is why the results are committed and tests never run this script.
@@ -52,9 +54,16 @@ CASES=(
 	"outside    c   pie    O2  -"
 	"ties       c   pie    O0  -"
 	"ties       c   nopie  O2  -"
+	"mixed      c   pie    O0  -"
+	"mixed      c   nopie  O2  -"
+	"maincycle  c   pie    O0  -"
+	"maincycle  c   nopie  O2  -"
+	"asmsyms    c   pie    O0  -"
+	"asmsyms    c   nopie  O2  -"
 )
 
-# Per-program extra flags (sources are every *.c / *.cpp / *.S in the directory).
+# Per-program extra flags (sources are every *.c / *.cpp / *.S in the directory; a file
+# named *.nopg.c is compiled separately WITHOUT -pg and linked in).
 program_flags() {
 	case $1 in
 	threads) echo "-pthread" ;;
@@ -74,10 +83,15 @@ link_flags() {
 }
 
 build_only=1
-if [ "${1:-}" = "--no-build" ]; then
-	build_only=0
+post=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-build) build_only=0 ;;
+	--no-post) post=0 ;;
+	*) break ;;
+	esac
 	shift
-fi
+done
 globs=("$@")
 [ ${#globs[@]} -gt 0 ] || globs=('*')
 
@@ -98,8 +112,14 @@ build_case() {
 	local cc sources
 	if [ "$lang" = cxx ]; then cc=g++; else cc=gcc; fi
 	# Sorted, relative source names: the same command line on every machine.
-	sources=$(cd "$src" && shopt -s nullglob && printf '%s\n' *.c *.cpp *.S | LC_ALL=C sort | tr '\n' ' ')
-	local cmd="$cc -pg -g -$opt $(link_flags "$link") $(program_flags "$program") -fdebug-prefix-map=$src=. ${sources}"
+	sources=$(cd "$src" && shopt -s nullglob && printf '%s\n' *.c *.cpp *.S | grep -v '\.nopg\.c$' | LC_ALL=C sort | tr '\n' ' ' || true)
+	nopg=$(cd "$src" && shopt -s nullglob && printf '%s\n' *.nopg.c | LC_ALL=C sort | tr '\n' ' ')
+	local objects="" precmds=() f
+	for f in $nopg; do
+		precmds+=("$(echo "$cc -g -$opt $(link_flags "$link" | sed 's/ -static//; s/ -no-pie//; s/ -pie//') -fdebug-prefix-map=$src=. -c $f -o ${f%.c}.o" | tr -s ' ')")
+		objects+="${f%.c}.o "
+	done
+	local cmd="$cc -pg -g -$opt $(link_flags "$link") $(program_flags "$program") -fdebug-prefix-map=$src=. ${sources}${objects}"
 	cmd=$(echo "$cmd" | tr -s ' ' | sed 's/ $//')
 
 	echo "== $name"
@@ -109,12 +129,22 @@ build_case() {
 
 	local tmp
 	tmp=$(mktemp -d /tmp/gmon-regen.XXXXXX)
+	# Unprofiled objects are built next to the sources (relative names keep the commands
+	# identical everywhere) and removed afterwards.
+	local pc
+	for pc in "${precmds[@]}"; do
+		(cd "$src" && $pc) || { rm -rf "$tmp"; return 1; }
+	done
 	(cd "$src" && $cmd -o "$tmp/prog" >/dev/null) || { rm -rf "$tmp"; return 1; }
+	for f in $objects; do rm -f "$src/$f"; done
 	mv "$tmp/prog" "$dir/prog"
 
 	{
 		echo "case:     $name"
 		echo "program:  testdata/programs/$program"
+		for pc in "${precmds[@]}"; do
+			echo "compile:  (cd testdata/programs/$program && $pc)"
+		done
 		echo "compile:  (cd testdata/programs/$program && $cmd -o prog)"
 		echo "compiler: $($cc --version | head -n1)"
 		echo "linker:   $(ld --version | head -n1)"
@@ -148,10 +178,12 @@ if [ $build_only -eq 1 ]; then
 	done
 fi
 
-# GNU gprof reference outputs (owned by the gprof goldens).
+[ $post -eq 1 ] || exit 0
+
+# GNU gprof reference outputs (owned by the gprof goldens), for the selected cases.
 if [ -f "$here/gprof-goldens.sh" ]; then
 	echo "== gprof-goldens.sh"
-	bash "$here/gprof-goldens.sh"
+	bash "$here/gprof-goldens.sh" "${globs[@]}"
 fi
 
 # BSD-layout, big-endian and 32-bit copies made by `gmon convert`.
