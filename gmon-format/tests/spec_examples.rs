@@ -657,3 +657,120 @@ fn shobj_profile_is_recognised_and_refused() {
         other => panic!("expected NotSupported, got {other:?}"),
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// spec/glibc.md's structural claims, on every real profile of testdata/cases/
+
+fn le_u16(b: &[u8], at: usize) -> u64 {
+    u64::from(u16::from_le_bytes([b[at], b[at + 1]]))
+}
+
+fn le_u32(b: &[u8], at: usize) -> u64 {
+    u64::from(u32::from_le_bytes(
+        b[at..at + 4].try_into().expect("4 bytes"),
+    ))
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// `(e_type, value of the symbol etext)` of a little-endian ELF64 executable.
+fn elf_type_and_etext(elf: &[u8]) -> (u64, u64) {
+    assert_eq!(&elf[..6], b"\x7fELF\x02\x01", "an ELF64 little-endian file");
+    let e_type = le_u16(elf, 16);
+    let shoff = le_u64(elf, 0x28) as usize;
+    let shentsize = le_u16(elf, 0x3a) as usize;
+    let shnum = le_u16(elf, 0x3c) as usize;
+    let section = |i: usize| shoff + i * shentsize;
+    for i in 0..shnum {
+        let sh = section(i);
+        if le_u32(elf, sh + 4) != 2 {
+            continue; // not SHT_SYMTAB
+        }
+        let (off, size, link) = (
+            le_u64(elf, sh + 0x18) as usize,
+            le_u64(elf, sh + 0x20) as usize,
+            le_u32(elf, sh + 0x28) as usize,
+        );
+        let strtab = le_u64(elf, section(link) + 0x18) as usize;
+        for sym in (off..off + size).step_by(24) {
+            let name = strtab + le_u32(elf, sym) as usize;
+            if elf[name..].starts_with(b"etext\0") {
+                return (e_type, le_u64(elf, sym + 8));
+            }
+        }
+    }
+    panic!("no etext symbol");
+}
+
+#[test]
+fn glibc_profiles_have_the_shape_the_spec_describes() {
+    let cases = repo().join("testdata").join("cases");
+    let mut checked = 0;
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&cases)
+        .expect("testdata/cases exists")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let (e_type, etext) = elf_type_and_etext(&fs::read(dir.join("prog")).expect("prog"));
+        let mut profiles: Vec<PathBuf> = fs::read_dir(&dir)
+            .expect("case dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                let n = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                n.starts_with("gmon") && n.ends_with(".out")
+            })
+            .collect();
+        profiles.sort();
+        for path in profiles {
+            let what = path.display().to_string();
+            let p = gmon_format::read(&fs::read(&path).expect("profile"))
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(p.encoding, Encoding::LITTLE_64, "{what}");
+            assert_eq!(gnu_version(&p), 1, "{what}");
+            // One histogram record, first; then only arcs.
+            let Some((Record::Histogram(h), rest)) = p.records.split_first() else {
+                panic!("{what}: the first record is not a histogram");
+            };
+            assert!(
+                rest.iter().all(|r| matches!(r, Record::Arc(_))),
+                "{what}: only arcs"
+            );
+            // Range: low_pc 0 for PIE (ET_DYN), 0x400000 otherwise; high_pc = etext rounded up.
+            let expected_low = if e_type == 3 { 0 } else { 0x40_0000 };
+            assert_eq!(h.low_pc, expected_low, "{what}: low_pc");
+            assert_eq!(h.high_pc, etext.div_ceil(4) * 4, "{what}: high_pc");
+            // Bins: textsize / 2 bytes rounded up to 8, two bytes per bin; scale below 2.
+            let textsize = h.high_pc - h.low_pc;
+            assert_eq!(
+                h.bins.len() as u64,
+                (textsize / 2).div_ceil(8) * 8 / 2,
+                "{what}"
+            );
+            assert!(
+                h.scale() < 2.0 && h.scale() > 1.99,
+                "{what}: scale {}",
+                h.scale()
+            );
+            assert_eq!(h.prof_rate.0, 100, "{what}");
+            assert_eq!(h.dimension.name_str(), "seconds", "{what}");
+            // Arcs: callers in 16-byte buckets from low_pc, ascending.
+            let froms: Vec<u64> = p.arcs().map(|a| a.from_pc).collect();
+            assert!(
+                froms.iter().all(|f| (f - h.low_pc) % 16 == 0),
+                "{what}: buckets"
+            );
+            assert!(froms.windows(2).all(|w| w[0] <= w[1]), "{what}: arc order");
+            assert!(
+                p.arcs()
+                    .all(|a| a.self_pc >= h.low_pc && a.self_pc < h.high_pc)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 38, "only {checked} profiles checked");
+}
