@@ -49,7 +49,9 @@ if [ -z "${GMON:-}" ]; then
 	GMON=${CARGO_TARGET_DIR:-$repo/target}/release/gmon
 fi
 
-rm -rf "$out"
+# Replace the case directories only (README.md stays).
+mkdir -p "$out"
+find "$out" -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
 for c in "${CASES[@]}"; do
 	src=$here/cases/$c/gmon.out
 	[ -f "$src" ] || { echo "variants.sh: missing $src" >&2; exit 1; }
