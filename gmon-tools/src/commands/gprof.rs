@@ -1,17 +1,22 @@
-//! `gmon gprof` (not yet implemented).
+//! `gmon gprof`: GNU gprof's command line, passed through untouched to the engine's own
+//! getopt-compatible parser ([`crate::gprof::args`]).
 
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Arguments of `gmon gprof`.
+/// Arguments of `gmon gprof`: everything after the subcommand, parsed like GNU gprof does.
 #[derive(Debug, clap::Args)]
+#[command(disable_help_flag = true, disable_version_flag = true)]
 pub struct Args {
-    /// Arguments (not yet interpreted).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// gprof's options and operands (see `gmon gprof --help`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     pub rest: Vec<String>,
 }
 
-/// Runs `gmon gprof`.
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gmon gprof` is not implemented yet")
+/// Runs `gmon gprof`; gprof's messages go to stderr and its exit status is returned.
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let stderr = std::io::stderr();
+    let mut err = stderr.lock();
+    let status = crate::gprof::run(&args.rest, out, &mut err)?;
+    Ok(ExitCode::from(u8::try_from(status).unwrap_or(1)))
 }

@@ -1,0 +1,671 @@
+//! gprof's command line, parsed with GNU `getopt_long` semantics.
+//!
+//! Short options come from gprof's option string
+//! `aA::bBcC::d::De:E:f:F:hiI:J::k:lLm:n:N:O:p::P::q::Q::rR:sS:t:Tvw:xyzZ::`: letters combine
+//! (`-bp`), a required argument is the rest of the word or the next word (`-e f`, `-ef`), an
+//! optional argument must be attached (`-pmain`; `-p main` makes `main` the executable). Long
+//! options may be abbreviated to any unambiguous prefix and take `=value` (or the next word when
+//! the argument is required). Non-options may appear anywhere (getopt permutes them to the end)
+//! unless `--` ends the options; `@file` words are replaced by the file's words.
+
+use super::demangle::Style;
+use super::symspec::{SymSpec, TableId};
+
+/// Output style bits (gprof's `STYLE_*`).
+pub mod style {
+    /// Flat profile.
+    pub const FLAT_PROFILE: u32 = 1 << 0;
+    /// Call graph (and index).
+    pub const CALL_GRAPH: u32 = 1 << 1;
+    /// `-s`: write gmon.sum.
+    pub const SUMMARY_FILE: u32 = 1 << 2;
+    /// `-C`: exec counts.
+    pub const EXEC_COUNTS: u32 = 1 << 3;
+    /// `-A`: annotated source.
+    pub const ANNOTATED_SOURCE: u32 = 1 << 4;
+    /// `-i`: file information.
+    pub const GMON_INFO: u32 = 1 << 5;
+    /// `-r`: function ordering.
+    pub const FUNCTION_ORDER: u32 = 1 << 6;
+    /// `-R`: file ordering.
+    pub const FILE_ORDER: u32 = 1 << 7;
+}
+
+/// `-O`: how profile files are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileFormat {
+    /// `auto` (default): GNU if the file starts with `gmon`, else BSD.
+    #[default]
+    Auto,
+    /// `magic`: GNU only.
+    Magic,
+    /// `bsd`: BSD (4.4 if the version word matches, else old).
+    Bsd,
+    /// `4.4bsd`: 4.4BSD only.
+    Bsd44,
+    /// `prof`: accepted, then refused ("not yet supported").
+    Prof,
+}
+
+/// Everything gprof's command line says.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GprofArgs {
+    /// The executable (`a.out` by default).
+    pub image: String,
+    /// Profile files (`gmon.out` by default).
+    pub profiles: Vec<String>,
+    /// Requested output styles ([`style`] bits); 0 = gprof's default choice.
+    pub output_style: u32,
+    /// Styles the user mentioned, even to turn them off.
+    pub user_specified: u32,
+    /// Symspecs in command-line order.
+    pub specs: Vec<SymSpec>,
+    /// `-b`: no explanations.
+    pub brief: bool,
+    /// `-T`: BSD layout.
+    pub bsd_style: bool,
+    /// `-z`: also show functions that were never called and have no time.
+    pub display_unused: bool,
+    /// `-a`.
+    pub no_static: bool,
+    /// `-D`.
+    pub ignore_non_functions: bool,
+    /// `-c`.
+    pub static_call_graph: bool,
+    /// `-l`.
+    pub line: bool,
+    /// `-L`.
+    pub print_path: bool,
+    /// `--inline-file-names`.
+    pub inline_file_names: bool,
+    /// `--demangle` / `--no-demangle` (default on).
+    pub demangle: bool,
+    /// `--demangle=STYLE`.
+    pub demangle_style: Style,
+    /// `-w N` (at least 1; default 80).
+    pub width: i32,
+    /// `-m N` (default 1).
+    pub min_count: u64,
+    /// `-t N` (at least 0; default 10).
+    pub table_length: i32,
+    /// `-x`.
+    pub all_lines: bool,
+    /// `-y`.
+    pub separate_files: bool,
+    /// `-I dirs`, in order.
+    pub directories: Vec<String>,
+    /// `-O`.
+    pub file_format: FileFormat,
+    /// `-S file`.
+    pub external_symbols: Option<String>,
+    /// `-R map_file`.
+    pub function_map: Option<String>,
+    /// `-d[N]` (accepted; gprof's debug dumps are not reproduced).
+    pub debug: Option<String>,
+}
+
+impl Default for GprofArgs {
+    fn default() -> Self {
+        GprofArgs {
+            image: "a.out".into(),
+            profiles: Vec::new(),
+            output_style: 0,
+            user_specified: 0,
+            specs: Vec::new(),
+            brief: false,
+            bsd_style: false,
+            display_unused: false,
+            no_static: false,
+            ignore_non_functions: false,
+            static_call_graph: false,
+            line: false,
+            print_path: false,
+            inline_file_names: false,
+            demangle: true,
+            demangle_style: Style::Auto,
+            width: 80,
+            min_count: 1,
+            table_length: 10,
+            all_lines: false,
+            separate_files: false,
+            directories: Vec::new(),
+            file_format: FileFormat::Auto,
+            external_symbols: None,
+            function_map: None,
+            debug: None,
+        }
+    }
+}
+
+/// What the command line asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Parsed {
+    /// Produce reports.
+    Run(Box<GprofArgs>),
+    /// `-h` / `--help`.
+    Help,
+    /// `-v` / `--version`.
+    Version,
+    /// A command-line error: the message for stderr, and whether the usage follows it.
+    Error {
+        /// gprof's message.
+        message: String,
+        /// getopt errors are followed by the usage text.
+        usage: bool,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HasArg {
+    No,
+    Required,
+    Optional,
+}
+
+/// Pseudo option codes for long-only options.
+const OPT_DEMANGLE: char = '\u{1}';
+const OPT_NO_DEMANGLE: char = '\u{2}';
+const OPT_INLINE_FILE_NAMES: char = '\u{3}';
+
+/// gprof's long options, in its table order (which is also the order of "possibilities").
+const LONG: &[(&str, HasArg, char)] = &[
+    ("line", HasArg::No, 'l'),
+    ("no-static", HasArg::No, 'a'),
+    ("ignore-non-functions", HasArg::No, 'D'),
+    ("external-symbol-table", HasArg::Required, 'S'),
+    ("annotated-source", HasArg::Optional, 'A'),
+    ("no-annotated-source", HasArg::Optional, 'J'),
+    ("flat-profile", HasArg::Optional, 'p'),
+    ("no-flat-profile", HasArg::Optional, 'P'),
+    ("graph", HasArg::Optional, 'q'),
+    ("no-graph", HasArg::Optional, 'Q'),
+    ("exec-counts", HasArg::Optional, 'C'),
+    ("no-exec-counts", HasArg::Optional, 'Z'),
+    ("function-ordering", HasArg::No, 'r'),
+    ("file-ordering", HasArg::Required, 'R'),
+    ("file-info", HasArg::No, 'i'),
+    ("sum", HasArg::No, 's'),
+    ("all-lines", HasArg::No, 'x'),
+    ("demangle", HasArg::Optional, OPT_DEMANGLE),
+    ("no-demangle", HasArg::No, OPT_NO_DEMANGLE),
+    ("directory-path", HasArg::Required, 'I'),
+    ("display-unused-functions", HasArg::No, 'z'),
+    ("inline-file-names", HasArg::No, OPT_INLINE_FILE_NAMES),
+    ("min-count", HasArg::Required, 'm'),
+    ("print-path", HasArg::No, 'L'),
+    ("separate-files", HasArg::No, 'y'),
+    ("static-call-graph", HasArg::No, 'c'),
+    ("table-length", HasArg::Required, 't'),
+    ("time", HasArg::Required, 'n'),
+    ("no-time", HasArg::Required, 'N'),
+    ("width", HasArg::Required, 'w'),
+    ("brief", HasArg::No, 'b'),
+    ("debug", HasArg::Optional, 'd'),
+    ("help", HasArg::No, 'h'),
+    ("file-format", HasArg::Required, 'O'),
+    ("traditional", HasArg::No, 'T'),
+    ("version", HasArg::No, 'v'),
+];
+
+const SHORT: &str = "aA::bBcC::d::De:E:f:F:hiI:J::k:lLm:n:N:O:p::P::q::Q::rR:sS:t:Tvw:xyzZ::";
+
+fn short_has_arg(c: char) -> Option<HasArg> {
+    let b = SHORT.as_bytes();
+    let i = SHORT.find(c)?;
+    if c == ':' {
+        return None;
+    }
+    Some(match (b.get(i + 1), b.get(i + 2)) {
+        (Some(b':'), Some(b':')) => HasArg::Optional,
+        (Some(b':'), _) => HasArg::Required,
+        _ => HasArg::No,
+    })
+}
+
+/// C's `atoi`: optional blanks and sign, then digits; 0 when there are none.
+pub fn atoi(s: &str) -> i64 {
+    let t = s.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let mut v: i64 = 0;
+    for b in digits.bytes().take_while(|b| b.is_ascii_digit()) {
+        v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if neg { -v } else { v }
+}
+
+/// Expands `@file` words like libiberty's `expandargv` (whitespace-separated words, with
+/// single/double quotes and backslash escapes). A file that cannot be read leaves the word.
+pub fn expand_response_files(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in args {
+        if let Some(path) = a.strip_prefix('@')
+            && let Ok(text) = std::fs::read_to_string(path)
+        {
+            out.extend(split_words(&text));
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
+fn split_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (_, '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+                in_word = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}
+
+/// Parses gprof's arguments (without the program name). `whoami` prefixes messages.
+pub fn parse(args: &[String], whoami: &str) -> Parsed {
+    let args = expand_response_files(args);
+    let mut a = GprofArgs::default();
+    let mut positional: Vec<String> = Vec::new();
+    let mut i = 0;
+    let err = |message: String| Parsed::Error {
+        message,
+        usage: true,
+    };
+    while i < args.len() {
+        let word = &args[i];
+        i += 1;
+        if word == "--" {
+            positional.extend(args[i..].iter().cloned());
+            break;
+        }
+        if let Some(body) = word.strip_prefix("--") {
+            let (name, value) = match body.find('=') {
+                Some(e) => (&body[..e], Some(body[e + 1..].to_string())),
+                None => (body, None),
+            };
+            let exact = LONG.iter().find(|(n, _, _)| *n == name);
+            let opt = match exact {
+                Some(o) => *o,
+                None => {
+                    let cands: Vec<_> = LONG
+                        .iter()
+                        .filter(|(n, _, _)| n.starts_with(name))
+                        .collect();
+                    match cands.as_slice() {
+                        [] => return err(format!("{whoami}: unrecognized option '{word}'\n")),
+                        [one] => **one,
+                        many => {
+                            let first = many[0];
+                            if many.iter().all(|c| c.1 == first.1 && c.2 == first.2) {
+                                *first
+                            } else {
+                                let mut m = format!(
+                                    "{whoami}: option '--{name}' is ambiguous; possibilities:"
+                                );
+                                for c in many {
+                                    m.push_str(&format!(" '--{}'", c.0));
+                                }
+                                m.push('\n');
+                                return err(m);
+                            }
+                        }
+                    }
+                }
+            };
+            let (lname, has, code) = opt;
+            let value = match has {
+                HasArg::No => {
+                    if value.is_some() {
+                        return err(format!(
+                            "{whoami}: option '--{lname}' doesn't allow an argument\n"
+                        ));
+                    }
+                    None
+                }
+                HasArg::Optional => value,
+                HasArg::Required => match value {
+                    Some(v) => Some(v),
+                    None => match args.get(i) {
+                        Some(v) => {
+                            i += 1;
+                            Some(v.clone())
+                        }
+                        None => {
+                            return err(format!(
+                                "{whoami}: option '--{lname}' requires an argument\n"
+                            ));
+                        }
+                    },
+                },
+            };
+            if let Some(p) = apply(&mut a, code, value, whoami) {
+                return p;
+            }
+            continue;
+        }
+        if word.len() > 1 && word.starts_with('-') {
+            let chars: Vec<char> = word[1..].chars().collect();
+            let mut k = 0;
+            while k < chars.len() {
+                let c = chars[k];
+                k += 1;
+                let Some(has) = short_has_arg(c) else {
+                    return err(format!("{whoami}: invalid option -- '{c}'\n"));
+                };
+                let rest: String = chars[k..].iter().collect();
+                let value = match has {
+                    HasArg::No => None,
+                    HasArg::Optional => {
+                        k = chars.len();
+                        (!rest.is_empty()).then_some(rest)
+                    }
+                    HasArg::Required => {
+                        k = chars.len();
+                        if !rest.is_empty() {
+                            Some(rest)
+                        } else if let Some(v) = args.get(i) {
+                            i += 1;
+                            Some(v.clone())
+                        } else {
+                            return err(format!(
+                                "{whoami}: option requires an argument -- '{c}'\n"
+                            ));
+                        }
+                    }
+                };
+                if let Some(p) = apply(&mut a, c, value, whoami) {
+                    return p;
+                }
+            }
+            continue;
+        }
+        positional.push(word.clone());
+    }
+    let mut pos = positional.into_iter();
+    if let Some(img) = pos.next() {
+        a.image = img;
+    }
+    a.profiles = pos.collect();
+    if a.profiles.is_empty() {
+        a.profiles.push("gmon.out".into());
+    }
+    Parsed::Run(Box::new(a))
+}
+
+fn spec(a: &mut GprofArgs, s: &str, table: TableId) {
+    a.specs.push(SymSpec {
+        spec: s.to_string(),
+        table,
+    });
+}
+
+/// Applies one option; returns `Some` when parsing must stop (help, version, error).
+fn apply(a: &mut GprofArgs, c: char, v: Option<String>, whoami: &str) -> Option<Parsed> {
+    use style::*;
+    let arg = v.clone().unwrap_or_default();
+    match c {
+        'a' => a.no_static = true,
+        'A' => {
+            if let Some(s) = &v {
+                spec(a, s, TableId::InclAnno);
+            }
+            a.output_style |= ANNOTATED_SOURCE;
+            a.user_specified |= ANNOTATED_SOURCE;
+        }
+        'b' => a.brief = true,
+        'B' => {
+            a.output_style |= CALL_GRAPH;
+            a.user_specified |= CALL_GRAPH;
+        }
+        'c' => a.static_call_graph = true,
+        'C' => {
+            if let Some(s) = &v {
+                spec(a, s, TableId::InclExec);
+            }
+            a.output_style |= EXEC_COUNTS;
+            a.user_specified |= EXEC_COUNTS;
+        }
+        'd' => a.debug = Some(arg),
+        'D' => a.ignore_non_functions = true,
+        'e' => spec(a, &arg, TableId::ExclGraph),
+        'E' => {
+            spec(a, &arg, TableId::ExclGraph);
+            spec(a, &arg, TableId::ExclTime);
+        }
+        'f' => spec(a, &arg, TableId::InclGraph),
+        'F' => {
+            spec(a, &arg, TableId::InclGraph);
+            spec(a, &arg, TableId::InclTime);
+        }
+        'h' => return Some(Parsed::Help),
+        'i' => {
+            a.output_style |= GMON_INFO;
+            a.user_specified |= GMON_INFO;
+        }
+        'I' => a
+            .directories
+            .extend(arg.split(':').filter(|d| !d.is_empty()).map(String::from)),
+        'J' => {
+            if let Some(s) = &v {
+                spec(a, s, TableId::ExclAnno);
+                a.output_style |= ANNOTATED_SOURCE;
+            } else {
+                a.output_style &= !ANNOTATED_SOURCE;
+            }
+            a.user_specified |= ANNOTATED_SOURCE;
+        }
+        'k' => spec(a, &arg, TableId::ExclArcs),
+        'l' => a.line = true,
+        'L' => a.print_path = true,
+        'm' => a.min_count = strtoul(&arg),
+        'n' => spec(a, &arg, TableId::InclTime),
+        'N' => spec(a, &arg, TableId::ExclTime),
+        'O' => {
+            a.file_format = match arg.as_bytes().first() {
+                Some(b'a') => FileFormat::Auto,
+                Some(b'm') => FileFormat::Magic,
+                Some(b'b') => FileFormat::Bsd,
+                Some(b'4') => FileFormat::Bsd44,
+                Some(b'p') => FileFormat::Prof,
+                // gprof swaps the two arguments of this message.
+                _ => {
+                    return Some(Parsed::Error {
+                        message: format!("{arg}: unknown file format {whoami}\n"),
+                        usage: false,
+                    });
+                }
+            }
+        }
+        'p' => {
+            if let Some(s) = &v {
+                spec(a, s, TableId::InclFlat);
+            }
+            a.output_style |= FLAT_PROFILE;
+            a.user_specified |= FLAT_PROFILE;
+        }
+        'P' => {
+            if let Some(s) = &v {
+                spec(a, s, TableId::ExclFlat);
+                a.output_style |= FLAT_PROFILE;
+            } else {
+                a.output_style &= !FLAT_PROFILE;
+            }
+            a.user_specified |= FLAT_PROFILE;
+        }
+        'q' => {
+            if let Some(s) = &v {
+                let t = if s.contains('/') {
+                    TableId::InclArcs
+                } else {
+                    TableId::InclGraph
+                };
+                spec(a, s, t);
+            }
+            a.output_style |= CALL_GRAPH;
+            a.user_specified |= CALL_GRAPH;
+        }
+        'Q' => {
+            if let Some(s) = &v {
+                let t = if s.contains('/') {
+                    TableId::ExclArcs
+                } else {
+                    TableId::ExclGraph
+                };
+                spec(a, s, t);
+                a.output_style |= CALL_GRAPH;
+            } else {
+                a.output_style &= !CALL_GRAPH;
+            }
+            a.user_specified |= CALL_GRAPH;
+        }
+        'r' => {
+            a.output_style |= FUNCTION_ORDER;
+            a.user_specified |= FUNCTION_ORDER;
+        }
+        'R' => {
+            a.output_style |= FILE_ORDER;
+            a.user_specified |= FILE_ORDER;
+            a.function_map = Some(arg);
+        }
+        's' => {
+            a.output_style |= SUMMARY_FILE;
+            a.user_specified |= SUMMARY_FILE;
+        }
+        'S' => a.external_symbols = Some(arg),
+        't' => a.table_length = atoi(&arg).clamp(0, i64::from(i32::MAX)) as i32,
+        'T' => a.bsd_style = true,
+        'v' => return Some(Parsed::Version),
+        'w' => a.width = atoi(&arg).clamp(1, i64::from(i32::MAX)) as i32,
+        'x' => a.all_lines = true,
+        'y' => a.separate_files = true,
+        'z' => a.display_unused = true,
+        'Z' => {
+            if let Some(s) = &v {
+                spec(a, s, TableId::ExclExec);
+                a.output_style |= EXEC_COUNTS;
+            } else {
+                a.output_style &= !EXEC_COUNTS;
+            }
+            a.user_specified |= EXEC_COUNTS;
+        }
+        OPT_DEMANGLE => {
+            a.demangle = true;
+            if let Some(s) = &v {
+                match Style::from_name(s) {
+                    Some(st) => a.demangle_style = st,
+                    None => {
+                        return Some(Parsed::Error {
+                            message: format!("{whoami}: unknown demangling style `{s}'\n"),
+                            usage: false,
+                        });
+                    }
+                }
+            }
+        }
+        OPT_NO_DEMANGLE => a.demangle = false,
+        OPT_INLINE_FILE_NAMES => a.inline_file_names = true,
+        _ => {
+            return Some(Parsed::Error {
+                message: format!("{whoami}: invalid option -- '{c}'\n"),
+                usage: true,
+            });
+        }
+    }
+    None
+}
+
+/// C's `strtoul(s, NULL, 10)` (negative values wrap like C's).
+fn strtoul(s: &str) -> u64 {
+    atoi(s) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(v: &[&str]) -> GprofArgs {
+        match parse(
+            &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            "gprof",
+        ) {
+            Parsed::Run(a) => *a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn optional_args_attach_and_clusters() {
+        let a = run(&["-bpmain", "prog", "g1", "g2"]);
+        assert!(a.brief);
+        assert_eq!(
+            a.specs,
+            vec![SymSpec {
+                spec: "main".into(),
+                table: TableId::InclFlat
+            }]
+        );
+        assert_eq!(a.image, "prog");
+        assert_eq!(a.profiles, vec!["g1", "g2"]);
+        let a = run(&["-p", "main"]);
+        assert_eq!(a.image, "main");
+        assert!(a.specs.is_empty());
+        let a = run(&["prog", "-e", "f", "--flat-profile=g", "--gr"]);
+        assert_eq!(a.specs.len(), 2);
+        assert_eq!(a.output_style, style::FLAT_PROFILE | style::CALL_GRAPH);
+        assert_eq!(a.profiles, vec!["gmon.out"]);
+    }
+
+    #[test]
+    fn errors() {
+        let p = parse(&["--no".to_string()], "gprof");
+        assert!(
+            matches!(p, Parsed::Error { ref message, .. } if message.starts_with("gprof: option '--no' is ambiguous"))
+        );
+        let p = parse(&["-e".to_string()], "gprof");
+        assert_eq!(
+            p,
+            Parsed::Error {
+                message: "gprof: option requires an argument -- 'e'\n".into(),
+                usage: true
+            }
+        );
+        let p = parse(&["-Ox".to_string()], "gprof");
+        assert_eq!(
+            p,
+            Parsed::Error {
+                message: "x: unknown file format gprof\n".into(),
+                usage: false
+            }
+        );
+    }
+}

@@ -1,0 +1,659 @@
+//! The call graph: arcs (`cg_tally`, `arc_add`), depth-first numbering with cycle detection
+//! (`cg_dfn`), cycle headers (`cycle_link`), and the propagation of flags and time
+//! (`propagate_flags`, `cycle_time`, `propagate_time`), as gprof 2.40 does them
+//! (gprof-behaviour.md §4).
+//!
+//! Nodes `0..n` are the symbols (address order); nodes `n..n+cycles` are the cycle headers
+//! ("cycle 1" is node `n`). Each node keeps gprof's singly linked children and parents lists:
+//! a new arc is *prepended* to both, and that order drives the DFS, cycle heads and every tie.
+
+use super::sort::msort;
+use super::symspec::{SpecTables, TableId};
+use super::symtab::{SymIdx, SymbolTable};
+
+/// Sentinel for "no arc" / "no node" in the linked lists.
+pub const NONE: u32 = u32::MAX;
+
+/// One arc between two symbols (`struct arc`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CgArc {
+    /// Caller symbol.
+    pub parent: SymIdx,
+    /// Callee symbol (always a function symbol).
+    pub child: SymIdx,
+    /// Number of calls (summed over records and files; 0 for `-c` static arcs).
+    pub count: u64,
+    /// Child's self time propagated along this arc, weighted by the parent's fraction (ticks).
+    pub time: f64,
+    /// Child's descendants' time propagated along this arc, weighted likewise (ticks).
+    pub child_time: f64,
+    /// Next arc in the parent's children list.
+    pub next_child: u32,
+    /// Next arc in the child's parents list.
+    pub next_parent: u32,
+}
+
+/// Per-node call-graph data (`struct cg` plus `ncalls` and `hist.time`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Calls from other functions (self-recursive calls excluded once assembled).
+    pub ncalls: u64,
+    /// Self-recursive calls (for a cycle header: calls between members).
+    pub self_calls: u64,
+    /// Self time in ticks (`hist.time`; for a cycle header the members' sum).
+    pub time: f64,
+    /// Unweighted time of descendants (ticks), used by the flat profile's total column.
+    pub child_time: f64,
+    /// Fraction of the node's time that propagates to its parents.
+    pub prop_fract: f64,
+    /// Self time as printed in the graph (`time × prop_fract`).
+    pub prop_self: f64,
+    /// Descendants' time as printed in the graph.
+    pub prop_child: f64,
+    /// Whether the node gets an entry in the call graph.
+    pub print_flag: bool,
+    /// Topological number (callees smaller); 0 = unnumbered, -1 = busy during the DFS.
+    pub top_order: i64,
+    /// Cycle number (1-based), 0 if not in a cycle.
+    pub cyc_num: u32,
+    /// Node of the cycle header once linked (the node itself when not in a cycle).
+    pub cyc_head: u32,
+    /// Next member in the cycle chain.
+    pub cyc_next: u32,
+    /// 1-based position in the call graph's sort order (`cg.index`), 0 before assembly.
+    pub index: u32,
+    /// First arc of the children list.
+    pub children: u32,
+    /// First arc of the parents list.
+    pub parents: u32,
+}
+
+impl Node {
+    fn new(me: u32) -> Node {
+        Node {
+            ncalls: 0,
+            self_calls: 0,
+            time: 0.0,
+            child_time: 0.0,
+            prop_fract: 0.0,
+            prop_self: 0.0,
+            prop_child: 0.0,
+            print_flag: false,
+            top_order: 0,
+            cyc_num: 0,
+            cyc_head: me,
+            cyc_next: NONE,
+            index: 0,
+            children: NONE,
+            parents: NONE,
+        }
+    }
+}
+
+/// The call graph of one analysis.
+#[derive(Clone, Debug, Default)]
+pub struct CallGraph {
+    /// Symbols' nodes first, then one node per cycle header.
+    pub nodes: Vec<Node>,
+    /// Every arc, in creation order.
+    pub arcs: Vec<CgArc>,
+    /// Number of symbol nodes.
+    pub nsyms: usize,
+    /// Number of cycles found.
+    pub ncycles: usize,
+    /// All nodes (symbols and cycle headers) in the call graph's print order (`cmp_total`).
+    pub time_sorted: Vec<u32>,
+    /// Count of `[propagate] toporder botches` messages gprof would print on stderr.
+    pub toporder_botches: usize,
+    /// gprof's `print_time`: the sum of every symbol's printed self time (ticks).
+    pub print_time: f64,
+    /// A fatal DFS inconsistency gprof reports (`[find_cycle] ...`), if one occurred.
+    pub dfn_error: Option<&'static str>,
+    dfn_counter: i64,
+    lookup: std::collections::HashMap<(u32, u32), u32>,
+}
+
+impl CallGraph {
+    /// An empty graph over `nsyms` symbols.
+    pub fn new(nsyms: usize) -> CallGraph {
+        CallGraph {
+            nodes: (0..nsyms).map(|i| Node::new(i as u32)).collect(),
+            arcs: Vec::new(),
+            nsyms,
+            ..CallGraph::default()
+        }
+    }
+
+    /// `arc_add`: adds `count` to the arc `parent → child`, creating it (prepended to both lists)
+    /// when new. Returns the arc's index.
+    pub fn arc_add(&mut self, parent: SymIdx, child: SymIdx, count: u64) -> u32 {
+        let key = (parent as u32, child as u32);
+        if let Some(&a) = self.lookup.get(&key) {
+            if let Some(arc) = self.arcs.get_mut(a as usize) {
+                arc.count = arc.count.wrapping_add(count);
+            }
+            return a;
+        }
+        let idx = self.arcs.len() as u32;
+        let (pc, cp) = (self.nodes[parent].children, self.nodes[child].parents);
+        self.arcs.push(CgArc {
+            parent,
+            child,
+            count,
+            time: 0.0,
+            child_time: 0.0,
+            next_child: pc,
+            next_parent: cp,
+        });
+        self.nodes[parent].children = idx;
+        self.nodes[child].parents = idx;
+        self.lookup.insert(key, idx);
+        idx
+    }
+
+    /// The arc `parent → child`, if any.
+    pub fn find_arc(&self, parent: SymIdx, child: SymIdx) -> Option<u32> {
+        self.lookup.get(&(parent as u32, child as u32)).copied()
+    }
+
+    /// `cg_tally`: one arc record. Both addresses must fall in a symbol; the child moves back to
+    /// the nearest preceding function symbol; the INCL/EXCL_ARCS filter applies.
+    pub fn tally(
+        &mut self,
+        symtab: &SymbolTable,
+        specs: &SpecTables,
+        from_pc: u64,
+        self_pc: u64,
+        count: u64,
+    ) {
+        let (Some(parent), Some(mut child)) = (symtab.lookup(from_pc), symtab.lookup(self_pc))
+        else {
+            return;
+        };
+        loop {
+            match symtab.symbols.get(child) {
+                Some(s) if s.is_func => break,
+                _ => match child.checked_sub(1) {
+                    Some(c) => child = c,
+                    None => return,
+                },
+            }
+        }
+        let (Some(ps), Some(cs)) = (symtab.symbols.get(parent), symtab.symbols.get(child)) else {
+            return;
+        };
+        if specs.arc_selected(ps, cs) {
+            self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
+            self.arc_add(parent, child, count);
+        }
+    }
+
+    /// Iterates a node's children arcs in list order.
+    pub fn children(&self, node: u32) -> ArcIter<'_> {
+        ArcIter {
+            g: self,
+            cur: self.nodes.get(node as usize).map_or(NONE, |n| n.children),
+            parents: false,
+        }
+    }
+
+    /// Iterates a node's parent arcs in list order.
+    pub fn parents(&self, node: u32) -> ArcIter<'_> {
+        ArcIter {
+            g: self,
+            cur: self.nodes.get(node as usize).map_or(NONE, |n| n.parents),
+            parents: true,
+        }
+    }
+
+    /// Iterates a cycle header's members in chain order.
+    pub fn members(&self, header: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut cur = self.nodes.get(header as usize).map_or(NONE, |n| n.cyc_next);
+        std::iter::from_fn(move || {
+            if cur == NONE {
+                return None;
+            }
+            let m = cur;
+            cur = self.nodes.get(m as usize).map_or(NONE, |n| n.cyc_next);
+            Some(m)
+        })
+    }
+
+    /// Whether `node` is a cycle header.
+    pub fn is_cycle_header(&self, node: u32) -> bool {
+        node as usize >= self.nsyms
+    }
+
+    /// `cg_assemble` after all arcs were tallied: self calls, `-c` arcs (`static_arcs` is called
+    /// for each symbol in address order and returns that symbol's static callees), DFS numbering,
+    /// cycles, flag and time propagation, and the final sort.
+    pub fn assemble(
+        &mut self,
+        symtab: &SymbolTable,
+        specs: &SpecTables,
+        time: &[f64],
+        static_arcs: &mut dyn FnMut(SymIdx) -> Vec<SymIdx>,
+    ) {
+        let n = self.nsyms;
+        for p in 0..n {
+            self.nodes[p].child_time = 0.0;
+            self.nodes[p].time = time.get(p).copied().unwrap_or(0.0);
+            if let Some(a) = self.find_arc(p, p) {
+                let c = self.arcs[a as usize].count;
+                self.nodes[p].ncalls = self.nodes[p].ncalls.wrapping_sub(c);
+                self.nodes[p].self_calls = c;
+            } else {
+                self.nodes[p].self_calls = 0;
+            }
+            for c in static_arcs(p) {
+                self.arc_add(p, c, 0);
+            }
+        }
+        for p in 0..n {
+            if self.nodes[p].top_order == 0 {
+                self.dfn(p as u32);
+            }
+        }
+        self.cycle_link();
+        let mut top: Vec<u32> = (0..n as u32).collect();
+        msort(&mut top, |&a, &b| {
+            self.nodes[a as usize]
+                .top_order
+                .cmp(&self.nodes[b as usize].top_order)
+        });
+        self.propagate_flags(&top, symtab, specs);
+        self.cycle_time();
+        for &p in &top {
+            self.propagate_time(p);
+        }
+        let mut sorted: Vec<u32> = (0..(n + self.ncycles) as u32).collect();
+        msort(&mut sorted, |&a, &b| self.cmp_total(symtab, a, b));
+        for (i, &node) in sorted.iter().enumerate() {
+            self.nodes[node as usize].index = (i + 1) as u32;
+        }
+        self.time_sorted = sorted;
+    }
+
+    /// `cg_dfn`, iteratively (deep call chains must not overflow the stack).
+    fn dfn(&mut self, root: u32) {
+        // gprof's dfn_stack is 1-based; `stack[0]` is unused.
+        let mut stack: Vec<u32> = vec![NONE];
+        // Work list: (node, next arc to visit) for nodes whose children are being visited.
+        let mut work: Vec<(u32, u32)> = Vec::new();
+        if !self.visit(root, &mut stack) {
+            return;
+        }
+        work.push((root, self.nodes[root as usize].children));
+        while let Some(&mut (node, ref mut next)) = work.last_mut() {
+            if *next == NONE {
+                self.post_visit(node, &mut stack);
+                work.pop();
+                continue;
+            }
+            let arc = *next;
+            *next = self.arcs[arc as usize].next_child;
+            let child = self.arcs[arc as usize].child as u32;
+            if self.visit(child, &mut stack) {
+                work.push((child, self.nodes[child as usize].children));
+            }
+        }
+    }
+
+    /// The entry part of `cg_dfn`: returns true when `node` was pushed (its children must be
+    /// visited), false when it was already numbered or closed a cycle.
+    fn visit(&mut self, node: u32, stack: &mut Vec<u32>) -> bool {
+        let t = self.nodes[node as usize].top_order;
+        if t != 0 && t != -1 {
+            return false;
+        }
+        if t == -1 {
+            self.find_cycle(node, stack);
+            return false;
+        }
+        stack.push(node);
+        self.nodes[node as usize].top_order = -1;
+        true
+    }
+
+    fn post_visit(&mut self, node: u32, stack: &mut Vec<u32>) {
+        if self.nodes[node as usize].cyc_head == node {
+            let num = self.next_dfn();
+            let mut m = node;
+            while m != NONE {
+                self.nodes[m as usize].top_order = num;
+                m = self.nodes[m as usize].cyc_next;
+            }
+        }
+        stack.pop();
+    }
+
+    fn next_dfn(&mut self) -> i64 {
+        self.dfn_counter += 1;
+        self.dfn_counter
+    }
+
+    fn find_cycle(&mut self, child: u32, stack: &[u32]) {
+        let depth = stack.len() - 1;
+        let mut cycle_top = depth;
+        let mut head = NONE;
+        while cycle_top > 0 {
+            head = stack[cycle_top];
+            if child == head {
+                break;
+            }
+            let ch = self.nodes[child as usize].cyc_head;
+            if ch != child && ch == head {
+                break;
+            }
+            cycle_top -= 1;
+        }
+        if cycle_top == 0 {
+            self.dfn_error = Some("[find_cycle] couldn't find head of cycle\n");
+            return;
+        }
+        if cycle_top == depth {
+            return; // a self call
+        }
+        let mut tail = head;
+        while self.nodes[tail as usize].cyc_next != NONE {
+            tail = self.nodes[tail as usize].cyc_next;
+        }
+        if self.nodes[head as usize].cyc_head != head {
+            head = self.nodes[head as usize].cyc_head;
+        }
+        for &c in &stack[cycle_top + 1..=depth] {
+            let ch = self.nodes[c as usize].cyc_head;
+            if ch == c {
+                self.nodes[tail as usize].cyc_next = c;
+                self.nodes[c as usize].cyc_head = head;
+                tail = c;
+                while self.nodes[tail as usize].cyc_next != NONE {
+                    let nx = self.nodes[tail as usize].cyc_next;
+                    self.nodes[nx as usize].cyc_head = head;
+                    tail = nx;
+                }
+            } else if ch != head {
+                self.dfn_error = Some("[find_cycle] glommed, but not to head\n");
+            }
+        }
+    }
+
+    fn cycle_link(&mut self) {
+        let n = self.nsyms;
+        let mut num = 0u32;
+        for s in 0..n {
+            let node = &self.nodes[s];
+            if !(node.cyc_head == s as u32 && node.cyc_next != NONE) {
+                continue;
+            }
+            num += 1;
+            let hdr = self.nodes.len() as u32;
+            let mut h = Node::new(hdr);
+            h.print_flag = true;
+            h.cyc_num = num;
+            h.cyc_next = s as u32;
+            self.nodes.push(h);
+            let mut m = s as u32;
+            while m != NONE {
+                self.nodes[m as usize].cyc_num = num;
+                self.nodes[m as usize].cyc_head = hdr;
+                m = self.nodes[m as usize].cyc_next;
+            }
+            let mut m = s as u32;
+            let (mut selfc, mut calls) = (0u64, 0u64);
+            while m != NONE {
+                let mut a = self.nodes[m as usize].parents;
+                while a != NONE {
+                    let arc = &self.arcs[a as usize];
+                    let p = arc.parent as u32;
+                    if p != m {
+                        if self.nodes[p as usize].cyc_num == num {
+                            selfc = selfc.wrapping_add(arc.count);
+                        } else {
+                            calls = calls.wrapping_add(arc.count);
+                        }
+                    }
+                    a = arc.next_parent;
+                }
+                m = self.nodes[m as usize].cyc_next;
+            }
+            let hn = &mut self.nodes[hdr as usize];
+            hn.self_calls = selfc;
+            hn.ncalls = calls;
+        }
+        self.ncycles = num as usize;
+    }
+
+    fn inherit_flags(&mut self, child: u32) {
+        let head = self.nodes[child as usize].cyc_head;
+        if head == child {
+            let mut flag = false;
+            let mut fract = 0.0;
+            let ncalls = self.nodes[child as usize].ncalls;
+            let mut a = self.nodes[child as usize].parents;
+            while a != NONE {
+                let arc = &self.arcs[a as usize];
+                let p = arc.parent as u32;
+                if p != child {
+                    let pn = &self.nodes[p as usize];
+                    flag |= pn.print_flag;
+                    if ncalls != 0 {
+                        fract += pn.prop_fract * (arc.count as f64 / ncalls as f64);
+                    }
+                }
+                a = arc.next_parent;
+            }
+            let c = &mut self.nodes[child as usize];
+            c.print_flag = flag;
+            c.prop_fract = fract;
+        } else {
+            let mut flag = false;
+            let mut fract = 0.0;
+            let hcalls = self.nodes[head as usize].ncalls;
+            let members: Vec<u32> = self.members(head).collect();
+            for &m in &members {
+                let mut a = self.nodes[m as usize].parents;
+                while a != NONE {
+                    let arc = &self.arcs[a as usize];
+                    let p = arc.parent as u32;
+                    if self.nodes[p as usize].cyc_head != head {
+                        let pn = &self.nodes[p as usize];
+                        flag |= pn.print_flag;
+                        if hcalls != 0 {
+                            fract += pn.prop_fract * (arc.count as f64 / hcalls as f64);
+                        }
+                    }
+                    a = arc.next_parent;
+                }
+            }
+            for m in std::iter::once(head).chain(members) {
+                let mn = &mut self.nodes[m as usize];
+                mn.print_flag = flag;
+                mn.prop_fract = fract;
+            }
+        }
+    }
+
+    fn propagate_flags(&mut self, top: &[u32], symtab: &SymbolTable, specs: &SpecTables) {
+        let mut old_head = NONE;
+        self.print_time = 0.0;
+        for &child in top.iter().rev() {
+            let head = self.nodes[child as usize].cyc_head;
+            if head != old_head {
+                old_head = head;
+                self.inherit_flags(child);
+            }
+            let addr = symtab.symbols.get(child as usize).map_or(0, |s| s.addr);
+            let node = &mut self.nodes[child as usize];
+            if !node.print_flag {
+                if specs.selected(TableId::InclGraph, TableId::ExclGraph, addr) {
+                    node.print_flag = true;
+                }
+            } else if !specs.contains(TableId::InclGraph, addr)
+                && specs.contains(TableId::ExclGraph, addr)
+            {
+                node.print_flag = false;
+            }
+            if node.prop_fract == 0.0 {
+                if specs.selected(TableId::InclTime, TableId::ExclTime, addr) {
+                    node.prop_fract = 1.0;
+                }
+            } else if !specs.contains(TableId::InclTime, addr)
+                && specs.contains(TableId::ExclTime, addr)
+            {
+                node.prop_fract = 0.0;
+            }
+            node.prop_self = node.time * node.prop_fract;
+            self.print_time += node.prop_self;
+        }
+    }
+
+    fn cycle_time(&mut self) {
+        for c in 0..self.ncycles {
+            let hdr = (self.nsyms + c) as u32;
+            let mut t = self.nodes[hdr as usize].time;
+            let members: Vec<u32> = self.members(hdr).collect();
+            for m in members {
+                let mn = &self.nodes[m as usize];
+                if mn.prop_fract == 0.0 {
+                    continue;
+                }
+                t += mn.time;
+            }
+            let h = &mut self.nodes[hdr as usize];
+            h.time = t;
+            h.prop_self = h.prop_fract * t;
+        }
+    }
+
+    fn propagate_time(&mut self, parent: u32) {
+        let pfract = self.nodes[parent as usize].prop_fract;
+        if pfract == 0.0 {
+            return;
+        }
+        let mut a = self.nodes[parent as usize].children;
+        while a != NONE {
+            let (next, count, mut child) = {
+                let arc = &self.arcs[a as usize];
+                (arc.next_child, arc.count, arc.child as u32)
+            };
+            let cur = a;
+            a = next;
+            if count == 0 || child == parent || self.nodes[child as usize].prop_fract == 0.0 {
+                continue;
+            }
+            let (ptop, pnum) = (
+                self.nodes[parent as usize].top_order,
+                self.nodes[parent as usize].cyc_num,
+            );
+            let cn = &self.nodes[child as usize];
+            if cn.cyc_head != child {
+                if pnum == cn.cyc_num {
+                    continue;
+                }
+                if ptop <= cn.top_order {
+                    self.toporder_botches += 1;
+                }
+                child = cn.cyc_head;
+            } else if ptop <= cn.top_order {
+                self.toporder_botches += 1;
+                continue;
+            }
+            let cn = &self.nodes[child as usize];
+            if cn.ncalls == 0 {
+                continue;
+            }
+            let ratio = count as f64 / cn.ncalls as f64;
+            let at = cn.time * ratio;
+            let act = cn.child_time * ratio;
+            let share = at + act;
+            let prop_share = pfract * share;
+            let pn = &mut self.nodes[parent as usize];
+            pn.child_time += share;
+            pn.prop_child += prop_share;
+            let phead = pn.cyc_head;
+            let arc = &mut self.arcs[cur as usize];
+            arc.time = at * pfract;
+            arc.child_time = act * pfract;
+            if phead != parent {
+                let h = &mut self.nodes[phead as usize];
+                h.child_time += share;
+                h.prop_child += prop_share;
+            }
+        }
+    }
+
+    /// Name of a node for sorting: `None` for cycle headers.
+    fn name<'a>(&self, symtab: &'a SymbolTable, node: u32) -> Option<&'a str> {
+        if self.is_cycle_header(node) {
+            None
+        } else {
+            symtab.symbols.get(node as usize).map(|s| s.name.as_str())
+        }
+    }
+
+    /// gprof's `cmp_total` (not a total order: a cycle header on the left always sorts first).
+    fn cmp_total(&self, symtab: &SymbolTable, l: u32, r: u32) -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        let (ln, rn) = (&self.nodes[l as usize], &self.nodes[r as usize]);
+        let diff = (ln.prop_self + ln.prop_child) - (rn.prop_self + rn.prop_child);
+        if diff < 0.0 {
+            return Greater;
+        }
+        if diff > 0.0 {
+            return Less;
+        }
+        let (lname, rname) = (self.name(symtab, l), self.name(symtab, r));
+        if lname.is_none() && ln.cyc_num != 0 {
+            return Less;
+        }
+        if rname.is_none() && rn.cyc_num != 0 {
+            return Greater;
+        }
+        let (Some(lname), Some(rname)) = (lname, rname) else {
+            return if lname.is_none() { Less } else { Greater };
+        };
+        let (l0, r0) = (
+            lname.as_bytes().first() == Some(&b'_'),
+            rname.as_bytes().first() == Some(&b'_'),
+        );
+        if !l0 && r0 {
+            return Less;
+        }
+        if l0 && !r0 {
+            return Greater;
+        }
+        if ln.ncalls > rn.ncalls {
+            return Less;
+        }
+        if ln.ncalls < rn.ncalls {
+            return Greater;
+        }
+        lname.as_bytes().cmp(rname.as_bytes())
+    }
+}
+
+/// Iterator over a linked arc list.
+#[derive(Debug)]
+pub struct ArcIter<'a> {
+    g: &'a CallGraph,
+    cur: u32,
+    parents: bool,
+}
+
+impl Iterator for ArcIter<'_> {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        if self.cur == NONE {
+            return None;
+        }
+        let a = self.cur;
+        let arc = self.g.arcs.get(a as usize)?;
+        self.cur = if self.parents {
+            arc.next_parent
+        } else {
+            arc.next_child
+        };
+        Some(a)
+    }
+}

@@ -1,0 +1,177 @@
+//! Symbol demangling as binutils' `bfd_demangle(abfd, name, DMGL_ANSI | DMGL_PARAMS)` does it.
+//!
+//! libiberty's "auto" style tries the Rust demangler first (legacy `_ZN…17h<hash>E` and v0
+//! `_R…`), then the Itanium C++ ABI demangler. Without `DMGL_VERBOSE` the Rust hash and crate
+//! disambiguators are left out. A leading `.` or `$` is skipped and a `@version` suffix is
+//! demangled separately and appended again. When nothing demangles, the raw name is printed.
+
+/// The demangling styles gprof's `--demangle=STYLE` accepts (libiberty's style names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Style {
+    /// `auto`: Rust, then GNU v3 C++.
+    #[default]
+    Auto,
+    /// `gnu-v3`: Itanium C++ only.
+    GnuV3,
+    /// `rust`: Rust only.
+    Rust,
+    /// `java`, `gnat`, `dlang`: accepted but not implemented here; names are printed raw.
+    Other,
+}
+
+impl Style {
+    /// libiberty's `cplus_demangle_name_to_style`; `None` for an unknown style name.
+    pub fn from_name(name: &str) -> Option<Style> {
+        match name {
+            "auto" => Some(Style::Auto),
+            "gnu-v3" => Some(Style::GnuV3),
+            "rust" => Some(Style::Rust),
+            "java" | "gnat" | "dlang" | "none" => Some(Style::Other),
+            _ => None,
+        }
+    }
+}
+
+/// Demangles `name` like `bfd_demangle`; `None` when it is not a mangled name.
+pub fn demangle(name: &str, style: Style) -> Option<String> {
+    let mut pre = "";
+    let mut rest = name;
+    if let Some(r) = rest.strip_prefix('.').or_else(|| rest.strip_prefix('$')) {
+        pre = &name[..1];
+        rest = r;
+    }
+    let (base, suffix) = match rest.find('@') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    let d = demangle_plain(base, style)?;
+    Some(format!("{pre}{d}{suffix}"))
+}
+
+fn demangle_plain(name: &str, style: Style) -> Option<String> {
+    if matches!(style, Style::Auto | Style::Rust) {
+        if let Some(d) = demangle_rust(name) {
+            return Some(d);
+        }
+        if style == Style::Rust {
+            return None;
+        }
+    }
+    if matches!(style, Style::Auto | Style::GnuV3) {
+        return demangle_cpp(name);
+    }
+    None
+}
+
+/// libiberty only takes a `_ZN…E` name for Rust when its last component is `h` + 16 hex digits.
+fn is_rust_legacy(name: &str) -> bool {
+    let Some(body) = name.strip_prefix("_ZN").and_then(|b| b.strip_suffix('E')) else {
+        return false;
+    };
+    if body.len() < 20 {
+        return false;
+    }
+    let tail = &body[body.len() - 19..];
+    tail.starts_with("17h") && tail[3..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn demangle_rust(name: &str) -> Option<String> {
+    if !(is_rust_legacy(name) || name.starts_with("_R")) {
+        return None;
+    }
+    let d = rustc_demangle::try_demangle(name).ok()?;
+    Some(format!("{d:#}"))
+}
+
+fn demangle_cpp(name: &str) -> Option<String> {
+    if !name.starts_with("_Z") {
+        return None;
+    }
+    let sym = cpp_demangle::Symbol::new(name).ok()?;
+    let opts = cpp_demangle::DemangleOptions::default();
+    sym.demangle(&opts)
+        .ok()
+        .map(|d| fix_misplaced_qualifiers(&d))
+}
+
+/// cpp_demangle 0.4 prints a reference or pointer to a nested name whose prefix is a
+/// substitution (`RNS1_15__upcast_resultE`) as `A&::b` instead of libiberty's `A::b&`. A `&`
+/// or `*` is never followed by `::` in a correct rendering, so such a qualifier run is moved
+/// after the rest of the nested name.
+fn fix_misplaced_qualifiers(d: &str) -> String {
+    let mut s = d.to_string();
+    // Each pass fixes one occurrence; a name has few parameters, so this stays small.
+    for _ in 0..64 {
+        let b = s.as_bytes();
+        let Some(colon) = (1..b.len().saturating_sub(1))
+            .find(|&i| b[i] == b':' && b[i + 1] == b':' && matches!(b[i - 1], b'&' | b'*'))
+        else {
+            break;
+        };
+        let mut q = colon;
+        while q > 0 && matches!(b[q - 1], b'&' | b'*') {
+            q -= 1;
+        }
+        // The nested name continues with `::ident` components (with balanced template args).
+        let mut end = colon;
+        let mut depth = 0i32;
+        while end < b.len() {
+            let c = b[end];
+            match c {
+                b'<' | b'(' => depth += 1,
+                b'>' | b')' if depth > 0 => depth -= 1,
+                b',' | b')' | b'>' | b' ' if depth == 0 => break,
+                _ => {}
+            }
+            end += 1;
+        }
+        let quals = s[q..colon].to_string();
+        let rest = s[colon..end].to_string();
+        s.replace_range(q..end, &format!("{rest}{quals}"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpp_and_plain() {
+        assert_eq!(
+            demangle("_Z4worki", Style::Auto).as_deref(),
+            Some("work(int)")
+        );
+        assert_eq!(demangle("main", Style::Auto), None);
+        assert_eq!(
+            demangle("_ZL6helperi.constprop.0", Style::Auto).as_deref(),
+            Some("helper(int) [clone .constprop.0]")
+        );
+    }
+
+    #[test]
+    fn qualifier_after_nested_name() {
+        assert_eq!(
+            demangle("_ZN1x1fEPKNS_1aERNS0_1bE", Style::Auto).as_deref(),
+            Some("x::f(x::a const*, x::a::b&)")
+        );
+        assert_eq!(
+            demangle(
+                "_ZNK10__cxxabiv120__si_class_type_info11__do_upcastEPKNS_17__class_type_infoEPKvRNS1_15__upcast_resultE",
+                Style::Auto
+            )
+            .as_deref(),
+            Some(
+                "__cxxabiv1::__si_class_type_info::__do_upcast(__cxxabiv1::__class_type_info const*, void const*, __cxxabiv1::__class_type_info::__upcast_result&) const"
+            )
+        );
+    }
+
+    #[test]
+    fn rust_without_hash() {
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE", Style::Auto).as_deref(),
+            Some("core::fmt::write")
+        );
+    }
+}

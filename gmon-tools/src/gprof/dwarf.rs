@@ -1,0 +1,1015 @@
+//! Address → (source file, line, function name), with the answers GNU gprof 2.40 gets from
+//! BFD's `bfd_find_nearest_line` on DWARF line information.
+//!
+//! gprof keeps a location only when BFD returns a file name, a function name and a non-zero
+//! line (`get_src_info`); [`LineInfo::locate`] applies that rule. BFD's answers differ from what
+//! a correct DWARF consumer (addr2line) gives in ways that show in gprof's output, so the line
+//! programs are decoded here with BFD's rules rather than with gimli's row iterator:
+//!
+//! * File names are `DW_AT_comp_dir` (or the include directory) joined with the name, exactly as
+//!   BFD's `concat_filename` builds them: an absolute directory is used alone, a relative one is
+//!   put after the compilation directory.
+//! * Every line sequence of a DWARF 5 program starts with file **0**, not 1 as the standard
+//!   says; GCC 12 relies on the standard value, so code from a header that comes first in a unit
+//!   is reported under the unit's primary file (observed: `hinl (a.c:3)` for a function in
+//!   `h.h`). DWARF 2-4 sequences start with file 1 (table slot 0).
+//! * Rows at one address: only the last of consecutive rows is kept.
+//! * Line 0 rows count as "no information" for gprof.
+//! * The function is the DWARF subprogram or inlined subroutine with the smallest range around
+//!   the address (later DIE wins ties). Its name is used directly when it is a linkage name, or
+//!   a `DW_AT_name` in a C-like language; otherwise BFD names the address after the nearest
+//!   preceding ELF code symbol, and remembers, per DWARF function, either that symbol's name (if
+//!   it starts exactly where the function starts) or the DWARF name for every later lookup. That
+//!   memory makes answers depend on the order of lookups, so it is reproduced ([`LineInfo`] is
+//!   used through `&mut self`).
+//!
+//! Everything is read once into plain tables; lookups are binary searches. [`LineInfo::breakpoints`]
+//! lists the addresses where an answer can change, so that gprof's byte-by-byte scan of `.text`
+//! for `-l` becomes one lookup per distinct region.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
+use object::{Object, ObjectSection};
+
+/// Interned string id (file names and function names).
+pub type StrId = u32;
+
+/// One answer of `get_src_info`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The file name as BFD builds it (see [`LineInfo::string`]).
+    pub file: StrId,
+    /// The line (never 0).
+    pub line: u32,
+    /// The function name BFD reports.
+    pub function: StrId,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    addr: u64,
+    op_index: u8,
+    file: Option<StrId>,
+    line: u32,
+    end_sequence: bool,
+}
+
+#[derive(Debug)]
+struct Sequence {
+    /// Lowest address (possibly trimmed where sequences overlap, as BFD does).
+    low: u64,
+    rows: Vec<Row>,
+}
+
+impl Sequence {
+    fn end(&self) -> u64 {
+        self.rows.last().map_or(0, |r| r.addr)
+    }
+}
+
+#[derive(Debug)]
+struct FuncInfo {
+    /// Address ranges in BFD's list order (the first one decides the name rule).
+    ranges: Vec<(u64, u64)>,
+    name: Option<StrId>,
+    is_linkage: bool,
+    /// Lowest and highest address over all ranges (for the sorted lookup).
+    low: u64,
+    high: u64,
+}
+
+#[derive(Debug, Default)]
+struct Unit {
+    ranges: Vec<(u64, u64)>,
+    sequences: Vec<Sequence>,
+    funcs: Vec<FuncInfo>,
+    /// Function indices sorted by (low, high, index), and the running maximum of `high`.
+    lookup: Vec<usize>,
+    lookup_high: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+struct ElfFunc {
+    value: u64,
+    size: u64,
+    name: StrId,
+}
+
+/// BFD's view of an executable's DWARF line information and code symbols.
+#[derive(Debug)]
+pub struct LineInfo {
+    strings: Vec<String>,
+    string_ids: HashMap<String, StrId>,
+    units: Vec<Unit>,
+    /// Candidate symbols for `_bfd_elf_find_function`, in symbol-table order.
+    elf_funcs: Vec<ElfFunc>,
+    /// `elf_funcs` indices sorted by value.
+    elf_sorted: Vec<usize>,
+    /// `_bfd_elf_find_function`'s one-entry cache: (offset range start, end, symbol).
+    elf_cache: Option<(u64, u64, usize)>,
+    text_vma: u64,
+}
+
+fn interned(strings: &mut Vec<String>, ids: &mut HashMap<String, StrId>, s: &str) -> StrId {
+    if let Some(&id) = ids.get(s) {
+        return id;
+    }
+    let id = StrId::try_from(strings.len()).unwrap_or(StrId::MAX);
+    strings.push(s.to_string());
+    ids.insert(s.to_string(), id);
+    id
+}
+
+type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// `mangle_style (lang) == 0`: languages whose `DW_AT_name` BFD takes as the linkage name.
+fn c_like(lang: Option<gimli::DwLang>) -> bool {
+    use gimli::constants::*;
+    matches!(
+        lang,
+        Some(
+            DW_LANG_C89
+                | DW_LANG_C
+                | DW_LANG_Cobol74
+                | DW_LANG_Cobol85
+                | DW_LANG_Fortran77
+                | DW_LANG_Pascal83
+                | DW_LANG_PLI
+                | DW_LANG_C99
+                | DW_LANG_UPC
+                | DW_LANG_C11
+                | DW_LANG_Mips_Assembler
+                | DW_LANG_Upc
+                | DW_LANG_HP_Basic91
+                | DW_LANG_HP_IMacro
+                | DW_LANG_HP_Assembler
+        )
+    )
+}
+
+impl LineInfo {
+    /// Reads the DWARF sections and code symbols of an ELF image. An image without
+    /// `.debug_info` gives an empty table (every lookup fails, as in gprof without `-g`).
+    /// Malformed DWARF is skipped unit by unit, as BFD skips what it cannot read.
+    pub fn from_elf(data: &[u8]) -> LineInfo {
+        let mut info = LineInfo {
+            strings: Vec::new(),
+            string_ids: HashMap::new(),
+            units: Vec::new(),
+            elf_funcs: Vec::new(),
+            elf_sorted: Vec::new(),
+            elf_cache: None,
+            text_vma: 0,
+        };
+        let Ok(file) = object::File::parse(data) else {
+            return info;
+        };
+        info.read_elf_symbols(data);
+        let endian = if file.is_little_endian() {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let mut owned: HashMap<&'static str, Cow<'_, [u8]>> = HashMap::new();
+        for id in [
+            gimli::SectionId::DebugInfo,
+            gimli::SectionId::DebugAbbrev,
+            gimli::SectionId::DebugLine,
+            gimli::SectionId::DebugLineStr,
+            gimli::SectionId::DebugStr,
+            gimli::SectionId::DebugStrOffsets,
+            gimli::SectionId::DebugRanges,
+            gimli::SectionId::DebugRngLists,
+            gimli::SectionId::DebugAddr,
+        ] {
+            let bytes = file
+                .section_by_name(id.name())
+                .and_then(|s| s.uncompressed_data().ok())
+                .unwrap_or(Cow::Borrowed(&[]));
+            owned.insert(id.name(), bytes);
+        }
+        let load = |id: gimli::SectionId| -> Result<Reader<'_>, gimli::Error> {
+            let bytes: &[u8] = owned.get(id.name()).map_or(&[], |c| c.as_ref());
+            Ok(EndianSlice::new(bytes, endian))
+        };
+        let Ok(dwarf) = gimli::Dwarf::load(load) else {
+            return info;
+        };
+        let mut headers = Vec::new();
+        let mut iter = dwarf.units();
+        while let Ok(Some(h)) = iter.next() {
+            headers.push(h);
+        }
+        for h in &headers {
+            let Ok(unit) = dwarf.unit(*h) else { continue };
+            let u = info.read_unit(&dwarf, &unit, &headers);
+            info.units.push(u);
+        }
+        info
+    }
+
+    fn intern(&mut self, s: &str) -> StrId {
+        interned(&mut self.strings, &mut self.string_ids, s)
+    }
+
+    /// The text of an interned string.
+    pub fn string(&self, id: StrId) -> &str {
+        self.strings.get(id as usize).map_or("", |s| s.as_str())
+    }
+
+    /// Whether any DWARF compilation unit was read.
+    pub fn has_dwarf(&self) -> bool {
+        !self.units.is_empty()
+    }
+
+    /// Code symbols of `.text` that `_bfd_elf_find_function` considers: not section, file,
+    /// object or TLS symbols, and not hidden local untyped zero-size labels.
+    fn read_elf_symbols(&mut self, data: &[u8]) {
+        use goblin::elf::{Elf, sym};
+        let Ok(elf) = Elf::parse(data) else { return };
+        let Some((text_idx, text)) = elf
+            .section_headers
+            .iter()
+            .enumerate()
+            .find(|(_, s)| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
+        else {
+            return;
+        };
+        self.text_vma = text.sh_addr;
+        for s in elf.syms.iter() {
+            if s.st_shndx != text_idx {
+                continue;
+            }
+            let typ = s.st_type();
+            if matches!(
+                typ,
+                sym::STT_SECTION | sym::STT_FILE | sym::STT_OBJECT | sym::STT_TLS
+            ) {
+                continue;
+            }
+            if s.st_size == 0
+                && s.st_bind() == sym::STB_LOCAL
+                && typ == sym::STT_NOTYPE
+                && s.st_visibility() == sym::STV_HIDDEN
+            {
+                continue;
+            }
+            let name = elf.strtab.get_at(s.st_name).unwrap_or("");
+            let name = self.intern(name);
+            self.elf_funcs.push(ElfFunc {
+                value: s.st_value.wrapping_sub(text.sh_addr),
+                size: if s.st_size == 0 { 1 } else { s.st_size },
+                name,
+            });
+        }
+        let mut order: Vec<usize> = (0..self.elf_funcs.len()).collect();
+        order.sort_by_key(|&i| self.elf_funcs.get(i).map_or(0, |f| f.value));
+        self.elf_sorted = order;
+    }
+
+    /// `_bfd_elf_find_function` on `.text` at a section offset, with its cache.
+    fn elf_find_function(&mut self, offset: u64) -> Option<usize> {
+        if let Some((lo, hi, idx)) = self.elf_cache
+            && offset >= lo
+            && offset < hi
+        {
+            return Some(idx);
+        }
+        // The symbol with the greatest value <= offset; at equal values the first (in table
+        // order) with the largest size.
+        let n = self
+            .elf_sorted
+            .partition_point(|&i| self.elf_funcs.get(i).is_some_and(|f| f.value <= offset));
+        let last = n.checked_sub(1)?;
+        let best_value = self.elf_funcs.get(*self.elf_sorted.get(last)?)?.value;
+        let mut best: Option<usize> = None;
+        let mut best_size = 0u64;
+        for &i in self.elf_sorted.get(..n)?.iter().rev() {
+            let f = self.elf_funcs.get(i)?;
+            if f.value != best_value {
+                break;
+            }
+            // Table order: a later symbol replaces only with a strictly larger size, so among
+            // equal sizes the lowest table index wins.
+            if best.is_none() || f.size > best_size || (f.size == best_size && Some(i) < best) {
+                best = Some(i);
+                best_size = f.size;
+            }
+        }
+        // BFD's scan also starts from low_func = 0 with func_size 0: a value-0 symbol qualifies.
+        let idx = best?;
+        let f = self.elf_funcs.get(idx)?;
+        self.elf_cache = Some((f.value, f.value.saturating_add(f.size), idx));
+        Some(idx)
+    }
+
+    fn read_unit(
+        &mut self,
+        dwarf: &gimli::Dwarf<Reader<'_>>,
+        unit: &gimli::Unit<Reader<'_>>,
+        headers: &[gimli::UnitHeader<Reader<'_>>],
+    ) -> Unit {
+        let mut u = Unit::default();
+        let mut lang = None;
+        let mut entries = unit.entries();
+        let mut is_root = true;
+        while let Ok(Some((_, entry))) = entries.next_dfs() {
+            if is_root {
+                is_root = false;
+                if let Ok(Some(AttributeValue::Language(l))) =
+                    entry.attr_value(gimli::DW_AT_language)
+                {
+                    lang = Some(l);
+                }
+                if let Ok(mut r) = dwarf.die_ranges(unit, entry) {
+                    while let Ok(Some(range)) = r.next() {
+                        add_range(&mut u.ranges, range.begin, range.end);
+                    }
+                }
+                continue;
+            }
+            let tag = entry.tag();
+            if tag != gimli::DW_TAG_subprogram
+                && tag != gimli::DW_TAG_inlined_subroutine
+                && tag != gimli::DW_TAG_entry_point
+            {
+                continue;
+            }
+            let mut f = FuncInfo {
+                ranges: Vec::new(),
+                name: None,
+                is_linkage: false,
+                low: 0,
+                high: 0,
+            };
+            let mut attrs = entry.attrs();
+            while let Ok(Some(attr)) = attrs.next() {
+                match attr.name() {
+                    gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
+                        self.abstract_name(dwarf, unit, headers, attr.value(), lang, 0, &mut f);
+                    }
+                    gimli::DW_AT_name => {
+                        if f.name.is_none()
+                            && let Ok(s) = dwarf.attr_string(unit, attr.value())
+                        {
+                            f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
+                            if c_like(lang) {
+                                f.is_linkage = true;
+                            }
+                        }
+                    }
+                    gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                        if let Ok(s) = dwarf.attr_string(unit, attr.value()) {
+                            f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
+                            f.is_linkage = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if let Ok(mut r) = dwarf.die_ranges(unit, entry) {
+                while let Ok(Some(range)) = r.next() {
+                    add_range(&mut f.ranges, range.begin, range.end);
+                }
+            }
+            if let Some(&(lo, hi)) = f.ranges.first() {
+                f.low = f.ranges.iter().fold(lo, |m, r| m.min(r.0));
+                f.high = f.ranges.iter().fold(hi, |m, r| m.max(r.1));
+                u.funcs.push(f);
+            }
+        }
+        let mut order: Vec<usize> = (0..u.funcs.len()).collect();
+        order.sort_by_key(|&i| u.funcs.get(i).map_or((0, 0, i), |f| (f.low, f.high, i)));
+        let mut high = 0u64;
+        u.lookup_high = order
+            .iter()
+            .map(|&i| {
+                high = high.max(u.funcs.get(i).map_or(0, |f| f.high));
+                high
+            })
+            .collect();
+        u.lookup = order;
+        if let Some(program) = &unit.line_program {
+            let comp_dir = unit
+                .comp_dir
+                .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
+            self.decode_lines(dwarf, unit, program.header(), comp_dir.as_deref(), &mut u);
+        }
+        for s in &u.sequences {
+            if let Some(first) = s.rows.first() {
+                add_range(&mut u.ranges, first.addr, s.end());
+            }
+        }
+        u
+    }
+
+    /// BFD's `find_abstract_instance`: names from the referenced DIE (and its specification).
+    #[allow(clippy::too_many_arguments)]
+    fn abstract_name(
+        &mut self,
+        dwarf: &gimli::Dwarf<Reader<'_>>,
+        unit: &gimli::Unit<Reader<'_>>,
+        headers: &[gimli::UnitHeader<Reader<'_>>],
+        value: AttributeValue<Reader<'_>>,
+        lang: Option<gimli::DwLang>,
+        depth: u32,
+        f: &mut FuncInfo,
+    ) {
+        if depth > 100 {
+            return;
+        }
+        let other;
+        let (target_unit, offset) = match value {
+            AttributeValue::UnitRef(o) => (unit, o),
+            AttributeValue::DebugInfoRef(o) => {
+                let Some(h) = headers.iter().rev().find(|h| {
+                    h.offset()
+                        .as_debug_info_offset()
+                        .is_some_and(|start| start.0 <= o.0)
+                }) else {
+                    return;
+                };
+                let Ok(u) = dwarf.unit(*h) else { return };
+                let Some(uo) = o.to_unit_offset(h) else {
+                    return;
+                };
+                other = u;
+                (&other, uo)
+            }
+            _ => return,
+        };
+        let Ok(entry) = target_unit.entry(offset) else {
+            return;
+        };
+        let mut attrs = entry.attrs();
+        while let Ok(Some(attr)) = attrs.next() {
+            match attr.name() {
+                gimli::DW_AT_name => {
+                    if f.name.is_none()
+                        && let Ok(s) = dwarf.attr_string(target_unit, attr.value())
+                    {
+                        f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
+                        if c_like(lang) {
+                            f.is_linkage = true;
+                        }
+                    }
+                }
+                gimli::DW_AT_specification => {
+                    self.abstract_name(
+                        dwarf,
+                        target_unit,
+                        headers,
+                        attr.value(),
+                        lang,
+                        depth + 1,
+                        f,
+                    );
+                }
+                gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                    if let Ok(s) = dwarf.attr_string(target_unit, attr.value()) {
+                        f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
+                        f.is_linkage = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Runs a line program with BFD's `decode_line_info` rules.
+    fn decode_lines(
+        &mut self,
+        dwarf: &gimli::Dwarf<Reader<'_>>,
+        unit: &gimli::Unit<Reader<'_>>,
+        header: &gimli::LineProgramHeader<Reader<'_>>,
+        comp_dir: Option<&str>,
+        u: &mut Unit,
+    ) {
+        let version = header.version();
+        let direct = version >= 5;
+        let text = |v: AttributeValue<Reader<'_>>| -> Option<String> {
+            dwarf
+                .attr_string(unit, v)
+                .ok()
+                .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+        };
+        let dirs: Vec<Option<String>> = header
+            .include_directories()
+            .iter()
+            .map(|d| text(d.clone()))
+            .collect();
+        let mut files: Vec<(Option<String>, u64)> = header
+            .file_names()
+            .iter()
+            .map(|f| (text(f.path_name()), f.directory_index()))
+            .collect();
+        let mut names: HashMap<u64, Option<StrId>> = HashMap::new();
+        let min_len = u64::from(header.minimum_instruction_length());
+        let max_ops = u64::from(header.maximum_operations_per_instruction()).max(1);
+        let line_range = u64::from(header.line_range());
+        let line_base = i64::from(header.line_base());
+        let opcode_base = u64::from(header.opcode_base());
+        let mut seqs: Vec<Sequence> = Vec::new();
+        let mut current: Vec<Row> = Vec::new();
+        let mut insns = header.instructions();
+        'outer: loop {
+            // A new sequence: registers reset; DWARF 5 starts at file 0, older versions at 1.
+            let mut address = 0u64;
+            let mut op_index = 0u64;
+            let mut line: u32 = 1;
+            let initial = if files.is_empty() {
+                None
+            } else if direct {
+                Some(0)
+            } else {
+                Some(1)
+            };
+            let mut file: Option<StrId> = match initial {
+                Some(i) => self.file_name(&mut names, &files, &dirs, comp_dir, direct, i),
+                None => None,
+            };
+            loop {
+                let insn = match insns.next_instruction(header) {
+                    Ok(Some(i)) => i,
+                    _ => break 'outer,
+                };
+                use gimli::LineInstruction as L;
+                match insn {
+                    L::Special(op) => {
+                        if line_range == 0 {
+                            break 'outer;
+                        }
+                        let adj = u64::from(op).saturating_sub(opcode_base);
+                        let adv = adj / line_range;
+                        if max_ops == 1 {
+                            address = address.wrapping_add(adv.wrapping_mul(min_len));
+                        } else {
+                            address = address.wrapping_add((op_index + adv) / max_ops * min_len);
+                            op_index = (op_index + adv) % max_ops;
+                        }
+                        let delta = line_base + i64::try_from(adj % line_range).unwrap_or(0);
+                        line = (i64::from(line) + delta) as u32;
+                        push_row(&mut current, row(address, op_index, line, false, file));
+                    }
+                    L::Copy => push_row(&mut current, row(address, op_index, line, false, file)),
+                    L::AdvancePc(n) => {
+                        if max_ops == 1 {
+                            address = address.wrapping_add(min_len.wrapping_mul(n));
+                        } else {
+                            address = (op_index + n) / max_ops * min_len;
+                            op_index = (op_index + n) % max_ops;
+                        }
+                    }
+                    L::AdvanceLine(d) => line = (i64::from(line) + d) as u32,
+                    L::SetFile(n) => {
+                        file = self.file_name(&mut names, &files, &dirs, comp_dir, direct, n);
+                    }
+                    L::ConstAddPc => {
+                        if line_range == 0 {
+                            break 'outer;
+                        }
+                        let adv = (255 - opcode_base.min(255)) / line_range;
+                        if max_ops == 1 {
+                            address = address.wrapping_add(min_len.wrapping_mul(adv));
+                        } else {
+                            address = address.wrapping_add(min_len * ((op_index + adv) / max_ops));
+                            op_index = (op_index + adv) % max_ops;
+                        }
+                    }
+                    L::FixedAddPc(n) => {
+                        address = address.wrapping_add(u64::from(n));
+                        op_index = 0;
+                    }
+                    L::EndSequence => {
+                        push_row(&mut current, row(address, op_index, line, true, file));
+                        let rows = std::mem::take(&mut current);
+                        if let Some(seq) = finish_sequence(rows) {
+                            seqs.push(seq);
+                        }
+                        continue 'outer;
+                    }
+                    L::SetAddress(a) => {
+                        address = a;
+                        op_index = 0;
+                    }
+                    L::DefineFile(entry) => {
+                        files.push((text(entry.path_name()), entry.directory_index()));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // BFD: sequences sorted by low address, larger ranges first, then later sequences first;
+        // nested ones dropped and overlapping ones trimmed.
+        let n = seqs.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        let keys: Vec<(u64, u64)> = seqs.iter().map(|s| (s.low, s.end())).collect();
+        order.sort_by(|&a, &b| {
+            let (ka, kb) = (keys.get(a), keys.get(b));
+            let low = |k: Option<&(u64, u64)>| k.map_or(0, |k| k.0);
+            let end = |k: Option<&(u64, u64)>| k.map_or(0, |k| k.1);
+            low(ka)
+                .cmp(&low(kb))
+                .then(end(kb).cmp(&end(ka)))
+                .then(b.cmp(&a))
+        });
+        let mut slots: Vec<Option<Sequence>> = seqs.into_iter().map(Some).collect();
+        let mut last_high: Option<u64> = None;
+        for i in order {
+            let Some(mut s) = slots.get_mut(i).and_then(Option::take) else {
+                continue;
+            };
+            if let Some(h) = last_high
+                && s.low < h
+            {
+                if s.end() <= h {
+                    continue;
+                }
+                s.low = h;
+            }
+            last_high = Some(s.end());
+            u.sequences.push(s);
+        }
+    }
+
+    /// BFD's `concat_filename` for file number `n`, interned (memoised per program).
+    fn file_name(
+        &mut self,
+        memo: &mut HashMap<u64, Option<StrId>>,
+        files: &[(Option<String>, u64)],
+        dirs: &[Option<String>],
+        comp_dir: Option<&str>,
+        direct: bool,
+        n: u64,
+    ) -> Option<StrId> {
+        if let Some(&id) = memo.get(&n) {
+            return id;
+        }
+        let name = concat_filename(files, dirs, comp_dir, direct, n);
+        let id = Some(self.intern(&name));
+        memo.insert(n, id);
+        id
+    }
+
+    /// `get_src_info(addr)`: BFD's nearest line, kept only with a file, a function and a
+    /// non-zero line. Updates BFD's per-function name memory (see the module docs).
+    pub fn locate(&mut self, addr: u64) -> Option<Location> {
+        let (ui, row, func) = self.find(addr)?;
+        let (file, line) = match row {
+            Some((f, l)) => (f, l),
+            None => (None, 0),
+        };
+        let function = self.function_name(ui, func, addr);
+        match (file, function) {
+            (Some(file), Some(function)) if line != 0 => Some(Location {
+                file,
+                line,
+                function,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Finds the unit that answers for `addr`: its row (file, line) and best-fit function.
+    #[allow(clippy::type_complexity)]
+    fn find(&self, addr: u64) -> Option<(usize, Option<(Option<StrId>, u32)>, Option<usize>)> {
+        for (ui, u) in self.units.iter().enumerate() {
+            let covers =
+                u.ranges.is_empty() || u.ranges.iter().any(|&(l, h)| addr >= l && addr < h);
+            if !covers {
+                continue;
+            }
+            let func = best_fit(u, addr);
+            let row = lookup_row(u, addr);
+            if row.is_some() || func.is_some() {
+                return Some((ui, row, func));
+            }
+        }
+        None
+    }
+
+    /// The name BFD reports for `addr` given the best-fit function of unit `ui`.
+    fn function_name(&mut self, ui: usize, func: Option<usize>, addr: u64) -> Option<StrId> {
+        if let Some(fi) = func
+            && let Some(f) = self.units.get(ui).and_then(|u| u.funcs.get(fi))
+            && f.is_linkage
+        {
+            return f.name;
+        }
+        let offset = addr.wrapping_sub(self.text_vma);
+        let sym = self.elf_find_function(offset);
+        let sym_name = sym
+            .and_then(|i| self.elf_funcs.get(i))
+            .map(|s| (s.name, s.value));
+        let text_vma = self.text_vma;
+        if let Some(fi) = func
+            && let Some(f) = self.units.get_mut(ui).and_then(|u| u.funcs.get_mut(fi))
+        {
+            let result = match sym_name {
+                None => f.name,
+                Some((name, value)) => {
+                    if f.ranges
+                        .first()
+                        .is_some_and(|r| value.wrapping_add(text_vma) == r.0)
+                    {
+                        f.name = Some(name);
+                    }
+                    Some(name)
+                }
+            };
+            f.is_linkage = true;
+            return result;
+        }
+        sym_name.map(|(n, _)| n)
+    }
+
+    /// Every address in `[lo, hi)` where [`LineInfo::locate`]'s answer may change, ascending,
+    /// starting with `lo`.
+    pub fn breakpoints(&self, lo: u64, hi: u64) -> Vec<u64> {
+        let mut v = vec![lo];
+        let mut add = |a: u64| {
+            if a > lo && a < hi {
+                v.push(a);
+            }
+        };
+        for u in &self.units {
+            for &(l, h) in &u.ranges {
+                add(l);
+                add(h);
+            }
+            for s in &u.sequences {
+                add(s.low);
+                for r in &s.rows {
+                    add(r.addr);
+                }
+            }
+            for f in &u.funcs {
+                for &(l, h) in &f.ranges {
+                    add(l);
+                    add(h);
+                }
+            }
+        }
+        for f in &self.elf_funcs {
+            add(f.value.wrapping_add(self.text_vma));
+            add(f.value.wrapping_add(self.text_vma).wrapping_add(f.size));
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// `concat_filename` without interning.
+fn concat_filename(
+    files: &[(Option<String>, u64)],
+    dirs: &[Option<String>],
+    comp_dir: Option<&str>,
+    direct: bool,
+    n: u64,
+) -> String {
+    let idx = if direct {
+        n
+    } else {
+        if n == 0 {
+            return "<unknown>".to_string();
+        }
+        n - 1
+    };
+    let Some((Some(name), dir)) = usize::try_from(idx).ok().and_then(|i| files.get(i)) else {
+        return "<unknown>".to_string();
+    };
+    if name.starts_with('/') {
+        return name.clone();
+    }
+    let dir = if direct {
+        Some(*dir)
+    } else {
+        dir.checked_sub(1)
+    };
+    let subdir = dir
+        .and_then(|d| usize::try_from(d).ok())
+        .and_then(|d| dirs.get(d))
+        .and_then(|d| d.as_deref());
+    let mut dir_name = None;
+    let mut sub = subdir;
+    if sub.is_none_or(|s| !s.starts_with('/')) {
+        dir_name = comp_dir;
+    }
+    if dir_name.is_none() {
+        dir_name = sub;
+        sub = None;
+    }
+    match (dir_name, sub) {
+        (None, _) => name.clone(),
+        (Some(d), Some(s)) => format!("{d}/{s}/{name}"),
+        (Some(d), None) => format!("{d}/{name}"),
+    }
+}
+
+/// `arange_add`: ignores empty ranges and extends an adjacent one.
+fn add_range(ranges: &mut Vec<(u64, u64)>, lo: u64, hi: u64) {
+    if lo == hi {
+        return;
+    }
+    for r in ranges.iter_mut() {
+        if lo == r.1 {
+            r.1 = hi;
+            return;
+        }
+        if hi == r.0 {
+            r.0 = lo;
+            return;
+        }
+    }
+    ranges.push((lo, hi));
+}
+
+fn row(addr: u64, op_index: u64, line: u32, end_sequence: bool, file: Option<StrId>) -> Row {
+    Row {
+        addr,
+        op_index: u8::try_from(op_index).unwrap_or(u8::MAX),
+        file,
+        line,
+        end_sequence,
+    }
+}
+
+/// `add_line_info` for the usual in-order case: consecutive rows at one address (same
+/// `op_index` and end flag) keep only the last.
+fn push_row(rows: &mut Vec<Row>, row: Row) {
+    if let Some(last) = rows.last_mut()
+        && last.addr == row.addr
+        && last.op_index == row.op_index
+        && last.end_sequence == row.end_sequence
+    {
+        *last = row;
+        return;
+    }
+    rows.push(row);
+}
+
+fn finish_sequence(mut rows: Vec<Row>) -> Option<Sequence> {
+    let sorted = rows
+        .windows(2)
+        .all(|w| (w[0].addr, w[0].op_index) <= (w[1].addr, w[1].op_index));
+    if !sorted {
+        // Out-of-order rows (not produced by GCC): keep them address-sorted.
+        rows.sort_by_key(|r| (r.addr, r.op_index));
+    }
+    let low = rows.first()?.addr;
+    Some(Sequence { low, rows })
+}
+
+fn lookup_row(u: &Unit, addr: u64) -> Option<(Option<StrId>, u32)> {
+    let si = u
+        .sequences
+        .partition_point(|s| s.low <= addr)
+        .checked_sub(1)?;
+    let s = u.sequences.get(si)?;
+    if addr < s.low || addr >= s.end() {
+        return None;
+    }
+    let i = s.rows.partition_point(|r| r.addr <= addr).checked_sub(1)?;
+    let r = s.rows.get(i)?;
+    let next = s.rows.get(i + 1)?;
+    if addr >= r.addr && addr < next.addr && !r.end_sequence {
+        Some((r.file, r.line))
+    } else {
+        None
+    }
+}
+
+/// `lookup_address_in_function_table`: the smallest range containing `addr`; at equal sizes the
+/// function read later wins.
+fn best_fit(u: &Unit, addr: u64) -> Option<usize> {
+    let last_high = *u.lookup_high.last()?;
+    if last_high < addr {
+        return None;
+    }
+    let first = u.lookup_high.partition_point(|&h| h <= addr);
+    let mut best: Option<(usize, u64)> = None;
+    for &fi in u.lookup.get(first..)? {
+        let f = u.funcs.get(fi)?;
+        if addr < f.low {
+            break;
+        }
+        for &(l, h) in &f.ranges {
+            if addr < l || addr >= h {
+                continue;
+            }
+            let len = h - l;
+            match best {
+                Some((bi, bl)) if len > bl || (len == bl && fi < bi) => {}
+                _ => best = Some((fi, len)),
+            }
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concat_filename_follows_bfd() {
+        let files = vec![
+            (Some("a.c".to_string()), 0),
+            (Some("h.h".to_string()), 1),
+            (Some("/abs/x.c".to_string()), 0),
+        ];
+        let dirs = vec![Some("/comp".to_string()), Some("inc".to_string())];
+        // DWARF 5: direct indices; dir 0 is absolute and used alone.
+        assert_eq!(
+            concat_filename(&files, &dirs, Some("/cd"), true, 0),
+            "/comp/a.c"
+        );
+        // A relative include dir goes after the compilation directory.
+        assert_eq!(
+            concat_filename(&files, &dirs, Some("/cd"), true, 1),
+            "/cd/inc/h.h"
+        );
+        assert_eq!(
+            concat_filename(&files, &dirs, Some("/cd"), true, 2),
+            "/abs/x.c"
+        );
+        assert_eq!(
+            concat_filename(&files, &dirs, Some("/cd"), true, 7),
+            "<unknown>"
+        );
+        // DWARF 4: 1-based files, dir 0 = no subdirectory.
+        assert_eq!(
+            concat_filename(&files, &dirs, Some("/cd"), false, 1),
+            "/cd/a.c"
+        );
+        assert_eq!(
+            concat_filename(&files, &dirs, Some("/cd"), false, 0),
+            "<unknown>"
+        );
+        assert_eq!(concat_filename(&files, &dirs, None, false, 1), "a.c");
+    }
+
+    #[test]
+    fn rows_at_one_address_keep_the_last() {
+        let mut rows = Vec::new();
+        for line in [7, 2, 3] {
+            push_row(
+                &mut rows,
+                Row {
+                    addr: 0x10,
+                    op_index: 0,
+                    file: Some(0),
+                    line,
+                    end_sequence: false,
+                },
+            );
+        }
+        push_row(
+            &mut rows,
+            Row {
+                addr: 0x14,
+                op_index: 0,
+                file: Some(0),
+                line: 9,
+                end_sequence: true,
+            },
+        );
+        let seq = finish_sequence(rows).unwrap_or(Sequence {
+            low: 1,
+            rows: Vec::new(),
+        });
+        let u = Unit {
+            sequences: vec![seq],
+            ..Unit::default()
+        };
+        assert_eq!(lookup_row(&u, 0x10), Some((Some(0), 3)));
+        assert_eq!(lookup_row(&u, 0x13), Some((Some(0), 3)));
+        assert_eq!(lookup_row(&u, 0x14), None);
+        assert_eq!(lookup_row(&u, 0xf), None);
+    }
+
+    #[test]
+    fn best_fit_prefers_the_smallest_range() {
+        let f = |lo, hi| FuncInfo {
+            ranges: vec![(lo, hi)],
+            name: None,
+            is_linkage: true,
+            low: lo,
+            high: hi,
+        };
+        let mut u = Unit {
+            funcs: vec![f(0x100, 0x200), f(0x140, 0x150), f(0x300, 0x310)],
+            ..Unit::default()
+        };
+        u.lookup = vec![0, 1, 2];
+        u.lookup_high = vec![0x200, 0x200, 0x310];
+        assert_eq!(best_fit(&u, 0x120), Some(0));
+        assert_eq!(best_fit(&u, 0x145), Some(1));
+        assert_eq!(best_fit(&u, 0x250), None);
+        assert_eq!(best_fit(&u, 0x305), Some(2));
+        assert_eq!(best_fit(&u, 0x400), None);
+    }
+}

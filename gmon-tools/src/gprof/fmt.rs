@@ -1,0 +1,148 @@
+//! C `printf`-compatible number and string formatting, as glibc prints them.
+//!
+//! gprof prints every number through `printf`; Rust's `format!` differs in the details that show
+//! in a byte-for-byte comparison: NaN is `NaN` instead of `-nan`/`nan`, there is no `%g`, and
+//! `%8.8s` *truncates* a string while `{:8.8}` counts characters, not bytes. These helpers append
+//! exactly what glibc 2.36 would print to a byte buffer.
+
+/// Appends `s` formatted like C's `%[-]W.Ps`: at most `prec` bytes of `s` (all if `None`),
+/// padded with spaces to `width` bytes, on the left unless `left` is set.
+pub fn put_s(buf: &mut Vec<u8>, s: &[u8], width: usize, prec: Option<usize>, left: bool) {
+    let s = match prec {
+        Some(p) if p < s.len() => &s[..p],
+        _ => s,
+    };
+    let pad = width.saturating_sub(s.len());
+    if !left {
+        buf.extend(std::iter::repeat_n(b' ', pad));
+    }
+    buf.extend_from_slice(s);
+    if left {
+        buf.extend(std::iter::repeat_n(b' ', pad));
+    }
+}
+
+/// Appends `%W.Ws` (the common gprof idiom: exactly `width` bytes, truncating).
+pub fn put_sw(buf: &mut Vec<u8>, s: &str, width: usize) {
+    put_s(buf, s.as_bytes(), width, Some(width), false);
+}
+
+/// Appends an unsigned integer like `%[-]Wlu`.
+pub fn put_u(buf: &mut Vec<u8>, v: u64, width: usize, left: bool) {
+    let s = v.to_string();
+    put_s(buf, s.as_bytes(), width, None, left);
+}
+
+/// Appends a signed integer like `%[-]Wd`.
+pub fn put_i(buf: &mut Vec<u8>, v: i64, width: usize, left: bool) {
+    let s = v.to_string();
+    put_s(buf, s.as_bytes(), width, None, left);
+}
+
+/// The text glibc prints for a non-finite value (`-nan`, `nan`, `inf`, `-inf`), or `None`.
+fn non_finite(v: f64) -> Option<&'static str> {
+    if v.is_nan() {
+        Some(if v.is_sign_negative() { "-nan" } else { "nan" })
+    } else if v.is_infinite() {
+        Some(if v < 0.0 { "-inf" } else { "inf" })
+    } else {
+        None
+    }
+}
+
+/// Formats `v` like C's `%.Pf` (no width).
+pub fn f_string(v: f64, prec: usize) -> String {
+    match non_finite(v) {
+        Some(s) => s.to_string(),
+        // Rust's fixed-precision formatting is exact (correctly rounded from the binary value),
+        // as glibc's is, and also keeps the sign of -0.0.
+        None => format!("{v:.prec$}"),
+    }
+}
+
+/// Appends `v` like C's `%W.Pf` (right-aligned).
+pub fn put_f(buf: &mut Vec<u8>, v: f64, width: usize, prec: usize) {
+    let s = f_string(v, prec);
+    put_s(buf, s.as_bytes(), width, None, false);
+}
+
+/// Formats `v` like C's `%g`: 6 significant digits, trailing zeros removed, exponent form when
+/// the decimal exponent is below -4 or at least 6, exponent with at least two digits.
+pub fn g_string(v: f64) -> String {
+    if let Some(s) = non_finite(v) {
+        return s.to_string();
+    }
+    const P: i32 = 6;
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    // The exponent X of the value once rounded to P significant digits decides the style.
+    let e = format!("{:.*e}", (P - 1) as usize, v);
+    let (mantissa, exp) = match e.split_once('e') {
+        Some((m, x)) => (m.to_string(), x.parse::<i32>().unwrap_or(0)),
+        None => (e.clone(), 0),
+    };
+    if !(-4..P).contains(&exp) {
+        let m = strip_zeros(&mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.unsigned_abs())
+    } else {
+        let prec = (P - 1 - exp).max(0) as usize;
+        strip_zeros(&format!("{v:.prec$}"))
+    }
+}
+
+/// Removes trailing zeros after a decimal point, and the point itself if nothing follows it.
+fn strip_zeros(s: &str) -> String {
+    if !s.contains('.') {
+        return s.to_string();
+    }
+    let t = s.trim_end_matches('0');
+    t.trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g_matches_glibc() {
+        assert_eq!(g_string(0.01), "0.01");
+        assert_eq!(g_string(0.001), "0.001");
+        assert_eq!(g_string(1e-6), "1e-06");
+        assert_eq!(g_string(1.0 / 60.0), "0.0166667");
+        assert_eq!(g_string(1.0 / 1024.0), "0.000976562");
+        assert_eq!(g_string(1.0), "1");
+        assert_eq!(g_string(123456.0), "123456");
+        assert_eq!(g_string(1234567.0), "1.23457e+06");
+        assert_eq!(g_string(f64::INFINITY), "inf");
+        assert_eq!(g_string(0.0001), "0.0001");
+        assert_eq!(g_string(0.00001), "1e-05");
+    }
+
+    #[test]
+    fn f_matches_glibc() {
+        let mut b = Vec::new();
+        put_f(&mut b, -f64::NAN, 7, 2);
+        assert_eq!(b, b"   -nan");
+        assert_eq!(f_string(0.125, 2), "0.12");
+        assert_eq!(f_string(0.375, 2), "0.38");
+        assert_eq!(f_string(2.5, 0), "2");
+        assert_eq!(f_string(99.95, 1), "100.0");
+        assert_eq!(f_string(f64::INFINITY, 2), "inf");
+    }
+
+    #[test]
+    fn s_truncates() {
+        let mut b = Vec::new();
+        put_s(&mut b, b"[10000]", 6, Some(6), true);
+        assert_eq!(b, b"[10000");
+        b.clear();
+        put_s(&mut b, b"[1]", 6, Some(6), true);
+        assert_eq!(b, b"[1]   ");
+    }
+}

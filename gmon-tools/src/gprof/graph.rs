@@ -1,0 +1,402 @@
+//! The call graph listing (`cg_print`): one entry per function (parents, the function's own
+//! line, children) and per cycle (the cycle as a whole, then its members), in `cmp_total` order
+//! (gprof-behaviour.md §7). Parent and child lines are sorted with gprof's insertion sorts over
+//! its linked lists, so equal keys come out in arc-creation order.
+
+use std::cmp::Ordering;
+use std::io::{self, Write};
+
+use super::Analysis;
+use super::blurbs;
+use super::callgraph::{CallGraph, NONE};
+use super::fmt::{put_f, put_s, put_sw, put_u};
+use super::names::{Names, PrintOptions};
+
+/// gprof's `cmp_arc`.
+fn cmp_arc(g: &CallGraph, l: u32, r: u32) -> Ordering {
+    use Ordering::*;
+    let (la, ra) = (&g.arcs[l as usize], &g.arcs[r as usize]);
+    if la.parent == la.child {
+        return Less;
+    }
+    if ra.parent == ra.child {
+        return Greater;
+    }
+    let in_cycle = |p: usize, c: usize| {
+        let (pn, cn) = (g.nodes[p].cyc_num, g.nodes[c].cyc_num);
+        pn != 0 && cn != 0 && pn == cn
+    };
+    let by_count = |a: u64, b: u64| a.cmp(&b);
+    if in_cycle(la.parent, la.child) {
+        if in_cycle(ra.parent, ra.child) {
+            by_count(la.count, ra.count)
+        } else {
+            Less
+        }
+    } else if in_cycle(ra.parent, ra.child) {
+        Greater
+    } else {
+        let (lt, rt) = (la.time + la.child_time, ra.time + ra.child_time);
+        if lt < rt {
+            return Less;
+        }
+        if lt > rt {
+            return Greater;
+        }
+        by_count(la.count, ra.count)
+    }
+}
+
+/// `sort_parents`: ascending; an arc goes before the first element it is not greater than.
+fn sorted_parents(g: &CallGraph, node: u32) -> Vec<u32> {
+    let mut sorted: Vec<u32> = Vec::new();
+    for a in g.parents(node) {
+        let pos = sorted
+            .iter()
+            .position(|&e| cmp_arc(g, a, e) != Ordering::Greater)
+            .unwrap_or(sorted.len());
+        sorted.insert(pos, a);
+    }
+    sorted
+}
+
+/// `sort_children`: descending; an arc goes before the first element it is not less than.
+fn sorted_children(g: &CallGraph, node: u32) -> Vec<u32> {
+    let mut sorted: Vec<u32> = Vec::new();
+    for a in g.children(node) {
+        let pos = sorted
+            .iter()
+            .position(|&e| cmp_arc(g, a, e) != Ordering::Less)
+            .unwrap_or(sorted.len());
+        sorted.insert(pos, a);
+    }
+    sorted
+}
+
+/// `sort_members`: descending by (time, calls); equal keys keep chain order.
+fn sorted_members(g: &CallGraph, hdr: u32) -> Vec<u32> {
+    let key = |m: u32| {
+        let n = &g.nodes[m as usize];
+        (
+            n.prop_self + n.prop_child,
+            n.ncalls.wrapping_add(n.self_calls),
+        )
+    };
+    let greater = |a: (f64, u64), b: (f64, u64)| {
+        a.0 > b.0 || (a.0.partial_cmp(&b.0) != Some(Ordering::Less) && a.1 > b.1)
+    };
+    let mut sorted: Vec<u32> = Vec::new();
+    for m in g.members(hdr) {
+        let k = key(m);
+        let pos = sorted
+            .iter()
+            .position(|&e| greater(k, key(e)))
+            .unwrap_or(sorted.len());
+        sorted.insert(pos, m);
+    }
+    sorted
+}
+
+struct Cols {
+    bsd: bool,
+}
+
+impl Cols {
+    /// The children/descendants column: `%7.2f` (FSF) or `%11.2f` (BSD).
+    fn child_f(&self, b: &mut Vec<u8>, v: f64) {
+        put_f(b, v, if self.bsd { 11 } else { 7 }, 2);
+    }
+    fn child_s(&self, b: &mut Vec<u8>) {
+        let w = if self.bsd { 11 } else { 7 };
+        put_sw(b, "", w);
+    }
+}
+
+/// Prints the call graph. `first_output` is gprof's section-separator flag.
+pub fn print_graph(
+    out: &mut dyn Write,
+    a: &Analysis,
+    opts: &PrintOptions,
+    first_output: &mut bool,
+) -> io::Result<()> {
+    let g = &a.graph;
+    let hz = f64::from(a.hist.hz);
+    let cols = Cols { bsd: opts.bsd };
+    let names = Names::new(a, *opts);
+    let mut b: Vec<u8> = Vec::with_capacity(64 * 1024);
+    if !opts.brief && opts.bsd {
+        b.extend_from_slice(blurbs::BSD_CALLG.as_bytes());
+    }
+    if *first_output {
+        *first_output = false;
+    } else {
+        b.extend_from_slice(b"\x0c\n");
+    }
+    if !opts.bsd {
+        if !opts.brief {
+            b.extend_from_slice(b"\t\t     Call graph (explanation follows)\n\n");
+        } else {
+            b.extend_from_slice(b"\t\t\tCall graph\n\n");
+        }
+    }
+    b.extend_from_slice(
+        format!(
+            "\ngranularity: each sample hit covers {} byte(s)",
+            (a.hist.scale as i64).wrapping_mul(2)
+        )
+        .as_bytes(),
+    );
+    let mut print_time = g.print_time;
+    if print_time > 0.0 {
+        b.extend_from_slice(
+            format!(
+                " for {}% of {} seconds\n\n",
+                super::fmt::f_string(100.0 / print_time, 2),
+                super::fmt::f_string(print_time / hz, 2)
+            )
+            .as_bytes(),
+        );
+    } else {
+        b.extend_from_slice(b" no time propagated\n\n");
+        print_time = 1.0;
+    }
+    if opts.bsd {
+        b.extend_from_slice(b"                                  called/total       parents \n");
+        b.extend_from_slice(b"index  %time    self descendants  called+self    name    \tindex\n");
+        b.extend_from_slice(b"                                  called/total       children\n");
+        b.extend_from_slice(b"\n");
+    } else {
+        b.extend_from_slice(b"index % time    self  children    called     name\n");
+    }
+    for &node in &g.time_sorted {
+        let n = &g.nodes[node as usize];
+        let is_func = a
+            .symtab
+            .symbols
+            .get(node as usize)
+            .is_some_and(|s| s.is_func);
+        if (opts.ignore_zeros
+            && n.ncalls == 0
+            && n.self_calls == 0
+            && n.prop_self == 0.0
+            && n.prop_child == 0.0)
+            || !n.print_flag
+            || (opts.line_granularity && !is_func)
+        {
+            continue;
+        }
+        if g.is_cycle_header(node) {
+            // The cycle as a whole.
+            put_s(
+                &mut b,
+                format!("[{}]", n.index).as_bytes(),
+                6,
+                Some(6),
+                true,
+            );
+            b.push(b' ');
+            put_f(
+                &mut b,
+                100.0 * (n.prop_self + n.prop_child) / print_time,
+                5,
+                1,
+            );
+            b.push(b' ');
+            put_f(&mut b, n.prop_self / hz, 7, 2);
+            b.push(b' ');
+            cols.child_f(&mut b, n.prop_child / hz);
+            b.push(b' ');
+            put_u(&mut b, n.ncalls, 7, false);
+            if n.self_calls != 0 {
+                b.push(b'+');
+                put_u(&mut b, n.self_calls, 7, true);
+            } else {
+                b.push(b' ');
+                put_sw(&mut b, "", 7);
+            }
+            b.extend_from_slice(
+                format!(" <cycle {} as a whole> [{}]\n", n.cyc_num, n.index).as_bytes(),
+            );
+            for m in sorted_members(g, node) {
+                let mn = &g.nodes[m as usize];
+                put_sw(&mut b, "", 6);
+                b.push(b' ');
+                put_sw(&mut b, "", 5);
+                b.push(b' ');
+                put_f(&mut b, mn.prop_self / hz, 7, 2);
+                b.push(b' ');
+                cols.child_f(&mut b, mn.prop_child / hz);
+                b.push(b' ');
+                put_u(&mut b, mn.ncalls, 7, false);
+                if mn.self_calls != 0 {
+                    b.push(b'+');
+                    put_u(&mut b, mn.self_calls, 7, true);
+                } else {
+                    b.push(b' ');
+                    put_sw(&mut b, "", 7);
+                }
+                b.extend_from_slice(b"     ");
+                names.name(&mut b, m as usize);
+                b.push(b'\n');
+            }
+        } else {
+            print_parents(&mut b, a, &names, &cols, node, hz);
+            // The function's own line.
+            put_s(
+                &mut b,
+                format!("[{}]", n.index).as_bytes(),
+                6,
+                Some(6),
+                true,
+            );
+            b.push(b' ');
+            put_f(
+                &mut b,
+                100.0 * (n.prop_self + n.prop_child) / print_time,
+                5,
+                1,
+            );
+            b.push(b' ');
+            put_f(&mut b, n.prop_self / hz, 7, 2);
+            b.push(b' ');
+            cols.child_f(&mut b, n.prop_child / hz);
+            if n.ncalls.wrapping_add(n.self_calls) != 0 {
+                b.push(b' ');
+                put_u(&mut b, n.ncalls, 7, false);
+                if n.self_calls != 0 {
+                    b.push(b'+');
+                    put_u(&mut b, n.self_calls, 7, true);
+                    b.push(b' ');
+                } else {
+                    b.push(b' ');
+                    put_sw(&mut b, "", 7);
+                    b.push(b' ');
+                }
+            } else {
+                b.push(b' ');
+                put_sw(&mut b, "", 7);
+                b.push(b' ');
+                put_sw(&mut b, "", 7);
+                b.push(b' ');
+            }
+            names.name(&mut b, node as usize);
+            b.push(b'\n');
+            print_children(&mut b, a, &names, &cols, node, hz);
+        }
+        if opts.bsd {
+            b.push(b'\n');
+        }
+        b.extend_from_slice(b"-----------------------------------------------\n");
+        if opts.bsd {
+            b.push(b'\n');
+        }
+        if b.len() > 60 * 1024 {
+            out.write_all(&b)?;
+            b.clear();
+        }
+    }
+    if !opts.brief && !opts.bsd {
+        b.extend_from_slice(blurbs::FSF_CALLG.as_bytes());
+    }
+    out.write_all(&b)
+}
+
+fn count_only_line(b: &mut Vec<u8>, cols: &Cols, count: u64) {
+    put_sw(b, "", 6);
+    b.push(b' ');
+    put_sw(b, "", 5);
+    b.push(b' ');
+    put_sw(b, "", 7);
+    b.push(b' ');
+    cols.child_s(b);
+    b.push(b' ');
+    put_u(b, count, 7, false);
+    b.push(b' ');
+    put_sw(b, "", 7);
+    b.extend_from_slice(b"     ");
+}
+
+fn timed_line(b: &mut Vec<u8>, cols: &Cols, time: f64, child_time: f64, count: u64, total: u64) {
+    put_sw(b, "", 6);
+    b.push(b' ');
+    put_sw(b, "", 5);
+    b.push(b' ');
+    put_f(b, time, 7, 2);
+    b.push(b' ');
+    cols.child_f(b, child_time);
+    b.push(b' ');
+    put_u(b, count, 7, false);
+    b.push(b'/');
+    put_u(b, total, 7, true);
+    b.extend_from_slice(b"     ");
+}
+
+fn print_parents(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, child: u32, hz: f64) {
+    let g = &a.graph;
+    let cn = &g.nodes[child as usize];
+    let cycle_head = if cn.cyc_head != NONE {
+        cn.cyc_head
+    } else {
+        child
+    };
+    if cn.parents == NONE {
+        put_sw(b, "", 6);
+        b.push(b' ');
+        put_sw(b, "", 5);
+        b.push(b' ');
+        put_sw(b, "", 7);
+        b.push(b' ');
+        cols.child_s(b);
+        b.push(b' ');
+        put_sw(b, "", 7);
+        b.push(b' ');
+        put_sw(b, "", 7);
+        b.extend_from_slice(b"     <spontaneous>\n");
+        return;
+    }
+    for arc_i in sorted_parents(g, child) {
+        let arc = &g.arcs[arc_i as usize];
+        let parent = arc.parent;
+        let pn = &g.nodes[parent];
+        if parent == child as usize || (cn.cyc_num != 0 && pn.cyc_num == cn.cyc_num) {
+            count_only_line(b, cols, arc.count);
+        } else {
+            let total = g.nodes[cycle_head as usize].ncalls;
+            timed_line(
+                b,
+                cols,
+                arc.time / hz,
+                arc.child_time / hz,
+                arc.count,
+                total,
+            );
+        }
+        names.name(b, parent);
+        b.push(b'\n');
+    }
+}
+
+fn print_children(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, parent: u32, hz: f64) {
+    let g = &a.graph;
+    let pn = &g.nodes[parent as usize];
+    for arc_i in sorted_children(g, parent) {
+        let arc = &g.arcs[arc_i as usize];
+        let child = arc.child;
+        let cn = &g.nodes[child];
+        if child == parent as usize || (cn.cyc_num != 0 && cn.cyc_num == pn.cyc_num) {
+            count_only_line(b, cols, arc.count);
+        } else {
+            let total = g.nodes[cn.cyc_head as usize].ncalls;
+            timed_line(
+                b,
+                cols,
+                arc.time / hz,
+                arc.child_time / hz,
+                arc.count,
+                total,
+            );
+        }
+        names.name(b, child);
+        b.push(b'\n');
+    }
+}

@@ -1,0 +1,187 @@
+//! Histograms: combining the records of several files (`hist_read_rec`) and crediting samples
+//! to symbols (`hist_assign_samples`), exactly as gprof 2.40 does (gprof-behaviour.md §3).
+//!
+//! Addresses are handled as gprof's "scaled addresses" (`addr / 2`, the 2-byte `UNIT`); a bin's
+//! credit is split between symbols in proportion to the overlap in UNITs, divided by the
+//! *global* `hist_scale`, so a bin can credit slightly more than its count (the famous 100.15 %).
+//! The last symbol of the table never gets credit (gprof reads one slot past its array).
+
+use gmon_format::{Dimension, Histogram};
+
+use super::GprofError;
+use super::symtab::SymbolTable;
+
+/// One distinct histogram range with its summed bins (`struct histogram`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistRecord {
+    /// First address covered.
+    pub low_pc: u64,
+    /// End of the covered range.
+    pub high_pc: u64,
+    /// Bin counts summed over every file (gprof sums in an `int`; no 16-bit wrap here).
+    pub bins: Vec<u64>,
+}
+
+/// All histogram data read so far: the records and the values the first record fixed.
+#[derive(Clone, Debug, Default)]
+pub struct Histograms {
+    /// Distinct ranges in first-seen order.
+    pub records: Vec<HistRecord>,
+    /// Ticks per second (`hz`): the first record's rate; 0 when no histogram was read.
+    pub hz: u32,
+    /// The first record's dimension (`"seconds"`, `'s'`).
+    pub dimension: Dimension,
+    /// `hist_scale`: UNITs per bin, from the first record.
+    pub scale: f64,
+}
+
+impl Histograms {
+    /// Whether any histogram record was read.
+    pub fn is_present(&self) -> bool {
+        !self.records.is_empty()
+    }
+
+    /// Adds one histogram record read from `file` (`hist_read_rec`): the first fixes rate,
+    /// dimension and scale; later ones must agree; identical ranges are summed, disjoint ranges
+    /// kept apart, overlapping ones are fatal. `bsd` selects the BSD reader's compatibility rule
+    /// (identical range and bin count, and for 4.4BSD the same rate).
+    pub fn add(
+        &mut self,
+        h: &Histogram,
+        file: &str,
+        whoami: &str,
+        bsd: Option<bool>,
+    ) -> Result<(), GprofError> {
+        let n = h.bins.len();
+        let scale = (h.high_pc.wrapping_sub(h.low_pc) / 2) as f64 / n as f64;
+        let first = self.records.is_empty();
+        if let Some(check_rate) = bsd
+            && !first
+        {
+            let r = &self.records[0];
+            if r.low_pc != h.low_pc || r.high_pc != h.high_pc || r.bins.len() != n {
+                return Err(GprofError::new(format!(
+                    "{file}: incompatible with first gmon file\n"
+                )));
+            }
+            if check_rate && self.hz != h.prof_rate.0 {
+                return Err(GprofError::new(format!(
+                    "{file}: profiling rate incompatible with first gmon file\n"
+                )));
+            }
+        }
+        if first {
+            self.hz = h.prof_rate.0;
+            self.dimension = h.dimension;
+            self.scale = scale;
+        } else {
+            let (old, new) = (self.dimension.name_str(), h.dimension.name_str());
+            if old != new {
+                return Err(GprofError::new(format!(
+                    "{whoami}: dimension unit changed between histogram records\n{whoami}: from '{old}'\n{whoami}: to '{new}'\n"
+                )));
+            }
+            if self.dimension.abbrev != h.dimension.abbrev {
+                return Err(GprofError::new(format!(
+                    "{whoami}: dimension abbreviation changed between histogram records\n{whoami}: from '{}'\n{whoami}: to '{}'\n",
+                    self.dimension.abbrev as char, h.dimension.abbrev as char
+                )));
+            }
+            if (self.scale - scale).abs() > 0.000001 {
+                return Err(GprofError::new(format!(
+                    "{whoami}: different scales in histogram records"
+                )));
+            }
+        }
+        if let Some(r) = self
+            .records
+            .iter_mut()
+            .find(|r| r.low_pc == h.low_pc && r.high_pc == h.high_pc)
+        {
+            for (acc, &b) in r.bins.iter_mut().zip(&h.bins) {
+                *acc = acc.wrapping_add(b);
+            }
+            return Ok(());
+        }
+        let overlaps = self
+            .records
+            .iter()
+            .any(|r| h.low_pc < r.high_pc && r.low_pc < h.high_pc);
+        if overlaps {
+            return Err(GprofError::new(format!(
+                "{whoami}: overlapping histogram records\n"
+            )));
+        }
+        self.records.push(HistRecord {
+            low_pc: h.low_pc,
+            high_pc: h.high_pc,
+            bins: h.bins.clone(),
+        });
+        Ok(())
+    }
+}
+
+/// Result of crediting the histogram to the symbols.
+#[derive(Clone, Debug, Default)]
+pub struct Credit {
+    /// Ticks credited to each symbol (`hist.time`), by symbol index.
+    pub time: Vec<f64>,
+    /// `total_time`: every sampled bin counts, minus the credit of symbols filtered out by
+    /// `-p`/`-P` specs.
+    pub total_time: f64,
+}
+
+/// `hist_assign_samples`: credits every record's bins to `symtab`'s symbols. `credited(i)` says
+/// whether symbol `i` may receive credit (the INCL_FLAT / EXCL_FLAT rule); a symbol that may not
+/// has its share subtracted from the total instead.
+pub fn assign_samples(
+    hists: &Histograms,
+    symtab: &SymbolTable,
+    credited: &dyn Fn(usize) -> bool,
+) -> Credit {
+    let syms = &symtab.symbols;
+    let n = syms.len();
+    let scaled: Vec<u64> = syms.iter().map(|s| s.addr / 2).collect();
+    // gprof reads `scaled_addr[j + 1]` for the last symbol too: a zeroed slot past the array.
+    let sym_hi = |j: usize| scaled.get(j + 1).copied().unwrap_or(0);
+    let mut credit = Credit {
+        time: vec![0.0; n],
+        total_time: 0.0,
+    };
+    let scale = hists.scale;
+    for r in &hists.records {
+        let lowpc = r.low_pc / 2;
+        let mut k: usize = 1;
+        for (i, &count) in r.bins.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let bin_lo = lowpc.wrapping_add((scale * i as f64) as u64);
+            let bin_hi = lowpc.wrapping_add((scale * (i + 1) as f64) as u64);
+            let c = count as f64;
+            credit.total_time += c;
+            let mut j = k - 1;
+            while j < n {
+                let sym_lo = scaled[j];
+                let hi = sym_hi(j);
+                if bin_hi < sym_lo {
+                    break;
+                }
+                if bin_lo < hi {
+                    let overlap = bin_hi.min(hi).wrapping_sub(bin_lo.max(sym_lo));
+                    if overlap > 0 {
+                        let cr = overlap as f64 * c / scale;
+                        if credited(j) {
+                            credit.time[j] += cr;
+                        } else {
+                            credit.total_time -= cr;
+                        }
+                    }
+                }
+                j += 1;
+                k = j;
+            }
+        }
+    }
+    credit
+}

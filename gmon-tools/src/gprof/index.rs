@@ -1,0 +1,99 @@
+//! The index by function name (`cg_print_index`): functions with calls or time (all with `-z`)
+//! sorted by raw name, then the cycles, in a column-major table (gprof-behaviour.md §8).
+
+use std::io::{self, Write};
+
+use super::Analysis;
+use super::fmt::put_s;
+use super::names::{Names, PrintOptions};
+use super::sort::msort;
+
+/// Prints the index. It always starts with a form feed line.
+pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io::Result<()> {
+    let g = &a.graph;
+    let column_width = (opts.width - 1) / 3;
+    let mut syms: Vec<usize> = (0..a.symtab.len())
+        .filter(|&i| !(opts.ignore_zeros && g.nodes[i].ncalls == 0 && g.nodes[i].time == 0.0))
+        .collect();
+    msort(&mut syms, |&l, &r| {
+        a.symtab.symbols[l]
+            .name
+            .as_bytes()
+            .cmp(a.symtab.symbols[r].name.as_bytes())
+    });
+    let nnames = syms.len();
+    let mut entries: Vec<usize> = syms;
+    entries.extend((0..g.ncycles).map(|c| g.nsyms + c));
+    let todo = entries.len();
+    let names = Names::new(a, *opts);
+    let mut b: Vec<u8> = Vec::with_capacity(64 * 1024);
+    b.extend_from_slice(b"\x0c\nIndex by function name\n\n");
+    let rows = todo.div_ceil(3);
+    for i in 0..rows {
+        let mut col: i64 = 0;
+        let mut starting_col: i64 = 0;
+        let mut j = i;
+        while j < todo {
+            let node = entries[j];
+            let n = &g.nodes[node];
+            let tag = if n.print_flag {
+                format!("[{}]", n.index)
+            } else {
+                format!("({})", n.index)
+            };
+            if opts.bsd {
+                put_s(&mut b, tag.as_bytes(), 6, Some(6), false);
+                b.push(b' ');
+                if j < nnames {
+                    put_s(
+                        &mut b,
+                        a.symtab.symbols[node].name.as_bytes(),
+                        19,
+                        Some(19),
+                        true,
+                    );
+                } else {
+                    put_s(
+                        &mut b,
+                        format!("<cycle {}>", n.cyc_num).as_bytes(),
+                        19,
+                        Some(19),
+                        true,
+                    );
+                }
+            } else {
+                col += tag.len() as i64;
+                while col < starting_col + 5 {
+                    b.push(b' ');
+                    col += 1;
+                }
+                b.push(b' ');
+                b.extend_from_slice(tag.as_bytes());
+                b.push(b' ');
+                if j < nnames {
+                    col += names.name_only(&mut b, node) as i64;
+                    let sym = &a.symtab.symbols[node];
+                    if !opts.line_granularity
+                        && sym.is_static
+                        && let Some(f) = sym.file.and_then(|f| names.file_name(f))
+                    {
+                        b.extend_from_slice(format!(" ({f})").as_bytes());
+                        col += f.len() as i64 + 3;
+                    }
+                } else {
+                    let s = format!("<cycle {}>", n.cyc_num);
+                    b.extend_from_slice(s.as_bytes());
+                    col += s.len() as i64;
+                }
+            }
+            starting_col += i64::from(column_width);
+            j += rows;
+        }
+        b.push(b'\n');
+        if b.len() > 60 * 1024 {
+            out.write_all(&b)?;
+            b.clear();
+        }
+    }
+    out.write_all(&b)
+}

@@ -1,0 +1,110 @@
+//! How gprof prints a symbol's name: `print_name_only` (demangled unless `-T`, plus
+//! ` (file:line)` in line mode or with `--inline-file-names`) and `print_name` (plus
+//! ` <cycle N>` and ` [index]` / ` (index)`).
+
+use super::Analysis;
+use super::demangle::{Style, demangle};
+
+/// Printing switches shared by every report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrintOptions {
+    /// `-b`: no explanations.
+    pub brief: bool,
+    /// `-T`: BSD layout (no demangling, `ms/call`, graph before flat).
+    pub bsd: bool,
+    /// Not `-z`: hide functions with no calls and no time.
+    pub ignore_zeros: bool,
+    /// Demangling style, `None` with `--no-demangle`.
+    pub demangle: Option<Style>,
+    /// `-l`: line granularity.
+    pub line_granularity: bool,
+    /// `--inline-file-names`.
+    pub inline_file_names: bool,
+    /// `-L`: full paths.
+    pub print_path: bool,
+    /// `-w`: index width.
+    pub width: i32,
+}
+
+impl Default for PrintOptions {
+    fn default() -> Self {
+        PrintOptions {
+            brief: false,
+            bsd: false,
+            ignore_zeros: true,
+            demangle: Some(Style::Auto),
+            line_granularity: false,
+            inline_file_names: false,
+            print_path: false,
+            width: 80,
+        }
+    }
+}
+
+/// Name printer over one analysis.
+#[derive(Debug)]
+pub struct Names<'a> {
+    a: &'a Analysis,
+    opts: PrintOptions,
+}
+
+impl<'a> Names<'a> {
+    /// A printer for `a` with `opts`.
+    pub fn new(a: &'a Analysis, opts: PrintOptions) -> Names<'a> {
+        Names { a, opts }
+    }
+
+    /// The file name as printed: basename unless `-L`.
+    pub fn file_name(&self, file: usize) -> Option<&'a str> {
+        let f = self.a.symtab.files.get(file)?;
+        Some(if self.opts.print_path {
+            f.name.as_str()
+        } else {
+            f.basename()
+        })
+    }
+
+    /// `print_name_only`: appends the name and returns the number of bytes written. Cycle
+    /// headers (nodes past the symbols) have no name and print nothing.
+    pub fn name_only(&self, buf: &mut Vec<u8>, node: usize) -> usize {
+        let Some(sym) = self.a.symtab.symbols.get(node) else {
+            return 0;
+        };
+        let start = buf.len();
+        let shown = match (self.opts.bsd, self.opts.demangle) {
+            (false, Some(style)) => demangle(&sym.name, style),
+            _ => None,
+        };
+        buf.extend_from_slice(shown.as_deref().unwrap_or(&sym.name).as_bytes());
+        if (self.opts.line_granularity || self.opts.inline_file_names)
+            && let Some(fname) = sym.file.and_then(|f| self.file_name(f))
+        {
+            let s = if self.opts.line_granularity {
+                format!(" ({}:{} @ {:x})", fname, sym.line, sym.addr)
+            } else {
+                format!(" ({}:{})", fname, sym.line)
+            };
+            buf.extend_from_slice(s.as_bytes());
+        }
+        buf.len() - start
+    }
+
+    /// `print_name`: the name, ` <cycle N>` for cycle members, and the graph index.
+    pub fn name(&self, buf: &mut Vec<u8>, node: usize) {
+        self.name_only(buf, node);
+        let Some(n) = self.a.graph.nodes.get(node) else {
+            return;
+        };
+        if n.cyc_num != 0 {
+            buf.extend_from_slice(format!(" <cycle {}>", n.cyc_num).as_bytes());
+        }
+        if n.index != 0 {
+            let s = if n.print_flag {
+                format!(" [{}]", n.index)
+            } else {
+                format!(" ({})", n.index)
+            };
+            buf.extend_from_slice(s.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! `gmon gprof` from arguments to output: gprof's `main` (gprof-behaviour.md §1), writing the
+//! reports to `out` and gprof's messages to `err`, and returning the exit status.
+
+use std::io::Write;
+use std::path::Path;
+
+use gmon_format::{Endian, ReadOptions, Variant};
+
+use super::args::{FileFormat, GprofArgs, Parsed, style};
+use super::demangle::Style;
+use super::names::PrintOptions;
+use super::{Analysis, AnalysisBuilder, AnalysisOptions, GprofError, Image, SymtabOptions};
+
+/// The name gprof's messages start with (`argv[0]` in GNU gprof).
+pub const WHOAMI: &str = "gprof";
+
+/// The teaching help of `gmon gprof --help`.
+pub const HELP: &str = "\
+gmon gprof: GNU gprof 2.40's reports, byte for byte (and faster)
+
+Usage: gmon gprof [OPTIONS] [EXECUTABLE [GMON...]]
+
+Reads the executable's symbols (default a.out) and one or more profiles
+written by a program built with `gcc -pg` (default gmon.out; several files
+are summed as gprof sums them) and prints the same reports as GNU gprof.
+
+What is printed (default: flat profile, call graph and index):
+  -p[SPEC], --flat-profile[=SPEC]     flat profile (only SPEC's functions)
+  -P[SPEC], --no-flat-profile[=SPEC]  no flat profile (or: not SPEC's)
+  -q[SPEC], --graph[=SPEC]            call graph (SPEC a/b: only that arc)
+  -Q[SPEC], --no-graph[=SPEC]         no call graph (or: hide SPEC / arc a/b)
+  -C[SPEC], --exec-counts[=SPEC]      execution counts    (-Z: none)
+  -A[SPEC], --annotated-source[=SPEC] annotated source    (-J: none)
+  -i, --file-info                     what each profile file contains
+  -r, --function-ordering             suggested function order for the linker
+  -R MAP, --file-ordering=MAP         suggested object file order
+  -s, --sum                           write gmon.sum, the sum of the profiles
+
+How it is printed:
+  -b, --brief                         leave out the explanations
+  -T, --traditional                   BSD layout (no demangling, ms/call)
+  -z, --display-unused-functions      also list functions with no calls/time
+  -l, --line                          line-by-line instead of per function
+  -L, --print-path                    full source paths
+  --inline-file-names                 append (file:line) to every name
+  -w N, --width=N                     width of the index (default 80)
+  --demangle[=STYLE], --no-demangle   C++/Rust names (default: demangled)
+  -m N, --min-count=N  -t N, --table-length=N  -x, --all-lines
+  -y, --separate-files  -I DIRS, --directory-path=DIRS   (for -A)
+
+What is counted:
+  -e F / -E F      hide F in the graph / and drop its time from its callers
+  -f F / -F F      show only F in the graph / and count only F's time
+  -n F / -N F      propagate only F's time / all time except F's
+  -k A/B           ignore the arcs from A to B
+  -a, --no-static  ignore static functions (their code joins the previous one)
+  -D, --ignore-non-functions  ignore local labels that are not functions
+  -c, --static-call-graph     add calls found in the machine code
+  -O FMT, --file-format=FMT   auto, magic (GNU), bsd, 4.4bsd
+  -S FILE, --external-symbol-table=FILE  symbols from `nm`-style lines
+
+SPEC is a function (`main`), a file (`util.c` or `util:`), a line (`util.c:42`)
+or both (`util.c:helper`). Names are matched as they are in the symbol table
+(mangled for C++: use `_Z4worki`, not `work(int)`). Optional arguments must be
+attached (-pmain, --flat-profile=main); `-p main` makes `main` the executable.
+
+Differences from GNU gprof:
+  * -s writes gmon.sum with gmon merge's lossless rules: histogram bins are
+    summed without wrapping at 65535 and arcs are kept as recorded, while
+    GNU gprof wraps bins to 16 bits and rewrites every arc to the start of
+    its caller's line or function.
+  * The explanations (without -b) are this project's own text; everything
+    else, including the form-feed lines between sections, is identical.
+  * -d (gprof's debugging dumps) is accepted and ignored.
+
+Examples:
+  gmon gprof -b ./prog gmon.out            flat profile, call graph, index
+  gmon gprof -b -p ./prog run1.out run2.out    flat profile of two runs
+  gmon gprof -b -q'main' ./prog            call graph from main only
+";
+
+fn usage() -> &'static str {
+    "Usage: gmon gprof [OPTIONS] [EXECUTABLE [GMON...]]\nTry 'gmon gprof --help' for more information.\n"
+}
+
+/// Runs gprof with `args` (without the program name). Returns the exit status.
+pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<i32> {
+    let a = match super::args::parse(args, WHOAMI) {
+        Parsed::Run(a) => a,
+        Parsed::Help => {
+            out.write_all(HELP.as_bytes())?;
+            return Ok(0);
+        }
+        Parsed::Version => {
+            out.write_all(
+                format!(
+                    "gmon gprof {} (reports of GNU gprof (GNU Binutils) 2.40)\n",
+                    env!("CARGO_PKG_VERSION")
+                )
+                .as_bytes(),
+            )?;
+            return Ok(0);
+        }
+        Parsed::Error { message, usage: u } => {
+            err.write_all(message.as_bytes())?;
+            if u {
+                err.write_all(usage().as_bytes())?;
+            }
+            return Ok(1);
+        }
+    };
+    match report(&a, out, err) {
+        Ok(()) => Ok(0),
+        Err(Failure::Gprof(e)) => {
+            out.flush()?;
+            err.write_all(e.message.as_bytes())?;
+            Ok(1)
+        }
+        Err(Failure::Io(e)) => Err(e),
+    }
+}
+
+/// Why [`run`] stopped: a gprof error (stderr, exit 1) or a failed write.
+enum Failure {
+    Gprof(GprofError),
+    Io(std::io::Error),
+}
+
+impl From<GprofError> for Failure {
+    fn from(e: GprofError) -> Self {
+        Failure::Gprof(e)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
+/// Reads one profile file the way gprof's `gmon_out_read` decides the layout, decoding with the
+/// executable's byte order and pointer width.
+pub fn read_profile(
+    path: &str,
+    image: &Image,
+    format: FileFormat,
+) -> Result<gmon_format::Profile, GprofError> {
+    let bytes = std::fs::read(path).map_err(|e| GprofError::perror(path, &e))?;
+    let w = WHOAMI;
+    let mut opts = ReadOptions::new()
+        .with_endian(image.encoding.endian)
+        .with_ptr_width(image.encoding.ptr_width);
+    let is_gnu = match format {
+        FileFormat::Auto | FileFormat::Magic => {
+            if bytes.len() < 20 {
+                return Err(GprofError::new(format!(
+                    "{path}: file too short to be a gmon file\n"
+                )));
+            }
+            let magic = bytes.starts_with(b"gmon");
+            if format == FileFormat::Magic && !magic {
+                return Err(GprofError::new(format!(
+                    "{w}: file `{path}' has bad magic cookie\n"
+                )));
+            }
+            magic
+        }
+        _ => false,
+    };
+    if is_gnu {
+        let v = [bytes[4], bytes[5], bytes[6], bytes[7]];
+        let version = match image.encoding.endian {
+            Endian::Little => u32::from_le_bytes(v),
+            Endian::Big => u32::from_be_bytes(v),
+        };
+        if version > 1 {
+            return Err(GprofError::new(format!(
+                "{w}: file `{path}' has unsupported version {version}\n"
+            )));
+        }
+        opts = opts.with_variant(Variant::Gnu);
+    } else if format != FileFormat::Auto && format != FileFormat::Magic {
+        // gprof's BSD reader: 4.4BSD when the word after lpc, hpc and ncnt is GMONVERSION.
+        let p = image.encoding.ptr_width.bytes();
+        let v = bytes.get(2 * p + 4..2 * p + 8).map(|v| {
+            let v = [v[0], v[1], v[2], v[3]];
+            match image.encoding.endian {
+                Endian::Little => u32::from_le_bytes(v),
+                Endian::Big => u32::from_be_bytes(v),
+            }
+        });
+        let variant = if v == Some(gmon_format::GMONVERSION) {
+            Variant::Bsd44
+        } else {
+            Variant::BsdOld
+        };
+        if format == FileFormat::Bsd44 && variant != Variant::Bsd44 {
+            return Err(GprofError::new(format!(
+                "{w}: file `{path}' has bad magic cookie\n"
+            )));
+        }
+        opts = opts.with_variant(variant);
+    }
+    gmon_format::read_with(&bytes, &opts).map_err(|e| {
+        use gmon_format::Error as E;
+        match e {
+            E::BadTag { tag, .. } if is_gnu => GprofError::new(format!(
+                "{w}: {path}: found bad tag {tag} (file corrupted?)\n"
+            )),
+            _ if is_gnu => GprofError::new(format!("{w}: {path}: unexpected end of file\n")),
+            E::UnsupportedVersion { .. } if format == FileFormat::Bsd44 => {
+                GprofError::new(format!("{w}: file `{path}' has bad magic cookie\n"))
+            }
+            _ => GprofError::new(format!(
+                "{w}: file '{path}' does not appear to be in gmon.out format\n"
+            )),
+        }
+    })
+}
+
+fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
+    let w = WHOAMI;
+    if a.output_style & style::FUNCTION_ORDER != 0 && a.output_style & style::FILE_ORDER != 0 {
+        return Err(GprofError::new(format!(
+            "{w}: Only one of --function-ordering and --file-ordering may be specified.\n"
+        ))
+        .into());
+    }
+    let mut output_style = a.output_style;
+    // `-s` forces line granularity.
+    let line = a.line || output_style & style::SUMMARY_FILE != 0;
+    let image = Image::open(Path::new(&a.image), w)?;
+    let opts = AnalysisOptions {
+        symtab: SymtabOptions {
+            no_static: a.no_static,
+            ignore_non_functions: a.ignore_non_functions,
+        },
+        static_call_graph: a.static_call_graph,
+        specs: a.specs.clone(),
+        whoami: w.to_string(),
+    };
+    // EXTENSION POINT (lines): with `line`, line symbols join the function symbols here, and
+    // source files are attached for the index's `(file)` suffix and file symspecs.
+    let mut symtab = match &a.external_symbols {
+        Some(file) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
+        None => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
+    };
+    if a.external_symbols.is_none()
+        && let Some(mut locate) = super::symtab::dwarf_locator(Path::new(&a.image))
+    {
+        symtab.attach_source(&mut locate);
+    }
+    let _ = line;
+    let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
+    if a.file_format == FileFormat::Prof {
+        return Err(GprofError::new(format!(
+            "{w}: sorry, file format `prof' is not yet supported\n"
+        ))
+        .into());
+    }
+    let mut first_output = true;
+    let mut warned_bb = false;
+    let mut profiles = Vec::with_capacity(a.profiles.len());
+    for path in &a.profiles {
+        let p = read_profile(path, &image, a.file_format)?;
+        let info = builder.add_profile(path, &p)?;
+        if info.bb_records > 0 && !line && !warned_bb {
+            warned_bb = true;
+            err.write_all(
+                format!("{w}: warning: ignoring basic-block exec counts (use -l or --line)\n")
+                    .as_bytes(),
+            )?;
+        }
+        if output_style & style::GMON_INFO != 0 {
+            let plural = |n: usize, one: &str, many: &str| {
+                format!("\t{n} {}\n", if n == 1 { one } else { many })
+            };
+            let mut s = format!("File `{path}' (version {}) contains:\n", info.version);
+            s += &plural(info.histograms, "histogram record", "histogram records");
+            s += &plural(info.arcs, "call-graph record", "call-graph records");
+            s += &plural(
+                info.bb_records,
+                "basic-block count record",
+                "basic-block count records",
+            );
+            out.write_all(s.as_bytes())?;
+            first_output = false;
+        }
+        if output_style & style::SUMMARY_FILE != 0 {
+            profiles.push(p);
+        }
+    }
+    let has_hist = builder.histograms().is_present();
+    let has_arcs = builder.has_arcs();
+    if output_style == 0 {
+        if has_hist || has_arcs {
+            if has_hist {
+                output_style |= style::FLAT_PROFILE;
+            }
+            if has_arcs {
+                output_style |= style::CALL_GRAPH;
+            }
+        } else {
+            output_style = style::EXEC_COUNTS;
+        }
+        output_style &= !a.user_specified;
+    }
+    if output_style & style::SUMMARY_FILE != 0 {
+        write_sum(&profiles)?;
+    }
+    if output_style & style::FLAT_PROFILE != 0 && !has_hist {
+        return Err(GprofError::new(format!("{w}: gmon.out file is missing histogram\n")).into());
+    }
+    if output_style & style::CALL_GRAPH != 0 && !has_arcs {
+        return Err(
+            GprofError::new(format!("{w}: gmon.out file is missing call-graph data\n")).into(),
+        );
+    }
+    let analysis = builder.finish(Some(&image))?;
+    for m in &analysis.warnings {
+        err.write_all(m.as_bytes())?;
+    }
+    let popts = PrintOptions {
+        brief: a.brief,
+        bsd: a.bsd_style,
+        ignore_zeros: !a.display_unused,
+        demangle: if a.demangle {
+            Some(a.demangle_style)
+        } else {
+            None
+        },
+        line_granularity: line,
+        inline_file_names: a.inline_file_names,
+        print_path: a.print_path,
+        width: a.width,
+    };
+    let _ = Style::Auto;
+    print_reports(out, &analysis, &popts, output_style, &mut first_output)?;
+    Ok(())
+}
+
+/// Prints the selected reports in gprof's order.
+pub fn print_reports(
+    out: &mut dyn Write,
+    analysis: &Analysis,
+    popts: &PrintOptions,
+    output_style: u32,
+    first_output: &mut bool,
+) -> std::io::Result<()> {
+    let graph = analysis.has_arcs && output_style & style::CALL_GRAPH != 0;
+    if graph && popts.bsd {
+        super::graph::print_graph(out, analysis, popts, first_output)?;
+    }
+    if output_style & style::FLAT_PROFILE != 0 {
+        super::flat::print_flat(out, analysis, popts, first_output)?;
+    }
+    if graph {
+        if !popts.bsd {
+            super::graph::print_graph(out, analysis, popts, first_output)?;
+        }
+        super::index::print_index(out, analysis, popts)?;
+    }
+    // EXTENSION POINT (lines): exec counts (-C), annotated source (-A), function ordering (-r)
+    // and file ordering (-R) are printed here, in this order.
+    Ok(())
+}
+
+/// `-s`: writes `gmon.sum` in the current directory with gmon merge's lossless rules.
+fn write_sum(profiles: &[gmon_format::Profile]) -> Result<(), GprofError> {
+    let merged = gmon_format::merge(profiles.iter(), &gmon_format::MergeOptions::new())
+        .map_err(|e| GprofError::new(format!("{WHOAMI}: cannot sum the profiles: {e}\n")))?;
+    crate::output::write_atomically(Path::new("gmon.sum"), |w| {
+        gmon_format::write(&merged.profile, w)?;
+        Ok(())
+    })
+    .map_err(|e| GprofError::new(format!("{WHOAMI}: gmon.sum: {e:#}\n")))
+}
