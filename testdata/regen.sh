@@ -60,6 +60,8 @@ CASES=(
 	"maincycle  c   nopie  O2  -"
 	"asmsyms    c   pie    O0  -"
 	"asmsyms    c   nopie  O2  -"
+	"pltcalls   c   pie    O0  -"
+	"pltcalls   c   nopie  O2  -"
 )
 
 # Per-program extra flags (sources are every *.c / *.cpp / *.S in the directory; a file
@@ -70,6 +72,7 @@ program_flags() {
 	# The note section holding hot_outside must be executable: put headers,
 	# notes and code in one R+X segment. strlen must stay a PLT call.
 	outside) echo "-Wl,-z,noseparate-code -fno-builtin-strlen" ;;
+	pltcalls) echo "-fno-builtin-labs" ;;
 	*) echo "" ;;
 	esac
 }
