@@ -21,17 +21,22 @@
 //!    its bin count up, FreeBSD does not). Force it with [`ReadOptions::bsd_old_header_size`].
 //! 5. **Choosing** among survivors, by score and then by the order they were tried in
 //!    (little-endian before big-endian, 8-byte before 4-byte pointers, 4.4BSD before old BSD):
-//!    * a 4.4BSD parse beats an old BSD one (gprof's rule: `GMONVERSION` decides);
+//!    * a 4.4BSD parse beats an old BSD one (gprof's rule: `GMONVERSION` decides), and a file
+//!      with `GMONVERSION` at 2P+4 whose 4.4BSD parse fails is not read as old BSD at all;
 //!    * a BSD file whose arcs end exactly at the end of the file beats one with a partial arc;
 //!    * a histogram whose `low_pc <= high_pc` and whose dimension is printable text beats one
 //!      that is not (this separates GNU pointer widths).
-//! 6. **Nothing fits.** If the variant was certain (forced, or the `"gmon"` magic), the error of
+//! 6. **Nothing fits.** If the file singles out one candidate (a 4.4BSD version word that is
+//!    `GMONVERSION` in that byte order and width; a GNU histogram whose dimension text sits
+//!    where that pointer width puts it), that candidate's error is returned. Otherwise, if the
+//!    variant was certain (forced, or the `"gmon"` magic), the error of
 //!    the candidate that read furthest is returned as is; otherwise
 //!    [`Error::UnknownFormat`] lists every candidate tried and why it failed.
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Encoding, Endian, GMON_MAGIC, GMON_SHOBJ_VERSION, Header, Profile, PtrWidth, Variant,
+    Encoding, Endian, GMON_MAGIC, GMON_SHOBJ_VERSION, GMONVERSION, Header, Profile, PtrWidth,
+    Variant,
 };
 use crate::read::cursor::decode;
 use crate::read::{ReadOptions, bsd_old, bsd44, gnu};
@@ -76,6 +81,15 @@ impl Candidate {
 
 /// Reads `bytes` with whatever `opts` forces, guessing the rest as the module doc describes.
 pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Profile> {
+    if bytes.is_empty() {
+        // Every variant fails the same way; say it once.
+        return Err(Error::UnexpectedEof {
+            offset: 0,
+            what: "gmon.out header",
+            needed: 12,
+            available: 0,
+        });
+    }
     if opts.variant.is_none() {
         refuse_unsupported(bytes)?;
     }
@@ -155,8 +169,22 @@ pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Profile>
             Err(e) => failures.push((cand, e)),
         }
     }
+    // gprof's rule: `GMONVERSION` where 4.4BSD has its version makes the file 4.4BSD, so a
+    // broken 4.4BSD file is reported as such rather than read as old BSD.
+    let broken_bsd44 = failures
+        .iter()
+        .position(|(c, _)| c.variant == Variant::Bsd44 && is_hinted(c, bytes));
     if let Some((_, p)) = best {
-        return Ok(p);
+        match broken_bsd44 {
+            Some(i) if p.header.variant() == Variant::BsdOld => {
+                return Err(failures.swap_remove(i).1);
+            }
+            _ => return Ok(p),
+        }
+    }
+    // A candidate the file itself points at explains the failure best.
+    if let Some(i) = failures.iter().position(|(c, _)| is_hinted(c, bytes)) {
+        return Err(failures.swap_remove(i).1);
     }
     let furthest = failures
         .iter()
@@ -179,6 +207,27 @@ pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Profile>
         offset: furthest,
         tried,
     })
+}
+
+/// Whether the file's own bytes single out this candidate: a 4.4BSD header whose version word
+/// is `GMONVERSION` in this encoding, or a GNU file whose first record is a histogram with its
+/// dimension text where this pointer width puts it (offset 45 for 8 bytes, 37 for 4).
+fn is_hinted(c: &Candidate, bytes: &[u8]) -> bool {
+    let p = c.encoding.ptr_width.bytes();
+    match c.variant {
+        Variant::Bsd44 => bytes
+            .get(2 * p + 4..2 * p + 8)
+            .is_some_and(|w| decode(w, c.encoding.endian) == u64::from(GMONVERSION)),
+        Variant::Gnu => {
+            let at = gnu::HEADER_SIZE + 1 + 2 * p + 8;
+            bytes.get(gnu::HEADER_SIZE) == Some(&0)
+                && bytes.get(at..at + 15).is_some_and(|d| {
+                    d.first().is_some_and(u8::is_ascii_alphabetic)
+                        && d.iter().all(|&b| b == 0 || b.is_ascii_graphic())
+                })
+        }
+        Variant::BsdOld => false,
+    }
 }
 
 /// The byte orders worth trying.

@@ -1,0 +1,233 @@
+//! Property tests: for every variant and encoding, `read(write(p)) == p`, and for any bytes the
+//! reader accepts (written profiles with random bytes overwritten), `write(read(bytes)) == bytes`.
+
+use gmon_format::{
+    Arc, BasicBlockCount, BasicBlockRecord, Bsd44Header, BsdOldHeader, Dimension, Encoding, Endian,
+    GMONVERSION, GnuHeader, Header, Histogram, LegacyBlockInfo, ProfRate, Profile, PtrWidth,
+    ReadOptions, Record,
+};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+fn encoding() -> impl Strategy<Value = Encoding> {
+    (any::<bool>(), any::<bool>()).prop_map(|(big, wide)| Encoding {
+        endian: if big { Endian::Big } else { Endian::Little },
+        ptr_width: if wide {
+            PtrWidth::Eight
+        } else {
+            PtrWidth::Four
+        },
+    })
+}
+
+/// An address (or pointer-sized count) that fits `w`.
+fn addr(w: PtrWidth) -> impl Strategy<Value = u64> {
+    prop_oneof![0..=w.max_address(), Just(w.max_address()), 0u64..0x10000]
+}
+
+fn nul_free() -> impl Strategy<Value = Vec<u8>> {
+    vec(1u8..=255, 0..6)
+}
+
+fn gnu_histogram(w: PtrWidth) -> impl Strategy<Value = Histogram> {
+    (
+        addr(w),
+        addr(w),
+        any::<u32>(),
+        any::<[u8; 15]>(),
+        any::<u8>(),
+        vec(any::<u16>(), 0..40),
+    )
+        .prop_map(|(low_pc, high_pc, rate, name, abbrev, bins)| Histogram {
+            low_pc,
+            high_pc,
+            prof_rate: ProfRate(rate),
+            dimension: Dimension { name, abbrev },
+            bins: bins.into_iter().map(u64::from).collect(),
+        })
+}
+
+fn arc(w: PtrWidth, count_max: u64) -> impl Strategy<Value = Arc> {
+    (
+        addr(w),
+        addr(w),
+        prop_oneof![0..=count_max, Just(count_max)],
+    )
+        .prop_map(|(from_pc, self_pc, count)| Arc {
+            from_pc,
+            self_pc,
+            count,
+        })
+}
+
+fn blocks(w: PtrWidth, v0: bool) -> impl Strategy<Value = BasicBlockRecord> {
+    let block = (addr(w), addr(w), nul_free(), nul_free(), any::<i32>()).prop_map(
+        move |(address, count, function, file, line)| BasicBlockCount {
+            address,
+            count,
+            legacy: v0.then_some(LegacyBlockInfo {
+                function,
+                file,
+                line,
+            }),
+        },
+    );
+    (nul_free(), vec(block, 0..5)).prop_map(move |(name, blocks)| BasicBlockRecord {
+        legacy_name: v0.then_some(name),
+        blocks,
+    })
+}
+
+fn gnu_profile() -> impl Strategy<Value = Profile> {
+    (encoding(), any::<bool>(), any::<[u8; 12]>()).prop_flat_map(|(enc, v0, spare)| {
+        let w = enc.ptr_width;
+        let record = prop_oneof![
+            gnu_histogram(w).prop_map(Record::Histogram),
+            arc(w, u64::from(u32::MAX)).prop_map(Record::Arc),
+            blocks(w, v0).prop_map(Record::BasicBlocks),
+        ];
+        vec(record, 0..8).prop_map(move |records| Profile {
+            encoding: enc,
+            header: Header::Gnu(GnuHeader {
+                version: if v0 { 0 } else { 1 },
+                spare,
+            }),
+            records,
+            trailing: Vec::new(),
+        })
+    })
+}
+
+/// A BSD histogram: `low <= high`, seconds, counts below `bin_max`.
+fn bsd_histogram(w: PtrWidth, rate: u32, bin_max: u64) -> impl Strategy<Value = Histogram> {
+    (
+        addr(w),
+        addr(w),
+        vec(prop_oneof![0..=bin_max, Just(bin_max)], 0..40),
+    )
+        .prop_map(move |(a, b, bins)| Histogram {
+            low_pc: a.min(b),
+            high_pc: a.max(b),
+            prof_rate: ProfRate(rate),
+            dimension: Dimension::SECONDS,
+            bins,
+        })
+}
+
+fn bsd_profile(
+    enc: Encoding,
+    header: Header,
+    rate: u32,
+    bin_max: u64,
+) -> impl Strategy<Value = Profile> {
+    let w = enc.ptr_width;
+    (
+        bsd_histogram(w, rate, bin_max),
+        vec(arc(w, w.max_address()), 0..8),
+        vec(any::<u8>(), 0..3 * w.bytes()),
+    )
+        .prop_map(move |(h, arcs, trailing)| {
+            let mut records = vec![Record::Histogram(h)];
+            records.extend(arcs.into_iter().map(Record::Arc));
+            Profile {
+                encoding: enc,
+                header,
+                records,
+                trailing,
+            }
+        })
+}
+
+fn bsd44_profile() -> impl Strategy<Value = Profile> {
+    let counter = prop::sample::select(vec![0i32, 8, -8, 16, -16, 32, -32, 64, -64]);
+    (encoding(), counter, any::<u32>(), any::<[u8; 8]>()).prop_flat_map(
+        |(enc, histcounter_type, prof_rate, spare)| {
+            let bits = if histcounter_type == 0 {
+                16
+            } else {
+                histcounter_type.unsigned_abs()
+            };
+            let max = if bits == 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
+            let max = if histcounter_type < 0 { max >> 1 } else { max };
+            let header = Header::Bsd44(Bsd44Header {
+                version: GMONVERSION,
+                prof_rate,
+                histcounter_type,
+                spare,
+            });
+            bsd_profile(enc, header, prof_rate, max)
+        },
+    )
+}
+
+fn bsd_old_profile() -> impl Strategy<Value = Profile> {
+    (encoding(), any::<bool>()).prop_flat_map(|(enc, padded)| {
+        let header_size = match (enc.ptr_width, padded) {
+            (PtrWidth::Four, _) => 12,
+            (PtrWidth::Eight, false) => 20,
+            (PtrWidth::Eight, true) => 24,
+        };
+        let header = Header::BsdOld(BsdOldHeader { header_size });
+        bsd_profile(enc, header, ProfRate::DEFAULT.0, u64::from(u16::MAX))
+    })
+}
+
+fn any_profile() -> impl Strategy<Value = Profile> {
+    prop_oneof![gnu_profile(), bsd44_profile(), bsd_old_profile()]
+}
+
+/// The options that read back exactly what `p` says about itself.
+fn exact(p: &Profile) -> ReadOptions {
+    let o = ReadOptions::new()
+        .with_variant(p.header.variant())
+        .with_endian(p.encoding.endian)
+        .with_ptr_width(p.encoding.ptr_width);
+    match p.header {
+        Header::BsdOld(h) => o.with_bsd_old_header_size(h.header_size),
+        _ => o,
+    }
+}
+
+proptest! {
+    #[test]
+    fn read_of_write_is_identity(p in any_profile()) {
+        let bytes = gmon_format::to_vec(&p).unwrap();
+        let back = gmon_format::read_with(&bytes, &exact(&p)).unwrap();
+        prop_assert_eq!(back, p);
+    }
+
+    #[test]
+    fn write_of_read_gives_the_same_bytes(
+        p in any_profile(),
+        edits in vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+        detect in any::<bool>(),
+    ) {
+        let mut bytes = gmon_format::to_vec(&p).unwrap();
+        if !bytes.is_empty() {
+            for (i, b) in edits {
+                let at = i.index(bytes.len());
+                bytes[at] = b;
+            }
+        }
+        let opts = if detect { ReadOptions::new() } else { exact(&p) };
+        if let Ok(q) = gmon_format::read_with(&bytes, &opts) {
+            prop_assert_eq!(gmon_format::to_vec(&q).unwrap(), bytes);
+        }
+    }
+
+    #[test]
+    fn conversions_keep_arcs_or_fail_cleanly(p in gnu_profile(), enc in encoding()) {
+        for v in [gmon_format::Variant::Gnu, gmon_format::Variant::Bsd44, gmon_format::Variant::BsdOld] {
+            if let Ok(c) = p.convert_to(v, enc) {
+                let bytes = gmon_format::to_vec(&c).unwrap();
+                let back = gmon_format::read_with(&bytes, &exact(&c)).unwrap();
+                prop_assert_eq!(&back, &c);
+                prop_assert_eq!(c.arcs().collect::<Vec<_>>(), p.arcs().collect::<Vec<_>>());
+            }
+        }
+    }
+}

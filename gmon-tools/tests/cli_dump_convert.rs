@@ -1,0 +1,370 @@
+//! `gmon dump` and `gmon convert` through the real binary: exit status, output, error messages
+//! naming the file and offset, and no output file after a failed convert.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use gmon_format::{
+    Arc, Dimension, Encoding, Header, Histogram, ProfRate, Profile, ReadOptions, Record, Variant,
+};
+
+fn gmon() -> Command {
+    Command::cargo_bin("gmon").unwrap()
+}
+
+/// A small GNU profile: one histogram and two arcs.
+fn sample() -> Profile {
+    let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+    p.records.push(Record::Histogram(Histogram {
+        low_pc: 0x1000,
+        high_pc: 0x1020,
+        prof_rate: ProfRate(100),
+        dimension: Dimension::SECONDS,
+        bins: vec![0, 0, 5, 6, 0, 0, 0, 1],
+    }));
+    p.records.push(Record::Arc(Arc {
+        from_pc: 0x1010,
+        self_pc: 0x1004,
+        count: 3,
+    }));
+    p.records.push(Record::Arc(Arc {
+        from_pc: 0x1018,
+        self_pc: 0x1004,
+        count: 4,
+    }));
+    p
+}
+
+fn write_sample(dir: &Path, name: &str, p: &Profile) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, gmon_format::to_vec(p).unwrap()).unwrap();
+    path
+}
+
+/// A GNU file whose second record has the bad tag 7 at offset 0x29.
+fn bad_tag_file(dir: &Path) -> PathBuf {
+    let mut bytes = gmon_format::to_vec(&Profile {
+        records: vec![Record::Arc(Arc {
+            from_pc: 1,
+            self_pc: 2,
+            count: 3,
+        })],
+        ..Profile::new_gnu(Encoding::LITTLE_64)
+    })
+    .unwrap();
+    bytes.push(7);
+    let path = dir.join("bad.out");
+    fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Files in `dir` other than the ones named.
+fn others(dir: &Path, known: &[&Path]) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !known.contains(&p.as_path()))
+        .collect()
+}
+
+#[test]
+fn dump_prints_header_and_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_sample(dir.path(), "gmon.out", &sample());
+    let out = gmon().arg("dump").arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("GNU tagged format (gnu), little-endian, 8-byte pointers"),
+        "{text}"
+    );
+    assert!(text.contains("record 0 at 0x14: histogram"), "{text}");
+    assert!(
+        text.contains("    bins 2..3  pc 0x1008..0x1010:\n      5 6\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("record 1 at 0x4d: arc  from_pc 0x1010  self_pc 0x1004  count 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("record 2 at 0x62: arc  from_pc 0x1018  self_pc 0x1004  count 4"),
+        "{text}"
+    );
+
+    let out = gmon().args(["dump", "--bins"]).arg(&path).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("    [     0] 0x1000: 0 0 5 6 0 0 0 1\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn dump_json_is_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_sample(dir.path(), "a.out", &sample());
+    let bsd = sample()
+        .convert_to(Variant::Bsd44, Encoding::BIG_32)
+        .unwrap();
+    let b = write_sample(dir.path(), "b.gmon", &bsd);
+    let out = gmon()
+        .args(["dump", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["file"], a.display().to_string());
+    assert_eq!(v[1]["profile"]["header"]["variant"], "bsd44");
+    assert_eq!(v[1]["profile"]["encoding"]["endian"], "big");
+    assert_eq!(v[1]["profile"]["encoding"]["ptr_width"], 4);
+    assert_eq!(v[0]["profile"]["records"][1]["kind"], "arc");
+    assert_eq!(v[0]["profile"]["records"][1]["from_pc"], 0x1010);
+    let back: Profile = serde_json::from_value(v[0]["profile"].clone()).unwrap();
+    assert_eq!(back, sample());
+    let back: Profile = serde_json::from_value(v[1]["profile"].clone()).unwrap();
+    assert_eq!(back, bsd);
+}
+
+#[test]
+fn dump_overrides_force_the_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = sample()
+        .convert_to(Variant::BsdOld, Encoding::BIG_32)
+        .unwrap();
+    let path = write_sample(dir.path(), "old.gmon", &old);
+    let out = gmon()
+        .args([
+            "dump",
+            "--variant",
+            "bsd-old",
+            "--endian",
+            "big",
+            "--ptr-width",
+            "4",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("old BSD format (bsd-old), big-endian, 4-byte")
+    );
+    // Forcing the wrong variant is an error naming the file and the offset.
+    let out = gmon()
+        .args(["dump", "--variant", "gnu"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.starts_with(&format!(
+            "gmon: {}: offset 0x0: bad magic cookie",
+            path.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn malformed_input_names_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = bad_tag_file(dir.path());
+    let out = gmon().arg("dump").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&out),
+        format!(
+            "gmon: {}: offset 0x29: bad tag 7 (expected 0, 1 or 2)\n",
+            bad.display()
+        )
+    );
+    let out = gmon()
+        .arg("dump")
+        .arg(dir.path().join("missing.out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr_of(&out).starts_with("gmon: "), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("missing.out"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn convert_round_trips_through_every_variant_and_encoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write_sample(dir.path(), "gmon.out", &sample());
+    let original = fs::read(&src).unwrap();
+    for (to, variant) in [
+        ("gnu", Variant::Gnu),
+        ("bsd44", Variant::Bsd44),
+        ("bsd-old", Variant::BsdOld),
+    ] {
+        for (endian, width) in [("little", "8"), ("little", "4"), ("big", "8"), ("big", "4")] {
+            let mid = dir.path().join(format!("{to}-{endian}-{width}"));
+            let out = gmon()
+                .args([
+                    "convert",
+                    "--to",
+                    to,
+                    "--endian",
+                    endian,
+                    "--ptr-width",
+                    width,
+                ])
+                .arg(&src)
+                .arg("-o")
+                .arg(&mid)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{to} {endian} {width}: {}",
+                stderr_of(&out)
+            );
+            let opts = ReadOptions::new().with_variant(variant);
+            let p = gmon_format::read_with(&fs::read(&mid).unwrap(), &opts).unwrap();
+            assert_eq!(p.header.variant(), variant);
+            assert_eq!(p.encoding.endian.to_string(), endian);
+            assert_eq!(p.encoding.ptr_width.to_string(), width);
+            assert_eq!(
+                p.arcs().collect::<Vec<_>>(),
+                sample().arcs().collect::<Vec<_>>()
+            );
+
+            let back = dir.path().join("back.out");
+            let out = gmon()
+                .args([
+                    "convert",
+                    "--to",
+                    "gnu",
+                    "--endian",
+                    "little",
+                    "--ptr-width",
+                    "8",
+                ])
+                .args([
+                    "--from",
+                    to,
+                    "--from-endian",
+                    endian,
+                    "--from-ptr-width",
+                    width,
+                ])
+                .arg(&mid)
+                .arg("-o")
+                .arg(&back)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", stderr_of(&out));
+            assert_eq!(fs::read(&back).unwrap(), original, "{to} {endian} {width}");
+        }
+    }
+}
+
+#[test]
+fn failed_convert_creates_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = bad_tag_file(dir.path());
+    let target = dir.path().join("out.gmon");
+    let out = gmon()
+        .args(["convert", "--to", "bsd44"])
+        .arg(&bad)
+        .arg("-o")
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&out),
+        format!(
+            "gmon: {}: offset 0x29: bad tag 7 (expected 0, 1 or 2)\n",
+            bad.display()
+        )
+    );
+    assert!(
+        others(dir.path(), &[&bad]).is_empty(),
+        "{:?}",
+        others(dir.path(), &[&bad])
+    );
+
+    // A conversion that cannot be done exactly (an address above 4 GiB to 4-byte pointers)
+    // also leaves nothing behind, temporary files included.
+    let mut p = sample();
+    p.records.push(Record::Arc(Arc {
+        from_pc: 1 << 40,
+        self_pc: 0x1004,
+        count: 1,
+    }));
+    let src = write_sample(dir.path(), "wide.out", &p);
+    let out = gmon()
+        .args(["convert", "--to", "gnu", "--ptr-width", "4"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr_of(&out);
+    assert!(
+        err.starts_with(&format!("gmon: {}: record 3: arc from_pc", src.display())),
+        "{err}"
+    );
+    assert!(others(dir.path(), &[&bad, &src]).is_empty());
+
+    // Disjoint GNU histograms have no BSD form.
+    let mut p = sample();
+    if let Some(Record::Histogram(h)) = p.records.first().cloned() {
+        p.records.push(Record::Histogram(Histogram {
+            low_pc: 0x2000,
+            high_pc: 0x2020,
+            ..h
+        }));
+    }
+    let src2 = write_sample(dir.path(), "two.out", &p);
+    let out = gmon()
+        .args(["convert", "--to", "bsd-old"])
+        .arg(&src2)
+        .arg("-o")
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("cannot convert to bsd-old"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!target.exists());
+}
+
+#[test]
+fn convert_keeps_the_input_encoding_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = sample();
+    p.encoding = Encoding::BIG_32;
+    let src = write_sample(dir.path(), "be.out", &p);
+    let dst = dir.path().join("be.bsd");
+    gmon()
+        .args(["convert", "--to", "bsd44"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&dst)
+        .assert()
+        .success();
+    let q = gmon_format::read(&fs::read(&dst).unwrap()).unwrap();
+    assert_eq!(q.encoding, Encoding::BIG_32);
+    assert!(matches!(q.header, Header::Bsd44(_)));
+}
