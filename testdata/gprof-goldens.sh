@@ -70,6 +70,12 @@ for dir in "$here"/cases/*/; do
 			args="$args prog gmon.out"
 		fi
 		args=${args//\{ALL\}/prog $all}
+		args=${args//\{CASE\}/$case_name}
+		missing=0
+		for w in $args; do
+			if [[ $w == *variants/* ]] && [ ! -f "$dir/$w" ]; then missing=1; fi
+		done
+		[ $missing -eq 0 ] || continue
 		args=$(echo "$args" | sed 's/^ *//; s/ *$//; s/  */ /g')
 		# Word splitting on blanks only; single quotes in the set protect nothing
 		# but are removed, so -p'mix(int)' reaches gprof as -pmix(int).
