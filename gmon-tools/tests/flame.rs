@@ -256,3 +256,424 @@ proptest! {
         prop_assert_eq!(estimate_stacks(&g).unwrap(), stacks);
     }
 }
+
+// ---- On the real testdata profiles -------------------------------------------------------
+
+use std::path::{Path, PathBuf};
+
+use gmon_tools::flame::{load, write_folded};
+use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+
+fn testdata_cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|d| d.join("gmon.out").is_file() && d.join("prog").is_file());
+    v.sort();
+    v
+}
+
+#[test]
+fn testdata_stacks_keep_the_gprof_engines_totals() {
+    let cases = testdata_cases();
+    assert!(
+        cases.len() >= 10,
+        "testdata/cases is missing ({} cases)",
+        cases.len()
+    );
+    for case in cases {
+        let prog = case.join("prog");
+        let gmon = vec![case.join("gmon.out")];
+        let l = load(Some(&prog), &gmon).unwrap_or_else(|e| panic!("{}: {e:#}", case.display()));
+        // The gprof engine's own numbers, independently of the graph built from them.
+        let image = Image::open(&prog, "test").unwrap();
+        let profile = gmon_format::read(&std::fs::read(&gmon[0]).unwrap()).unwrap();
+        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        // The graph has one node per symbol, in the engine's order, so node k is function k.
+        let mut per_leaf: BTreeMap<usize, u64> = BTreeMap::new();
+        for s in &l.stacks.stacks {
+            let Some(&Frame::Function(leaf)) = s.frames.last() else {
+                panic!("{}: a stack ends in a cycle frame", case.display())
+            };
+            *per_leaf.entry(leaf.0).or_insert(0) += s.samples;
+        }
+        let mut in_functions = 0.0;
+        for (k, f) in a.functions().enumerate() {
+            in_functions += f.self_ticks;
+            let ours = per_leaf.get(&k).copied().unwrap_or(0);
+            // gprof credits whole ticks unless a bin straddles two functions.
+            assert!(
+                (ours as f64 - f.self_ticks).abs() < 1.0,
+                "{}: {} has {} samples in stacks, gprof credits {}",
+                case.display(),
+                f.demangled(),
+                ours,
+                f.self_ticks
+            );
+            if f.self_ticks.fract() == 0.0 {
+                assert_eq!(
+                    ours as f64,
+                    f.self_ticks,
+                    "{}: {}",
+                    case.display(),
+                    f.demangled()
+                );
+            }
+        }
+        let total = l.stacks.total_samples();
+        assert_eq!(
+            total,
+            in_functions.round() as u64,
+            "{}: total in stacks",
+            case.display()
+        );
+        // gprof's credit can exceed the bins by a fraction (its flat profile then shows
+        // 100.15%); outside samples are the bins left over, never negative.
+        assert_eq!(
+            l.stacks.outside_samples,
+            a.total_samples().saturating_sub(total),
+            "{}: outside samples",
+            case.display()
+        );
+    }
+}
+
+fn case(name: &str) -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/cases")
+        .join(name);
+    (dir.join("prog"), dir.join("gmon.out"))
+}
+
+#[test]
+fn testdata_svg_has_every_frame_above_the_threshold() {
+    for name in [
+        "cycle-pie-O0",
+        "cxx-pie-O2",
+        "recurse-nopie-O0",
+        "multifile-pie-O2",
+    ] {
+        let (prog, gmon) = case(name);
+        let l = load(Some(&prog), &[gmon]).unwrap();
+        let lines = folded_lines(&l.stacks, &l.graph);
+        let mut opts = SvgOptions::default();
+        opts.min_width = 0.5;
+        let mut svg = Vec::new();
+        write_svg(
+            &mut svg,
+            &lines,
+            &opts,
+            l.stacks.source,
+            l.stacks.outside_samples,
+        )
+        .unwrap();
+        let titles = svg_titles(&String::from_utf8(svg).unwrap());
+        // Width of every frame of the merged graph: the samples of all stacks through its path.
+        let mut width: BTreeMap<Vec<String>, u64> = BTreeMap::new();
+        let mut total = 0;
+        for line in &lines {
+            let (stack, n) = line.rsplit_once(' ').unwrap();
+            let n: u64 = n.parse().unwrap();
+            total += n;
+            let frames: Vec<String> = stack.split(';').map(str::to_owned).collect();
+            for depth in 1..=frames.len() {
+                *width.entry(frames[..depth].to_vec()).or_insert(0) += n;
+            }
+        }
+        assert!(total > 0, "{name}: no samples");
+        for (path, w) in width {
+            if w as f64 * 100.0 / total as f64 >= opts.min_width {
+                let leaf = path.last().unwrap();
+                assert!(
+                    titles.iter().any(|t| t.starts_with(&format!("{leaf} ("))),
+                    "{name}: frame {path:?} ({w} of {total}) is not drawn"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn testdata_every_case_draws_or_says_why_not() {
+    for dir in testdata_cases() {
+        let l = load(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
+        let lines = folded_lines(&l.stacks, &l.graph);
+        let mut folded = Vec::new();
+        write_folded(&mut folded, &l.stacks, &l.graph).unwrap();
+        assert_eq!(
+            String::from_utf8(folded).unwrap().lines().count(),
+            lines.len()
+        );
+        let mut svg = Vec::new();
+        let r = write_svg(&mut svg, &lines, &SvgOptions::default(), l.stacks.source, 0);
+        if lines.is_empty() {
+            let e = r.unwrap_err();
+            assert!(
+                e.to_string().contains("nothing to draw"),
+                "{}: {e}",
+                dir.display()
+            );
+        } else {
+            r.unwrap();
+            svg_titles(&String::from_utf8(svg).unwrap());
+        }
+    }
+}
+
+// ---- Through the binary -------------------------------------------------------------------
+
+fn gmon_cmd() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("gmon").unwrap()
+}
+
+#[test]
+fn cli_folded_and_svg_are_deterministic() {
+    let (prog, gmon) = case("cycle-pie-O0");
+    let l = load(Some(&prog), std::slice::from_ref(&gmon)).unwrap();
+    let expected: String = folded_lines(&l.stacks, &l.graph)
+        .iter()
+        .map(|s| format!("{s}\n"))
+        .collect();
+    let out = gmon_cmd()
+        .args(["flame", "--folded", "--exe"])
+        .arg(&prog)
+        .arg(&gmon)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
+    assert!(
+        expected.contains("<cycle 1>"),
+        "the cycle program draws its cycle:\n{expected}"
+    );
+    let svg = |extra: &[&str]| {
+        let out = gmon_cmd()
+            .arg("flame")
+            .args(extra)
+            .arg("--exe")
+            .arg(&prog)
+            .arg(&gmon)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let a = svg(&[]);
+    assert_eq!(a, svg(&[]), "same input, same bytes");
+    let text = String::from_utf8(a).unwrap();
+    assert!(text.contains("stacks estimated from call counts"));
+    let icicle = String::from_utf8(svg(&["--reverse", "--colors", "mem", "--title", "T"])).unwrap();
+    assert!(icicle.contains(">T<") && icicle != text);
+    svg_titles(&icicle);
+}
+
+#[test]
+fn cli_defaults_to_a_out_and_sums_profiles() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/recurse-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(dir.join("prog"), tmp.path().join("a.out")).unwrap();
+    let runs: Vec<PathBuf> = ["gmon.out", "gmon.2.out"]
+        .iter()
+        .map(|f| dir.join(f))
+        .collect();
+    let out = gmon_cmd()
+        .current_dir(tmp.path())
+        .args(["flame", "--folded"])
+        .args(&runs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total = |s: &[u8]| -> u64 {
+        String::from_utf8_lossy(s)
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum()
+    };
+    // The summed profile carries the gprof engine's credit of both runs together.
+    let a_out = tmp.path().join("a.out");
+    let both = load(Some(&a_out), &runs).unwrap();
+    assert_eq!(total(&out.stdout), both.stacks.total_samples());
+    let image = Image::open(&a_out, "test").unwrap();
+    let profiles: Vec<_> = runs
+        .iter()
+        .map(|r| gmon_format::read(&std::fs::read(r).unwrap()).unwrap())
+        .collect();
+    let a = Analysis::new(&image, &profiles, &AnalysisOptions::default()).unwrap();
+    let credit: f64 = a.functions().map(|f| f.self_ticks).sum();
+    assert_eq!(both.stacks.total_samples(), credit.round() as u64);
+    let one = |f: &Path| {
+        let out = gmon_cmd()
+            .current_dir(tmp.path())
+            .args(["flame", "--folded"])
+            .arg(f)
+            .output();
+        total(&out.unwrap().stdout)
+    };
+    // Each run alone is rounded on its own, so the sum may differ by the rounding only.
+    assert!((one(&runs[0]) + one(&runs[1])).abs_diff(total(&out.stdout)) <= 1);
+    // Without a.out and without --exe: a clear error naming the missing executable.
+    let empty = tempfile::tempdir().unwrap();
+    let out = gmon_cmd()
+        .current_dir(empty.path())
+        .arg("flame")
+        .arg(&runs[0])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a.out"));
+}
+
+#[test]
+fn cli_diff_draws_a_differential_graph() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/recurse-pie-O0");
+    let out = gmon_cmd()
+        .args(["flame", "--diff", "--exe"])
+        .arg(dir.join("prog"))
+        .arg(dir.join("gmon.out"))
+        .arg(dir.join("gmon.2.out"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let titles = svg_titles(&text);
+    // inferno labels differential frames with the change in percent.
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.contains('%') && (t.contains('+') || t.contains('-'))),
+        "{titles:?}"
+    );
+    let out = gmon_cmd()
+        .args(["flame", "--diff"])
+        .arg(dir.join("gmon.out"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+// ---- Exact stacks from the runtime's sidecar ----------------------------------------------
+
+#[test]
+fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
+    use gmon_format::ext::AddressRange;
+    use gmon_format::ext::{GmonLink, MappedObject, OBJECT_FLAG_MAIN, StackSample};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/cycle-nopie-O0");
+    let prog = std::fs::canonicalize(dir.join("prog")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let gmon = tmp.path().join("gmon.out");
+    std::fs::copy(dir.join("gmon.out"), &gmon).unwrap();
+    let bytes = std::fs::read(&gmon).unwrap();
+    // Addresses of three functions, from the gprof engine's symbol table (non-PIE: bias 0).
+    let image = Image::open(&prog, "test").unwrap();
+    let a = Analysis::new(
+        &image,
+        &[gmon_format::read(&bytes).unwrap()],
+        &AnalysisOptions::default(),
+    )
+    .unwrap();
+    let addr = |n: &str| a.functions().find(|f| f.name == n).unwrap().addr;
+    let lib = MappedObject {
+        path: "/lib/x86_64-linux-gnu/libc.so.6".into(),
+        build_id: vec![],
+        load_bias: 0x7f00_0000_0000,
+        flags: 0,
+        ranges: vec![AddressRange {
+            start: 0x7f00_0000_1000,
+            end: 0x7f00_0001_0000,
+        }],
+    };
+    let main_obj = MappedObject {
+        path: prog.display().to_string(),
+        build_id: vec![],
+        load_bias: 0,
+        flags: OBJECT_FLAG_MAIN,
+        ranges: vec![AddressRange {
+            start: 0x400000,
+            end: 0x500000,
+        }],
+    };
+    let ext = gmon_format::Extension {
+        rate_hz: 100,
+        objects: vec![main_obj, lib],
+        stacks: vec![
+            // Leaf PC inside work; return addresses just after calls in cyc_a and main.
+            StackSample {
+                count: 5,
+                pcs: vec![addr("work") + 2, addr("cyc_a") + 9, addr("main") + 9],
+            },
+            StackSample {
+                count: 2,
+                pcs: vec![0x7f00_0000_2000, addr("main") + 9],
+            },
+        ],
+        gmon: Some(GmonLink::of(&bytes)),
+        ..Default::default()
+    };
+    let mut side = Vec::new();
+    gmon_format::write_extension(&ext, &mut side).unwrap();
+    std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
+
+    // No --exe and no a.out: the sidecar names the executable.
+    let out = gmon_cmd()
+        .current_dir(tmp.path())
+        .args(["flame", "--folded", "gmon.out"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "main;[libc.so.6] 2\nmain;cyc_a;work 5\n"
+    );
+    let out = gmon_cmd()
+        .current_dir(tmp.path())
+        .args(["flame", "gmon.out"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("exact sampled stacks")
+    );
+
+    // A sidecar that belongs to another gmon.out is ignored, with a note on stderr.
+    let mut stale = ext.clone();
+    stale.gmon = Some(GmonLink {
+        length: 1,
+        fnv1a64: 2,
+    });
+    let mut side = Vec::new();
+    gmon_format::write_extension(&stale, &mut side).unwrap();
+    std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
+    let out = gmon_cmd()
+        .current_dir(tmp.path())
+        .args(["flame", "--folded", "gmon.out"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ignored"));
+    assert!(
+        String::from_utf8(out.stdout).unwrap().contains("<cycle 1>"),
+        "estimated again"
+    );
+}

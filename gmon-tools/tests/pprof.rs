@@ -208,3 +208,220 @@ fn check_valid_catches_what_go_refuses() {
     p.location[0].line[0].function_id = 999;
     assert!(check_valid(&p).is_err());
 }
+
+// ---- On the real testdata profiles -------------------------------------------------------
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gmon_tools::flame::load;
+
+fn case_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/cases")
+        .join(name)
+}
+
+fn testdata_cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|d| d.join("gmon.out").is_file() && d.join("prog").is_file());
+    v.sort();
+    v
+}
+
+/// Runs `gmon pprof` through the binary and returns the written bytes.
+fn gmon_pprof(dir: &Path, out: &Path) -> Vec<u8> {
+    let o = assert_cmd::Command::cargo_bin("gmon")
+        .unwrap()
+        .args(["pprof", "--exe"])
+        .arg(dir.join("prog"))
+        .arg(dir.join("gmon.out"))
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::read(out).unwrap()
+}
+
+#[test]
+fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = testdata_cases();
+    assert!(cases.len() >= 10, "testdata/cases is missing");
+    for dir in cases {
+        let out = tmp.path().join("p.pb.gz");
+        let bytes = gmon_pprof(&dir, &out);
+        assert_eq!(
+            bytes,
+            gmon_pprof(&dir, &out),
+            "{}: same input, same bytes",
+            dir.display()
+        );
+        let p = decode_gz(&bytes);
+        check_valid(&p).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let l = load(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
+        // Flat per function id (leaf location's function) == the graph's self samples.
+        let s = |i: i64| p.string_table[i as usize].as_str();
+        let loc_fn: BTreeMap<u64, u64> = p
+            .location
+            .iter()
+            .map(|l| (l.id, l.line[0].function_id))
+            .collect();
+        let fn_name: BTreeMap<u64, &str> = p
+            .function
+            .iter()
+            .map(|f| (f.id, s(f.system_name)))
+            .collect();
+        let mut flat: BTreeMap<&str, u64> = BTreeMap::new();
+        for smp in &p.sample {
+            if smp.value[0] > 0 {
+                *flat
+                    .entry(fn_name[&loc_fn[&smp.location_id[0]]])
+                    .or_insert(0) += smp.value[0] as u64;
+            }
+        }
+        let mut expected: BTreeMap<&str, u64> = BTreeMap::new();
+        for (node, info) in l.graph.nodes().iter().zip(&l.functions) {
+            if node.self_samples > 0 {
+                *expected.entry(info.system_name.as_str()).or_insert(0) += node.self_samples;
+            }
+        }
+        assert_eq!(flat, expected, "{}", dir.display());
+        assert_eq!(p.mapping.len(), 1);
+        assert!(s(p.mapping[0].filename).ends_with("prog"));
+        assert_eq!(
+            s(p.mapping[0].build_id).len(),
+            40,
+            "{}: GNU build id (sha1)",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn testdata_functions_have_dwarf_files_lines_and_both_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = decode_gz(&gmon_pprof(
+        &case_dir("cxx-pie-O0"),
+        &tmp.path().join("p.pb.gz"),
+    ));
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let helper = p
+        .function
+        .iter()
+        .find(|f| s(f.name).contains("helper(unsigned long)"))
+        .unwrap();
+    assert!(
+        s(helper.system_name).starts_with("_Z"),
+        "{}",
+        s(helper.system_name)
+    );
+    assert!(
+        s(helper.filename).ends_with(".cpp"),
+        "{}",
+        s(helper.filename)
+    );
+    assert!(helper.start_line > 0);
+    let loc = p
+        .location
+        .iter()
+        .find(|l| l.line[0].function_id == helper.id)
+        .unwrap();
+    assert!(loc.address > 0 && loc.mapping_id == 1);
+    assert_eq!(loc.line[0].line, helper.start_line);
+}
+
+/// Go's `pprof`, from $PPROF or PATH.
+fn find_pprof() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PPROF") {
+        return Some(PathBuf::from(p));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("pprof"))
+        .find(|p| p.is_file())
+}
+
+#[test]
+fn go_pprof_accepts_our_profiles() {
+    let Some(pprof) = find_pprof() else {
+        eprintln!(
+            "SKIPPED go_pprof_accepts_our_profiles: Go's pprof is not on PATH and $PPROF is unset \
+             (build it with ../shared/tools/install-pprof.sh)"
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["cycle-pie-O0", "cxx-nopie-O0", "recurse-pie-O0"] {
+        let dir = case_dir(name);
+        let out = tmp.path().join(format!("{name}.pb.gz"));
+        gmon_pprof(&dir, &out);
+        let run = |args: &[&str]| -> String {
+            let o = Command::new(&pprof).args(args).arg(&out).output().unwrap();
+            assert!(
+                o.status.success(),
+                "pprof {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        };
+        run(&["-traces"]);
+        let raw = run(&["-raw"]);
+        assert!(raw.contains("stacks estimated from call counts"), "{raw}");
+        run(&["-sample_index=calls", "-top"]);
+        let has_dot = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|d| d.join("dot").is_file());
+        if has_dot {
+            let svg = tmp.path().join("g.svg");
+            run(&["-svg", "-output", svg.to_str().unwrap()]);
+            assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+        } else {
+            eprintln!("pprof -svg not run: Graphviz's dot is not on PATH");
+        }
+        // -top flat per function (in ms) == self samples × 10 ms (all these run at 100 Hz).
+        let top = run(&[
+            "-top",
+            "-nodecount=100000",
+            "-nodefraction=0",
+            "-edgefraction=0",
+            "-unit=ms",
+        ]);
+        let l = load(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
+        assert_eq!(l.prof_rate, 100);
+        let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+        for (node, info) in l.graph.nodes().iter().zip(&l.functions) {
+            if node.self_samples > 0 {
+                *expected.entry(info.name.clone()).or_insert(0) += node.self_samples * 10;
+            }
+        }
+        let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+        let mut in_table = false;
+        for line in top.lines() {
+            if line.trim_start().starts_with("flat") {
+                in_table = true;
+                continue;
+            }
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if !in_table || f.len() < 6 {
+                continue;
+            }
+            let Some(ms) = f[0].strip_suffix("ms") else {
+                continue;
+            };
+            let name = f[5..].join(" ");
+            seen.insert(name, ms.parse::<f64>().unwrap() as u64);
+        }
+        assert_eq!(
+            seen, expected,
+            "{name}: pprof -top flat vs self samples\n{top}"
+        );
+    }
+}

@@ -1,17 +1,126 @@
-//! `gmon flame` (not yet implemented).
+//! `gmon flame`: a flame graph (SVG) or folded stacks from gmon.out files.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::flame::{self, SvgOptions, folded_lines};
+use crate::output::write_atomically;
 
 /// Arguments of `gmon flame`.
 #[derive(Debug, clap::Args)]
+#[command(
+    about = "Draw a flame graph (SVG) or print folded stacks",
+    long_about = "Draw a flame graph (SVG on stdout) from one or more gmon.out files, summed.\n\n\
+gmon.out holds a PC histogram and call counts, not stacks: each function's self samples are \
+spread over its callers in proportion to call counts, up to the roots, with cycles collapsed as \
+gprof collapses them (spec/stacks.md). The subtitle says \"stacks estimated from call counts\". \
+When the gmon-write runtime stored sampled stacks next to the profile (GMON.gmonx), those exact \
+stacks are drawn instead and the subtitle says so. Samples outside every function are not drawn; \
+the subtitle gives their number.",
+    after_help = "EXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame --exe ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg"
+)]
 pub struct Args {
-    /// Arguments (not yet interpreted).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
+    #[arg(long, value_name = "EXECUTABLE")]
+    pub exe: Option<PathBuf>,
+    /// gmon.out files; several are summed (with --diff: exactly BASE and NEW).
+    #[arg(value_name = "GMON", required = true)]
+    pub gmon: Vec<PathBuf>,
+    /// Print folded stacks (`root;caller;leaf N`) instead of SVG.
+    #[arg(long)]
+    pub folded: bool,
+    /// Differential flame graph of two profiles: GMON... must be BASE NEW.
+    #[arg(long)]
+    pub diff: bool,
+    /// Title at the top of the graph.
+    #[arg(long, default_value = "Flame Graph")]
+    pub title: String,
+    /// Icicle graph: roots at the top, growing down.
+    #[arg(long)]
+    pub reverse: bool,
+    /// Leave out frames narrower than this percentage of the width.
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.1)]
+    pub min_width: f64,
+    /// Colour palette: hot, mem, io, red, green, blue, aqua, yellow, purple, orange, java, js,
+    /// perl, python, rust, wakeup.
+    #[arg(long, value_name = "PALETTE", default_value = "hot")]
+    pub colors: inferno::flamegraph::Palette,
+    /// Random colours (the default hashes names, so the same input gives the same bytes).
+    #[arg(long)]
+    pub random_colors: bool,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl Args {
+    fn svg_options(&self) -> SvgOptions {
+        SvgOptions {
+            title: self.title.clone(),
+            reverse: self.reverse,
+            min_width: self.min_width,
+            colors: self.colors,
+            deterministic: !self.random_colors,
+            ..SvgOptions::default()
+        }
+    }
 }
 
 /// Runs `gmon flame`.
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gmon flame` is not implemented yet")
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    if !(args.min_width >= 0.0 && args.min_width <= 100.0) {
+        anyhow::bail!("--min-width must be a percentage between 0 and 100");
+    }
+    let opts = args.svg_options();
+    let render = |w: &mut dyn Write| -> anyhow::Result<()> {
+        if args.diff {
+            let [base, new] = args.gmon.as_slice() else {
+                anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
+            };
+            let b = flame::load(args.exe.as_deref(), std::slice::from_ref(base))?;
+            let n = flame::load(args.exe.as_deref(), std::slice::from_ref(new))?;
+            print_notes(&b.notes);
+            print_notes(&n.notes);
+            let (bl, nl) = (
+                folded_lines(&b.stacks, &b.graph),
+                folded_lines(&n.stacks, &n.graph),
+            );
+            if args.folded {
+                anyhow::bail!("--folded and --diff cannot be combined");
+            }
+            flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
+                .with_context(|| format!("{}", new.display()))
+        } else {
+            let l = flame::load(args.exe.as_deref(), &args.gmon)?;
+            print_notes(&l.notes);
+            if args.folded {
+                flame::write_folded(w, &l.stacks, &l.graph)?;
+                return Ok(());
+            }
+            let lines = folded_lines(&l.stacks, &l.graph);
+            let names = args
+                .gmon
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>();
+            flame::write_svg(w, &lines, &opts, l.stacks.source, l.stacks.outside_samples)
+                .with_context(|| names.join(", "))
+        }
+    };
+    match &args.output {
+        Some(path) => write_atomically(path, render)?,
+        None => render(out)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Notes from loading (stale sidecar, build-id mismatch) go to stderr: they are about the input,
+/// not part of the output.
+fn print_notes(notes: &[String]) {
+    for note in notes {
+        eprintln!("gmon flame: {note}");
+    }
 }

@@ -1,17 +1,69 @@
-//! `gmon pprof` (not yet implemented).
+//! `gmon pprof`: a gzip'd profile.proto from gmon.out files.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use crate::output::write_atomically;
+use crate::{flame, pprof};
 
 /// Arguments of `gmon pprof`.
 #[derive(Debug, clap::Args)]
+#[command(
+    about = "Write a pprof profile (profile.proto, gzip'd)",
+    long_about = "Write a pprof profile (gzip'd profile.proto) from one or more gmon.out files, summed.\n\n\
+Sample types, in order: samples/count, cpu/nanoseconds (period = 1e9 / profiling rate), \
+calls/count; cpu is the default. CPU samples carry the stacks `gmon flame` draws: estimated from \
+call counts (said so in the profile's comment) unless the runtime stored exact stacks. The leaf of \
+each stack is where the ticks fell, so `pprof -top` flat time equals gprof's self seconds. Call \
+counts are not passed off as time: each caller -> callee arc is a sample [callee, caller] with \
+calls = the count and samples = cpu = 0; see them with `pprof -sample_index=calls`. Functions \
+carry demangled and mangled names and DWARF file and line; the one mapping is the executable with \
+its build id. The same input gives the same bytes. Details: spec/stacks.md.",
+    after_help = "EXAMPLES:\n  gmon pprof --exe ./prog gmon.out -o profile.pb.gz\n  pprof -top profile.pb.gz\n  pprof -sample_index=calls -traces profile.pb.gz"
+)]
 pub struct Args {
-    /// Arguments (not yet interpreted).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
+    #[arg(long, value_name = "EXECUTABLE")]
+    pub exe: Option<PathBuf>,
+    /// gmon.out files; several are summed.
+    #[arg(value_name = "GMON", required = true)]
+    pub gmon: Vec<PathBuf>,
+    /// The profile to write (gzip'd protobuf), written atomically.
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "FILE",
+        default_value = "profile.pb.gz"
+    )]
+    pub output: PathBuf,
 }
 
 /// Runs `gmon pprof`.
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gmon pprof` is not implemented yet")
+pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let l = flame::load(args.exe.as_deref(), &args.gmon)?;
+    let opts = pprof::PprofOptions {
+        prof_rate: l.prof_rate,
+        comments: args
+            .gmon
+            .iter()
+            .map(|p| format!("input: {}", p.display()))
+            .collect(),
+    };
+    for note in &l.notes {
+        eprintln!("gmon pprof: {note}");
+    }
+    let profile = pprof::build_profile(
+        &l.graph,
+        &l.stacks,
+        &l.functions,
+        Some(&l.executable),
+        &opts,
+    )?;
+    pprof::check_valid(&profile).map_err(|e| {
+        anyhow::anyhow!("internal error: the profile would be refused by pprof: {e}")
+    })?;
+    let bytes = pprof::encode_gzip(&profile)?;
+    write_atomically(&args.output, |w| Ok(w.write_all(&bytes)?))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,300 @@
+//! From files to stacks: reads the gmon.out files, runs the gprof engine's analysis on the
+//! executable, and turns its result into a [`CallGraph`] and [`Stacks`] (exact ones when the
+//! runtime's sidecar has them, estimated ones otherwise). Shared by `gmon flame` and
+//! `gmon pprof`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use gmon_format::{Extension, read_extension, sidecar_path};
+
+use super::estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks};
+use super::graph::{CallGraph, CycleGroup, NodeId};
+use crate::gprof::{Analysis, AnalysisOptions, Image};
+use crate::pprof::{Executable, FunctionInfo, SourceLines, build_id_hex};
+
+/// Everything the flame and pprof writers need.
+#[derive(Debug)]
+pub struct Loaded {
+    /// One node per symbol of the executable (address order), plus nodes for shared objects
+    /// and unknown code when exact stacks reach them.
+    pub graph: CallGraph,
+    /// The stacks to draw.
+    pub stacks: Stacks,
+    /// Per node: mangled name, address, DWARF file and line.
+    pub functions: Vec<FunctionInfo>,
+    /// The executable: path and build id.
+    pub executable: Executable,
+    /// Histogram ticks per second (0 without a histogram).
+    pub prof_rate: u32,
+    /// Things the user should know (stale sidecar, build-id mismatch), one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// Which executable to use: the one given, else the one the first profile's sidecar names (if
+/// it still exists), else `a.out` as gprof does.
+pub fn choose_executable(exe: Option<&Path>, gmon: &[PathBuf]) -> PathBuf {
+    if let Some(e) = exe {
+        return e.to_path_buf();
+    }
+    if let Some(first) = gmon.first()
+        && let Ok(bytes) = std::fs::read(sidecar_path(first))
+        && let Ok(ext) = read_extension(&bytes)
+        && let Some(main) = ext.main_object()
+        && Path::new(&main.path).is_file()
+    {
+        return PathBuf::from(&main.path);
+    }
+    PathBuf::from("a.out")
+}
+
+/// Converts gprof's fractional per-function credit into whole samples that add up to the
+/// rounded total: floors first, the rest one each to the largest fractional parts (ties to the
+/// lower index). gprof's credit is fractional only where a bin straddles two functions.
+pub fn whole_samples(ticks: &[f64]) -> Vec<u64> {
+    let clean: Vec<f64> = ticks
+        .iter()
+        .map(|&t| if t.is_finite() && t > 0.0 { t } else { 0.0 })
+        .collect();
+    let total: f64 = clean.iter().sum();
+    let target = total.round() as u64;
+    let mut out: Vec<u64> = clean.iter().map(|&t| t.floor() as u64).collect();
+    let given = out.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let mut order: Vec<(f64, usize)> = clean
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| (t - t.floor(), i))
+        .collect();
+    order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let left = usize::try_from(target.saturating_sub(given)).unwrap_or(usize::MAX);
+    for &(_, i) in order.iter().take(left) {
+        if let Some(o) = out.get_mut(i) {
+            *o = o.saturating_add(1);
+        }
+    }
+    out
+}
+
+/// Reads `gmon` (summed), analyses them against the executable, and builds the graph and the
+/// stacks.
+pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
+    let exe_path = choose_executable(exe, gmon);
+    let image = Image::open(&exe_path, "gmon")
+        .map_err(|e| anyhow::anyhow!("{}", e.message.trim_end()))
+        .with_context(|| format!("{}: cannot read the executable", exe_path.display()))?;
+    let mut profiles = Vec::with_capacity(gmon.len());
+    let mut raw = Vec::with_capacity(gmon.len());
+    for path in gmon {
+        let bytes = crate::output::read_input(path)?;
+        let p = gmon_format::read(&bytes).with_context(|| format!("{}", path.display()))?;
+        profiles.push(p);
+        raw.push(bytes);
+    }
+    let analysis = Analysis::new(&image, &profiles, &AnalysisOptions::default())
+        .map_err(|e| anyhow::anyhow!("{}", e.message.trim_end()))
+        .with_context(|| format!("analysing {}", exe_path.display()))?;
+
+    let mut notes = Vec::new();
+    let data = std::fs::read(&exe_path).with_context(|| format!("{}", exe_path.display()))?;
+    let executable = Executable {
+        path: std::fs::canonicalize(&exe_path)
+            .unwrap_or(exe_path.clone())
+            .display()
+            .to_string(),
+        build_id: build_id_hex(&data),
+    };
+
+    let (mut graph, mut functions) = graph_from_analysis(&analysis, &SourceLines::open(&exe_path));
+    let sidecars = matching_sidecars(gmon, &raw, &mut notes);
+    let stacks = match sidecars {
+        Some(exts) if exts.iter().any(|e| !e.stacks.is_empty()) => {
+            for e in &exts {
+                if let (Some(main), Some(ours)) = (e.main_object(), executable.build_id.as_deref())
+                    && !main.build_id.is_empty()
+                    && main.build_id_hex() != ours
+                {
+                    notes.push(format!(
+                        "{}: build id {} differs from the profiled program's {} ({})",
+                        exe_path.display(),
+                        ours,
+                        main.build_id_hex(),
+                        main.path
+                    ));
+                }
+            }
+            exact_stacks(&analysis, &exts, &mut graph, &mut functions)
+        }
+        _ => estimate_stacks(&graph)?,
+    };
+    Ok(Loaded {
+        graph,
+        stacks,
+        functions,
+        executable,
+        prof_rate: analysis.hz(),
+        notes,
+    })
+}
+
+/// The gprof analysis as a call graph: a node per symbol (address order) with its self
+/// samples, the arcs with their counts (self-arcs too, for pprof's call counts), gprof's
+/// cycles, and the samples that fell outside every function.
+pub fn graph_from_analysis(
+    analysis: &Analysis,
+    lines: &SourceLines,
+) -> (CallGraph, Vec<FunctionInfo>) {
+    let stats: Vec<_> = analysis.functions().collect();
+    let ticks: Vec<f64> = stats.iter().map(|f| f.self_ticks).collect();
+    let samples = whole_samples(&ticks);
+    let mut graph = CallGraph::new();
+    let mut functions = Vec::with_capacity(stats.len());
+    let mut by_index: BTreeMap<usize, NodeId> = BTreeMap::new();
+    let demangled: Vec<String> = stats.iter().map(|f| f.demangled()).collect();
+    let mut uses: BTreeMap<&str, usize> = BTreeMap::new();
+    for d in &demangled {
+        *uses.entry(d.as_str()).or_insert(0) += 1;
+    }
+    for ((f, &s), name) in stats.iter().zip(&samples).zip(&demangled) {
+        let (file, line) = lines
+            .locate(f.addr)
+            .map_or((None, 0), |(f, l)| (Some(f), l));
+        // Two functions with one name (static functions of different files) would merge into
+        // one frame; the flame graph tells them apart by file, or by address.
+        let shown = if uses.get(name.as_str()).copied().unwrap_or(0) > 1 {
+            match &file {
+                Some(file) => format!("{name} [{file}]"),
+                None => format!("{name} [{:#x}]", f.addr),
+            }
+        } else {
+            name.clone()
+        };
+        let id = graph.add_node(shown, s);
+        by_index.insert(f.index, id);
+        functions.push(FunctionInfo {
+            name: name.clone(),
+            system_name: f.name.to_owned(),
+            address: Some(f.addr),
+            file,
+            start_line: line,
+        });
+    }
+    for arc in analysis.arcs() {
+        if let (Some(&p), Some(&c)) = (by_index.get(&arc.parent), by_index.get(&arc.child)) {
+            // Both ids come from this graph, so this cannot fail; an overflowing sum of counts
+            // saturates instead of being dropped.
+            if graph.add_calls(p, c, arc.count).is_err() {
+                let _ = graph.add_calls(p, c, 0);
+            }
+        }
+    }
+    for f in &stats {
+        if f.self_calls > 0
+            && let Some(&id) = by_index.get(&f.index)
+        {
+            let _ = graph.add_calls(id, id, f.self_calls);
+        }
+    }
+    let cycles: Vec<CycleGroup> = analysis
+        .cycles()
+        .into_iter()
+        .map(|c| CycleGroup {
+            number: c.number,
+            members: c
+                .members
+                .iter()
+                .filter_map(|m| by_index.get(m).copied())
+                .collect(),
+        })
+        .collect();
+    // gprof's cycles are disjoint with distinct numbers; if not, estimation finds its own.
+    let _ = graph.set_cycles(cycles);
+    let in_functions = samples.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    graph.set_outside_samples(analysis.total_samples().saturating_sub(in_functions));
+    (graph, functions)
+}
+
+/// The sidecars of every profile, when each has one that belongs to it; `None` otherwise.
+fn matching_sidecars(
+    gmon: &[PathBuf],
+    raw: &[Vec<u8>],
+    notes: &mut Vec<String>,
+) -> Option<Vec<Extension>> {
+    let mut exts = Vec::with_capacity(gmon.len());
+    for (path, bytes) in gmon.iter().zip(raw) {
+        let side = sidecar_path(path);
+        let data = std::fs::read(&side).ok()?;
+        match read_extension(&data) {
+            Ok(ext) if ext.gmon.is_none() || ext.matches_gmon(bytes) => exts.push(ext),
+            Ok(_) => {
+                notes.push(format!(
+                    "{}: ignored, it belongs to another version of {}",
+                    side.display(),
+                    path.display()
+                ));
+                return None;
+            }
+            Err(e) => {
+                notes.push(format!("{}: ignored: {e}", side.display()));
+                return None;
+            }
+        }
+    }
+    Some(exts)
+}
+
+/// Stacks exactly as the runtime sampled them: each program counter resolved to a function of
+/// the executable, to `[object]` for a shared object, or to `[unknown]`.
+fn exact_stacks(
+    analysis: &Analysis,
+    exts: &[Extension],
+    graph: &mut CallGraph,
+    functions: &mut Vec<FunctionInfo>,
+) -> Stacks {
+    let mut extra: BTreeMap<String, NodeId> = BTreeMap::new();
+    let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
+    let mut extra_node =
+        |name: String, graph: &mut CallGraph, functions: &mut Vec<FunctionInfo>| {
+            *extra.entry(name.clone()).or_insert_with(|| {
+                functions.push(FunctionInfo::default());
+                graph.add_node(name, 0)
+            })
+        };
+    for ext in exts {
+        for st in &ext.stacks {
+            let mut frames = Vec::with_capacity(st.pcs.len());
+            for (depth, &pc) in st.pcs.iter().enumerate() {
+                // Return addresses point after the call: step back into it.
+                let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
+                let id = match ext.resolve(pc) {
+                    Some((obj, addr)) if obj.is_main() => match analysis.symtab.lookup(addr) {
+                        Some(i) if i < graph.nodes().len() => NodeId(i),
+                        _ => extra_node("[unknown]".to_owned(), graph, functions),
+                    },
+                    Some((obj, _)) => {
+                        let base = Path::new(&obj.path)
+                            .file_name()
+                            .map_or(obj.path.clone(), |n| n.to_string_lossy().into_owned());
+                        extra_node(format!("[{base}]"), graph, functions)
+                    }
+                    None => extra_node("[unknown]".to_owned(), graph, functions),
+                };
+                frames.push(Frame::Function(id));
+            }
+            frames.reverse();
+            if frames.is_empty() || st.count == 0 {
+                continue;
+            }
+            let slot = out.entry(frames).or_insert(0);
+            *slot = slot.saturating_add(st.count);
+        }
+    }
+    Stacks {
+        stacks: out
+            .into_iter()
+            .map(|(frames, samples)| Stack { frames, samples })
+            .collect(),
+        source: StackSource::Exact,
+        outside_samples: 0,
+    }
+}
