@@ -158,6 +158,14 @@ pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Profile>
             ));
             continue;
         }
+        // A 4.4BSD parse always beats an old BSD one (score rule), so skip the work.
+        if cand.variant == Variant::BsdOld
+            && best
+                .as_ref()
+                .is_some_and(|(_, p)| p.header.variant() == Variant::Bsd44)
+        {
+            continue;
+        }
         match cand.parse(bytes) {
             Ok(p) => {
                 let s = score(&p);

@@ -12,7 +12,7 @@
 //!    guessed as [`detect`] describes), or [`read_with`] and [`ReadOptions`] to force any of
 //!    them, e.g. from the executable's ELF header as gprof does.
 //! 2. Inspect or edit the [`Profile`]: its [`Header`] and [`Record`]s in file order.
-//! 3. [`write`] it to any [`std::io::Write`] (or [`to_vec`]) in its own variant and encoding, or
+//! 3. [`write()`] it to any [`std::io::Write`] (or [`to_vec`]) in its own variant and encoding, or
 //!    [`Profile::convert_to`] another one first.
 //!
 //! ```

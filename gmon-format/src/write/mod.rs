@@ -22,7 +22,7 @@ pub fn write<W: Write + ?Sized>(p: &Profile, w: &mut W) -> Result<()> {
     Ok(())
 }
 
-/// Writes `p` into a new vector (see [`write`]).
+/// Writes `p` into a new vector (see [`write()`]).
 ///
 /// ```
 /// let p = gmon_format::Profile::new_gnu(gmon_format::Encoding::LITTLE_64);
