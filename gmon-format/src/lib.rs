@@ -40,6 +40,7 @@ mod convert;
 pub mod detect;
 mod error;
 pub mod ext;
+mod merge;
 mod model;
 mod read;
 #[cfg(test)]
@@ -48,6 +49,10 @@ mod write;
 
 pub use error::{Error, Result};
 pub use ext::{Extension, read_extension, sidecar_path, write_extension};
+pub use merge::{
+    EncodingName, ExecutableId, HistRange, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
+    MergeOptions, MergeResult, Merged, Merger, Rebinned, fit_counts, merge,
+};
 pub use model::*;
 pub use read::{ReadOptions, read, read_with};
 pub use write::{record_offsets, to_vec, write};

@@ -12,5 +12,6 @@ pub mod diff;
 pub mod dump;
 pub mod flame;
 pub mod gprof;
+pub mod merge;
 pub mod output;
 pub mod pprof;

@@ -1,17 +1,100 @@
-//! `gmon merge` (not yet implemented).
+//! `gmon merge`: sum profiles without losing counts (see `spec/merge.md`).
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use gmon_format::{MergeOptions, Variant, fit_counts};
+
+use super::dump::{InputFormat, VariantArg};
+use crate::merge::{ExecutableInfo, MergeFilesOptions, expand_inputs, merge_files};
+use crate::output::write_atomically;
 
 /// Arguments of `gmon merge`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "EXAMPLES:\n  gmon merge gmon.1 gmon.2 gmon.3                 writes gmon.sum\n  \
+                  gmon merge --exe ./prog run*/gmon.out -o all.out\n  \
+                  ls runs/*.out > list; gmon merge --from-list list -o all.out",
+    after_long_help = "Counts are summed exactly (in 64 bits). A histogram bin above 65535 or an \
+                  arc count above 2^32-1 does not fit one GNU record, so the excess is carried in \
+                  further records of the same range / addresses, which GNU gprof adds back \
+                  together: `gprof EXE merged` reports exactly what `gprof EXE A B C` reports. \
+                  Arcs keep their order of first appearance (gprof breaks ties by it).\n\n\
+                  Histograms with the same range are summed, disjoint ones are kept as separate \
+                  records, overlapping ones are merged over the union of their ranges when their \
+                  bins line up; otherwise the merge fails unless --rebin is given, which \
+                  redistributes counts proportionally to the address overlap (and says so on \
+                  stderr). Different profiling rates, dimensions, byte orders or pointer widths \
+                  are refused. With --exe, inputs whose addresses lie outside the executable's \
+                  code, or whose runtime sidecar (FILE.gmonx) names another build id, are \
+                  refused.\n\n\
+                  Inputs are read in parallel, a bounded number at a time. Long lists: an \
+                  argument @LISTFILE, or --from-list LISTFILE (- for stdin), reads one path per \
+                  line. Any unreadable or malformed input stops the merge with its name (and \
+                  byte offset); OUT is written to a temporary file and renamed, so it is never \
+                  left half-written.\n\n\
+                  EXAMPLES:\n  gmon merge gmon.1 gmon.2 gmon.3                 writes gmon.sum\n  \
+                  gmon merge --exe ./prog run*/gmon.out -o all.out\n  \
+                  ls runs/*.out > list; gmon merge --from-list list -o all.out"
+)]
 pub struct Args {
-    /// Arguments (not yet interpreted).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// Input profiles (any variant); @LISTFILE reads paths from LISTFILE, one per line.
+    #[arg(value_name = "PROFILE", required_unless_present = "from_list")]
+    pub inputs: Vec<PathBuf>,
+
+    /// Read further input paths from LISTFILE, one per line (- for stdin). May be repeated.
+    #[arg(long, value_name = "LISTFILE")]
+    pub from_list: Vec<PathBuf>,
+
+    /// Where to write the sum.
+    #[arg(short, long, value_name = "OUT", default_value = "gmon.sum")]
+    pub output: PathBuf,
+
+    /// The executable the profiles belong to: inputs are read with its byte order and pointer
+    /// width, and refused when they cannot belong to it.
+    #[arg(long, value_name = "EXE")]
+    pub exe: Option<PathBuf>,
+
+    /// Variant to write.
+    #[arg(long, value_name = "VARIANT", default_value = "gnu")]
+    pub to: VariantArg,
+
+    /// Redistribute overlapping histograms whose bins do not line up, instead of failing.
+    #[arg(long)]
+    pub rebin: bool,
+
+    /// Read inputs as this variant instead of detecting it.
+    #[arg(long, value_name = "VARIANT")]
+    pub from: Option<VariantArg>,
 }
 
 /// Runs `gmon merge`.
-pub fn run(_args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`gmon merge` is not implemented yet")
+pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let paths = expand_inputs(&args.inputs, &args.from_list)?;
+    let executable = args.exe.as_deref().map(ExecutableInfo::open).transpose()?;
+    let opts = MergeFilesOptions {
+        merge: MergeOptions::new().rebin(args.rebin),
+        read: InputFormat {
+            variant: args.from,
+            endian: None,
+            ptr_width: None,
+        }
+        .to_options(),
+        executable,
+        progress: true,
+        batch: 0,
+    };
+    let merged = merge_files(&paths, &opts)?;
+    for note in &merged.rebinned {
+        eprintln!("gmon: notice: --rebin: {note} (counts split proportionally, totals exact)");
+    }
+    let variant: Variant = args.to.into();
+    let profile = fit_counts(&merged.profile, variant)?;
+    write_atomically(&args.output, |w| {
+        gmon_format::write(&profile, w).context("writing the merged profile")?;
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
 }

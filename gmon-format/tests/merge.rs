@@ -1,0 +1,171 @@
+//! Properties of `merge`: associative, commutative in its totals, lossless through `fit_counts`
+//! and the GNU writer, and refusing (never wrapping) sums beyond `u64`.
+
+use std::collections::BTreeMap;
+
+use gmon_format::{
+    Arc, Dimension, Encoding, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
+    MergeOptions, ProfRate, Profile, Record, Variant, fit_counts, merge,
+};
+use proptest::prelude::*;
+
+/// Ranges that are identical, overlapping on the same grid (4 bytes per bin) or disjoint.
+const RANGES: [(u64, u64, usize); 4] = [(0, 64, 16), (32, 96, 16), (200, 232, 8), (96, 128, 8)];
+
+fn histogram(range: usize, counts: Vec<u64>) -> Histogram {
+    let (low, high, n) = RANGES[range % RANGES.len()];
+    let mut bins = counts;
+    bins.resize(n, 0);
+    Histogram {
+        low_pc: low,
+        high_pc: high,
+        prof_rate: ProfRate(100),
+        dimension: Dimension::SECONDS,
+        bins,
+    }
+}
+
+/// Profiles with bins up to `max_bin` and arc counts up to `max_arc`.
+fn profile_strategy(max_bin: u64, max_arc: u64) -> impl Strategy<Value = Profile> {
+    let hist = (0..RANGES.len(), prop::collection::vec(0..=max_bin, 0..16))
+        .prop_map(|(r, c)| Record::Histogram(histogram(r, c)));
+    // A small address pool so that arcs repeat within and across profiles.
+    let arc = (0u64..6, 0u64..6, 0..=max_arc).prop_map(|(f, s, count)| {
+        Record::Arc(Arc {
+            from_pc: 0x1000 + 16 * f,
+            self_pc: 0x2000 + 16 * s,
+            count,
+        })
+    });
+    (
+        prop::collection::vec(hist, 0..3),
+        prop::collection::vec(arc, 0..12),
+    )
+        .prop_map(|(h, a)| {
+            let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+            p.records = h;
+            p.records.extend(a);
+            p
+        })
+}
+
+fn sum(profiles: &[&Profile]) -> Profile {
+    merge(profiles.iter().copied(), &MergeOptions::new())
+        .unwrap()
+        .profile
+}
+
+/// Bin totals per address (bin start) and arc totals per address pair.
+fn totals(p: &Profile) -> (BTreeMap<(u64, u64), u64>, BTreeMap<(u64, u64), u64>) {
+    let mut bins = BTreeMap::new();
+    for h in p.histograms() {
+        let width = (h.high_pc - h.low_pc) / h.bins.len().max(1) as u64;
+        for (i, &c) in h.bins.iter().enumerate() {
+            *bins
+                .entry((h.low_pc + width * i as u64, width))
+                .or_insert(0) += c;
+        }
+    }
+    let mut arcs = BTreeMap::new();
+    for a in p.arcs() {
+        *arcs.entry((a.from_pc, a.self_pc)).or_insert(0) += a.count;
+    }
+    (bins, arcs)
+}
+
+proptest! {
+    #[test]
+    fn merge_is_associative(
+        a in profile_strategy(1 << 40, 1 << 40),
+        b in profile_strategy(1 << 40, 1 << 40),
+        c in profile_strategy(1 << 40, 1 << 40),
+    ) {
+        let left = sum(&[&sum(&[&a, &b]), &c]);
+        let right = sum(&[&a, &sum(&[&b, &c])]);
+        let flat = sum(&[&a, &b, &c]);
+        prop_assert_eq!(&left, &flat);
+        prop_assert_eq!(&right, &flat);
+    }
+
+    #[test]
+    fn merge_totals_are_commutative(
+        a in profile_strategy(1 << 40, 1 << 40),
+        b in profile_strategy(1 << 40, 1 << 40),
+    ) {
+        let ab = sum(&[&a, &b]);
+        let ba = sum(&[&b, &a]);
+        prop_assert_eq!(totals(&ab), totals(&ba));
+        // And they are the totals of the inputs.
+        let (mut bins, mut arcs) = totals(&a);
+        let (b_bins, b_arcs) = totals(&b);
+        for (k, v) in b_bins { *bins.entry(k).or_insert(0) += v; }
+        for (k, v) in b_arcs { *arcs.entry(k).or_insert(0) += v; }
+        let (ab_bins, ab_arcs) = totals(&ab);
+        prop_assert_eq!(ab_arcs, arcs);
+        prop_assert_eq!(
+            ab_bins.values().sum::<u64>(),
+            bins.values().sum::<u64>()
+        );
+    }
+
+    /// Counts beyond 16 and 32 bits survive `fit_counts`, the GNU writer and the reader: summing
+    /// the written file's records gives back the exact sum. (Bins stay below 2^20 so that a case
+    /// needs at most 17 histogram records per range.)
+    #[test]
+    fn overflowing_counts_are_carried_in_further_records(
+        a in profile_strategy(1 << 20, 1 << 36),
+        b in profile_strategy(1 << 20, 1 << 36),
+    ) {
+        let merged = sum(&[&a, &b]);
+        let fitted = fit_counts(&merged, Variant::Gnu).unwrap();
+        for h in fitted.histograms() {
+            prop_assert!(h.bins.iter().all(|&c| c <= MAX_BIN_COUNT));
+        }
+        prop_assert!(fitted.arcs().all(|a| a.count <= MAX_GNU_ARC_COUNT));
+        let bytes = gmon_format::to_vec(&fitted).unwrap();
+        let back = gmon_format::read(&bytes).unwrap();
+        prop_assert_eq!(sum(&[&back]), merged);
+    }
+}
+
+#[test]
+fn sums_beyond_u64_are_refused_not_wrapped() {
+    let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+    p.records.push(Record::Arc(Arc {
+        from_pc: 1,
+        self_pc: 2,
+        count: u64::MAX,
+    }));
+    p.records
+        .push(Record::Histogram(histogram(0, vec![u64::MAX])));
+    let err = merge([&p, &p], &MergeOptions::new()).unwrap_err();
+    assert!(
+        matches!(err, MergeError::Overflow { input: 1, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bin_of_exactly_65536_needs_two_records() {
+    let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+    p.records
+        .push(Record::Histogram(histogram(2, vec![65_536, 65_535, 1])));
+    p.records.push(Record::Arc(Arc {
+        from_pc: 1,
+        self_pc: 2,
+        count: 1 << 32,
+    }));
+    let fitted = fit_counts(&p, Variant::Gnu).unwrap();
+    let bins: Vec<Vec<u64>> = fitted.histograms().map(|h| h.bins[..3].to_vec()).collect();
+    assert_eq!(bins, vec![vec![65_535, 65_535, 1], vec![1, 0, 0]]);
+    let arcs: Vec<u64> = fitted.arcs().map(|a| a.count).collect();
+    assert_eq!(arcs, vec![u64::from(u32::MAX), 1]);
+    // BSD has one histogram per file: a 17-bit bin cannot be written there.
+    assert!(matches!(
+        fit_counts(&p, Variant::Bsd44),
+        Err(MergeError::Unrepresentable {
+            variant: Variant::Bsd44,
+            ..
+        })
+    ));
+}

@@ -1,0 +1,268 @@
+//! Merging profile files: the file side of `gmon merge` (reading many inputs in parallel with a
+//! bounded number in flight, naming the file of every error, checking that inputs belong to one
+//! executable) over the in-memory sum of [`gmon_format::Merger`].
+//!
+//! Files are read and parsed in batches over rayon's threads while the previous batch is being
+//! added, in input order, to one running sum; so memory stays at two batches of profiles plus the
+//! sum, whatever the number of inputs, and the result is the same as a sequential merge.
+
+use std::fs;
+use std::io::{self, BufRead, IsTerminal};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use gmon_format::{
+    ExecutableId, MergeOptions, Merged, Merger, Profile, ReadOptions, Record, read_extension,
+    sidecar_path,
+};
+use object::{Object, ObjectSection, SectionFlags};
+use rayon::prelude::*;
+
+/// What `gmon merge --exe` learned from the executable.
+#[derive(Debug, Clone)]
+pub struct ExecutableInfo {
+    /// The path, for messages.
+    pub path: PathBuf,
+    /// Its GNU build id, when it has one.
+    pub build_id: Option<ExecutableId>,
+    /// Byte order and pointer width, which gprof also takes from the executable.
+    pub encoding: gmon_format::Encoding,
+    /// Link-time address ranges of its code sections (`SHF_EXECINSTR`), sorted.
+    pub code: Vec<(u64, u64)>,
+}
+
+impl ExecutableInfo {
+    /// Reads the ELF (or other object) file at `path`.
+    pub fn open(path: &Path) -> anyhow::Result<ExecutableInfo> {
+        let data = fs::read(path).with_context(|| format!("{}", path.display()))?;
+        let file = object::File::parse(&*data)
+            .with_context(|| format!("{}: not an executable", path.display()))?;
+        let endian = if file.is_little_endian() {
+            gmon_format::Endian::Little
+        } else {
+            gmon_format::Endian::Big
+        };
+        let ptr_width = if file.is_64() {
+            gmon_format::PtrWidth::Eight
+        } else {
+            gmon_format::PtrWidth::Four
+        };
+        let build_id = file
+            .build_id()
+            .ok()
+            .flatten()
+            .map(|b| ExecutableId(b.to_vec()));
+        let mut code = Vec::new();
+        for s in file.sections() {
+            let exec = match s.flags() {
+                SectionFlags::Elf { sh_flags } => {
+                    sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+                }
+                _ => s.kind() == object::SectionKind::Text,
+            };
+            if exec && s.size() > 0 {
+                code.push((s.address(), s.address().saturating_add(s.size())));
+            }
+        }
+        code.sort_unstable();
+        Ok(ExecutableInfo {
+            path: path.to_path_buf(),
+            build_id,
+            encoding: gmon_format::Encoding { endian, ptr_width },
+            code,
+        })
+    }
+
+    /// Refuses a profile whose addresses cannot belong to this executable: an arc endpoint
+    /// outside every code section (glibc rounds `from_pc` down to 16 bytes, so 16 bytes of slack
+    /// before a section are allowed), or a histogram that ends beyond the last code section
+    /// (rounded up to a page). gmon.out files carry no build id, so this is the check there is.
+    pub fn check(&self, profile: &Profile) -> Result<(), String> {
+        let Some(&(_, code_end)) = self.code.iter().max_by_key(|r| r.1) else {
+            return Ok(());
+        };
+        let limit = code_end.saturating_add(0xfff) & !0xfff;
+        for (i, r) in profile.records.iter().enumerate() {
+            match r {
+                Record::Histogram(h) if h.high_pc > limit => {
+                    return Err(format!(
+                        "histogram record {i} ends at {:#x}, beyond the code of {} (which ends at \
+                         {code_end:#x}): not a profile of this executable",
+                        h.high_pc,
+                        self.path.display()
+                    ));
+                }
+                Record::Arc(a) => {
+                    for pc in [a.from_pc, a.self_pc] {
+                        let inside = self
+                            .code
+                            .iter()
+                            .any(|&(lo, hi)| pc >= lo.saturating_sub(16) && pc < hi);
+                        if !inside {
+                            return Err(format!(
+                                "arc record {i} has address {pc:#x}, outside the code of {}: not \
+                                 a profile of this executable",
+                                self.path.display()
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How to merge files.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct MergeFilesOptions {
+    /// The in-memory merge options (rebin, expected executable identity).
+    pub merge: MergeOptions,
+    /// How to read each input (variant, byte order, pointer width; default: detect).
+    pub read: ReadOptions,
+    /// The executable the inputs must belong to (`--exe`).
+    pub executable: Option<ExecutableInfo>,
+    /// Show a progress bar on stderr when it is a terminal.
+    pub progress: bool,
+    /// Profiles read ahead per batch (0: four per thread).
+    pub batch: usize,
+}
+
+/// Sums the profile files `paths` in order. An unreadable, malformed or incompatible input is an
+/// error naming that file (and the byte offset, for malformed ones); nothing is written here.
+pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Result<Merged> {
+    let mut merge_opts = opts.merge.clone();
+    if merge_opts.executable.is_none()
+        && let Some(exe) = &opts.executable
+    {
+        merge_opts.executable = exe.build_id.clone();
+    }
+    let mut read = opts.read;
+    if let Some(exe) = &opts.executable {
+        // As gprof does: the executable decides byte order and pointer width.
+        read = read
+            .with_endian(exe.encoding.endian)
+            .with_ptr_width(exe.encoding.ptr_width);
+    }
+    let batch = if opts.batch == 0 {
+        4 * rayon::current_num_threads().max(1)
+    } else {
+        opts.batch
+    };
+    let progress = progress_bar(opts.progress, paths.len());
+    let mut merger = Merger::new(merge_opts);
+    let mut chunks = paths.chunks(batch);
+    let load = |chunk: &[PathBuf]| -> Vec<anyhow::Result<Loaded>> {
+        chunk
+            .par_iter()
+            .map(|p| load(p, &read, opts.executable.as_ref()))
+            .collect()
+    };
+    let mut pending = chunks.next().map(load);
+    while let Some(current) = pending.take() {
+        let next = chunks.next();
+        let (loaded_next, added) = rayon::join(
+            || next.map(load),
+            || -> anyhow::Result<()> {
+                for item in current {
+                    let l = item?;
+                    merger
+                        .add_identified(&l.profile, l.id.as_ref())
+                        .with_context(|| format!("{}", l.path.display()))?;
+                    progress.inc(1);
+                }
+                Ok(())
+            },
+        );
+        added?;
+        pending = loaded_next;
+    }
+    progress.finish_and_clear();
+    Ok(merger.finish()?)
+}
+
+/// One parsed input.
+struct Loaded {
+    path: PathBuf,
+    profile: Profile,
+    id: Option<ExecutableId>,
+}
+
+fn load(path: &Path, read: &ReadOptions, exe: Option<&ExecutableInfo>) -> anyhow::Result<Loaded> {
+    let bytes = fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let profile = gmon_format::read_with(&bytes, read)
+        .with_context(|| format!("{}: malformed profile", path.display()))?;
+    if let Some(exe) = exe {
+        exe.check(&profile)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    }
+    // The gmon-write runtime's sidecar names the executable by build id.
+    let sidecar = sidecar_path(path);
+    let id = match fs::read(&sidecar) {
+        Ok(b) => read_extension(&b)
+            .with_context(|| format!("{}", sidecar.display()))?
+            .main_object()
+            .filter(|o| !o.build_id.is_empty())
+            .map(|o| ExecutableId(o.build_id.clone())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("{}", sidecar.display())),
+    };
+    Ok(Loaded {
+        path: path.to_path_buf(),
+        profile,
+        id,
+    })
+}
+
+fn progress_bar(wanted: bool, len: usize) -> indicatif::ProgressBar {
+    if !wanted || !io::stderr().is_terminal() || len < 2 {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len as u64);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{prefix} [{bar:40}] {pos}/{len} profiles, {per_sec}, eta {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix("merging");
+    bar
+}
+
+/// Expands the input list: `@FILE` arguments and `--from-list FILE` name files with one path per
+/// line (blank lines skipped; `-` is standard input), so lists longer than the command line
+/// allows can be merged. A literal path starting with `@` can be given as `./@name`.
+pub fn expand_inputs(args: &[PathBuf], lists: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for a in args {
+        match a.to_str().and_then(|s| s.strip_prefix('@')) {
+            Some(list) => read_list(Path::new(list), &mut out)?,
+            None => out.push(a.clone()),
+        }
+    }
+    for l in lists {
+        read_list(l, &mut out)?;
+    }
+    if out.is_empty() {
+        bail!("no input profiles (give files, @LISTFILE or --from-list LISTFILE)");
+    }
+    Ok(out)
+}
+
+fn read_list(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+    let reader: Box<dyn BufRead> = if path == Path::new("-") {
+        Box::new(io::BufReader::new(io::stdin()))
+    } else {
+        let f = fs::File::open(path).with_context(|| format!("list file {}", path.display()))?;
+        Box::new(io::BufReader::new(f))
+    };
+    for line in reader.lines() {
+        let line = line.with_context(|| format!("list file {}", path.display()))?;
+        let line = line.trim_end_matches('\r');
+        if !line.trim().is_empty() {
+            out.push(PathBuf::from(line));
+        }
+    }
+    Ok(())
+}
