@@ -11,5 +11,7 @@ mod svg;
 pub use estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder};
 pub use folded::{folded_lines, frame_name, sanitize, write_folded};
 pub use graph::{CallGraph, CycleGroup, Edge, GraphError, Node, NodeId};
-pub use input::{Loaded, choose_executable, graph_from_analysis, load, whole_samples};
+pub use input::{
+    Loaded, choose_executable, graph_from_analysis, load, split_executable, whole_samples,
+};
 pub use svg::{NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_svg};

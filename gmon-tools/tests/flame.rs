@@ -677,3 +677,61 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
         "estimated again"
     );
 }
+
+#[test]
+fn testdata_variants_give_the_same_stacks_as_the_original() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+    let mut checked = 0;
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.join("variants"))
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    dirs.retain(|d| d.is_dir());
+    dirs.sort();
+    for dir in dirs {
+        let case = root.join("cases").join(dir.file_name().unwrap());
+        let prog = case.join("prog");
+        let original = load(Some(&prog), &[case.join("gmon.out")]).unwrap();
+        let expected = folded_lines(&original.stacks, &original.graph);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "gmon"))
+            .collect();
+        files.sort();
+        for f in files {
+            let l = load(Some(&prog), std::slice::from_ref(&f))
+                .unwrap_or_else(|e| panic!("{}: {e:#}", f.display()));
+            assert_eq!(
+                folded_lines(&l.stacks, &l.graph),
+                expected,
+                "{}",
+                f.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 40,
+        "testdata/variants is missing ({checked} files)"
+    );
+}
+
+#[test]
+fn cli_accepts_gprofs_order_executable_first() {
+    let (prog, gmon) = case("recurse-pie-O0");
+    let a = gmon_cmd()
+        .args(["flame", "--folded"])
+        .arg(&prog)
+        .arg(&gmon)
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let b = gmon_cmd()
+        .args(["flame", "--folded", "--exe"])
+        .arg(&prog)
+        .arg(&gmon)
+        .output()
+        .unwrap();
+    assert_eq!(a.stdout, b.stdout);
+    assert!(!a.stdout.is_empty());
+}

@@ -26,7 +26,8 @@ pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
     #[arg(long, value_name = "EXECUTABLE")]
     pub exe: Option<PathBuf>,
-    /// gmon.out files; several are summed (with --diff: exactly BASE and NEW).
+    /// gmon.out files; several are summed (with --diff: exactly BASE and NEW). gprof's order,
+    /// an executable first, is accepted too.
     #[arg(value_name = "GMON", required = true)]
     pub gmon: Vec<PathBuf>,
     /// Print folded stacks (`root;caller;leaf N`) instead of SVG.
@@ -75,13 +76,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--min-width must be a percentage between 0 and 100");
     }
     let opts = args.svg_options();
+    let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
     let render = |w: &mut dyn Write| -> anyhow::Result<()> {
         if args.diff {
-            let [base, new] = args.gmon.as_slice() else {
+            let [base, new] = gmon.as_slice() else {
                 anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
             };
-            let b = flame::load(args.exe.as_deref(), std::slice::from_ref(base))?;
-            let n = flame::load(args.exe.as_deref(), std::slice::from_ref(new))?;
+            let b = flame::load(exe.as_deref(), std::slice::from_ref(base))?;
+            let n = flame::load(exe.as_deref(), std::slice::from_ref(new))?;
             print_notes(&b.notes);
             print_notes(&n.notes);
             let (bl, nl) = (
@@ -94,7 +96,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
         } else {
-            let l = flame::load(args.exe.as_deref(), &args.gmon)?;
+            let l = flame::load(exe.as_deref(), &gmon)?;
             print_notes(&l.notes);
             if args.folded {
                 flame::write_folded(w, &l.stacks, &l.graph)?;

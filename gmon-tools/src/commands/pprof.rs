@@ -26,7 +26,7 @@ pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
     #[arg(long, value_name = "EXECUTABLE")]
     pub exe: Option<PathBuf>,
-    /// gmon.out files; several are summed.
+    /// gmon.out files; several are summed. gprof's order, an executable first, is accepted too.
     #[arg(value_name = "GMON", required = true)]
     pub gmon: Vec<PathBuf>,
     /// The profile to write (gzip'd protobuf), written atomically.
@@ -41,7 +41,8 @@ pub struct Args {
 
 /// Runs `gmon pprof`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let l = flame::load(args.exe.as_deref(), &args.gmon)?;
+    let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
+    let l = flame::load(exe.as_deref(), &gmon)?;
     let opts = pprof::PprofOptions {
         prof_rate: l.prof_rate,
         comments: args

@@ -49,6 +49,28 @@ pub fn choose_executable(exe: Option<&Path>, gmon: &[PathBuf]) -> PathBuf {
     PathBuf::from("a.out")
 }
 
+/// Accepts gprof's argument order too: when no executable was given and the first path is an
+/// ELF file (not a profile), it is the executable and the rest are the profiles.
+pub fn split_executable(exe: Option<&Path>, paths: &[PathBuf]) -> (Option<PathBuf>, Vec<PathBuf>) {
+    if exe.is_none()
+        && let Some((first, rest)) = paths.split_first()
+        && !rest.is_empty()
+        && is_elf(first)
+    {
+        return (Some(first.clone()), rest.to_vec());
+    }
+    (exe.map(Path::to_path_buf), paths.to_vec())
+}
+
+fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF"
+}
+
 /// Converts gprof's fractional per-function credit into whole samples that add up to the
 /// rounded total: floors first, the rest one each to the largest fractional parts (ties to the
 /// lower index). gprof's credit is fractional only where a bin straddles two functions.
@@ -76,10 +98,12 @@ pub fn whole_samples(ticks: &[f64]) -> Vec<u64> {
     out
 }
 
-/// Reads `gmon` (summed), analyses them against the executable, and builds the graph and the
+/// Reads `gmon` (summed; a leading executable is taken as in [`split_executable`]), analyses them against the executable, and builds the graph and the
 /// stacks.
 pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
-    let exe_path = choose_executable(exe, gmon);
+    let (exe, gmon) = split_executable(exe, gmon);
+    let gmon = gmon.as_slice();
+    let exe_path = choose_executable(exe.as_deref(), gmon);
     let image = Image::open(&exe_path, "gmon")
         .map_err(|e| anyhow::anyhow!("{}", e.message.trim_end()))
         .with_context(|| format!("{}: cannot read the executable", exe_path.display()))?;
