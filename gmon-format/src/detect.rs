@@ -147,16 +147,10 @@ pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Profile>
         if cand.variant == Variant::BsdOld
             && !bsd_old::header_sizes(cand.encoding.ptr_width).contains(&cand.header_size)
         {
-            failures.push((
-                cand,
-                Error::BadNcnt {
-                    offset: 0,
-                    ncnt: cand.header_size,
-                    expected: "an old BSD header size of 12 (4-byte pointers), 20 or 24 \
-                               (8-byte pointers)",
-                },
-            ));
-            continue;
+            return Err(Error::InvalidOptions {
+                problem: "an old BSD header is 12 bytes for 4-byte pointers and 20 or 24 bytes \
+                          for 8-byte pointers",
+            });
         }
         // A 4.4BSD parse always beats an old BSD one (score rule), so skip the work.
         if cand.variant == Variant::BsdOld

@@ -188,6 +188,13 @@ pub enum Error {
         problem: &'static str,
     },
 
+    /// [`crate::ReadOptions`] that contradict each other.
+    #[error("invalid read options: {problem}")]
+    InvalidOptions {
+        /// What is wrong.
+        problem: &'static str,
+    },
+
     /// The writer's destination failed.
     #[error("write failed: {0}")]
     Io(#[from] std::io::Error),
@@ -212,6 +219,7 @@ impl Error {
             Error::DoesNotFit { .. }
             | Error::Unrepresentable { .. }
             | Error::BadHeader { .. }
+            | Error::InvalidOptions { .. }
             | Error::CannotConvert { .. }
             | Error::Io(_) => None,
         }

@@ -63,7 +63,7 @@ pub fn print_profile<W: Write + ?Sized>(
     )?;
     // The offsets come from laying the profile out again; a profile that was read always can be.
     let offsets = gmon_format::record_offsets(p).unwrap_or_default();
-    print_header(out, p)?;
+    print_header(out, p, size)?;
     for (i, r) in p.records.iter().enumerate() {
         let at = offsets
             .get(i)
@@ -99,8 +99,22 @@ pub fn print_profile<W: Write + ?Sized>(
     Ok(())
 }
 
-fn print_header<W: Write + ?Sized>(out: &mut W, p: &Profile) -> io::Result<()> {
+fn print_header<W: Write + ?Sized>(out: &mut W, p: &Profile, size: u64) -> io::Result<()> {
     writeln!(out, "header")?;
+    // A BSD header starts with the histogram's range and `ncnt`; they are shown here in file
+    // order, and again with the histogram. `ncnt` is whatever precedes the arcs.
+    let bsd_fields = |out: &mut W| -> io::Result<()> {
+        if let Some(Record::Histogram(h)) = p.records.first() {
+            writeln!(out, "  {:<18} {:#x}", "lpc", h.low_pc)?;
+            writeln!(out, "  {:<18} {:#x}", "hpc", h.high_pc)?;
+        }
+        let arc_bytes =
+            (p.records.len().saturating_sub(1) * 3 * p.encoding.ptr_width.bytes()) as u64;
+        let ncnt = size
+            .saturating_sub(arc_bytes)
+            .saturating_sub(p.trailing.len() as u64);
+        writeln!(out, "  {:<18} {ncnt} (header + histogram bytes)", "ncnt")
+    };
     match &p.header {
         Header::Gnu(h) => {
             writeln!(out, "  {:<18} \"gmon\"", "magic")?;
@@ -108,6 +122,7 @@ fn print_header<W: Write + ?Sized>(out: &mut W, p: &Profile) -> io::Result<()> {
             writeln!(out, "  {:<18} {}", "spare", hex_bytes(&h.spare))?;
         }
         Header::Bsd44(h) => {
+            bsd_fields(out)?;
             writeln!(out, "  {:<18} {:#x}", "version", h.version)?;
             writeln!(out, "  {:<18} {}", "prof_rate", h.prof_rate)?;
             let counter = match h.histcounter_type {
@@ -121,17 +136,10 @@ fn print_header<W: Write + ?Sized>(out: &mut W, p: &Profile) -> io::Result<()> {
                 "histcounter_type", h.histcounter_type
             )?;
             writeln!(out, "  {:<18} {}", "spare", hex_bytes(&h.spare))?;
-            writeln!(
-                out,
-                "  (lpc, hpc and ncnt belong to the histogram, record 0)"
-            )?;
         }
         Header::BsdOld(h) => {
+            bsd_fields(out)?;
             writeln!(out, "  {:<18} {}", "header_size", h.header_size)?;
-            writeln!(
-                out,
-                "  (lpc, hpc and ncnt belong to the histogram, record 0)"
-            )?;
         }
     }
     Ok(())
@@ -326,6 +334,27 @@ mod tests {
         );
         // 20 header + 41 + 2 * 16 bins = 93 = 0x5d.
         assert!(text.contains("record 1 at 0x5d: arc  from_pc 0x1010  self_pc 0x1020  count 7"));
+    }
+
+    #[test]
+    fn bsd_header_shows_lpc_hpc_and_ncnt() {
+        let p = sample()
+            .convert_to(Variant::Bsd44, Encoding::BIG_32)
+            .unwrap();
+        let bytes = gmon_format::to_vec(&p).unwrap();
+        let mut out = Vec::new();
+        print_profile(
+            &mut out,
+            "b",
+            bytes.len() as u64,
+            &p,
+            &DumpOptions::default(),
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // 32-byte header + 16 u16 bins = 64.
+        assert!(text.contains("  lpc                0x1000\n  hpc                0x1040\n  ncnt               64 (header + histogram bytes)\n  version            0x51879\n"), "{text}");
+        assert!(text.contains("record 1 at 0x40: arc"), "{text}");
     }
 
     #[test]
