@@ -1,0 +1,511 @@
+//! `gmon merge` through the real binary: GNU gprof reports the same for the merged file as for
+//! the inputs (testdata cases, many runs, sums beyond 16 and 32 bits), histogram ranges that line
+//! up or not, mismatched rates, 10,000 inputs, malformed inputs, `--exe`.
+//!
+//! The reference is always a real `/usr/bin/gprof` run on the inputs at test time; tests that need
+//! it say so and pass vacuously when it is not installed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use gmon_format::{Arc, Dimension, Encoding, Histogram, ProfRate, Profile, Record};
+
+const GPROF: &str = "/usr/bin/gprof";
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases")
+}
+
+fn have_gprof() -> bool {
+    let ok = Path::new(GPROF).exists();
+    if !ok {
+        eprintln!("{GPROF} not installed: skipping the comparison with GNU gprof");
+    }
+    ok
+}
+
+fn gmon() -> Command {
+    Command::cargo_bin("gmon").unwrap()
+}
+
+/// `gprof -b EXE FILES...` stdout (LC_ALL=C), asserting success.
+fn gprof_report(exe: &Path, files: &[PathBuf]) -> String {
+    let out = Command::new(GPROF)
+        .env("LC_ALL", "C")
+        .arg("-b")
+        .arg(exe)
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gprof failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `gmon gprof -b EXE FILES...` stdout.
+fn gmon_gprof_report(exe: &Path, files: &[PathBuf]) -> String {
+    let out = gmon()
+        .args(["gprof", "-b"])
+        .arg(exe)
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gmon gprof failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs `gmon merge` on `inputs` into `out`, asserting success.
+fn merge_ok(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
+    let o = gmon()
+        .arg("merge")
+        .args(extra)
+        .args(inputs)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "gmon merge failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The runs of a testdata case: gmon.out, gmon.2.out, gmon.3.out, ...
+fn runs(case: &Path) -> Vec<PathBuf> {
+    let mut v = vec![case.join("gmon.out")];
+    for i in 2.. {
+        let p = case.join(format!("gmon.{i}.out"));
+        if !p.exists() {
+            break;
+        }
+        v.push(p);
+    }
+    v
+}
+
+fn multi_run_cases() -> Vec<PathBuf> {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("prog").exists() && p.join("gmon.2.out").exists())
+        .collect();
+    cases.sort();
+    cases
+}
+
+fn read(path: &Path) -> Profile {
+    gmon_format::read(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn write(path: &Path, p: &Profile) {
+    std::fs::write(path, gmon_format::to_vec(p).unwrap()).unwrap();
+}
+
+#[test]
+fn gprof_report_of_merged_equals_report_of_all_inputs() {
+    if !have_gprof() {
+        return;
+    }
+    let cases = multi_run_cases();
+    assert!(!cases.is_empty(), "no testdata case has several runs");
+    let tmp = tempfile::tempdir().unwrap();
+    for case in cases {
+        let exe = case.join("prog");
+        let inputs = runs(&case);
+        let merged = tmp.path().join("merged.out");
+        merge_ok(&inputs, &merged, &[]);
+        let expected = gprof_report(&exe, &inputs);
+        assert_eq!(
+            gprof_report(&exe, std::slice::from_ref(&merged)),
+            expected,
+            "{}: gprof on the merged file differs from gprof on the inputs",
+            case.display()
+        );
+        assert_eq!(
+            gmon_gprof_report(&exe, std::slice::from_ref(&merged)),
+            expected,
+            "{}: gmon gprof on the merged file differs from gprof on the inputs",
+            case.display()
+        );
+    }
+}
+
+#[test]
+fn many_runs_of_one_case() {
+    if !have_gprof() {
+        return;
+    }
+    let case = cases_dir().join("recurse-pie-O0");
+    let exe = case.join("prog");
+    let runs = runs(&case);
+    // 60 inputs, the runs interleaved, so arcs first appear in different files.
+    let inputs: Vec<PathBuf> = (0..60)
+        .map(|i| runs[(i * 7) % runs.len()].clone())
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let merged = tmp.path().join("merged.out");
+    merge_ok(&inputs, &merged, &[]);
+    assert_eq!(
+        gprof_report(&exe, std::slice::from_ref(&merged)),
+        gprof_report(&exe, &inputs)
+    );
+}
+
+/// Sums past 65535 in a bin and past 2^32 in an arc: the merged file has extra records, and gprof
+/// reports exactly the totals it reports for the inputs.
+#[test]
+fn sums_beyond_16_and_32_bits_reach_gprof_exactly() {
+    if !have_gprof() {
+        return;
+    }
+    let case = cases_dir().join("recurse-pie-O0");
+    let exe = case.join("prog");
+    let base = read(&case.join("gmon.out"));
+    let tmp = tempfile::tempdir().unwrap();
+    let hot_max = base
+        .histograms()
+        .flat_map(|h| h.bins.iter().copied())
+        .max()
+        .unwrap();
+    assert!(hot_max > 0);
+    // Scale bins so that the hottest is 40000 per file: three files sum past 65535.
+    let scale = 40_000 / hot_max;
+    let mut inputs = Vec::new();
+    for (i, first_arc) in [u64::from(u32::MAX), u64::from(u32::MAX), 7]
+        .into_iter()
+        .enumerate()
+    {
+        let mut p = base.clone();
+        let mut seen_arc = false;
+        for r in &mut p.records {
+            match r {
+                Record::Histogram(h) => h.bins.iter_mut().for_each(|b| *b *= scale),
+                Record::Arc(a) if !seen_arc => {
+                    a.count = first_arc;
+                    seen_arc = true;
+                }
+                _ => {}
+            }
+        }
+        let path = tmp.path().join(format!("in{i}.out"));
+        write(&path, &p);
+        inputs.push(path);
+    }
+    let merged = tmp.path().join("merged.out");
+    merge_ok(&inputs, &merged, &[]);
+    let out = read(&merged);
+    assert_eq!(
+        out.histograms().count(),
+        2,
+        "a 17-bit bin sum needs a second histogram record"
+    );
+    let first = base.arcs().next().unwrap();
+    let split: Vec<u64> = out
+        .arcs()
+        .filter(|a| (a.from_pc, a.self_pc) == (first.from_pc, first.self_pc))
+        .map(|a| a.count)
+        .collect();
+    assert_eq!(split.iter().sum::<u64>(), 2 * u64::from(u32::MAX) + 7);
+    assert_eq!(split.len(), 3);
+    let expected = gprof_report(&exe, &inputs);
+    assert!(expected.contains(&(2 * u64::from(u32::MAX) + 7).to_string()));
+    assert_eq!(gprof_report(&exe, std::slice::from_ref(&merged)), expected);
+    assert_eq!(
+        gmon_gprof_report(&exe, std::slice::from_ref(&merged)),
+        expected
+    );
+}
+
+fn hist(low: u64, high: u64, rate: u32, bins: Vec<u64>) -> Record {
+    Record::Histogram(Histogram {
+        low_pc: low,
+        high_pc: high,
+        prof_rate: ProfRate(rate),
+        dimension: Dimension::SECONDS,
+        bins,
+    })
+}
+
+fn profile(records: Vec<Record>) -> Profile {
+    let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+    p.records = records;
+    p
+}
+
+#[test]
+fn ranges_that_line_up_are_merged_over_their_union() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.out");
+    let b = tmp.path().join("b.out");
+    // 4 bytes per bin; b starts 32 bins into a.
+    write(&a, &profile(vec![hist(0x1000, 0x1100, 100, vec![1; 64])]));
+    write(&b, &profile(vec![hist(0x1080, 0x1180, 100, vec![2; 64])]));
+    let out = tmp.path().join("sum.out");
+    merge_ok(&[a, b], &out, &[]);
+    let p = read(&out);
+    let h: Vec<&Histogram> = p.histograms().collect();
+    assert_eq!(h.len(), 1);
+    assert_eq!(
+        (h[0].low_pc, h[0].high_pc, h[0].bins.len()),
+        (0x1000, 0x1180, 96)
+    );
+    let expected: Vec<u64> = (0..96)
+        .map(|i| {
+            if i < 32 {
+                1
+            } else if i < 64 {
+                3
+            } else {
+                2
+            }
+        })
+        .collect();
+    assert_eq!(h[0].bins, expected);
+}
+
+#[test]
+fn ranges_that_do_not_line_up_need_rebin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.out");
+    let b = tmp.path().join("b.out");
+    write(&a, &profile(vec![hist(0x1000, 0x1100, 100, vec![3; 64])]));
+    // Shifted by one 2-byte unit: overlapping, but on another grid.
+    write(&b, &profile(vec![hist(0x1002, 0x1102, 100, vec![5; 64])]));
+    let out = tmp.path().join("sum.out");
+    let o = gmon()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("b.out") && err.contains("do not line up") && err.contains("--rebin"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    let o = merge_ok(&[a, b], &out, &["--rebin"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--rebin") && err.contains("redistributed"),
+        "{err}"
+    );
+    let p = read(&out);
+    let total: u64 = p.histograms().map(|h| h.total()).sum();
+    assert_eq!(total, 64 * 3 + 64 * 5, "rebinning keeps the total exact");
+}
+
+#[test]
+fn mismatched_rates_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.out");
+    let b = tmp.path().join("b.out");
+    write(&a, &profile(vec![hist(0x1000, 0x1100, 100, vec![1; 64])]));
+    write(&b, &profile(vec![hist(0x1000, 0x1100, 1000, vec![1; 64])]));
+    let out = tmp.path().join("sum.out");
+    let o = gmon()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("b.out") && err.contains("1000 Hz") && err.contains("100 Hz"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn malformed_input_in_the_middle_names_the_file_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for i in 0..9 {
+        let p = tmp.path().join(format!("run{i}.out"));
+        write(&p, &profile(vec![hist(0x1000, 0x1010, 100, vec![1; 4])]));
+        inputs.push(p);
+    }
+    // Truncate run4 in the middle of its histogram.
+    let bad = &inputs[4];
+    let bytes = std::fs::read(bad).unwrap();
+    std::fs::write(bad, &bytes[..bytes.len() - 3]).unwrap();
+    let out = tmp.path().join("sum.out");
+    let o = gmon()
+        .arg("merge")
+        .args(&inputs)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("run4.out") && err.contains("offset 0x"),
+        "{err}"
+    );
+    assert!(!out.exists(), "no output on error");
+    // Not even a temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".gmon-tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+/// 10,000 tiny inputs, given through a list file, and arc totals beyond 2^32.
+#[test]
+fn ten_thousand_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut list = String::new();
+    let n = 10_000u64;
+    for i in 0..n {
+        let p = tmp.path().join(format!("r{i}.out"));
+        write(
+            &p,
+            &profile(vec![
+                hist(0x1000, 0x1010, 100, vec![i % 7, 1, 0, 2]),
+                Record::Arc(Arc {
+                    from_pc: 0x1000,
+                    self_pc: 0x1008,
+                    count: i * 1000,
+                }),
+                Record::Arc(Arc {
+                    from_pc: 0x1004,
+                    self_pc: 0x1008,
+                    count: 1,
+                }),
+            ]),
+        );
+        list.push_str(&p.to_string_lossy());
+        list.push('\n');
+    }
+    let list_path = tmp.path().join("list.txt");
+    std::fs::write(&list_path, list).unwrap();
+    let out = tmp.path().join("sum.out");
+    let o = gmon()
+        .arg("merge")
+        .arg("--from-list")
+        .arg(&list_path)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = read(&out);
+    let mut bins = [0u64; 4];
+    for h in p.histograms() {
+        for (s, b) in bins.iter_mut().zip(&h.bins) {
+            *s += b;
+        }
+    }
+    let sevens: u64 = (0..n).map(|i| i % 7).sum();
+    assert_eq!(bins, [sevens, n, 0, 2 * n]);
+    let mut arcs = BTreeMap::new();
+    for a in p.arcs() {
+        *arcs.entry((a.from_pc, a.self_pc)).or_insert(0u64) += a.count;
+    }
+    let first = 1000 * n * (n - 1) / 2;
+    assert!(first > u64::from(u32::MAX));
+    assert_eq!(
+        arcs,
+        BTreeMap::from([((0x1000, 0x1008), first), ((0x1004, 0x1008), n)])
+    );
+    // The first arc record stays first (order of first appearance).
+    assert_eq!(p.arcs().next().map(|a| a.from_pc), Some(0x1000));
+
+    // The same list as an @LISTFILE argument gives the same bytes.
+    let out2 = tmp.path().join("sum2.out");
+    let at = format!("@{}", list_path.display());
+    let o = gmon()
+        .arg("merge")
+        .arg(&at)
+        .arg("-o")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&out2).unwrap());
+}
+
+#[test]
+fn exe_refuses_a_profile_of_another_program() {
+    let case = cases_dir().join("recurse-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    let foreign = tmp.path().join("foreign.out");
+    write(
+        &foreign,
+        &profile(vec![Record::Arc(Arc {
+            from_pc: 0x7f00_0000,
+            self_pc: 0x7f00_0100,
+            count: 1,
+        })]),
+    );
+    let out = tmp.path().join("sum.out");
+    let o = gmon()
+        .arg("merge")
+        .arg("--exe")
+        .arg(case.join("prog"))
+        .arg(case.join("gmon.out"))
+        .arg(&foreign)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("foreign.out") && err.contains("not a profile of this executable"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // Its own runs are accepted.
+    merge_ok(
+        &runs(&case),
+        &out,
+        &["--exe", case.join("prog").to_str().unwrap()],
+    );
+}
+
+#[test]
+fn bsd_output_round_trips_and_refuses_17_bit_bins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a.out");
+    write(
+        &a,
+        &profile(vec![hist(0x1000, 0x1010, 100, vec![40_000, 1, 0, 0])]),
+    );
+    let out = tmp.path().join("sum.bsd");
+    merge_ok(&[a.clone()], &out, &["--to", "bsd44"]);
+    let p = read(&out);
+    assert_eq!(p.header.variant(), gmon_format::Variant::Bsd44);
+    let o = gmon()
+        .arg("merge")
+        .arg(&a)
+        .arg(&a)
+        .args(["--to", "bsd44", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--to gnu"));
+}
