@@ -495,7 +495,7 @@ fn bsd_output_round_trips_and_refuses_17_bit_bins() {
         &profile(vec![hist(0x1000, 0x1010, 100, vec![40_000, 1, 0, 0])]),
     );
     let out = tmp.path().join("sum.bsd");
-    merge_ok(&[a.clone()], &out, &["--to", "bsd44"]);
+    merge_ok(std::slice::from_ref(&a), &out, &["--to", "bsd44"]);
     let p = read(&out);
     assert_eq!(p.header.variant(), gmon_format::Variant::Bsd44);
     let o = gmon()
