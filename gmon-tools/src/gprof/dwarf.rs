@@ -124,7 +124,9 @@ fn interned(strings: &mut Vec<String>, ids: &mut HashMap<String, StrId>, s: &str
 
 type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
 
-/// `mangle_style (lang) == 0`: languages whose `DW_AT_name` BFD takes as the linkage name.
+/// `mangle_style (lang) == 0`: languages whose `DW_AT_name` BFD takes as the linkage name (the
+/// numeric ones are UPC, HP Basic91, HP IMacro and HP Assembler, which gimli does not name).
+#[allow(non_upper_case_globals)] // gimli names DWARF constants as the standard spells them
 fn c_like(lang: Option<gimli::DwLang>) -> bool {
     use gimli::constants::*;
     matches!(
@@ -141,12 +143,8 @@ fn c_like(lang: Option<gimli::DwLang>) -> bool {
                 | DW_LANG_UPC
                 | DW_LANG_C11
                 | DW_LANG_Mips_Assembler
-                | DW_LANG_Upc
-                | DW_LANG_HP_Basic91
-                | DW_LANG_HP_IMacro
-                | DW_LANG_HP_Assembler
         )
-    )
+    ) || lang.is_some_and(|l| matches!(l.0, 0x8765 | 0x8004 | 0x8006 | 0x8007))
 }
 
 impl LineInfo {
@@ -498,7 +496,7 @@ impl LineInfo {
         let dirs: Vec<Option<String>> = header
             .include_directories()
             .iter()
-            .map(|d| text(d.clone()))
+            .map(|d| text(*d))
             .collect();
         let mut files: Vec<(Option<String>, u64)> = header
             .file_names()

@@ -40,14 +40,18 @@ pub mod args;
 pub mod blurbs;
 pub mod callgraph;
 pub mod demangle;
+pub mod execcount;
+pub mod dwarf;
 pub mod flat;
 pub mod fmt;
 pub mod graph;
 pub mod hist;
 pub mod index;
+pub mod lines;
 pub mod names;
 pub mod report;
 pub mod sort;
+pub mod source;
 pub mod symspec;
 pub mod symtab;
 
