@@ -425,3 +425,28 @@ fn go_pprof_accepts_our_profiles() {
         );
     }
 }
+
+#[test]
+fn exact_stacks_are_labelled_as_such() {
+    let (g, infos) = sample_graph();
+    let mut stacks = estimate_stacks(&g).unwrap();
+    stacks.source = gmon_tools::flame::StackSource::Exact;
+    let p = build_profile(&g, &stacks, &infos, None, &PprofOptions::default()).unwrap();
+    check_valid(&p).unwrap();
+    let comments: Vec<&str> = p
+        .comment
+        .iter()
+        .map(|&c| p.string_table[c as usize].as_str())
+        .collect();
+    assert!(
+        comments[0].starts_with("exact sampled stacks"),
+        "{comments:?}"
+    );
+    assert!(
+        !comments.iter().any(|c| c.contains("estimated")),
+        "{comments:?}"
+    );
+    // Without an executable there is no mapping, and locations point to none.
+    assert!(p.mapping.is_empty());
+    assert!(p.location.iter().all(|l| l.mapping_id == 0));
+}

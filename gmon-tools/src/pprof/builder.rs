@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
-use crate::flame::{CallGraph, Frame, NodeId, Stacks, frame_name};
+use crate::flame::{CallGraph, Frame, NodeId, StackSource, Stacks, frame_name};
 
 /// What the profile knows about one function of the graph, beyond its display name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -120,14 +120,24 @@ pub fn build_profile(
         r#type: strings.id("cpu"),
         unit: strings.id("nanoseconds"),
     };
-    let mut comments = vec![format!(
-        "{} (gmon.out has a PC histogram and call counts; see spec/stacks.md in the gmon sources)",
-        stacks.source.description()
-    )];
-    comments.push(format!(
-        "{} histogram samples outside every function are not in any sample",
-        stacks.outside_samples
-    ));
+    let mut comments = Vec::new();
+    match stacks.source {
+        StackSource::Estimated => {
+            comments.push(format!(
+                "{}: gmon.out has a PC histogram and call counts, not stacks (algorithm: \
+                 spec/stacks.md in the gmon sources)",
+                stacks.source.description()
+            ));
+            comments.push(format!(
+                "{} histogram samples outside every function are not in any sample",
+                stacks.outside_samples
+            ));
+        }
+        StackSource::Exact => comments.push(format!(
+            "{}, recorded by the gmon-write runtime (the .gmonx sidecar)",
+            stacks.source.description()
+        )),
+    }
     comments.push("call counts: sample type calls/count on [callee, caller] samples".to_owned());
     comments.extend(opts.comments.iter().cloned());
 
