@@ -40,8 +40,8 @@ pub mod args;
 pub mod blurbs;
 pub mod callgraph;
 pub mod demangle;
-pub mod execcount;
 pub mod dwarf;
+pub mod execcount;
 pub mod flat;
 pub mod fmt;
 pub mod graph;
@@ -51,7 +51,6 @@ pub mod lines;
 pub mod names;
 pub mod report;
 pub mod sort;
-pub mod source;
 pub mod symspec;
 pub mod symtab;
 

@@ -207,6 +207,12 @@ pub fn read_profile(
             E::BadTag { tag, .. } if is_gnu => GprofError::new(format!(
                 "{w}: {path}: found bad tag {tag} (file corrupted?)\n"
             )),
+            E::HistogramTooLarge {
+                bins, available, ..
+            } if is_gnu => GprofError::new(format!(
+                "{w}: {path}: unexpected EOF after reading {} of {bins} samples\n",
+                available / 2
+            )),
             _ if is_gnu => GprofError::new(format!("{w}: {path}: unexpected end of file\n")),
             E::UnsupportedVersion { .. } if format == FileFormat::Bsd44 => {
                 GprofError::new(format!("{w}: file `{path}' has bad magic cookie\n"))
@@ -245,12 +251,10 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         Some(file) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
         None => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
     };
-    if a.external_symbols.is_none()
-        && let Some(mut locate) = super::symtab::dwarf_locator(Path::new(&a.image))
-    {
-        symtab.attach_source(&mut locate);
+    if a.external_symbols.is_none() {
+        let mut info = super::dwarf::LineInfo::from_elf(&image.data);
+        super::lines::attach_function_sources(&mut symtab, &mut info);
     }
-    let _ = line;
     let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
     if a.file_format == FileFormat::Prof {
         return Err(GprofError::new(format!(
@@ -360,8 +364,11 @@ pub fn print_reports(
         }
         super::index::print_index(out, analysis, popts)?;
     }
-    // EXTENSION POINT (lines): exec counts (-C), annotated source (-A), function ordering (-r)
-    // and file ordering (-R) are printed here, in this order.
+    if output_style & style::EXEC_COUNTS != 0 {
+        super::execcount::print_exec_counts(out, analysis, popts, first_output)?;
+    }
+    // EXTENSION POINT (lines): basic-block lines of the exec counts, annotated source (-A),
+    // function ordering (-r) and file ordering (-R) are printed here, in this order.
     Ok(())
 }
 

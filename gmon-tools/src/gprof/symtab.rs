@@ -466,26 +466,6 @@ impl SymbolTable {
     }
 }
 
-/// Source file and line of a function symbol's address from the DWARF line information, kept
-/// only when BFD's `bfd_find_nearest_line` would give gprof a file, a function name and a
-/// non-zero line. This is the function-level lookup the default reports need (the index's
-/// `(file)` suffix, file symspecs); line mode builds on the same information.
-pub fn dwarf_locator(path: &Path) -> Option<impl FnMut(u64) -> Option<(String, u32)>> {
-    let loader = addr2line::Loader::new(path).ok()?;
-    Some(move |addr: u64| {
-        let loc = loader.find_location(addr).ok()??;
-        let (file, line) = (loc.file?, loc.line?);
-        if line == 0 {
-            return None;
-        }
-        let file = file.to_string();
-        let mut frames = loader.find_frames(addr).ok()?;
-        let frame = frames.next().ok()??;
-        frame.function.as_ref()?;
-        Some((file, line))
-    })
-}
-
 /// `sym_lookup` over any address-sorted slice of symbols.
 pub fn lookup_in(syms: &[Symbol], a: u64) -> Option<SymIdx> {
     let i = syms.partition_point(|s| s.addr <= a).checked_sub(1)?;

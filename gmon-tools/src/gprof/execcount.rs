@@ -1,0 +1,72 @@
+//! Execution counts (`-C`, and gprof's fallback report for a profile with neither histogram
+//! nor arcs): `print_exec_counts` over the function symbols, sorted by `cmp_bb`
+//! (gprof-behaviour.md §9.4). Basic-block lines (`-l` with basic-block records) are the
+//! line-level extension of this report.
+
+use std::cmp::Ordering;
+use std::io::{self, Write};
+
+use super::Analysis;
+use super::names::PrintOptions;
+use super::sort::msort;
+use super::symspec::TableId;
+
+/// gprof's `cmp_bb`: file name and line when both symbols have a file, else address (not a
+/// total order; glibc's merge sort makes the result deterministic).
+fn cmp_bb(a: &Analysis, l: usize, r: usize) -> Ordering {
+    let (ls, rs) = (&a.symtab.symbols[l], &a.symtab.symbols[r]);
+    if let (Some(lf), Some(rf)) = (ls.file, rs.file) {
+        let (ln, rn) = (&a.symtab.files[lf].name, &a.symtab.files[rf].name);
+        match ln.as_bytes().cmp(rn.as_bytes()) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+        if ls.line != rs.line {
+            return ls.line.cmp(&rs.line);
+        }
+    }
+    ls.addr.cmp(&rs.addr)
+}
+
+/// Prints one `FILE:LINE: (NAME:0xADDR) COUNT executions` line per selected symbol.
+pub fn print_exec_counts(
+    out: &mut dyn Write,
+    a: &Analysis,
+    opts: &PrintOptions,
+    first_output: &mut bool,
+) -> io::Result<()> {
+    let mut b: Vec<u8> = Vec::new();
+    if *first_output {
+        *first_output = false;
+    } else {
+        b.extend_from_slice(b"\x0c\n");
+    }
+    let mut syms: Vec<usize> = (0..a.symtab.len())
+        .filter(|&i| {
+            a.specs.selected(
+                TableId::InclExec,
+                TableId::ExclExec,
+                a.symtab.symbols[i].addr,
+            )
+        })
+        .collect();
+    msort(&mut syms, |&l, &r| cmp_bb(a, l, r));
+    for s in syms {
+        let sym = &a.symtab.symbols[s];
+        let calls = a.graph.nodes.get(s).map_or(0, |n| n.ncalls);
+        if calls > 0 || !opts.ignore_zeros {
+            let file = sym
+                .file
+                .and_then(|f| a.symtab.files.get(f))
+                .map_or("<unknown>", |f| f.name.as_str());
+            b.extend_from_slice(
+                format!(
+                    "{file}:{}: ({}:0x{:x}) {calls} executions\n",
+                    sym.line, sym.name, sym.addr
+                )
+                .as_bytes(),
+            );
+        }
+    }
+    out.write_all(&b)
+}
