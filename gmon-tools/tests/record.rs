@@ -1,0 +1,285 @@
+//! `gmon record` on a small C program built without -pg: GNU gprof reads the profile unchanged
+//! and puts the right functions on top; `gmon gprof` prints the same flat profile.
+//!
+//! The runtime library is the one `cargo test --workspace` builds next to the `gmon` binary.
+//! When only this package is tested it may be missing; the test then builds gmon-write into a
+//! separate target directory (the outer cargo holds the lock of the main one) and points
+//! `GMON_WRITE_LIB` at it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const PROGRAM: &str = r#"
+#include <stdio.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double cpu(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+#define BURNER(name)                                                              \
+    __attribute__((noinline)) void name(double s) {                               \
+        double t0 = cpu();                                                        \
+        unsigned long x = 88172645463325252UL;                                    \
+        while (cpu() - t0 < s)                                                    \
+            for (int i = 0; i < 200000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; } \
+        sink = x;                                                                 \
+    }
+BURNER(sixty)
+BURNER(thirty)
+BURNER(ten)
+int main(void) {
+    sixty(0.6);
+    thirty(0.3);
+    ten(0.1);
+    printf("done\n");
+    return 0;
+}
+"#;
+
+fn gmon() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_gmon"))
+}
+
+/// `GMON_WRITE_LIB` for the runs: None when the library sits next to `gmon` already.
+fn runtime_library() -> Option<PathBuf> {
+    let next_to_gmon = gmon().with_file_name("libgmon_write.so");
+    if next_to_gmon.is_file() {
+        return None;
+    }
+    let profile_dir = gmon().parent().expect("bin dir").to_path_buf();
+    let nested = profile_dir.join("record-test-runtime");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "-p", "gmon-write", "--lib"])
+        .env("CARGO_TARGET_DIR", &nested);
+    if profile_dir.ends_with("release") {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().expect("run cargo");
+    assert!(status.success(), "cargo build -p gmon-write failed");
+    let lib = nested
+        .join(if profile_dir.ends_with("release") {
+            "release"
+        } else {
+            "debug"
+        })
+        .join("libgmon_write.so");
+    assert!(lib.is_file(), "{} not built", lib.display());
+    Some(lib)
+}
+
+fn build_program(dir: &Path) -> PathBuf {
+    let src = dir.join("split.c");
+    std::fs::write(&src, PROGRAM).expect("write C source");
+    let prog = dir.join("split");
+    let out = Command::new("gcc")
+        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .output()
+        .expect("gcc is installed");
+    assert!(
+        out.status.success(),
+        "gcc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    prog
+}
+
+fn gmon_cmd(lib: &Option<PathBuf>) -> Command {
+    let mut c = Command::new(gmon());
+    match lib {
+        Some(l) => c.env("GMON_WRITE_LIB", l),
+        None => c.env_remove("GMON_WRITE_LIB"),
+    };
+    c
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Function names of a flat profile, in order.
+fn flat_names(flat: &str) -> Vec<String> {
+    flat.lines()
+        .skip_while(|l| !l.trim_start().starts_with("time"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect()
+}
+
+/// The `self %` column of a flat profile line for `name`.
+fn percent_of(flat: &str, name: &str) -> f64 {
+    flat.lines()
+        .find(|l| l.split_whitespace().last() == Some(name))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn record_a_c_program_and_read_it_with_gprof() {
+    let lib = runtime_library();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build_program(dir.path());
+    let out = dir.path().join("split.gmon");
+
+    let run = gmon_cmd(&lib)
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--hz", "1000", "--"])
+        .arg(&prog)
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "gmon record failed:\n{}", text(&run));
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "done\n",
+        "the program's own output"
+    );
+    assert!(String::from_utf8_lossy(&run.stderr).contains("samples at 1000 Hz"));
+
+    let sidecar = gmon_format::sidecar_path(&out);
+    let ext = gmon_format::read_extension(&std::fs::read(&sidecar).expect("sidecar"))
+        .expect("valid sidecar");
+    assert!(ext.matches_gmon(&std::fs::read(&out).expect("gmon.out")));
+    let main = ext.main_object().expect("main object");
+    assert_eq!(
+        Path::new(&main.path),
+        prog.canonicalize().expect("canonical").as_path()
+    );
+    assert!(!main.build_id.is_empty(), "gcc's build id is recorded");
+    assert!(!ext.stacks.is_empty(), "stacks are recorded by default");
+
+    let gprof = Command::new("gprof")
+        .args(["-b", "-p"])
+        .arg(&prog)
+        .arg(&out)
+        .output();
+    let Ok(gprof) = gprof else {
+        eprintln!("GNU gprof not installed: skipped the gprof comparison");
+        return;
+    };
+    assert!(gprof.status.success(), "gprof: {}", text(&gprof));
+    let flat = String::from_utf8_lossy(&gprof.stdout).into_owned();
+    assert!(
+        flat.contains("Each sample counts as 0.001 seconds."),
+        "{flat}"
+    );
+    let names = flat_names(&flat);
+    assert_eq!(
+        names.get(..3),
+        Some(&["sixty", "thirty", "ten"].map(String::from)[..]),
+        "{flat}"
+    );
+    // ~1000 ticks: ±6 points is over 4 binomial standard errors for the 60 % share.
+    for (name, want) in [("sixty", 60.0), ("thirty", 30.0), ("ten", 10.0)] {
+        let got = percent_of(&flat, name);
+        assert!(
+            (got - want).abs() < 6.0,
+            "{name}: {got} % (want ~{want} %)\n{flat}"
+        );
+    }
+
+    // gmon gprof prints the same flat profile (once its engine reads this file).
+    let ours = gmon_cmd(&lib)
+        .args(["gprof", "-b", "-p"])
+        .arg(&prog)
+        .arg(&out)
+        .output();
+    let ours = ours.expect("run gmon gprof");
+    assert!(ours.status.success(), "gmon gprof: {}", text(&ours));
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), flat);
+}
+
+#[test]
+fn exit_status_is_the_commands() {
+    let lib = runtime_library();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("three.c");
+    std::fs::write(&src, "int main(void) { return 3; }\n").expect("write C source");
+    let prog = dir.path().join("three");
+    let cc = Command::new("gcc")
+        .arg("-o")
+        .arg(&prog)
+        .arg(&src)
+        .output()
+        .expect("gcc");
+    assert!(cc.status.success(), "gcc: {}", text(&cc));
+    let out = dir.path().join("three.gmon");
+    let run = gmon_cmd(&lib)
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run gmon record");
+    assert_eq!(run.status.code(), Some(3), "{}", text(&run));
+    assert!(
+        out.is_file(),
+        "the profile is written even for a non-zero exit"
+    );
+}
+
+#[test]
+fn a_program_ending_with_exit_underscore_is_reported() {
+    // dash's `exit` builtin ends with _exit(): no atexit handler runs, so no profile exists.
+    // gmon record says so instead of passing off an old file.
+    let lib = runtime_library();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("sh.gmon");
+    std::fs::write(&out, b"stale").expect("stale file");
+    let run = gmon_cmd(&lib)
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c", "exit 3"])
+        .output()
+        .expect("run gmon record");
+    if out.is_file() {
+        // A shell that returns from main (e.g. bash as sh) writes a profile: nothing to check.
+        assert_ne!(std::fs::read(&out).expect("read"), b"stale");
+        return;
+    }
+    assert!(!run.status.success());
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("wrote no profile"),
+        "{}",
+        text(&run)
+    );
+}
+
+#[test]
+fn missing_library_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("nope/libgmon_write.so");
+    let run = Command::new(gmon())
+        .env("GMON_WRITE_LIB", &missing)
+        .args(["record", "--", "true"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run gmon record");
+    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("GMON_WRITE_LIB=") && err.contains("no such file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn help_says_where_the_library_is_found() {
+    let run = Command::new(gmon())
+        .args(["record", "--help"])
+        .output()
+        .expect("run gmon");
+    let help = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        help.contains("GMON_WRITE_LIB") && help.contains("libgmon_write.so"),
+        "{help}"
+    );
+}

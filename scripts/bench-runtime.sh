@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Overhead of the gmon-write runtime at 1 kHz.
+#
+#   1. A CPU-bound Rust benchmark (gmon-write/examples/bench_cpu.rs, release build) with and
+#      without the Profiler started in-process.
+#   2. A C program (calls, recursion, sorting) run plain, under `gmon record --hz 1000`, and as
+#      its own -pg build (glibc's mcount + 100 Hz profil) for comparison.
+#
+# Needs gcc and hyperfine (apt-get install -y hyperfine). Usage: scripts/bench-runtime.sh
+# [RUNS]; prints hyperfine's tables and the ratios of wall time and of CPU time (user + sys).
+# On a loaded machine trust the CPU-time ratio: wall time then mostly measures the other load.
+# (`gmon record` adds gmon's own start-up, about a millisecond, to the recorded program.)
+set -euo pipefail
+
+RUNS=${1:-10}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+command -v hyperfine >/dev/null || { echo "hyperfine not found (apt-get install -y hyperfine)" >&2; exit 1; }
+
+(cd "$ROOT" && cargo build --release -q -p gmon-write --lib --example bench_cpu && cargo build --release -q -p gmon-tools)
+BENCH=$TARGET/release/examples/bench_cpu
+GMON=$TARGET/release/gmon
+test -f "$TARGET/release/libgmon_write.so" || { echo "libgmon_write.so not built" >&2; exit 1; }
+
+cat > "$WORK/work.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+static unsigned long state = 88172645463325252UL;
+__attribute__((noinline)) static unsigned long next(void) {
+    state ^= state << 13; state ^= state >> 7; state ^= state << 17; return state;
+}
+__attribute__((noinline)) static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+static int cmp(const void *a, const void *b) {
+    unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+    return (x > y) - (x < y);
+}
+__attribute__((noinline)) static unsigned long sort_round(size_t n) {
+    unsigned long *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = next();
+    qsort(v, n, sizeof *v, cmp);
+    unsigned long m = v[n / 2];
+    free(v);
+    return m;
+}
+__attribute__((noinline)) static unsigned long mix_round(unsigned long n) {
+    unsigned long h = 1469598103934665603UL;
+    for (unsigned long i = 0; i < n; i++) h = (h ^ i) * 1099511628211UL;
+    return h;
+}
+int main(void) {
+    unsigned long acc = 0;
+    for (int r = 0; r < 6; r++) {
+        acc ^= (unsigned long)fib(30);
+        acc ^= sort_round(400000);
+        acc ^= mix_round(60000000UL);
+    }
+    printf("%lu\n", acc);
+    return 0;
+}
+C
+gcc -O2 -fno-omit-frame-pointer -o "$WORK/work" "$WORK/work.c"
+gcc -O2 -fno-omit-frame-pointer -pg -o "$WORK/work-pg" "$WORK/work.c"
+
+cd "$WORK"
+echo "== Rust CPU-bound benchmark: in-process Profiler at 1 kHz vs none"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-json rust.json \
+    -n plain "$BENCH" \
+    -n profiled "env GMON_BENCH_PROFILE=1 GMON_BENCH_OUT=$WORK/rust.gmon $BENCH"
+
+echo "== C program: plain vs gmon record --hz 1000 vs -pg build"
+hyperfine -N --warmup 1 --runs "$RUNS" --export-json c.json \
+    -n plain "$WORK/work" \
+    -n gmon-record "$GMON record -o $WORK/rec.gmon --hz 1000 -- $WORK/work" \
+    -n gcc-pg "$WORK/work-pg"
+
+python3 - <<'PY'
+import json
+for name in ("rust.json", "c.json"):
+    res = json.load(open(name))["results"]
+    base = res[0]
+    print(f"{name[:-5]}: baseline {base['command']} mean {base['mean']:.3f} s ± {base['stddev']:.3f}")
+    bcpu = base["user"] + base["system"]
+    print(f"  CPU (user+sys) {bcpu:.3f} s")
+    for r in res[1:]:
+        ratio = r["mean"] / base["mean"]
+        cpu = r["user"] + r["system"]
+        print(f"  {r['command']}: mean {r['mean']:.3f} s ± {r['stddev']:.3f}  ratio {ratio:.4f}"
+              f"  ({(ratio - 1) * 100:+.2f} %);  CPU {cpu:.3f} s  ratio {cpu / bcpu:.4f}"
+              f"  ({(cpu / bcpu - 1) * 100:+.2f} %)")
+PY
