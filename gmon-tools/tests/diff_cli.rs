@@ -1,0 +1,191 @@
+//! `gmon diff` through the real binary and the library, on testdata profiles.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+use gmon_format::{Profile, Record};
+use gmon_tools::diff::{Status, diff_functions, diff_ranges};
+use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+
+fn case() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/recurse-pie-O0")
+}
+
+fn read(path: &Path) -> Profile {
+    gmon_format::read(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn analysis(profile: Profile) -> Analysis {
+    let image = Image::open(&case().join("prog"), "gmon").unwrap();
+    Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap()
+}
+
+fn gmon_diff(args: &[&str], base: &Path, new: &Path) -> String {
+    let o = Command::cargo_bin("gmon")
+        .unwrap()
+        .arg("diff")
+        .args(args)
+        .arg(base)
+        .arg(new)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn functions_with_different_totals_are_compared_raw_and_normalized() {
+    let base = read(&case().join("gmon.out"));
+    let new = read(&case().join("gmon.3.out"));
+    let (ab, an) = (analysis(base.clone()), analysis(new.clone()));
+    let d = diff_functions(&ab, &an, "base", "new");
+    assert_ne!(ab.total_samples(), an.total_samples());
+    assert!(d.normalized);
+    assert_eq!(
+        d.scale,
+        ab.total_samples() as f64 / an.total_samples() as f64
+    );
+    // Each function's numbers are gprof's.
+    for f in an.functions() {
+        if let Some(e) = d.entries.iter().find(|e| e.name == f.demangled()) {
+            assert_eq!(e.new.calls, f.calls);
+            assert_eq!(e.new.self_samples, f.self_ticks);
+        }
+    }
+    // Sorted by the normalized change, largest first.
+    let keys: Vec<f64> = d
+        .entries
+        .iter()
+        .map(|e| e.delta_self_samples_normalized.abs())
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] >= w[1]), "{keys:?}");
+    let spin = d.entries.iter().find(|e| e.name == "spin").unwrap();
+    assert!(spin.new.self_samples > spin.base.self_samples);
+    assert_eq!(
+        spin.delta_calls,
+        i128::from(spin.new.calls) - i128::from(spin.base.calls)
+    );
+}
+
+#[test]
+fn removed_and_added_functions() {
+    let base = read(&case().join("gmon.out"));
+    let image = Image::open(&case().join("prog"), "gmon").unwrap();
+    let a = Analysis::new(
+        &image,
+        std::slice::from_ref(&base),
+        &AnalysisOptions::default(),
+    )
+    .unwrap();
+    let fib = a.functions().find(|f| f.name == "fib").unwrap();
+    let (lo, hi) = (fib.addr, fib.end_addr);
+    // NEW: every arc into fib dropped, so fib has neither samples nor calls there.
+    let mut new = base.clone();
+    new.records
+        .retain(|r| !matches!(r, Record::Arc(x) if x.self_pc >= lo && x.self_pc < hi));
+    let d = diff_functions(&analysis(base.clone()), &analysis(new.clone()), "b", "n");
+    let e = d.entries.iter().find(|e| e.name == "fib").unwrap();
+    assert_eq!(e.status, Status::Removed);
+    let d = diff_functions(&analysis(new), &analysis(base), "n", "b");
+    assert_eq!(
+        d.entries.iter().find(|e| e.name == "fib").unwrap().status,
+        Status::Added
+    );
+}
+
+#[test]
+fn identical_profiles_show_no_change() {
+    let p = case().join("gmon.out");
+    let d = diff_ranges(&read(&p), &read(&p), "a", "a");
+    assert!(!d.normalized);
+    assert!(
+        d.entries
+            .iter()
+            .all(|e| e.delta_self_samples == 0.0 && e.delta_calls == 0)
+    );
+    assert!(d.entries.iter().all(|e| e.status == Status::Both));
+    let text = gmon_diff(&["--exe", case().join("prog").to_str().unwrap()], &p, &p);
+    assert!(text.contains("Total samples are equal"), "{text}");
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let c = case();
+    let out = gmon_diff(
+        &["--json", "--exe", c.join("prog").to_str().unwrap()],
+        &c.join("gmon.out"),
+        &c.join("gmon.2.out"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["granularity"], "function");
+    for k in [
+        "hz",
+        "base",
+        "new",
+        "normalized",
+        "scale",
+        "sorted_by",
+        "entries",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let e = &v["entries"][0];
+    for k in [
+        "name",
+        "address",
+        "status",
+        "base",
+        "new",
+        "delta_self_samples",
+        "delta_self_samples_normalized",
+        "relative_self",
+        "relative_self_normalized",
+        "delta_calls",
+        "relative_calls",
+    ] {
+        assert!(e.get(k).is_some(), "missing entries[].{k}");
+    }
+    for k in ["self_samples", "self_seconds", "calls"] {
+        assert!(e["base"].get(k).is_some(), "missing entries[].base.{k}");
+    }
+    // Without an executable: address ranges.
+    let out = gmon_diff(&["--json"], &c.join("gmon.out"), &c.join("gmon.2.out"));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["granularity"], "address-range");
+}
+
+#[test]
+fn folded_lines_have_two_counts_that_add_up() {
+    let c = case();
+    let (b, n) = (c.join("gmon.out"), c.join("gmon.3.out"));
+    let out = gmon_diff(
+        &["--folded", "--exe", c.join("prog").to_str().unwrap()],
+        &b,
+        &n,
+    );
+    let (mut sb, mut sn) = (0u64, 0u64);
+    for line in out.lines() {
+        let mut parts = line.rsplitn(3, ' ');
+        let new: u64 = parts.next().unwrap().parse().unwrap();
+        let base: u64 = parts.next().unwrap().parse().unwrap();
+        assert!(!parts.next().unwrap().is_empty());
+        sb += base;
+        sn += new;
+    }
+    // The estimated stacks carry every sample credited to a function.
+    let whole = |p: &Path| {
+        let a = analysis(read(p));
+        let ticks: Vec<f64> = a.functions().map(|f| f.self_ticks).collect();
+        gmon_tools::flame::whole_samples(&ticks).iter().sum::<u64>()
+    };
+    assert_eq!((sb, sn), (whole(&b), whole(&n)));
+    // Without an executable: one frame per address range.
+    let out = gmon_diff(&["--folded"], &b, &n);
+    assert!(
+        out.lines()
+            .all(|l| l.split(' ').count() == 3 && !l.contains(';')),
+        "{out}"
+    );
+}
