@@ -57,7 +57,9 @@ for dir in "$here"/cases/*/; do
 		ok=0
 		IFS=, read -ra plist <<<"$progs"
 		for p in "${plist[@]}"; do
-			if [[ $p == *'!' ]]; then
+			if [[ $p == '-'* ]]; then
+				[ "${p#-}" = "$program" ] && ok=0 && break
+			elif [[ $p == *'!' ]]; then
 				[ "${p%!}" = "$case_name" ] && ok=1
 			elif [ "$p" = '*' ] || [ "$p" = "$program" ]; then
 				ok=1
