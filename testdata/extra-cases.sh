@@ -11,6 +11,7 @@
 #   rate50.gmon      prof_rate 50 (later files' rates are ignored)
 #   empty.gmon       header only        short.gmon      10 bytes        badtag.gmon   tag 7
 #   badversion.gmon  version 2          truncated.gmon  cut in the bins
+#   nm.txt           `nm --defined-only prog`, for -S
 # Then run testdata/gprof-goldens.sh for these cases.
 #
 # Usage: testdata/extra-cases.sh [--no-build]
@@ -50,6 +51,9 @@ if [ $build -eq 1 ]; then
 	build_case many-pie-O0 many pie O0 many.c
 	rm -f "$here/programs/many/many.c"
 fi
+
+# An nm-style symbol file for gprof -S.
+nm --defined-only "$here/cases/traps-pie-O0/prog" >"$here/cases/traps-pie-O0/nm.txt"
 
 # The .strtab neighbours the traps rely on.
 readelf -p .strtab "$here/cases/traps-pie-O0/prog" | grep -A1 -E 'aa\.constprop\.0|cc\.constprop\.0' | sed 's/^/strtab: /'
