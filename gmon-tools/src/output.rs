@@ -24,10 +24,13 @@ where
     {
         let mut w = BufWriter::new(tmp.as_file());
         fill(&mut w)?;
-        w.flush().with_context(|| format!("{}: write failed", path.display()))?;
+        w.flush()
+            .with_context(|| format!("{}: write failed", path.display()))?;
     }
     tmp.as_file().sync_all().ok();
-    tmp.persist(path).map_err(|e| e.error).with_context(|| format!("{}: cannot create", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("{}: cannot create", path.display()))?;
     Ok(())
 }
 
