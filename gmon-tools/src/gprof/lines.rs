@@ -131,7 +131,66 @@ pub fn line_symbol_table(
         });
     }
     syms.extend(functions.symbols.iter().cloned());
-    let mut table = SymbolTable::finalize(syms, image.text_end());
-    table.files = files.into_files();
-    table
+    SymbolTable {
+        symbols: finalize_merged(syms, image.text_end()),
+        files: files.into_files(),
+    }
+}
+
+/// gprof's `symtab_finalize` run a second time, on line symbols (`end_addr` 0) merged with
+/// function symbols that keep the `end_addr` of the first run: only unset ends are filled in,
+/// and a symbol whose kept end lies before its address is dropped — which removes the last
+/// function symbol (usually `data_start`, beyond `.text`) in line mode.
+pub fn finalize_merged(syms: Vec<Symbol>, text_end: u64) -> Vec<Symbol> {
+    use super::symtab::{cmp_addr, prefer};
+    let mut order: Vec<usize> = (0..syms.len()).collect();
+    super::sort::msort(&mut order, |&a, &b| match (syms.get(a), syms.get(b)) {
+        (Some(l), Some(r)) => cmp_addr(l, r),
+        _ => std::cmp::Ordering::Equal,
+    });
+    let mut slots: Vec<Option<Symbol>> = syms.into_iter().map(Some).collect();
+    let mut dst: Vec<Symbol> = Vec::with_capacity(slots.len());
+    let mut prev_addr: Option<u64> = None;
+    for i in order {
+        let Some(src) = slots.get_mut(i).and_then(Option::take) else {
+            continue;
+        };
+        if prev_addr == Some(src.addr) {
+            if let Some(last) = dst.last_mut()
+                && prefer(&src, last)
+            {
+                *last = src;
+            }
+            continue;
+        }
+        if let Some(last) = dst.last_mut()
+            && last.end_addr == 0
+        {
+            last.end_addr = src.addr.wrapping_sub(1);
+        }
+        if src.end_addr == 0 || src.addr <= src.end_addr {
+            prev_addr = Some(src.addr);
+            dst.push(src);
+        }
+    }
+    if let Some(last) = dst.last_mut()
+        && last.end_addr == 0
+    {
+        last.end_addr = text_end.wrapping_sub(1);
+    }
+    dst
+}
+
+/// Line mode (`-l`, `-s`): `functions` plus the line symbols of `image`'s `.text`.
+pub fn with_line_symbols(functions: &SymbolTable, image: &Image) -> SymbolTable {
+    let mut info = LineInfo::from_elf(&image.data);
+    // gprof looks up the function symbols first (this also primes BFD's name memory).
+    let mut functions = functions.clone();
+    functions.files.clear();
+    for s in &mut functions.symbols {
+        s.file = None;
+        s.line = 0;
+    }
+    attach_function_sources(&mut functions, &mut info);
+    line_symbol_table(&functions, &mut info, image)
 }

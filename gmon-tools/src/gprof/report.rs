@@ -254,6 +254,9 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     if a.external_symbols.is_none() {
         let mut info = super::dwarf::LineInfo::from_elf(&image.data);
         super::lines::attach_function_sources(&mut symtab, &mut info);
+        if line {
+            symtab = super::lines::line_symbol_table(&symtab, &mut info, &image);
+        }
     }
     let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
     if a.file_format == FileFormat::Prof {
