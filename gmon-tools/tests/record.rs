@@ -254,6 +254,58 @@ fn a_program_ending_with_exit_underscore_is_reported() {
 }
 
 #[test]
+fn child_processes_write_their_own_files() {
+    let lib = runtime_library();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("spin.c");
+    std::fs::write(
+        &src,
+        "int main(void) { volatile long x = 0; for (long i = 0; i < 30000000; i++) x += i; return 0; }\n",
+    )
+    .expect("write C source");
+    let prog = dir.path().join("spin");
+    let cc = Command::new("gcc")
+        .arg("-o")
+        .arg(&prog)
+        .arg(&src)
+        .output()
+        .expect("gcc");
+    assert!(cc.status.success(), "gcc: {}", text(&cc));
+    let out = dir.path().join("multi.gmon");
+    let p = prog.to_str().expect("utf-8 path");
+    // Two children, then the shell itself ends: each child writes OUT.<its pid>.
+    let script = format!("{p}; {p}; exit 0");
+    let run = gmon_cmd(&lib)
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    let children: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| {
+            n.strip_prefix("multi.gmon.")
+                .is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    // (The shell's own OUT exists only if its `exit` runs atexit handlers; dash's does not.)
+    assert_eq!(children.len(), 2, "{children:?}\n{}", text(&run));
+    for c in &children {
+        let ext = gmon_format::read_extension(
+            &std::fs::read(dir.path().join(format!("{c}.gmonx"))).expect("child sidecar"),
+        )
+        .expect("valid sidecar");
+        assert_eq!(
+            format!("multi.gmon.{}", ext.pid),
+            *c,
+            "the file names its writer's pid"
+        );
+    }
+}
+
+#[test]
 fn missing_library_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("nope/libgmon_write.so");

@@ -31,6 +31,9 @@ pub enum Error {
     /// A `Profiler` (or another `profil`/`pcsample` scope) is already active.
     #[error("{0} is already active in this process")]
     AlreadyActive(&'static str),
+    /// No `Profiler` is running (already stopped, or never started).
+    #[error("no Profiler is running")]
+    NotRunning,
     /// The sampling rate is out of range.
     #[error("sampling rate must be between 1 and 100000 Hz, not {0}")]
     BadRate(u32),

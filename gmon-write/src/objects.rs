@@ -145,8 +145,8 @@ impl StackRanges {
         StackRanges {
             seq: AtomicU64::new(0),
             len: AtomicUsize::new(0),
-            starts: (0..MAX_RANGES).map(|_| AtomicU64::new(0)).collect(),
-            ends: (0..MAX_RANGES).map(|_| AtomicU64::new(0)).collect(),
+            starts: crate::tables::zeroed_u64(MAX_RANGES),
+            ends: crate::tables::zeroed_u64(MAX_RANGES),
         }
     }
 

@@ -6,7 +6,7 @@ use gmon_format::ext::{Extension, GmonLink, extension_to_vec, sidecar_path};
 
 use crate::output::{gnu_bytes, output_path, write_atomically};
 use crate::sampler;
-use crate::session::{Recording, Session};
+use crate::session::{OutputConfig, Recording, Session};
 use crate::stack::MAX_STACK_DEPTH;
 use crate::{Error, Result};
 
@@ -107,19 +107,15 @@ impl Profiler {
             stacks: self.stacks,
             max_depth: self.max_depth,
         };
-        let session = Session::new(self.hz, rec)?;
-        {
-            let mut cfg = config();
-            *cfg = Some(self.clone());
-        }
+        let out = OutputConfig {
+            output: self.output,
+            append_pid: self.append_pid,
+            histogram: self.histogram,
+        };
+        let session = Session::new(self.hz, rec, out)?;
         sampler::start_session(Box::new(session))?;
         Ok(ProfilerGuard { done: false })
     }
-}
-
-fn config() -> std::sync::MutexGuard<'static, Option<Profiler>> {
-    static CONFIG: std::sync::Mutex<Option<Profiler>> = std::sync::Mutex::new(None);
-    CONFIG.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What a write produced.
@@ -166,9 +162,7 @@ impl ProfilerGuard {
     /// Stops sampling and writes the profile.
     pub fn stop(mut self) -> Result<Written> {
         self.done = true;
-        finish()?.ok_or(Error::AlreadyActive(
-            "nothing: the profiler was already stopped",
-        ))
+        finish()?.ok_or(Error::NotRunning)
     }
 }
 
@@ -183,7 +177,7 @@ impl Drop for ProfilerGuard {
 }
 
 fn write_session(s: &Session, forked: bool, replaced: bool) -> Result<Written> {
-    let cfg = config().clone().unwrap_or_default();
+    let cfg = &s.out;
     let path = output_path(
         cfg.output.as_deref(),
         cfg.append_pid || forked,
@@ -221,8 +215,7 @@ fn write_session(s: &Session, forked: bool, replaced: bool) -> Result<Written> {
 
 /// Writes the running profile (sampling continues).
 pub(crate) fn flush() -> Result<Written> {
-    sampler::with_session(write_session)
-        .unwrap_or(Err(Error::AlreadyActive("nothing: no Profiler is running")))
+    sampler::with_session(write_session).unwrap_or(Err(Error::NotRunning))
 }
 
 /// Stops and writes; Ok(None) when nothing was running.

@@ -179,6 +179,9 @@ pub(crate) struct Control {
     pub(crate) forked: bool,
     /// Set when the SIGPROF handler was found replaced.
     pub(crate) replaced: bool,
+    /// The process that armed the timers (a `vfork` child shares this memory but not the
+    /// timers, and must leave them alone).
+    pid: u32,
 }
 
 impl Control {
@@ -193,6 +196,7 @@ impl Control {
             session: None,
             forked: false,
             replaced: false,
+            pid: 0,
         }
     }
 }
@@ -391,6 +395,7 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
         register_process_hooks();
         c.hz = hz;
         c.replaced = false;
+        c.pid = std::process::id();
         c.timers = Some(HashMap::new());
         DISARMED.store(false, Ordering::SeqCst);
         rescan(c, -1);
@@ -465,6 +470,7 @@ extern "C" fn fork_child() {
     }
     c.watcher_stop = None;
     c.forked = true;
+    c.pid = std::process::id();
     if let Some(s) = c.session.as_ref() {
         s.reset();
     }
@@ -477,7 +483,8 @@ extern "C" fn fork_child() {
 /// `SIGPROF` disposition is reset to the default, terminate) never receives one.
 pub(crate) fn before_exec() {
     let mut c = lock();
-    if c.users == 0 {
+    if c.users == 0 || c.pid != std::process::id() {
+        // Not profiling, or a vfork child: it has no timers, and the table is the parent's.
         return;
     }
     DISARMED.store(true, Ordering::SeqCst);
@@ -491,7 +498,7 @@ pub(crate) fn before_exec() {
 /// After an exec that failed: sampling goes on.
 pub(crate) fn after_failed_exec() {
     let mut c = lock();
-    if c.users == 0 {
+    if c.users == 0 || c.pid != std::process::id() {
         return;
     }
     DISARMED.store(false, Ordering::SeqCst);

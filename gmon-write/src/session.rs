@@ -62,10 +62,22 @@ pub(crate) struct Recording {
     pub max_depth: usize,
 }
 
+/// Where and what a session writes.
+#[derive(Clone, Debug)]
+pub(crate) struct OutputConfig {
+    /// Explicit gmon.out path (else glibc naming).
+    pub output: Option<std::path::PathBuf>,
+    /// Append `.<pid>` to the name.
+    pub append_pid: bool,
+    /// Write gmon.out (else only the sidecar).
+    pub histogram: bool,
+}
+
 /// The preallocated counters of one profiling run.
 #[derive(Debug)]
 pub(crate) struct Session {
     pub hz: u32,
+    pub out: OutputConfig,
     pub geometry: Geometry,
     pub bias: u64,
     bins: Box<[AtomicU16]>,
@@ -82,7 +94,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(hz: u32, rec: Recording) -> Result<Session> {
+    pub(crate) fn new(hz: u32, rec: Recording, out: OutputConfig) -> Result<Session> {
         let objects = loaded_objects();
         let (lo, hi, bias) = main_text(&objects).ok_or(Error::NoText)?;
         let geometry = Geometry::glibc(lo, hi);
@@ -92,9 +104,10 @@ impl Session {
         }
         Ok(Session {
             hz,
+            out,
             geometry,
             bias,
-            bins: (0..geometry.nbins).map(|_| AtomicU16::new(0)).collect(),
+            bins: crate::tables::zeroed_u16(geometry.nbins),
             pcs: rec
                 .pcs
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),

@@ -6,6 +6,29 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+/// `n` zeroed atomics, allocated with `alloc_zeroed` (`vec![0; n]`), so a large table costs no
+/// page faults until the handler touches a slot.
+pub(crate) fn zeroed_u64(n: usize) -> Box<[AtomicU64]> {
+    let raw = Box::into_raw(vec![0u64; n].into_boxed_slice());
+    // SAFETY: AtomicU64 has the size and alignment of u64 on the supported 64-bit targets, and
+    // zero is a valid value of both.
+    unsafe { Box::from_raw(raw as *mut [AtomicU64]) }
+}
+
+/// `n` zeroed `AtomicU32`s (see [`zeroed_u64`]).
+pub(crate) fn zeroed_u32(n: usize) -> Box<[AtomicU32]> {
+    let raw = Box::into_raw(vec![0u32; n].into_boxed_slice());
+    // SAFETY: AtomicU32 has the size and alignment of u32.
+    unsafe { Box::from_raw(raw as *mut [AtomicU32]) }
+}
+
+/// `n` zeroed `AtomicU16`s (see [`zeroed_u64`]).
+pub(crate) fn zeroed_u16(n: usize) -> Box<[std::sync::atomic::AtomicU16]> {
+    let raw = Box::into_raw(vec![0u16; n].into_boxed_slice());
+    // SAFETY: AtomicU16 has the size and alignment of u16.
+    unsafe { Box::from_raw(raw as *mut [std::sync::atomic::AtomicU16]) }
+}
+
 /// How many slots are probed before a sample is dropped.
 const MAX_PROBES: usize = 64;
 
@@ -29,8 +52,8 @@ impl CountTable {
     pub(crate) fn new(capacity: usize) -> CountTable {
         let cap = capacity.next_power_of_two().max(2);
         CountTable {
-            keys: (0..cap).map(|_| AtomicU64::new(0)).collect(),
-            counts: (0..cap).map(|_| AtomicU64::new(0)).collect(),
+            keys: zeroed_u64(cap),
+            counts: zeroed_u64(cap),
         }
     }
 
@@ -105,10 +128,10 @@ impl StackTable {
         let depth = depth.max(1);
         StackTable {
             depth,
-            states: (0..cap).map(|_| AtomicU64::new(0)).collect(),
-            lens: (0..cap).map(|_| AtomicU32::new(0)).collect(),
-            counts: (0..cap).map(|_| AtomicU64::new(0)).collect(),
-            pcs: (0..cap * depth).map(|_| AtomicU64::new(0)).collect(),
+            states: zeroed_u64(cap),
+            lens: zeroed_u32(cap),
+            counts: zeroed_u64(cap),
+            pcs: zeroed_u64(cap * depth),
         }
     }
 

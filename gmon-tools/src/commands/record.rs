@@ -26,7 +26,8 @@ pub const LIB_NAME: &str = "libgmon_write.so";
        `cargo build --release --workspace`)\n  \
     3. ../lib/libgmon_write.so and ../lib/gmon/libgmon_write.so relative to the gmon executable\n\n\
     The program must be dynamically linked and not set-uid. Every process the command starts \
-    is profiled: the first writes OUT, the others OUT.<pid>. Call stacks need frame pointers \
+    is profiled: the first writes OUT, the others OUT.<pid>; files OUT, OUT.gmonx and \
+    OUT.<pid>[.gmonx] left by an earlier run are removed first. Call stacks need frame pointers \
     (-fno-omit-frame-pointer, -C force-frame-pointers=yes).\n\n\
     EXAMPLES:\n  gmon record -- ./prog arg1 arg2\n  gmon record -o run1.out --hz 4000 -- ./prog\n  \
     gprof -b ./prog gmon.out\n  gmon flame gmon.out > flame.svg"
@@ -137,8 +138,13 @@ pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Reco
     let gmon = std::path::absolute(&opts.output)
         .with_context(|| format!("{}: cannot make the path absolute", opts.output.display()))?;
     let sidecar = gmon_format::sidecar_path(&gmon);
-    // A profile left by an earlier run must not pass for this run's.
-    for stale in [&gmon, &sidecar] {
+    // A profile left by an earlier run (OUT, OUT.gmonx, OUT.<pid>[.gmonx]) must not pass for
+    // this run's.
+    let stale_children: Vec<PathBuf> = child_profiles(&gmon)
+        .into_iter()
+        .flat_map(|p| [gmon_format::sidecar_path(&p), p])
+        .collect();
+    for stale in [&gmon, &sidecar].into_iter().chain(&stale_children) {
         match std::fs::remove_file(stale) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -160,6 +166,23 @@ pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Reco
         .status()
         .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     if !gmon.exists() {
+        let children = child_profiles(&gmon);
+        if !children.is_empty() {
+            let list: Vec<String> = children
+                .iter()
+                .map(|p| format!("  {}", p.display()))
+                .collect();
+            eprintln!(
+                "gmon record: the command's own process wrote no profile (it ended with _exit?); \
+                 its child processes wrote:\n{}",
+                list.join("\n")
+            );
+            return Ok(Recorded {
+                status,
+                gmon: children[0].clone(),
+                samples: None,
+            });
+        }
         bail!(
             "{} wrote no profile to {} (exit: {status}): it may be statically linked or \
              set-uid (LD_PRELOAD ignored), have ended by a signal or _exit, or use SIGPROF itself \
@@ -177,6 +200,27 @@ pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Reco
         gmon,
         samples,
     })
+}
+
+/// Profiles written by descendants of the recorded command: `OUT.<pid>`, sorted.
+pub fn child_profiles(gmon: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (gmon.parent(), gmon.file_name()) else {
+        return Vec::new();
+    };
+    let prefix = format!("{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let n = e.file_name().to_string_lossy().into_owned();
+            let pid = n.strip_prefix(&prefix)?;
+            (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| e.path())
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 /// The exit code that mirrors a child's status (128 + signal when it was killed).
