@@ -293,7 +293,8 @@ fn spawn_watcher(c: &mut Control) {
             let me = gettid();
             let mut ticks = 0u32;
             while !flag.load(Ordering::SeqCst) {
-                std::thread::sleep(WATCH_INTERVAL);
+                // Parked rather than slept, so stopping (which unparks) never waits a period.
+                std::thread::park_timeout(WATCH_INTERVAL);
                 let mut c = lock();
                 if flag.load(Ordering::SeqCst) {
                     break;
@@ -420,6 +421,7 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
     let watcher = c.watcher.take();
     drop(c);
     if let Some(w) = watcher {
+        w.thread().unpark();
         let _ = w.join();
     }
     let mut c = lock();
