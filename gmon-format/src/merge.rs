@@ -254,6 +254,30 @@ pub struct Merged {
     pub inputs: usize,
 }
 
+/// A fast hasher for address keys (FxHash's multiply-rotate): the keys are program addresses,
+/// not attacker-chosen, and the default SipHash dominates the time of a large merge.
+#[derive(Debug, Default, Clone, Copy)]
+struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type AddrMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<AddrHasher>>;
+
 /// One histogram range of the running sum.
 #[derive(Debug, Clone)]
 struct Slot {
@@ -286,9 +310,13 @@ pub struct Merger {
     /// `(low_pc, high_pc, bins)` of each slot, for the common case of identical ranges.
     slot_index: HashMap<(u64, u64, usize), usize>,
     arcs: Vec<Arc>,
-    arc_index: HashMap<(u64, u64), usize>,
+    arc_index: AddrMap<(u64, u64), usize>,
+    /// Upper bounds (saturating sums of everything added) that let most inputs skip the
+    /// per-count overflow checks.
+    arc_total: u64,
+    bin_total: u64,
     blocks: Vec<BasicBlockCount>,
-    block_index: HashMap<u64, usize>,
+    block_index: AddrMap<u64, usize>,
     any_blocks: bool,
     rebinned: Vec<Rebinned>,
 }
@@ -311,9 +339,11 @@ impl Merger {
             slots: Vec::new(),
             slot_index: HashMap::new(),
             arcs: Vec::new(),
-            arc_index: HashMap::new(),
+            arc_index: AddrMap::default(),
+            arc_total: 0,
+            bin_total: 0,
             blocks: Vec::new(),
-            block_index: HashMap::new(),
+            block_index: AddrMap::default(),
             any_blocks: false,
             rebinned: Vec::new(),
         }
@@ -384,8 +414,17 @@ impl Merger {
                 self.unit = s.unit;
             }
             None => {
-                // Every range exists already: check all sums, then add.
-                for pass in [false, true] {
+                // Every range exists already: check all sums (unless no sum can reach u64::MAX),
+                // then add.
+                let input_total = profile
+                    .histograms()
+                    .flat_map(|h| h.bins.iter())
+                    .try_fold(0u64, |a, &b| a.checked_add(b));
+                let safe = input_total
+                    .and_then(|t| self.bin_total.checked_add(t))
+                    .is_some();
+                let passes: &[bool] = if safe { &[true] } else { &[false, true] };
+                for &pass in passes {
                     for h in profile.histograms() {
                         let key = (h.low_pc, h.high_pc, h.bins.len());
                         if let Some(&i) = self.slot_index.get(&key)
@@ -409,6 +448,11 @@ impl Merger {
                 }
             }
         }
+        let bins_added = profile
+            .histograms()
+            .flat_map(|h| h.bins.iter())
+            .fold(0u64, |a, &b| a.saturating_add(b));
+        self.bin_total = self.bin_total.saturating_add(bins_added);
         self.add_arcs(profile);
         self.add_blocks(profile);
         self.encoding = Some(profile.encoding);
@@ -477,9 +521,11 @@ impl Merger {
             slots: self.slots.clone(),
             slot_index: self.slot_index.clone(),
             arcs: Vec::new(),
-            arc_index: HashMap::new(),
+            arc_index: AddrMap::default(),
+            arc_total: 0,
+            bin_total: 0,
             blocks: Vec::new(),
-            block_index: HashMap::new(),
+            block_index: AddrMap::default(),
             any_blocks: false,
             rebinned: self.rebinned.clone(),
         }
@@ -591,6 +637,13 @@ impl Merger {
 
     /// Fails when adding the arcs of `profile` would overflow a count.
     fn check_arcs(&self, input: usize, profile: &Profile) -> MergeResult<()> {
+        let input_total = profile.arcs().try_fold(0u64, |a, x| a.checked_add(x.count));
+        if input_total
+            .and_then(|t| self.arc_total.checked_add(t))
+            .is_some()
+        {
+            return Ok(());
+        }
         let mut pending: HashMap<(u64, u64), u64> = HashMap::new();
         for a in profile.arcs() {
             let key = (a.from_pc, a.self_pc);
@@ -613,13 +666,25 @@ impl Merger {
 
     /// Adds the arcs of `profile` (checked by [`Merger::check_arcs`]).
     fn add_arcs(&mut self, profile: &Profile) {
+        // Runs of one program list their arcs in nearly the same order, so the arc after the
+        // previous one matched is tried before the hash table.
+        let mut next = 0usize;
         for a in profile.arcs() {
+            self.arc_total = self.arc_total.saturating_add(a.count);
             let key = (a.from_pc, a.self_pc);
-            match self.arc_index.get(&key).and_then(|&i| self.arcs.get_mut(i)) {
-                Some(existing) => existing.count = existing.count.wrapping_add(a.count),
+            let index = match self.arcs.get(next) {
+                Some(x) if (x.from_pc, x.self_pc) == key => Some(next),
+                _ => self.arc_index.get(&key).copied(),
+            };
+            match index.and_then(|i| self.arcs.get_mut(i).map(|x| (i, x))) {
+                Some((i, existing)) => {
+                    existing.count = existing.count.wrapping_add(a.count);
+                    next = i + 1;
+                }
                 None => {
                     self.arc_index.insert(key, self.arcs.len());
                     self.arcs.push(*a);
+                    next = self.arcs.len();
                 }
             }
         }
@@ -890,8 +955,9 @@ fn redistribute(
         input,
         what: "a rebinned histogram bin sum",
     };
-    let aligned = Grid::integral(src)
-        .is_some_and(|(start, w)| w == step && start >= low_unit && (start - low_unit).is_multiple_of(step));
+    let aligned = Grid::integral(src).is_some_and(|(start, w)| {
+        w == step && start >= low_unit && (start - low_unit).is_multiple_of(step)
+    });
     for (i, &count) in src.bins.iter().enumerate() {
         if count == 0 {
             continue;

@@ -56,7 +56,9 @@ fn sum(profiles: &[&Profile]) -> Profile {
 }
 
 /// Bin totals per address (bin start) and arc totals per address pair.
-fn totals(p: &Profile) -> (BTreeMap<(u64, u64), u64>, BTreeMap<(u64, u64), u64>) {
+type Totals = BTreeMap<(u64, u64), u64>;
+
+fn totals(p: &Profile) -> (Totals, Totals) {
     let mut bins = BTreeMap::new();
     for h in p.histograms() {
         let width = (h.high_pc - h.low_pc) / h.bins.len().max(1) as u64;
