@@ -47,32 +47,63 @@ fn read_corpus() {
     }
 }
 
-#[test]
-fn read_with_corpus() {
-    for (name, data) in corpus("read_with") {
+/// Read options from a selector byte, as `fuzz/fuzz_targets/common.rs` decodes it.
+fn options(sel: u8, variant: Option<Variant>) -> ReadOptions {
+    let mut opts = ReadOptions::new();
+    opts.variant = variant.or([
+        None,
+        Some(Variant::Gnu),
+        Some(Variant::Bsd44),
+        Some(Variant::BsdOld),
+    ][usize::from(sel & 3)]);
+    opts.endian =
+        [None, Some(Endian::Little), Some(Endian::Big), None][usize::from((sel >> 2) & 3)];
+    opts.ptr_width =
+        [None, Some(PtrWidth::Four), Some(PtrWidth::Eight), None][usize::from((sel >> 4) & 3)];
+    opts.bsd_old_header_size = [None, Some(12), Some(20), Some(24)][usize::from(sel >> 6)];
+    opts
+}
+
+/// Replays a corpus whose first byte selects options, with the variant forced or not.
+fn replay_with_selector(target: &str, variant: Option<Variant>) {
+    for (name, data) in corpus(target) {
         let Some((&sel, file)) = data.split_first() else {
             continue;
         };
-        // The same decoding of the selector byte as fuzz/fuzz_targets/read_with.rs.
-        let mut opts = ReadOptions::new();
-        opts.variant = [
-            None,
-            Some(Variant::Gnu),
-            Some(Variant::Bsd44),
-            Some(Variant::BsdOld),
-        ][usize::from(sel & 3)];
-        opts.endian =
-            [None, Some(Endian::Little), Some(Endian::Big), None][usize::from((sel >> 2) & 3)];
-        opts.ptr_width =
-            [None, Some(PtrWidth::Four), Some(PtrWidth::Eight), None][usize::from((sel >> 4) & 3)];
-        opts.bsd_old_header_size = [None, Some(12), Some(20), Some(24)][usize::from(sel >> 6)];
+        let opts = options(sel, variant);
         if let Ok(p) = gmon_format::read_with(file, &opts) {
             if let Some(v) = opts.variant {
                 assert_eq!(p.header.variant(), v, "{name}");
             }
+            if let Some(e) = opts.endian {
+                assert_eq!(p.encoding.endian, e, "{name}");
+            }
+            if let Some(w) = opts.ptr_width {
+                assert_eq!(p.encoding.ptr_width, w, "{name}");
+            }
             check_round_trip(&name, file, &p);
         }
     }
+}
+
+#[test]
+fn read_with_corpus() {
+    replay_with_selector("read_with", None);
+}
+
+#[test]
+fn read_gnu_corpus() {
+    replay_with_selector("read_gnu", Some(Variant::Gnu));
+}
+
+#[test]
+fn read_bsd44_corpus() {
+    replay_with_selector("read_bsd44", Some(Variant::Bsd44));
+}
+
+#[test]
+fn read_bsd_old_corpus() {
+    replay_with_selector("read_bsd_old", Some(Variant::BsdOld));
 }
 
 #[test]

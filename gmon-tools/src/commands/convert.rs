@@ -22,7 +22,7 @@ use crate::output::{read_input, write_atomically};
                   A BSD file holds one histogram: GNU histogram records with identical ranges \
                   are summed, other combinations are refused, as are basic-block records. Old \
                   BSD files store no profiling rate, so only 100 Hz profiles convert to bsd-old. \
-                  The output is written to a temporary file and renamed, so on any error OUT is \
+                  A BSD file's partial last arc (which gprof ignores) is dropped. The output is written to a temporary file and renamed, so on any error OUT is \
                   not created.\n\n\
                   EXAMPLES:\n  gmon convert --to bsd44 gmon.out -o gmon.bsd\n  \
                   gmon convert --to gnu --endian big --ptr-width 4 gmon.out -o m68k.out\n  \
