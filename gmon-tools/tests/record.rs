@@ -186,7 +186,24 @@ fn record_a_c_program_and_read_it_with_gprof() {
         );
     }
 
-    // gmon gprof prints the same flat profile (once its engine reads this file).
+    // gmon flame draws the sidecar's exact stacks with no other argument: the profile names
+    // its executable. Every recorded tick is in the folded output.
+    let folded = gmon_cmd(&lib)
+        .args(["flame", "--folded"])
+        .arg(&out)
+        .output();
+    let folded = folded.expect("run gmon flame");
+    assert!(folded.status.success(), "gmon flame: {}", text(&folded));
+    let folded = String::from_utf8_lossy(&folded.stdout).into_owned();
+    let total: u64 = folded
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+        .sum();
+    let stacked: u64 = ext.stacks.iter().map(|s| s.count).sum();
+    assert_eq!(total, stacked, "{folded}");
+    assert!(folded.lines().any(|l| l.contains("sixty ")), "{folded}");
+
+    // gmon gprof prints the same flat profile.
     let ours = gmon_cmd(&lib)
         .args(["gprof", "-b", "-p"])
         .arg(&prog)

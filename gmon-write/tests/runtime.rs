@@ -506,6 +506,49 @@ fn exec_while_profiled_is_not_killed_by_sigprof() {
 }
 
 #[test]
+fn failed_exec_keeps_profiling() {
+    // The exec wrappers disarm every timer before the real call; when the exec fails the
+    // program goes on and so must sampling.
+    let _s = serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let guard = Profiler::new()
+        .hz(1000)
+        .output(dir.path().join("gmon.out"))
+        .start()
+        .expect("start");
+    burn_other(Duration::from_millis(50));
+    let argv = [c"nope".as_ptr(), std::ptr::null()];
+    // SAFETY: valid NUL-terminated arguments; the path does not exist, so execv returns.
+    let r = unsafe { libc::execv(c"/nonexistent/gmon-write-test".as_ptr(), argv.as_ptr()) };
+    let errno = std::io::Error::last_os_error().raw_os_error();
+    assert_eq!(
+        (r, errno),
+        (-1, Some(libc::ENOENT)),
+        "errno is the exec's, not the re-arm's"
+    );
+    let before = guard
+        .snapshot()
+        .expect("running")
+        .extension
+        .counters
+        .samples;
+    let used = burn_other(Duration::from_millis(200));
+    let after = guard
+        .snapshot()
+        .expect("running")
+        .extension
+        .counters
+        .samples;
+    drop(guard);
+    let expected = used.as_secs_f64() * 1000.0;
+    assert!(
+        (after - before) as f64 > 0.7 * expected,
+        "{} ticks after the failed exec, expected ~{expected:.0}",
+        after - before
+    );
+}
+
+#[test]
 fn foreign_sigprof_handler_is_a_clear_error() {
     let _s = serial();
     extern "C" fn theirs(_: libc::c_int) {}
