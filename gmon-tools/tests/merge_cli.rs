@@ -509,3 +509,45 @@ fn bsd_output_round_trips_and_refuses_17_bit_bins() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--to gnu"));
 }
+
+/// The gmon-write runtime's sidecar (`FILE.gmonx`) names the executable by build id: two runs of
+/// different builds are refused.
+#[test]
+fn sidecar_build_ids_must_agree() {
+    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for (i, id) in [[1u8; 20], [1u8; 20], [2u8; 20]].into_iter().enumerate() {
+        let p = tmp.path().join(format!("run{i}.out"));
+        write(&p, &profile(vec![hist(0x1000, 0x1010, 100, vec![1; 4])]));
+        let ext = gmon_format::Extension {
+            objects: vec![MappedObject {
+                path: "/bin/prog".into(),
+                build_id: id.to_vec(),
+                load_bias: 0,
+                flags: OBJECT_FLAG_MAIN,
+                ranges: Vec::new(),
+            }],
+            ..Default::default()
+        };
+        let mut bytes = Vec::new();
+        gmon_format::write_extension(&ext, &mut bytes).unwrap();
+        std::fs::write(gmon_format::sidecar_path(&p), bytes).unwrap();
+        inputs.push(p);
+    }
+    let out = tmp.path().join("sum.out");
+    merge_ok(&inputs[..2], &out, &[]);
+    let o = gmon()
+        .arg("merge")
+        .args(&inputs)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("run2.out") && err.contains(&"02".repeat(20)),
+        "{err}"
+    );
+}
