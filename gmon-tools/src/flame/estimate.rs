@@ -68,27 +68,48 @@ impl Stacks {
 pub fn estimate_stacks(graph: &CallGraph) -> Result<Stacks, GraphError> {
     graph.total_self_samples()?;
     let units = Units::build(graph);
-    let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
-    // Depth-first work list of partial stacks, leaf first, waiting to be spread over callers.
-    let mut work: Vec<(Vec<Frame>, u64, usize)> = Vec::new();
+    // Finished stacks. Every split extends its pieces by different callers, and stacks of
+    // different functions end in different leaves, so no stack is produced twice; they are
+    // sorted (and, defensively, equal ones merged) at the end.
+    let mut out: Vec<Stack> = Vec::new();
+    // Partial stacks share their leaf-side frames: each is an index into `arena`, whose entries
+    // are (frame, index of the frame below it). Extending a stack is O(1), so the work is
+    // proportional to the frames of the finished stacks, not to their squares.
+    let mut arena: Vec<(Frame, usize)> = Vec::new();
+    // Depth-first work list: (outermost arena entry, samples, unit of that entry).
+    let mut work: Vec<(usize, u64, usize)> = Vec::new();
     for (i, node) in graph.nodes().iter().enumerate() {
         if node.self_samples == 0 {
             continue;
         }
         let id = NodeId(i);
         let unit = units.unit_of(id);
-        work.push((units.frames_for(id, unit), node.self_samples, unit));
-        while let Some((frames, samples, unit)) = work.pop() {
+        arena.clear();
+        let top = units.push_frames(&mut arena, id, unit, NO_PARENT);
+        work.push((top, node.self_samples, unit));
+        while let Some((top, samples, unit)) = work.pop() {
             let callers = units.callers(unit);
             let total: u64 = callers.iter().fold(0u64, |a, &(_, w)| a.saturating_add(w));
             if total == 0 {
-                // A root: nobody (known) called this unit, so the stack ends here.
-                let mut root_first = frames;
-                root_first.reverse();
-                let slot = out.entry(root_first).or_insert(0);
-                *slot = slot
-                    .checked_add(samples)
-                    .ok_or(GraphError::Overflow("a stack's samples"))?;
+                // A root: nobody (known) called this unit, so the stack ends here. Walking
+                // from the root entry down to the leaf gives root-first order directly.
+                let mut root_first = Vec::new();
+                let mut at = top;
+                while let Some(&(frame, below)) = arena.get(at) {
+                    root_first.push(frame);
+                    at = below;
+                }
+                out.push(Stack {
+                    frames: root_first,
+                    samples,
+                });
+                continue;
+            }
+            if let [(caller, _)] = callers {
+                // One caller (the common case): everything goes to it, no split to compute.
+                let caller_unit = units.unit_of(*caller);
+                let next = units.push_frames(&mut arena, *caller, caller_unit, top);
+                work.push((next, samples, caller_unit));
                 continue;
             }
             let shares = largest_remainder(samples, callers, total);
@@ -99,17 +120,26 @@ pub fn estimate_stacks(graph: &CallGraph) -> Result<Stacks, GraphError> {
                     continue;
                 }
                 let caller_unit = units.unit_of(caller);
-                let mut next = frames.clone();
-                next.extend(units.frames_for(caller, caller_unit));
+                let next = units.push_frames(&mut arena, caller, caller_unit, top);
                 work.push((next, share, caller_unit));
             }
         }
     }
+    out.sort_unstable_by(|a, b| a.frames.cmp(&b.frames));
+    let mut merged: Vec<Stack> = Vec::with_capacity(out.len());
+    for s in out {
+        match merged.last_mut() {
+            Some(last) if last.frames == s.frames => {
+                last.samples = last
+                    .samples
+                    .checked_add(s.samples)
+                    .ok_or(GraphError::Overflow("a stack's samples"))?;
+            }
+            _ => merged.push(s),
+        }
+    }
     Ok(Stacks {
-        stacks: out
-            .into_iter()
-            .map(|(frames, samples)| Stack { frames, samples })
-            .collect(),
+        stacks: merged,
         source: StackSource::Estimated,
         outside_samples: graph.outside_samples(),
     })
@@ -260,14 +290,25 @@ impl Units {
         self.callers.get(unit).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    /// The frames a function adds to a leaf-first stack: itself, then its cycle if it is in one.
-    fn frames_for(&self, id: NodeId, unit: usize) -> Vec<Frame> {
-        match self.cycle.get(unit).copied().flatten() {
-            Some(num) => vec![Frame::Function(id), Frame::Cycle(num)],
-            None => vec![Frame::Function(id)],
+    /// Adds the frames a function contributes on top of `below` (itself, then its cycle if it
+    /// is in one) and returns the outermost new entry.
+    fn push_frames(
+        &self,
+        arena: &mut Vec<(Frame, usize)>,
+        id: NodeId,
+        unit: usize,
+        below: usize,
+    ) -> usize {
+        arena.push((Frame::Function(id), below));
+        if let Some(num) = self.cycle.get(unit).copied().flatten() {
+            arena.push((Frame::Cycle(num), arena.len() - 1));
         }
+        arena.len() - 1
     }
 }
+
+/// The "no frame below" link of the leaf's arena entry.
+const NO_PARENT: usize = usize::MAX;
 
 /// Disjoint sets over node indices (path halving, union by smaller root so results are stable).
 struct UnionFind {
