@@ -110,6 +110,8 @@ pub struct LineInfo {
     /// `_bfd_elf_find_function`'s one-entry cache: (offset range start, end, symbol).
     elf_cache: Option<(u64, u64, usize)>,
     text_vma: u64,
+    /// How many DWARF functions BFD's name memory has settled so far.
+    resolved: u64,
 }
 
 fn interned(strings: &mut Vec<String>, ids: &mut HashMap<String, StrId>, s: &str) -> StrId {
@@ -160,6 +162,7 @@ impl LineInfo {
             elf_sorted: Vec::new(),
             elf_cache: None,
             text_vma: 0,
+            resolved: 0,
         };
         let Ok(file) = object::File::parse(data) else {
             return info;
@@ -654,7 +657,23 @@ impl LineInfo {
     /// `get_src_info(addr)`: BFD's nearest line, kept only with a file, a function and a
     /// non-zero line. Updates BFD's per-function name memory (see the module docs).
     pub fn locate(&mut self, addr: u64) -> Option<Location> {
-        let (ui, row, func) = self.find(addr)?;
+        self.locate_noting_memory(addr).0
+    }
+
+    /// [`LineInfo::locate`], also telling whether this lookup changed BFD's name memory (then
+    /// the next address may be named differently although nothing else changes there).
+    pub fn locate_noting_memory(&mut self, addr: u64) -> (Option<Location>, bool) {
+        let before = self.resolved;
+        let loc = self.locate_inner(addr);
+        (loc, self.resolved != before)
+    }
+
+    fn locate_inner(&mut self, addr: u64) -> Option<Location> {
+        let Some((ui, row, func)) = self.find(addr) else {
+            // BFD still consults the ELF symbols (and its cache) when no unit answers.
+            let _ = self.elf_find_function(addr.wrapping_sub(self.text_vma));
+            return None;
+        };
         let (file, line) = match row {
             Some((f, l)) => (f, l),
             None => (None, 0),
@@ -717,7 +736,10 @@ impl LineInfo {
                     Some(name)
                 }
             };
-            f.is_linkage = true;
+            if !f.is_linkage {
+                f.is_linkage = true;
+                self.resolved += 1;
+            }
             return result;
         }
         sym_name.map(|(n, _)| n)

@@ -71,29 +71,57 @@ pub struct LineRegion {
     pub loc: Location,
 }
 
-/// gprof's two walks over `[lo, hi)`: returns the line symbols' start addresses and answers
-/// from the second walk.
-pub fn scan_line_regions(info: &mut LineInfo, lo: u64, hi: u64) -> Vec<LineRegion> {
+/// The result of gprof's two walks over `.text`.
+#[derive(Clone, Debug, Default)]
+pub struct LineScan {
+    /// Line symbols of the second walk: start address and BFD's answer.
+    pub regions: Vec<LineRegion>,
+    /// How many symbols the first (counting) walk saw. gprof sizes its table with it and
+    /// fails with "somebody miscounted" when the second walk finds a different number, which
+    /// happens when BFD's name memory renames a region between the walks (C++ inlined code).
+    pub first_count: usize,
+}
+
+/// Whether `loc` starts a new line symbol after `prev`.
+fn starts_symbol(prev: Option<Location>, loc: Location) -> bool {
+    prev.is_none_or(|p| p.line != loc.line || p.function != loc.function || p.file != loc.file)
+}
+
+/// gprof's two walks over `[lo, hi)`.
+pub fn scan_line_regions(info: &mut LineInfo, lo: u64, hi: u64) -> LineScan {
     let points = info.breakpoints(lo, hi);
-    // First walk: only for BFD's memory of names.
-    for &a in &points {
-        let _ = info.locate(a);
+    let mut scan = LineScan::default();
+    // First walk: counts, and fills BFD's name memory. A lookup that changes the memory can
+    // make the very next byte answer differently, so that byte is looked up too.
+    let mut prev: Option<Location> = None;
+    for (k, &a) in points.iter().enumerate() {
+        let next = points.get(k + 1).copied().unwrap_or(hi);
+        let (loc, changed) = info.locate_noting_memory(a);
+        if let Some(loc) = loc
+            && starts_symbol(prev, loc)
+        {
+            scan.first_count += 1;
+            prev = Some(loc);
+        }
+        if changed
+            && a.wrapping_add(1) < next
+            && let Some(loc) = info.locate(a + 1)
+            && starts_symbol(prev, loc)
+        {
+            scan.first_count += 1;
+            prev = Some(loc);
+        }
     }
-    let mut out: Vec<LineRegion> = Vec::new();
     let mut prev: Option<Location> = None;
     for &a in &points {
         let Some(loc) = info.locate(a) else { continue };
-        if let Some(p) = prev
-            && p.line == loc.line
-            && p.function == loc.function
-            && p.file == loc.file
-        {
+        if !starts_symbol(prev, loc) {
             continue;
         }
         prev = Some(loc);
-        out.push(LineRegion { addr: a, loc });
+        scan.regions.push(LineRegion { addr: a, loc });
     }
-    out
+    scan
 }
 
 /// Builds the line-mode symbol table: the function symbols of `functions` (with their source
@@ -103,8 +131,18 @@ pub fn line_symbol_table(
     functions: &SymbolTable,
     info: &mut LineInfo,
     image: &Image,
-) -> SymbolTable {
-    let regions = scan_line_regions(info, image.text_vma, image.text_end());
+) -> Result<SymbolTable, super::GprofError> {
+    let scan = scan_line_regions(info, image.text_vma, image.text_end());
+    if scan.first_count != scan.regions.len() {
+        let n = functions.symbols.len();
+        return Err(super::GprofError::new(format!(
+            "{}: somebody miscounted: ltab.len={} instead of {}\n",
+            super::report::WHOAMI,
+            scan.first_count + n,
+            scan.regions.len() + n
+        )));
+    }
+    let regions = scan.regions;
     let mut files = FileInterner::from_files(&functions.files);
     let mut syms: Vec<Symbol> = Vec::with_capacity(regions.len() + functions.symbols.len());
     let mut prev: Option<(usize, u32, bool)> = None; // (file, function name id, is_static)
@@ -131,10 +169,10 @@ pub fn line_symbol_table(
         });
     }
     syms.extend(functions.symbols.iter().cloned());
-    SymbolTable {
+    Ok(SymbolTable {
         symbols: finalize_merged(syms, image.text_end()),
         files: files.into_files(),
-    }
+    })
 }
 
 /// gprof's `symtab_finalize` run a second time, on line symbols (`end_addr` 0) merged with
@@ -182,7 +220,10 @@ pub fn finalize_merged(syms: Vec<Symbol>, text_end: u64) -> Vec<Symbol> {
 }
 
 /// Line mode (`-l`, `-s`): `functions` plus the line symbols of `image`'s `.text`.
-pub fn with_line_symbols(functions: &SymbolTable, image: &Image) -> SymbolTable {
+pub fn with_line_symbols(
+    functions: &SymbolTable,
+    image: &Image,
+) -> Result<SymbolTable, super::GprofError> {
     let mut info = LineInfo::from_elf(&image.data);
     // gprof looks up the function symbols first (this also primes BFD's name memory).
     let mut functions = functions.clone();
@@ -193,4 +234,84 @@ pub fn with_line_symbols(functions: &SymbolTable, image: &Image) -> SymbolTable 
     }
     attach_function_sources(&mut functions, &mut info);
     line_symbol_table(&functions, &mut info, image)
+}
+
+/// Puts [`SymbolTable::files`] in the order gprof creates its source files: first the files of
+/// the function symbols in ELF symbol-table order (`core_create_function_syms` looks each up),
+/// then those first met by line symbols (address order). gprof prepends each new file to its
+/// list, so `-A` walks this order backwards and a file symspec finds the last match.
+pub fn order_files_like_gprof(table: &mut SymbolTable, image: &Image) {
+    let n = table.files.len();
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let mut take = |f: Option<usize>, order: &mut Vec<usize>| {
+        if let Some(f) = f
+            && let Some(s) = seen.get_mut(f)
+            && !*s
+        {
+            *s = true;
+            order.push(f);
+        }
+    };
+    if let Ok(elf) = goblin::elf::Elf::parse(&image.data) {
+        for s in elf.syms.iter().skip(1) {
+            let i = table.symbols.partition_point(|x| x.addr < s.st_value);
+            if let Some(sym) = table.symbols.get(i)
+                && sym.addr == s.st_value
+                && sym.is_func == (s.st_type() == goblin::elf::sym::STT_FUNC)
+            {
+                take(sym.file, &mut order);
+            }
+        }
+    }
+    for s in &table.symbols {
+        take(s.file, &mut order);
+    }
+    let mut remap = vec![0usize; n];
+    for (new, &old) in order.iter().enumerate() {
+        if let Some(r) = remap.get_mut(old) {
+            *r = new;
+        }
+    }
+    let mut files: Vec<Option<SourceFile>> = std::mem::take(&mut table.files)
+        .into_iter()
+        .map(Some)
+        .collect();
+    table.files = order
+        .iter()
+        .filter_map(|&old| files.get_mut(old).and_then(Option::take))
+        .collect();
+    for s in &mut table.symbols {
+        s.file = s.file.and_then(|f| remap.get(f).copied());
+    }
+}
+
+/// The reports that follow the exec counts, in gprof's order: annotated source (`-A`), then
+/// function ordering (`-r`) and file ordering (`-R`).
+pub fn print_trailing_reports(
+    out: &mut dyn std::io::Write,
+    err: &mut dyn std::io::Write,
+    analysis: &super::Analysis,
+    args: &super::args::GprofArgs,
+    output_style: u32,
+    first_output: &mut bool,
+) -> std::io::Result<()> {
+    use super::args::style;
+    if output_style & style::ANNOTATED_SOURCE != 0 {
+        let gprof_path = std::env::var("GPROF_PATH").ok();
+        let opts = super::annotate::AnnotateOptions {
+            ignore_zeros: !args.display_unused,
+            min_count: args.min_count,
+            table_length: args.table_length,
+            all_lines: args.all_lines,
+            separate_files: args.separate_files,
+            search_path: super::annotate::AnnotateOptions::search_path_from(
+                &args.directories,
+                gprof_path.as_deref(),
+            ),
+            whoami: super::report::WHOAMI.to_string(),
+        };
+        super::annotate::print_annotated_source(out, err, analysis, &opts, first_output)?;
+    }
+    Ok(())
 }

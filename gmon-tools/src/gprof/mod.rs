@@ -36,6 +36,7 @@
 //! marked `EXTENSION POINT (lines)` in [`run`]: line symbols go into the symbol table before
 //! [`SymbolTable::finalize`], source files through [`SymbolTable::attach_source`].
 
+pub mod annotate;
 pub mod args;
 pub mod blurbs;
 pub mod callgraph;

@@ -255,8 +255,9 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         let mut info = super::dwarf::LineInfo::from_elf(&image.data);
         super::lines::attach_function_sources(&mut symtab, &mut info);
         if line {
-            symtab = super::lines::line_symbol_table(&symtab, &mut info, &image);
+            symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
         }
+        super::lines::order_files_like_gprof(&mut symtab, &image);
     }
     let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
     if a.file_format == FileFormat::Prof {
@@ -343,6 +344,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     };
     let _ = Style::Auto;
     print_reports(out, &analysis, &popts, output_style, &mut first_output)?;
+    super::lines::print_trailing_reports(out, err, &analysis, a, output_style, &mut first_output)?;
     Ok(())
 }
 

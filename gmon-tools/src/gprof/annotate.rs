@@ -1,0 +1,294 @@
+//! Annotated source (`-A`, with `-J`, `-x`, `-y`, `-I`, `-m`, `-t`), as gprof's
+//! `print_annotated_source` writes it (gprof-behaviour.md §12).
+//!
+//! Every symbol with a source position (function symbols, and line symbols with `-l`) that the
+//! `-A`/`-J` specs select puts its call count on its line; several symbols on one line are
+//! summed. Each source file with such lines (and, without `-z`, a non-zero total) is printed with
+//! a 16-column annotation before every line, then the "Top N Lines" table and an execution
+//! summary. Files are visited in gprof's list order (most recently created first) and searched
+//! for along the `-I` / `GPROF_PATH` list like gprof does.
+
+use std::io::{self, Write};
+
+use super::Analysis;
+use super::symspec::TableId;
+
+/// What the annotated-source report needs from the command line.
+#[derive(Clone, Debug)]
+pub struct AnnotateOptions {
+    /// `-z` not given: files with no calls at all are skipped.
+    pub ignore_zeros: bool,
+    /// `-m N`: counts below this print as `#####`.
+    pub min_count: u64,
+    /// `-t N`: rows of the "Top N Lines" table (0 = no table).
+    pub table_length: i32,
+    /// `-x`: repeat the count on every line of a block.
+    pub all_lines: bool,
+    /// `-y`: write `<basename>-ann` files in the current directory instead of stdout.
+    pub separate_files: bool,
+    /// Source search path: `-I` entries, then `GPROF_PATH`, each split at `:`.
+    pub search_path: Vec<String>,
+    /// `argv[0]` for messages.
+    pub whoami: String,
+}
+
+impl AnnotateOptions {
+    /// Splits `-I` arguments and `GPROF_PATH` at `:` as gprof's `search_list_append` does.
+    pub fn search_path_from(dirs: &[String], gprof_path: Option<&str>) -> Vec<String> {
+        dirs.iter()
+            .map(String::as_str)
+            .chain(gprof_path)
+            .flat_map(|d| d.split(':').map(str::to_string))
+            .collect()
+    }
+}
+
+/// One annotated line: the first symbol on it, or the sum of several (`merged`).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    line: u32,
+    ncalls: u64,
+    is_func: bool,
+    /// gprof replaces the first symbol by a copy with address 0 once a second one arrives.
+    merged: bool,
+}
+
+/// The state gprof keeps in statics across files.
+#[derive(Debug, Default)]
+struct Counters {
+    last_count: u64,
+    executable: u64,
+    executed: u64,
+}
+
+/// Writes the annotated source. Messages (`could not locate`) go to `err`.
+pub fn print_annotated_source(
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    a: &Analysis,
+    opts: &AnnotateOptions,
+    first_output: &mut bool,
+) -> io::Result<()> {
+    let nfiles = a.symtab.files.len();
+    let selected = |i: usize| -> bool {
+        a.symtab.symbols.get(i).is_some_and(|s| {
+            a.specs
+                .selected(TableId::InclAnno, TableId::ExclAnno, s.addr)
+        })
+    };
+    let mut num_lines = vec![0u32; nfiles];
+    for (i, s) in a.symtab.symbols.iter().enumerate() {
+        if let Some(f) = s.file
+            && let Some(n) = num_lines.get_mut(f)
+            && s.line > *n
+            && selected(i)
+        {
+            *n = s.line;
+        }
+    }
+    let mut slots: Vec<Vec<Option<Slot>>> =
+        num_lines.iter().map(|&n| vec![None; n as usize]).collect();
+    let mut file_calls = vec![0u64; nfiles];
+    for (i, s) in a.symtab.symbols.iter().enumerate() {
+        let Some(f) = s.file else { continue };
+        if num_lines.get(f).is_none_or(|&n| n == 0) || !selected(i) {
+            continue;
+        }
+        let ncalls = a.graph.nodes.get(i).map_or(0, |n| n.ncalls);
+        if let Some(t) = file_calls.get_mut(f) {
+            *t = t.wrapping_add(ncalls);
+        }
+        let Some(slot) = slots
+            .get_mut(f)
+            .and_then(|v| v.get_mut((s.line as usize).wrapping_sub(1)))
+        else {
+            continue;
+        };
+        match slot {
+            None => {
+                *slot = Some(Slot {
+                    line: s.line,
+                    ncalls,
+                    is_func: s.is_func,
+                    merged: false,
+                })
+            }
+            Some(l) => {
+                l.ncalls = l.ncalls.wrapping_add(ncalls);
+                l.merged = true;
+            }
+        }
+    }
+    let mut counters = Counters::default();
+    let mut first_file = true;
+    // gprof's list has the most recently created file first.
+    for f in (0..nfiles).rev() {
+        let total = file_calls.get(f).copied().unwrap_or(0);
+        if num_lines.get(f).is_none_or(|&n| n == 0) || (opts.ignore_zeros && total == 0) {
+            continue;
+        }
+        let Some(file) = a.symtab.files.get(f) else {
+            continue;
+        };
+        let name = file.name.as_str();
+        let Some(source) = open_source(name, &opts.search_path) else {
+            err.write_all(format!("{}: could not locate `{name}'\n", opts.whoami).as_bytes())?;
+            continue;
+        };
+        let source = match source {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                err.write_all(super::GprofError::perror(name, &e).message.as_bytes())?;
+                continue;
+            }
+        };
+        let mut b: Vec<u8> = Vec::with_capacity(source.len() * 2);
+        if !opts.separate_files {
+            if first_file {
+                first_file = false;
+            } else {
+                b.push(b'\n');
+            }
+            if *first_output {
+                *first_output = false;
+            } else {
+                b.extend_from_slice(b"\x0c\n");
+            }
+            b.extend_from_slice(format!("*** File {name}:\n").as_bytes());
+        }
+        counters.executable = 0;
+        counters.executed = 0;
+        let file_slots = slots.get(f).map_or(&[][..], |v| v.as_slice());
+        let mut line_num: usize = 1;
+        let mut new_line = true;
+        for &byte in &source {
+            if new_line {
+                let slot = file_slots.get(line_num - 1).copied().flatten();
+                annotation(&mut b, slot, opts, &mut counters);
+                line_num += 1;
+            }
+            new_line = byte == b'\n';
+            b.push(byte);
+        }
+        if opts.table_length > 0 {
+            b.extend_from_slice(
+                format!(
+                    "\n\nTop {} Lines:\n\n     Line      Count\n\n",
+                    opts.table_length
+                )
+                .as_bytes(),
+            );
+            let mut top: Vec<Option<Slot>> = file_slots.to_vec();
+            // cmp_ncalls: empty slots last, then calls descending, then line ascending.
+            top.sort_by(|l, r| match (l, r) {
+                (None, None) => std::cmp::Ordering::Equal,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (Some(l), Some(r)) => r.ncalls.cmp(&l.ncalls).then(l.line.cmp(&r.line)),
+            });
+            let n = usize::try_from(opts.table_length)
+                .unwrap_or(0)
+                .min(top.len());
+            for s in top.iter().take(n) {
+                match s {
+                    Some(s) if s.ncalls != 0 => {
+                        b.extend_from_slice(format!("{:9} {:10}\n", s.line, s.ncalls).as_bytes())
+                    }
+                    _ => break,
+                }
+            }
+        }
+        let exec = counters.executable;
+        let done = counters.executed;
+        let percent = if exec != 0 {
+            100.0 * done as f64 / exec as f64
+        } else {
+            100.0
+        };
+        let average = if exec != 0 {
+            total as f64 / exec as f64
+        } else {
+            0.0
+        };
+        b.extend_from_slice(b"\nExecution Summary:\n\n");
+        b.extend_from_slice(format!("{exec:9}   Executable lines in this file\n").as_bytes());
+        b.extend_from_slice(format!("{done:9}   Lines executed\n").as_bytes());
+        b.extend_from_slice(format!("{percent:9.2}   Percent of the file executed\n").as_bytes());
+        b.extend_from_slice(format!("\n{total:9}   Total number of line executions\n").as_bytes());
+        b.extend_from_slice(format!("{average:9.2}   Average executions per line\n").as_bytes());
+        if opts.separate_files {
+            let base = name.rsplit('/').next().unwrap_or(name);
+            let target = format!("{base}-ann");
+            if let Err(e) = std::fs::write(&target, &b) {
+                err.write_all(super::GprofError::perror(&target, &e).message.as_bytes())?;
+            }
+        } else {
+            out.write_all(&b)?;
+        }
+    }
+    Ok(())
+}
+
+/// gprof's `annotate_source` search: the name itself, then every search directory with the
+/// name, then (for a name with a `/`) every directory with the base name. Absolute names are
+/// only tried as they are. `None` when nothing exists (gprof's "could not locate").
+fn open_source(name: &str, search: &[String]) -> Option<io::Result<Vec<u8>>> {
+    let mut candidates: Vec<String> = vec![name.to_string()];
+    if !name.starts_with('/') {
+        candidates.extend(search.iter().map(|d| format!("{d}/{name}")));
+    }
+    if let Some(pos) = name.rfind('/') {
+        let base = name.get(pos + 1..).unwrap_or("");
+        candidates.extend(search.iter().map(|d| format!("{d}/{base}")));
+    }
+    let mut last_err = None;
+    for c in &candidates {
+        match std::fs::read(c) {
+            Ok(bytes) => return Some(Ok(bytes)),
+            Err(e) => last_err = Some(e),
+        }
+    }
+    match last_err {
+        Some(e) if e.kind() != io::ErrorKind::NotFound => Some(Err(e)),
+        _ => None,
+    }
+}
+
+/// `annotate_with_count`: the 16-column prefix of one source line.
+fn annotation(b: &mut Vec<u8>, slot: Option<Slot>, opts: &AnnotateOptions, c: &mut Counters) {
+    const WIDTH: usize = 16;
+    let Some(s) = slot else {
+        b.extend_from_slice(&[b' '; WIDTH]);
+        return;
+    };
+    c.executable += 1;
+    let mut text = String::new();
+    let mut ncalls: Option<u64> = None;
+    if s.is_func {
+        text = s.ncalls.to_string();
+        c.last_count = s.ncalls;
+        ncalls = Some(s.ncalls);
+    }
+    // No basic-block counts are kept, so a line symbol's count comes only from `-x`'s
+    // repetition of the last count.
+    if opts.all_lines && text.is_empty() {
+        text = c.last_count.to_string();
+        ncalls = Some(c.last_count);
+    }
+    let _ = s.merged;
+    let Some(ncalls) = ncalls else {
+        b.extend_from_slice(&[b' '; WIDTH]);
+        return;
+    };
+    c.executed += 1;
+    if ncalls < opts.min_count {
+        text = "#####".to_string();
+    }
+    text.push_str(" -> ");
+    if text.len() >= WIDTH {
+        b.extend_from_slice(text.as_bytes().get(..WIDTH).unwrap_or(text.as_bytes()));
+    } else {
+        b.extend(std::iter::repeat_n(b' ', WIDTH - text.len()));
+        b.extend_from_slice(text.as_bytes());
+    }
+}
