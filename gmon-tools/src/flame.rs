@@ -8,7 +8,9 @@ mod graph;
 mod input;
 mod svg;
 
-pub use estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder};
+pub use estimate::{
+    Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
+};
 pub use folded::{folded_lines, frame_name, sanitize, write_folded};
 pub use graph::{CallGraph, CycleGroup, Edge, GraphError, Node, NodeId};
 pub use input::{

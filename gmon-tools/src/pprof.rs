@@ -8,8 +8,8 @@ pub mod proto;
 mod validate;
 
 pub use builder::{
-    Executable, FunctionInfo, PprofError, PprofOptions, SAMPLE_TYPES, build_profile, encode_gzip,
-    period_nanos,
+    BinSample, Executable, FunctionInfo, PprofError, PprofOptions, SAMPLE_TYPES, build_profile,
+    encode_gzip, period_nanos,
 };
 pub use debuginfo::{SourceLines, build_id_hex};
 pub use validate::check_valid;

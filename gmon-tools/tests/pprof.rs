@@ -85,6 +85,7 @@ fn sample_graph() -> (CallGraph, Vec<FunctionInfo>) {
         address: Some(addr),
         file: Some("./t.c".into()),
         start_line: 10 + i as u32,
+        bins: Vec::new(),
     })
     .collect();
     (g, infos)
@@ -449,4 +450,50 @@ fn exact_stacks_are_labelled_as_such() {
     // Without an executable there is no mapping, and locations point to none.
     assert!(p.mapping.is_empty());
     assert!(p.location.iter().all(|l| l.mapping_id == 0));
+}
+
+#[test]
+fn testdata_leaf_samples_are_split_over_histogram_bins_with_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = case_dir("multifile-pie-O0");
+    let p = decode_gz(&gmon_pprof(&dir, &tmp.path().join("p.pb.gz")));
+    let l = load(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let loc: BTreeMap<u64, &gmon_tools::pprof::proto::Location> =
+        p.location.iter().map(|l| (l.id, l)).collect();
+    for (node, info) in l.graph.nodes().iter().zip(&l.functions) {
+        if node.self_samples == 0 {
+            continue;
+        }
+        let f = p
+            .function
+            .iter()
+            .find(|f| {
+                s(f.system_name) == info.system_name
+                    && s(f.filename) == info.file.as_deref().unwrap()
+            })
+            .unwrap();
+        // Leaf samples of this function, by leaf address.
+        let mut by_addr: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
+        for smp in p.sample.iter().filter(|x| x.value[0] > 0) {
+            let leaf = loc[&smp.location_id[0]];
+            if leaf.line[0].function_id == f.id {
+                let e = by_addr
+                    .entry(leaf.address)
+                    .or_insert((0, leaf.line[0].line));
+                e.0 += smp.value[0];
+            }
+        }
+        let total: i64 = by_addr.values().map(|v| v.0).sum();
+        assert_eq!(total as u64, node.self_samples, "{}", info.system_name);
+        // Every leaf address is a bin inside the function with a DWARF line.
+        for (&addr, &(_, line)) in &by_addr {
+            assert!(
+                info.bins.iter().any(|b| b.address == addr),
+                "{:#x} is not a bin",
+                addr
+            );
+            assert!(addr >= info.address.unwrap() && line > 0);
+        }
+    }
 }

@@ -148,20 +148,31 @@ pub fn estimate_stacks(graph: &CallGraph) -> Result<Stacks, GraphError> {
 /// Splits `samples` over `weights` in proportion, in whole samples: each gets the floor of its
 /// exact share, and the samples left over (fewer than the number of weights) go one each to the
 /// largest fractional parts, ties to the earlier entry. The result adds up to `samples`.
+/// `total` is the sum of the weights.
 pub fn largest_remainder(samples: u64, weights: &[(NodeId, u64)], total: u64) -> Vec<u64> {
+    split(samples, weights.iter().map(|&(_, w)| w), u128::from(total))
+}
+
+/// [`largest_remainder`] over plain weights (their sum is computed here).
+pub fn split_in_proportion(samples: u64, weights: &[u64]) -> Vec<u64> {
+    let total = weights.iter().map(|&w| u128::from(w)).sum();
+    split(samples, weights.iter().copied(), total)
+}
+
+fn split(samples: u64, weights: impl ExactSizeIterator<Item = u64>, total: u128) -> Vec<u64> {
+    let n = weights.len();
     if total == 0 {
-        return vec![0; weights.len()];
+        return vec![0; n];
     }
-    let total128 = u128::from(total);
-    let mut shares = Vec::with_capacity(weights.len());
-    let mut remainders = Vec::with_capacity(weights.len());
+    let mut shares = Vec::with_capacity(n);
+    let mut remainders = Vec::with_capacity(n);
     let mut given: u64 = 0;
-    for (i, &(_, w)) in weights.iter().enumerate() {
+    for (i, w) in weights.enumerate() {
         let exact = u128::from(samples) * u128::from(w);
         // exact / total <= samples because w <= total, so it fits in u64.
-        let q = u64::try_from(exact / total128).unwrap_or(samples);
+        let q = u64::try_from(exact / total).unwrap_or(samples);
         shares.push(q);
-        remainders.push((exact % total128, i));
+        remainders.push((exact % total, i));
         given = given.saturating_add(q);
     }
     let left = samples.saturating_sub(given);

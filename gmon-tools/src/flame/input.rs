@@ -12,7 +12,7 @@ use gmon_format::{Extension, read_extension, sidecar_path};
 use super::estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks};
 use super::graph::{CallGraph, CycleGroup, NodeId};
 use crate::gprof::{Analysis, AnalysisOptions, Image};
-use crate::pprof::{Executable, FunctionInfo, SourceLines, build_id_hex};
+use crate::pprof::{BinSample, Executable, FunctionInfo, SourceLines, build_id_hex};
 
 /// Everything the flame and pprof writers need.
 #[derive(Debug)]
@@ -201,8 +201,10 @@ pub fn graph_from_analysis(
             address: Some(f.addr),
             file,
             start_line: line,
+            bins: Vec::new(),
         });
     }
+    add_bins(analysis, &by_index, &mut functions, lines);
     for arc in analysis.arcs() {
         if let (Some(&p), Some(&c)) = (by_index.get(&arc.parent), by_index.get(&arc.child)) {
             // Both ids come from this graph, so this cannot fail; an overflowing sum of counts
@@ -236,6 +238,45 @@ pub fn graph_from_analysis(
     let in_functions = samples.iter().fold(0u64, |a, &b| a.saturating_add(b));
     graph.set_outside_samples(analysis.total_samples().saturating_sub(in_functions));
     (graph, functions)
+}
+
+/// Attaches to each function the histogram bins with samples that start inside it, with the
+/// source line of the bin's first address, as the gprof engine scaled them (bin `i` of a record
+/// starts at `2 * (low_pc / 2 + floor(i * scale))`, gprof's own arithmetic).
+fn add_bins(
+    analysis: &Analysis,
+    by_index: &BTreeMap<usize, NodeId>,
+    functions: &mut [FunctionInfo],
+    lines: &SourceLines,
+) {
+    let scale = analysis.hist.scale;
+    if !(scale.is_finite() && scale > 0.0) {
+        return;
+    }
+    for r in &analysis.hist.records {
+        let low = r.low_pc / 2;
+        for (i, &count) in r.bins.iter().enumerate() {
+            if count == 0 {
+                continue;
+            }
+            let address = low.wrapping_add((scale * i as f64) as u64).wrapping_mul(2);
+            let Some(node) = analysis
+                .symtab
+                .lookup(address)
+                .and_then(|s| by_index.get(&s))
+            else {
+                continue;
+            };
+            if let Some(f) = functions.get_mut(node.0) {
+                let line = lines.locate(address).map_or(0, |(_, l)| l);
+                f.bins.push(BinSample {
+                    address,
+                    count,
+                    line,
+                });
+            }
+        }
+    }
 }
 
 /// The sidecars of every profile, when each has one that belongs to it; `None` otherwise.

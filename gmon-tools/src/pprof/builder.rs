@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
-use crate::flame::{CallGraph, Frame, NodeId, StackSource, Stacks, frame_name};
+use crate::flame::{
+    CallGraph, Frame, NodeId, StackSource, Stacks, frame_name, split_in_proportion,
+};
 
 /// What the profile knows about one function of the graph, beyond its display name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -19,6 +21,20 @@ pub struct FunctionInfo {
     pub file: Option<String>,
     /// Line of the function's first instruction, from DWARF (0 when unknown).
     pub start_line: u32,
+    /// The histogram bins inside the function that have samples, in address order. When
+    /// present, the leaf of each CPU stack ending in this function is split over them.
+    pub bins: Vec<BinSample>,
+}
+
+/// One histogram bin with samples: where in a function the clock ticks fell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BinSample {
+    /// First address of the bin (link-time).
+    pub address: u64,
+    /// Samples in the bin.
+    pub count: u64,
+    /// Source line of that address, from DWARF (0 when unknown).
+    pub line: u32,
 }
 
 /// The executable the profile belongs to: pprof's first mapping.
@@ -212,17 +228,63 @@ pub fn build_profile(
     }
     let loc = |f: &Frame| used.get(f).copied().unwrap_or(0);
 
+    // Leaf locations at histogram bins: (function id, bin address) -> location id, created in
+    // the order the samples first use them.
+    let mut bin_locations: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     let mut sample = Vec::with_capacity(stacks.stacks.len() + arcs.len());
     for s in &stacks.stacks {
-        let n = to_i64(s.samples, "a stack's sample count")?;
-        let cpu = n
-            .checked_mul(period)
-            .ok_or(PprofError::Overflow("a stack's CPU time"))?;
-        sample.push(Sample {
-            location_id: s.frames.iter().rev().map(loc).collect(),
-            value: vec![n, cpu, 0],
-            label: Vec::new(),
-        });
+        let callers: Vec<u64> = s.frames.iter().rev().skip(1).map(loc).collect();
+        let leaf = s.frames.last().copied();
+        let bins = match (stacks.source, leaf) {
+            (StackSource::Estimated, Some(Frame::Function(NodeId(i)))) => {
+                functions.get(i).map(|f| f.bins.as_slice()).unwrap_or(&[])
+            }
+            _ => &[],
+        };
+        let weights: Vec<u64> = bins.iter().map(|b| b.count).collect();
+        let shares = split_in_proportion(s.samples, &weights);
+        let mut parts: Vec<(u64, u64)> = Vec::new();
+        if bins.is_empty() || shares.iter().all(|&x| x == 0) {
+            parts.push((leaf.as_ref().map_or(0, loc), s.samples));
+        } else {
+            let fid = leaf.as_ref().map_or(0, loc);
+            for (b, share) in bins.iter().zip(shares) {
+                if share == 0 {
+                    continue;
+                }
+                let id = *bin_locations.entry((fid, b.address)).or_insert_with(|| {
+                    let id = next_id;
+                    next_id = next_id.saturating_add(1);
+                    location.push(Location {
+                        id,
+                        mapping_id: if mapping.is_some() { 1 } else { 0 },
+                        address: b.address,
+                        line: vec![Line {
+                            function_id: fid,
+                            line: i64::from(b.line),
+                            column: 0,
+                        }],
+                        is_folded: false,
+                    });
+                    id
+                });
+                parts.push((id, share));
+            }
+        }
+        for (leaf_loc, n) in parts {
+            let n = to_i64(n, "a stack's sample count")?;
+            let cpu = n
+                .checked_mul(period)
+                .ok_or(PprofError::Overflow("a stack's CPU time"))?;
+            let mut location_id = Vec::with_capacity(callers.len() + 1);
+            location_id.push(leaf_loc);
+            location_id.extend_from_slice(&callers);
+            sample.push(Sample {
+                location_id,
+                value: vec![n, cpu, 0],
+                label: Vec::new(),
+            });
+        }
     }
     for e in &arcs {
         sample.push(Sample {
