@@ -47,30 +47,24 @@ fn cmp_arc(g: &CallGraph, l: u32, r: u32) -> Ordering {
     }
 }
 
-/// `sort_parents`: ascending; an arc goes before the first element it is not greater than.
+/// `sort_parents`: gprof inserts each arc of the list before the first sorted element it is not
+/// greater than: ascending order, equal keys in reverse list order. `cmp_arc` is a total
+/// preorder, so a stable sort of the reversed list gives the same order in O(n log n) (gprof's
+/// insertion sort is quadratic in the number of parents).
 fn sorted_parents(g: &CallGraph, node: u32) -> Vec<u32> {
-    let mut sorted: Vec<u32> = Vec::new();
-    for a in g.parents(node) {
-        let pos = sorted
-            .iter()
-            .position(|&e| cmp_arc(g, a, e) != Ordering::Greater)
-            .unwrap_or(sorted.len());
-        sorted.insert(pos, a);
-    }
-    sorted
+    let mut v: Vec<u32> = g.parents(node).collect();
+    v.reverse();
+    v.sort_by(|&a, &b| cmp_arc(g, a, b));
+    v
 }
 
-/// `sort_children`: descending; an arc goes before the first element it is not less than.
+/// `sort_children`: insertion before the first element the arc is not less than: descending
+/// order, equal keys in reverse list order (= arc creation order).
 fn sorted_children(g: &CallGraph, node: u32) -> Vec<u32> {
-    let mut sorted: Vec<u32> = Vec::new();
-    for a in g.children(node) {
-        let pos = sorted
-            .iter()
-            .position(|&e| cmp_arc(g, a, e) != Ordering::Less)
-            .unwrap_or(sorted.len());
-        sorted.insert(pos, a);
-    }
-    sorted
+    let mut v: Vec<u32> = g.children(node).collect();
+    v.reverse();
+    v.sort_by(|&a, &b| cmp_arc(g, b, a));
+    v
 }
 
 /// `sort_members`: descending by (time, calls); equal keys keep chain order.
@@ -82,19 +76,14 @@ fn sorted_members(g: &CallGraph, hdr: u32) -> Vec<u32> {
             n.ncalls.wrapping_add(n.self_calls),
         )
     };
-    let greater = |a: (f64, u64), b: (f64, u64)| {
-        a.0 > b.0 || (a.0.partial_cmp(&b.0) != Some(Ordering::Less) && a.1 > b.1)
-    };
-    let mut sorted: Vec<u32> = Vec::new();
-    for m in g.members(hdr) {
-        let k = key(m);
-        let pos = sorted
-            .iter()
-            .position(|&e| greater(k, key(e)))
-            .unwrap_or(sorted.len());
-        sorted.insert(pos, m);
-    }
-    sorted
+    let mut v: Vec<u32> = g.members(hdr).collect();
+    v.sort_by(|&a, &b| {
+        let (ka, kb) = (key(a), key(b));
+        kb.0.partial_cmp(&ka.0)
+            .unwrap_or(Ordering::Equal)
+            .then(kb.1.cmp(&ka.1))
+    });
+    v
 }
 
 struct Cols {

@@ -1,0 +1,131 @@
+//! `gmon gprof` beyond the goldens: `-s` (gmon.sum with gmon merge's lossless rules), the help
+//! text, and the library API other commands use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+
+fn case(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/cases")
+        .join(name)
+}
+
+fn gmon(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gmon"))
+        .arg("gprof")
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .expect("run gmon")
+}
+
+#[test]
+fn sum_writes_lossless_gmon_sum() {
+    let src = case("recurse-pie-O0");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let inputs = ["gmon.out", "gmon.2.out", "gmon.3.out"];
+    for f in ["prog"].iter().chain(inputs.iter()) {
+        std::fs::copy(src.join(f), tmp.path().join(f)).expect("copy");
+    }
+    let mut args = vec!["-s", "prog"];
+    args.extend(inputs);
+    let out = gmon(tmp.path(), &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "-s alone prints no report");
+    let sum = gmon_format::read(&std::fs::read(tmp.path().join("gmon.sum")).expect("gmon.sum"))
+        .expect("gmon.sum parses");
+    let profiles: Vec<_> = inputs
+        .iter()
+        .map(|f| gmon_format::read(&std::fs::read(src.join(f)).expect("read")).expect("parse"))
+        .collect();
+    let merged =
+        gmon_format::merge(profiles.iter(), &gmon_format::MergeOptions::new()).expect("merge");
+    assert_eq!(sum, merged.profile);
+    // The sum analyses to the same flat profile as the inputs.
+    let flat_sum = gmon(tmp.path(), &["-b", "-p", "prog", "gmon.sum"]);
+    let mut a = vec!["-b", "-p", "prog"];
+    a.extend(inputs);
+    let flat_all = gmon(tmp.path(), &a);
+    assert_eq!(
+        String::from_utf8_lossy(&flat_sum.stdout),
+        String::from_utf8_lossy(&flat_all.stdout)
+    );
+}
+
+#[test]
+fn help_teaches_and_mentions_lossless_sum() {
+    let out = gmon(Path::new("."), &["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("-s writes gmon.sum with gmon merge's lossless rules"),
+        "{text}"
+    );
+    assert!(text.contains("Usage: gmon gprof"));
+    let short = gmon(Path::new("."), &["-h"]);
+    assert_eq!(short.stdout, out.stdout);
+}
+
+#[test]
+fn bad_option_prints_gprof_message_and_usage() {
+    let out = gmon(Path::new("."), &["-X"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("gprof: invalid option -- 'X'\n"), "{err}");
+    assert!(err.contains("Usage: gmon gprof"));
+}
+
+#[test]
+fn analysis_api_exposes_functions_arcs_and_cycles() {
+    let dir = case("recurse-pie-O0");
+    let image = Image::open(&dir.join("prog"), "gprof").expect("image");
+    let profile =
+        gmon_format::read(&std::fs::read(dir.join("gmon.out")).expect("read")).expect("parse");
+    let a = Analysis::new(
+        &image,
+        std::slice::from_ref(&profile),
+        &AnalysisOptions::default(),
+    )
+    .expect("analysis");
+    assert_eq!(a.hz(), 100);
+    let bins: u64 = profile.histograms().map(|h| h.total()).sum();
+    assert_eq!(a.total_samples(), bins);
+    let by_name = |n: &str| a.functions().find(|f| f.name == n).expect(n);
+    let fact = by_name("fact");
+    assert!(
+        fact.calls > 0 && fact.self_calls > 0,
+        "fact is called and recursive"
+    );
+    let spin = by_name("spin");
+    assert!(spin.self_ticks > 0.0 && spin.is_static);
+    assert!((spin.self_seconds - spin.self_ticks / 100.0).abs() < 1e-12);
+    let credited: f64 = a.functions().map(|f| f.self_ticks).sum();
+    assert!(credited <= a.total_time * 1.01 && credited > 0.0);
+    // main -> fact exists with its count, and arcs name valid symbols.
+    let main = by_name("main").index;
+    assert!(
+        a.arcs()
+            .any(|x| x.parent == main && x.child == fact.index && x.count > 0)
+    );
+    // is_even <-> is_odd form one cycle.
+    let cycles = a.cycles();
+    assert_eq!(cycles.len(), 1);
+    let names: Vec<&str> = cycles[0]
+        .members
+        .iter()
+        .map(|&m| a.symtab.symbols[m].name.as_str())
+        .collect();
+    assert!(
+        names.contains(&"is_even") && names.contains(&"is_odd"),
+        "{names:?}"
+    );
+    assert_eq!(by_name("is_odd").cycle, Some(cycles[0].number));
+}
