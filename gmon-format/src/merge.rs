@@ -511,6 +511,72 @@ impl Merger {
         })
     }
 
+    /// The byte order and pointer width of the inputs so far (`None` before the first).
+    pub fn encoding(&self) -> Option<Encoding> {
+        self.encoding
+    }
+
+    /// Adds a GNU file seen in place ([`GnuView`]) without building a [`Profile`]: the fast path
+    /// for the common case of many runs of one program. Returns `Ok(false)`, having changed
+    /// nothing, whenever the view is not the simple case — encoding not yet known or different,
+    /// a histogram range or unit the sum does not have yet, or totals that could come near
+    /// `u64::MAX`; the caller then reads the file fully and calls [`Merger::add_identified`],
+    /// which handles (or reports) every case.
+    pub fn add_view(&mut self, view: &GnuView<'_>, id: Option<&ExecutableId>) -> MergeResult<bool> {
+        if self.encoding != Some(view.encoding) {
+            return Ok(false);
+        }
+        if let (Some(expected), Some(found)) = (&self.executable, id)
+            && expected != found
+        {
+            return Ok(false);
+        }
+        let mut slots = Vec::with_capacity(view.histograms.len());
+        let mut bins_bound = 0u64;
+        for h in &view.histograms {
+            if self.unit != Some((h.prof_rate, h.dimension)) {
+                return Ok(false);
+            }
+            let n = h.bins.len() / 2;
+            match self.slot_index.get(&(h.low_pc, h.high_pc, n)) {
+                Some(&i) => slots.push(i),
+                None => return Ok(false),
+            }
+            bins_bound = bins_bound.saturating_add((n as u64).saturating_mul(MAX_BIN_COUNT));
+        }
+        let arcs_bound = (view.arcs.len() as u64).saturating_mul(MAX_GNU_ARC_COUNT);
+        // Every u16 bin and u32 count of the file together cannot overflow the sums.
+        let (Some(bin_total), Some(arc_total)) = (
+            self.bin_total.checked_add(bins_bound),
+            self.arc_total.checked_add(arcs_bound),
+        ) else {
+            return Ok(false);
+        };
+        let big = view.encoding.endian == crate::model::Endian::Big;
+        for (h, &i) in view.histograms.iter().zip(&slots) {
+            if let Some(slot) = self.slots.get_mut(i) {
+                let pairs = h.bins.chunks_exact(2);
+                if big {
+                    for (s, c) in slot.bins.iter_mut().zip(pairs) {
+                        *s += u64::from(u16::from_be_bytes([c[0], c[1]]));
+                    }
+                } else {
+                    for (s, c) in slot.bins.iter_mut().zip(pairs) {
+                        *s += u64::from(u16::from_le_bytes([c[0], c[1]]));
+                    }
+                }
+            }
+        }
+        self.add_arc_iter(view.arcs.iter());
+        self.bin_total = bin_total;
+        self.arc_total = arc_total;
+        if self.executable.is_none() {
+            self.executable = id.cloned();
+        }
+        self.inputs += 1;
+        Ok(true)
+    }
+
     fn clone_hist_state(&self) -> Merger {
         Merger {
             options: self.options.clone(),
@@ -666,10 +732,14 @@ impl Merger {
 
     /// Adds the arcs of `profile` (checked by [`Merger::check_arcs`]).
     fn add_arcs(&mut self, profile: &Profile) {
+        self.add_arc_iter(profile.arcs());
+    }
+
+    fn add_arc_iter<'a>(&mut self, arcs: impl Iterator<Item = &'a Arc>) {
         // Runs of one program list their arcs in nearly the same order, so the arc after the
         // previous one matched is tried before the hash table.
         let mut next = 0usize;
-        for a in profile.arcs() {
+        for a in arcs {
             self.arc_total = self.arc_total.saturating_add(a.count);
             let key = (a.from_pc, a.self_pc);
             let index = match self.arcs.get(next) {
@@ -735,6 +805,106 @@ impl Merger {
                 }
             }
         }
+    }
+}
+
+/// A histogram record of a [`GnuView`]: the header fields, and the bins as the file's bytes.
+#[derive(Debug, Clone)]
+pub struct HistogramView<'a> {
+    /// `low_pc`.
+    pub low_pc: u64,
+    /// `high_pc`.
+    pub high_pc: u64,
+    /// `prof_rate`.
+    pub prof_rate: ProfRate,
+    /// `dimen` and `dimen_abbrev`.
+    pub dimension: Dimension,
+    /// The bins: `2 × bins` bytes, `u16` in the file's byte order.
+    pub bins: &'a [u8],
+}
+
+/// A GNU tagged file (version 1, histogram and arc records only) seen in place, for
+/// [`Merger::add_view`]. Arcs are decoded; bins stay bytes.
+#[derive(Debug, Clone)]
+pub struct GnuView<'a> {
+    /// The byte order and pointer width the file was walked with.
+    pub encoding: Encoding,
+    /// Histogram records in file order.
+    pub histograms: Vec<HistogramView<'a>>,
+    /// Arc records in file order.
+    pub arcs: Vec<Arc>,
+}
+
+impl<'a> GnuView<'a> {
+    /// Walks `bytes` as a GNU version-1 file of the given encoding. `None` when it is anything
+    /// else: another variant or version, a basic-block record, a bad tag, a truncated record, a
+    /// `low_pc` above `high_pc` — the full reader (`crate::read`) then reads it or says exactly
+    /// what is wrong.
+    pub fn parse(bytes: &'a [u8], encoding: Encoding) -> Option<GnuView<'a>> {
+        let big = encoding.endian == crate::model::Endian::Big;
+        let p = encoding.ptr_width.bytes();
+        let u32_at = |o: usize| -> Option<u32> {
+            let b: [u8; 4] = bytes.get(o..o.checked_add(4)?)?.try_into().ok()?;
+            Some(if big {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            })
+        };
+        let addr_at = |o: usize| -> Option<u64> {
+            let b = bytes.get(o..o.checked_add(p)?)?;
+            let mut v = 0u64;
+            for i in 0..p {
+                let byte = *b.get(if big { i } else { p - 1 - i })?;
+                v = (v << 8) | u64::from(byte);
+            }
+            Some(v)
+        };
+        if bytes.get(0..4)? != crate::model::GMON_MAGIC || u32_at(4)? != GMON_VERSION {
+            return None;
+        }
+        let mut view = GnuView {
+            encoding,
+            histograms: Vec::new(),
+            arcs: Vec::new(),
+        };
+        let mut o = 20usize;
+        while o < bytes.len() {
+            match *bytes.get(o)? {
+                crate::model::GMON_TAG_TIME_HIST => {
+                    let low_pc = addr_at(o + 1)?;
+                    let high_pc = addr_at(o + 1 + p)?;
+                    let n = usize::try_from(u32_at(o + 1 + 2 * p)?).ok()?;
+                    let prof_rate = ProfRate(u32_at(o + 5 + 2 * p)?);
+                    let name: [u8; 15] =
+                        bytes.get(o + 9 + 2 * p..o + 24 + 2 * p)?.try_into().ok()?;
+                    let abbrev = *bytes.get(o + 24 + 2 * p)?;
+                    let start = o + 25 + 2 * p;
+                    let end = start.checked_add(n.checked_mul(2)?)?;
+                    if low_pc > high_pc {
+                        return None;
+                    }
+                    view.histograms.push(HistogramView {
+                        low_pc,
+                        high_pc,
+                        prof_rate,
+                        dimension: Dimension { name, abbrev },
+                        bins: bytes.get(start..end)?,
+                    });
+                    o = end;
+                }
+                crate::model::GMON_TAG_CG_ARC => {
+                    view.arcs.push(Arc {
+                        from_pc: addr_at(o + 1)?,
+                        self_pc: addr_at(o + 1 + p)?,
+                        count: u64::from(u32_at(o + 1 + 2 * p)?),
+                    });
+                    o += 5 + 2 * p;
+                }
+                _ => return None,
+            }
+        }
+        Some(view)
     }
 }
 

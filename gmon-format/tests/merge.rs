@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use gmon_format::{
-    Arc, Dimension, Encoding, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
-    MergeOptions, ProfRate, Profile, Record, Variant, fit_counts, merge,
+    Arc, Dimension, Encoding, GnuView, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
+    MergeOptions, Merger, ProfRate, Profile, Record, Variant, fit_counts, merge,
 };
 use proptest::prelude::*;
 
@@ -128,6 +128,62 @@ proptest! {
         let back = gmon_format::read(&bytes).unwrap();
         prop_assert_eq!(sum(&[&back]), merged);
     }
+}
+
+proptest! {
+    /// The in-place fast path (`GnuView` + `Merger::add_view`) gives exactly what reading each
+    /// file and `Merger::add` give, and declines (changing nothing) what it does not handle.
+    #[test]
+    fn fast_path_equals_full_path(
+        profiles in prop::collection::vec(profile_strategy(60_000, u64::from(u32::MAX)), 1..6),
+        big in any::<bool>(),
+    ) {
+        let encoding = if big { Encoding::BIG_64 } else { Encoding::LITTLE_64 };
+        let files: Vec<Vec<u8>> = profiles
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                p.encoding = encoding;
+                gmon_format::to_vec(&p).unwrap()
+            })
+            .collect();
+        let mut full = Merger::default();
+        let mut fast = Merger::default();
+        for f in &files {
+            let p = gmon_format::read(f).unwrap();
+            full.add(&p).unwrap();
+            let view = GnuView::parse(f, encoding).unwrap();
+            if !fast.add_view(&view, None).unwrap() {
+                fast.add(&p).unwrap();
+            }
+        }
+        prop_assert_eq!(fast.inputs(), files.len());
+        prop_assert_eq!(fast.finish().unwrap(), full.finish().unwrap());
+    }
+}
+
+#[test]
+fn fast_path_is_taken_for_runs_of_one_program() {
+    let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+    p.records.push(Record::Histogram(histogram(0, vec![3; 16])));
+    p.records.push(Record::Arc(Arc {
+        from_pc: 1,
+        self_pc: 2,
+        count: 5,
+    }));
+    let bytes = gmon_format::to_vec(&p).unwrap();
+    let mut m = Merger::default();
+    let view = GnuView::parse(&bytes, Encoding::LITTLE_64).unwrap();
+    assert!(
+        !m.add_view(&view, None).unwrap(),
+        "the first input sets the encoding"
+    );
+    m.add(&p).unwrap();
+    assert!(m.add_view(&view, None).unwrap());
+    assert!(GnuView::parse(&bytes[..bytes.len() - 1], Encoding::LITTLE_64).is_none());
+    let sum = m.finish().unwrap().profile;
+    assert_eq!(sum.histograms().next().unwrap().bins, vec![6; 16]);
+    assert_eq!(sum.arcs().next().unwrap().count, 10);
 }
 
 #[test]

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use gmon_format::{
-    ExecutableId, MergeOptions, Merged, Merger, Profile, ReadOptions, Record, read_extension,
-    sidecar_path,
+    Arc, ExecutableId, GnuView, MergeOptions, Merged, Merger, Profile, ReadOptions, Variant,
+    read_extension, sidecar_path,
 };
 use object::{Object, ObjectSection, SectionFlags};
 use rayon::prelude::*;
@@ -78,36 +78,44 @@ impl ExecutableInfo {
     /// before a section are allowed), or a histogram that ends beyond the last code section
     /// (rounded up to a page). gmon.out files carry no build id, so this is the check there is.
     pub fn check(&self, profile: &Profile) -> Result<(), String> {
+        self.check_parts(
+            profile.histograms().map(|h| (h.low_pc, h.high_pc)),
+            profile.arcs(),
+        )
+    }
+
+    /// [`ExecutableInfo::check`] on histogram ranges `(low_pc, high_pc)` and arcs.
+    pub fn check_parts<'a>(
+        &self,
+        histograms: impl Iterator<Item = (u64, u64)>,
+        arcs: impl Iterator<Item = &'a Arc>,
+    ) -> Result<(), String> {
         let Some(&(_, code_end)) = self.code.iter().max_by_key(|r| r.1) else {
             return Ok(());
         };
         let limit = code_end.saturating_add(0xfff) & !0xfff;
-        for (i, r) in profile.records.iter().enumerate() {
-            match r {
-                Record::Histogram(h) if h.high_pc > limit => {
+        for (i, (_, high_pc)) in histograms.enumerate() {
+            if high_pc > limit {
+                return Err(format!(
+                    "histogram {i} ends at {high_pc:#x}, beyond the code of {} (which ends at \
+                     {code_end:#x}): not a profile of this executable",
+                    self.path.display()
+                ));
+            }
+        }
+        for (i, a) in arcs.enumerate() {
+            for pc in [a.from_pc, a.self_pc] {
+                let inside = self
+                    .code
+                    .iter()
+                    .any(|&(lo, hi)| pc >= lo.saturating_sub(16) && pc < hi);
+                if !inside {
                     return Err(format!(
-                        "histogram record {i} ends at {:#x}, beyond the code of {} (which ends at \
-                         {code_end:#x}): not a profile of this executable",
-                        h.high_pc,
+                        "arc {i} has address {pc:#x}, outside the code of {}: not a profile of \
+                         this executable",
                         self.path.display()
                     ));
                 }
-                Record::Arc(a) => {
-                    for pc in [a.from_pc, a.self_pc] {
-                        let inside = self
-                            .code
-                            .iter()
-                            .any(|&(lo, hi)| pc >= lo.saturating_sub(16) && pc < hi);
-                        if !inside {
-                            return Err(format!(
-                                "arc record {i} has address {pc:#x}, outside the code of {}: not \
-                                 a profile of this executable",
-                                self.path.display()
-                            ));
-                        }
-                    }
-                }
-                _ => {}
             }
         }
         Ok(())
@@ -153,13 +161,32 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
     };
     let progress = progress_bar(opts.progress, paths.len());
     let mut merger = Merger::new(merge_opts);
-    let mut chunks = paths.chunks(batch);
+    // The fast path (bins summed straight from the file's bytes) needs the encoding: from the
+    // executable, else from the first input, which is read in full.
+    let fast_allowed = matches!(read.variant, None | Some(Variant::Gnu));
+    let mut fast = opts
+        .executable
+        .as_ref()
+        .map(|e| e.encoding)
+        .filter(|_| fast_allowed);
+    let mut rest = paths;
+    if fast.is_none()
+        && let Some((first, tail)) = paths.split_first()
+    {
+        let l = load(first, &read, opts.executable.as_ref(), None)?;
+        add_loaded(&mut merger, l, &read)?;
+        progress.inc(1);
+        fast = merger.encoding().filter(|_| fast_allowed);
+        rest = tail;
+    }
+    let exe = opts.executable.as_ref();
     let load = |chunk: &[PathBuf]| -> Vec<anyhow::Result<Loaded>> {
         chunk
             .par_iter()
-            .map(|p| load(p, &read, opts.executable.as_ref()))
+            .map(|p| load(p, &read, exe, fast))
             .collect()
     };
+    let mut chunks = rest.chunks(batch);
     let mut pending = chunks.next().map(load);
     while let Some(current) = pending.take() {
         let next = chunks.next();
@@ -167,10 +194,7 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
             || next.map(load),
             || -> anyhow::Result<()> {
                 for item in current {
-                    let l = item?;
-                    merger
-                        .add_identified(&l.profile, l.id.as_ref())
-                        .with_context(|| format!("{}", l.path.display()))?;
+                    add_loaded(&mut merger, item?, &read)?;
                     progress.inc(1);
                 }
                 Ok(())
@@ -183,21 +207,48 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
     Ok(merger.finish()?)
 }
 
-/// One parsed input.
+/// An input as loaded: parsed in full, or kept as bytes for the fast path.
+enum Parsed {
+    Full(Profile),
+    /// A GNU file that [`GnuView::parse`] accepted with this encoding.
+    Raw(Vec<u8>, gmon_format::Encoding),
+}
+
+/// One loaded input.
 struct Loaded {
     path: PathBuf,
-    profile: Profile,
+    parsed: Parsed,
     id: Option<ExecutableId>,
 }
 
-fn load(path: &Path, read: &ReadOptions, exe: Option<&ExecutableInfo>) -> anyhow::Result<Loaded> {
+fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Result<()> {
+    let name = || format!("{}", l.path.display());
+    let profile = match l.parsed {
+        Parsed::Full(p) => p,
+        Parsed::Raw(bytes, encoding) => {
+            if let Some(view) = GnuView::parse(&bytes, encoding)
+                && merger.add_view(&view, l.id.as_ref()).with_context(name)?
+            {
+                return Ok(());
+            }
+            // Not the simple case: read it in full, which handles or reports everything.
+            gmon_format::read_with(&bytes, read)
+                .with_context(|| format!("{}: malformed profile", l.path.display()))?
+        }
+    };
+    merger
+        .add_identified(&profile, l.id.as_ref())
+        .with_context(name)?;
+    Ok(())
+}
+
+fn load(
+    path: &Path,
+    read: &ReadOptions,
+    exe: Option<&ExecutableInfo>,
+    fast: Option<gmon_format::Encoding>,
+) -> anyhow::Result<Loaded> {
     let bytes = fs::read(path).with_context(|| format!("{}", path.display()))?;
-    let profile = gmon_format::read_with(&bytes, read)
-        .with_context(|| format!("{}: malformed profile", path.display()))?;
-    if let Some(exe) = exe {
-        exe.check(&profile)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    }
     // The gmon-write runtime's sidecar names the executable by build id.
     let sidecar = sidecar_path(path);
     let id = match fs::read(&sidecar) {
@@ -209,9 +260,32 @@ fn load(path: &Path, read: &ReadOptions, exe: Option<&ExecutableInfo>) -> anyhow
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("{}", sidecar.display())),
     };
+    let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
+    if let Some(encoding) = fast
+        && let Some(view) = GnuView::parse(&bytes, encoding)
+    {
+        if let Some(exe) = exe {
+            exe.check_parts(
+                view.histograms.iter().map(|h| (h.low_pc, h.high_pc)),
+                view.arcs.iter(),
+            )
+            .map_err(not_this_exe)?;
+        }
+        drop(view);
+        return Ok(Loaded {
+            path: path.to_path_buf(),
+            parsed: Parsed::Raw(bytes, encoding),
+            id,
+        });
+    }
+    let profile = gmon_format::read_with(&bytes, read)
+        .with_context(|| format!("{}: malformed profile", path.display()))?;
+    if let Some(exe) = exe {
+        exe.check(&profile).map_err(not_this_exe)?;
+    }
     Ok(Loaded {
         path: path.to_path_buf(),
-        profile,
+        parsed: Parsed::Full(profile),
         id,
     })
 }
