@@ -216,6 +216,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gmon_tools::flame::load;
+use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
 
 fn case_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -297,6 +298,25 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
             }
         }
         assert_eq!(flat, expected, "{}", dir.display());
+        // cpu per function == gprof's credit in nanoseconds (rounded once per function).
+        let mut cpu: BTreeMap<&str, i64> = BTreeMap::new();
+        for smp in &p.sample {
+            if smp.value[1] > 0 {
+                *cpu.entry(fn_name[&loc_fn[&smp.location_id[0]]])
+                    .or_insert(0) += smp.value[1];
+            }
+        }
+        let image = Image::open(&dir.join("prog"), "test").unwrap();
+        let profile = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let mut credit: BTreeMap<&str, i64> = BTreeMap::new();
+        for f in a.functions() {
+            let ns = (f.self_ticks * 1e9 / f64::from(a.hz())).round() as i64;
+            if ns > 0 {
+                *credit.entry(f.name).or_insert(0) += ns;
+            }
+        }
+        assert_eq!(cpu, credit, "{}", dir.display());
         assert_eq!(p.mapping.len(), 1);
         assert!(s(p.mapping[0].filename).ends_with("prog"));
         assert_eq!(
@@ -387,23 +407,27 @@ fn go_pprof_accepts_our_profiles() {
         } else {
             eprintln!("pprof -svg not run: Graphviz's dot is not on PATH");
         }
-        // -top flat per function (in ms) == self samples × 10 ms (all these run at 100 Hz).
+        // -top flat per function, printed as gprof prints self seconds (two decimals), is
+        // gprof's flat profile.
         let top = run(&[
             "-top",
             "-nodecount=100000",
             "-nodefraction=0",
             "-edgefraction=0",
-            "-unit=ms",
+            "-unit=ns",
         ]);
-        let l = load(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
-        assert_eq!(l.prof_rate, 100);
-        let mut expected: BTreeMap<String, u64> = BTreeMap::new();
-        for (node, info) in l.graph.nodes().iter().zip(&l.functions) {
-            if node.self_samples > 0 {
-                *expected.entry(info.name.clone()).or_insert(0) += node.self_samples * 10;
-            }
+        let image = Image::open(&dir.join("prog"), "test").unwrap();
+        let profile = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let mut credit: BTreeMap<String, f64> = BTreeMap::new();
+        for f in a.functions().filter(|f| f.self_ticks > 0.0) {
+            *credit.entry(f.demangled()).or_insert(0.0) += f.self_seconds;
         }
-        let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+        let expected: BTreeMap<String, String> = credit
+            .into_iter()
+            .map(|(n, s)| (n, format!("{s:.2}")))
+            .collect();
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
         let mut in_table = false;
         for line in top.lines() {
             if line.trim_start().starts_with("flat") {
@@ -414,15 +438,15 @@ fn go_pprof_accepts_our_profiles() {
             if !in_table || f.len() < 6 {
                 continue;
             }
-            let Some(ms) = f[0].strip_suffix("ms") else {
+            let Some(ns) = f[0].strip_suffix("ns") else {
                 continue;
             };
-            let name = f[5..].join(" ");
-            seen.insert(name, ms.parse::<f64>().unwrap() as u64);
+            let secs = ns.parse::<f64>().unwrap() / 1e9;
+            seen.insert(f[5..].join(" "), format!("{secs:.2}"));
         }
         assert_eq!(
             seen, expected,
-            "{name}: pprof -top flat vs self samples\n{top}"
+            "{name}: pprof -top flat vs gprof self seconds\n{top}"
         );
     }
 }

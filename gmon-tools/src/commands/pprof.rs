@@ -45,6 +45,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let l = flame::load(exe.as_deref(), &gmon)?;
     let opts = pprof::PprofOptions {
         prof_rate: l.prof_rate,
+        cpu_stacks: l.cpu_stacks.clone(),
         comments: args
             .gmon
             .iter()

@@ -162,6 +162,16 @@ impl CallGraph {
         &self.cycles
     }
 
+    /// The same graph with other self weights (e.g. nanoseconds instead of samples), one per
+    /// node in id order; missing entries are 0.
+    pub fn with_self_weights(&self, weights: &[u64]) -> CallGraph {
+        let mut g = self.clone();
+        for (i, n) in g.nodes.iter_mut().enumerate() {
+            n.self_samples = weights.get(i).copied().unwrap_or(0);
+        }
+        g
+    }
+
     /// Sum of every function's self samples: the total the estimated stacks add up to.
     pub fn total_self_samples(&self) -> Result<u64, GraphError> {
         self.nodes.iter().try_fold(0u64, |acc, n| {

@@ -20,8 +20,12 @@ pub struct Loaded {
     /// One node per symbol of the executable (address order), plus nodes for shared objects
     /// and unknown code when exact stacks reach them.
     pub graph: CallGraph,
-    /// The stacks to draw.
+    /// The stacks to draw, in whole samples.
     pub stacks: Stacks,
+    /// For estimated stacks: the same estimation weighted by each function's CPU time in
+    /// nanoseconds, gprof's fractional credit × 10⁹ / rate, so that pprof's `cpu` values are
+    /// gprof's self seconds exactly (whole samples cannot always be: see spec/stacks.md §7).
+    pub cpu_stacks: Option<Stacks>,
     /// Per node: mangled name, address, DWARF file and line.
     pub functions: Vec<FunctionInfo>,
     /// The executable: path and build id.
@@ -151,9 +155,29 @@ pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
         }
         _ => estimate_stacks(&graph)?,
     };
+    let cpu_stacks = match stacks.source {
+        StackSource::Estimated if analysis.hz() > 0 => {
+            let per_tick = 1e9 / f64::from(analysis.hz());
+            let mut nanos: Vec<u64> = analysis
+                .functions()
+                .map(|f| {
+                    let ns = (f.self_ticks * per_tick).round();
+                    if ns.is_finite() && ns > 0.0 {
+                        ns as u64
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            nanos.resize(graph.nodes().len(), 0);
+            Some(estimate_stacks(&graph.with_self_weights(&nanos))?)
+        }
+        _ => None,
+    };
     Ok(Loaded {
         graph,
         stacks,
+        cpu_stacks,
         functions,
         executable,
         prof_rate: analysis.hz(),

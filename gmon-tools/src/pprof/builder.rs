@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
 use crate::flame::{
-    CallGraph, Frame, NodeId, StackSource, Stacks, frame_name, split_in_proportion,
+    CallGraph, Frame, NodeId, Stack, StackSource, Stacks, frame_name, split_in_proportion,
 };
 
 /// What the profile knows about one function of the graph, beyond its display name.
@@ -54,6 +54,9 @@ pub struct PprofOptions {
     pub prof_rate: u32,
     /// Extra lines for `comment` (e.g. the input files).
     pub comments: Vec<String>,
+    /// Stacks whose weights are CPU nanoseconds (same graph): when given, CPU samples come
+    /// from them and count samples from the stacks in samples; otherwise cpu = samples × period.
+    pub cpu_stacks: Option<Stacks>,
 }
 
 /// What can go wrong building a profile.
@@ -172,7 +175,11 @@ pub fn build_profile(
 
     // Every frame that occurs, in a fixed order: functions by id, then cycles by number.
     let mut used: BTreeMap<Frame, u64> = BTreeMap::new();
-    for s in &stacks.stacks {
+    let cpu_only = opts
+        .cpu_stacks
+        .as_ref()
+        .map_or(&[][..], |c| c.stacks.as_slice());
+    for s in stacks.stacks.iter().chain(cpu_only) {
         for &f in &s.frames {
             used.insert(f, 0);
         }
@@ -232,7 +239,7 @@ pub fn build_profile(
     // the order the samples first use them.
     let mut bin_locations: BTreeMap<(u64, u64), u64> = BTreeMap::new();
     let mut sample = Vec::with_capacity(stacks.stacks.len() + arcs.len());
-    for s in &stacks.stacks {
+    let mut emit = |s: &Stack, values: &dyn Fn(i64) -> Result<Vec<i64>, PprofError>| {
         let callers: Vec<u64> = s.frames.iter().rev().skip(1).map(loc).collect();
         let leaf = s.frames.last().copied();
         let bins = match (stacks.source, leaf) {
@@ -243,11 +250,11 @@ pub fn build_profile(
         };
         let weights: Vec<u64> = bins.iter().map(|b| b.count).collect();
         let shares = split_in_proportion(s.samples, &weights);
+        let fid = leaf.as_ref().map_or(0, loc);
         let mut parts: Vec<(u64, u64)> = Vec::new();
         if bins.is_empty() || shares.iter().all(|&x| x == 0) {
-            parts.push((leaf.as_ref().map_or(0, loc), s.samples));
+            parts.push((fid, s.samples));
         } else {
-            let fid = leaf.as_ref().map_or(0, loc);
             for (b, share) in bins.iter().zip(shares) {
                 if share == 0 {
                     continue;
@@ -272,18 +279,36 @@ pub fn build_profile(
             }
         }
         for (leaf_loc, n) in parts {
-            let n = to_i64(n, "a stack's sample count")?;
-            let cpu = n
-                .checked_mul(period)
-                .ok_or(PprofError::Overflow("a stack's CPU time"))?;
             let mut location_id = Vec::with_capacity(callers.len() + 1);
             location_id.push(leaf_loc);
             location_id.extend_from_slice(&callers);
+            let value = values(to_i64(n, "a stack's weight")?)?;
             sample.push(Sample {
                 location_id,
-                value: vec![n, cpu, 0],
+                value,
                 label: Vec::new(),
             });
+        }
+        Ok::<(), PprofError>(())
+    };
+    match &opts.cpu_stacks {
+        Some(cpu) => {
+            for s in &stacks.stacks {
+                emit(s, &|n| Ok(vec![n, 0, 0]))?;
+            }
+            for s in &cpu.stacks {
+                emit(s, &|ns| Ok(vec![0, ns, 0]))?;
+            }
+        }
+        None => {
+            for s in &stacks.stacks {
+                emit(s, &|n| {
+                    let cpu = n
+                        .checked_mul(period)
+                        .ok_or(PprofError::Overflow("a CPU time"))?;
+                    Ok(vec![n, cpu, 0])
+                })?;
+            }
         }
     }
     for e in &arcs {
