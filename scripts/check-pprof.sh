@@ -45,6 +45,10 @@ for c in "${cases[@]}"; do
     "$pprof" -sample_index=calls -top "$out" > "$work/$c.calls.txt"
     "$pprof" -top -nodecount=100000 -nodefraction=0 -edgefraction=0 -unit=ns "$out" \
         > "$work/$c.top.txt" 2>/dev/null
+    if grep -q '<unknown>' "$work/$c.top.txt"; then
+        echo "check-pprof: $c: a frame lost its name in pprof (<unknown>)" >&2
+        exit 1
+    fi
     /usr/bin/gprof -b -p "$dir/prog" "$dir/gmon.out" > "$work/$c.flat.txt" 2>/dev/null || true
     n=$(python3 - "$work/$c.top.txt" "$work/$c.flat.txt" "$c" <<'PY'
 import re, sys

@@ -46,8 +46,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let opts = pprof::PprofOptions {
         prof_rate: l.prof_rate,
         cpu_stacks: l.cpu_stacks.clone(),
-        comments: args
-            .gmon
+        comments: gmon
             .iter()
             .map(|p| format!("input: {}", p.display()))
             .collect(),

@@ -204,10 +204,12 @@ pub fn build_profile(
         } else {
             info.name.clone()
         };
-        let system = if info.system_name.is_empty() {
-            name.clone()
-        } else {
-            info.system_name.clone()
+        // A cycle has no linker name: its system name stays empty. (Were it equal to the name,
+        // pprof would take "<cycle 1>" for a demangled C++ name and strip the "<...>" from it.)
+        let system = match frame {
+            Frame::Cycle(_) => String::new(),
+            Frame::Function(_) if info.system_name.is_empty() => name.clone(),
+            Frame::Function(_) => info.system_name.clone(),
         };
         let f = Function {
             id: *id,
