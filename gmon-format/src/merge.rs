@@ -555,16 +555,7 @@ impl Merger {
         let big = view.encoding.endian == crate::model::Endian::Big;
         for (h, &i) in view.histograms.iter().zip(&slots) {
             if let Some(slot) = self.slots.get_mut(i) {
-                let pairs = h.bins.chunks_exact(2);
-                if big {
-                    for (s, c) in slot.bins.iter_mut().zip(pairs) {
-                        *s += u64::from(u16::from_be_bytes([c[0], c[1]]));
-                    }
-                } else {
-                    for (s, c) in slot.bins.iter_mut().zip(pairs) {
-                        *s += u64::from(u16::from_le_bytes([c[0], c[1]]));
-                    }
-                }
+                add_u16_bins(&mut slot.bins, h.bins, big);
             }
         }
         self.add_arc_iter(view.arcs.iter());
@@ -918,6 +909,40 @@ where
         m.add(p)?;
     }
     m.finish()
+}
+
+/// Adds `u16` bins given as bytes into `sum` (the caller has ruled out overflow). Real
+/// histograms are mostly zeros, so runs of 8 zero bins are skipped without touching `sum`, which
+/// saves most of the memory traffic of a large merge.
+fn add_u16_bins(sum: &mut [u64], bytes: &[u8], big: bool) {
+    let decode = |c: &[u8]| {
+        let pair = [
+            c.first().copied().unwrap_or(0),
+            c.get(1).copied().unwrap_or(0),
+        ];
+        u64::from(if big {
+            u16::from_be_bytes(pair)
+        } else {
+            u16::from_le_bytes(pair)
+        })
+    };
+    let mut sums = sum.chunks_exact_mut(8);
+    let mut blocks = bytes.chunks_exact(16);
+    for (s, b) in (&mut sums).zip(&mut blocks) {
+        let Ok(block) = <[u8; 16]>::try_from(b) else {
+            continue;
+        };
+        if u128::from_ne_bytes(block) == 0 {
+            continue;
+        }
+        for (x, c) in s.iter_mut().zip(block.chunks_exact(2)) {
+            *x += decode(c);
+        }
+    }
+    let rest = sums.into_remainder();
+    for (x, c) in rest.iter_mut().zip(blocks.remainder().chunks_exact(2)) {
+        *x += decode(c);
+    }
 }
 
 /// Adds `add` into `sum` bin by bin; on overflow `sum` is unchanged.
@@ -1448,6 +1473,30 @@ mod tests {
         assert_eq!(bins, vec![vec![65535, 3], vec![70_000 - 65535, 0]]);
         let arcs: Vec<_> = out.arcs().map(|a| a.count).collect();
         assert_eq!(arcs, vec![u32::MAX as u64, 6]);
+    }
+
+    #[test]
+    fn u16_bins_from_bytes_in_both_orders() {
+        // 11 bins: one block of 8 (with a zero block skipped) and a remainder of 3.
+        let counts: Vec<u16> = vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 0xffff, 0x1234];
+        let mut counts19 = vec![7u16; 8];
+        counts19.extend(&counts);
+        for big in [false, true] {
+            let bytes: Vec<u8> = counts19
+                .iter()
+                .flat_map(|c| {
+                    if big {
+                        c.to_be_bytes()
+                    } else {
+                        c.to_le_bytes()
+                    }
+                })
+                .collect();
+            let mut sum = vec![1u64; counts19.len()];
+            add_u16_bins(&mut sum, &bytes, big);
+            let expected: Vec<u64> = counts19.iter().map(|&c| u64::from(c) + 1).collect();
+            assert_eq!(sum, expected);
+        }
     }
 
     #[test]
