@@ -9,7 +9,8 @@
 //! * stdout, byte for byte — except, when the command has no `-b`, the explanation blocks
 //!   ("blurbs"), which are gprof's prose there and our own text here. Each blurb is replaced by
 //!   one marker line in both outputs before comparing (rule below), and our blurbs are checked to
-//!   be exactly [`gmon_tools::gprof::blurbs`]' texts;
+//!   be exactly [`gmon_tools::gprof::blurbs`]' texts (in the BSD layout the flat one follows
+//!   `flat profile:`);
 //! * stderr, exactly, after dropping getopt's usage text (gprof prints its usage synopsis, we
 //!   print ours) — everything from a line starting with `Usage:` to the end.
 //!
@@ -218,9 +219,15 @@ fn check(case_dir: &Path, name: &str, argv: &[String]) -> Result<(), Failed> {
                 gb.len(),
                 eb.len()
             ));
-        } else if !bsd {
+        } else {
+            let bsd_flat = format!("\n\n\nflat profile:\n{}", blurbs::FLAT);
             for b in &gb {
-                if b != blurbs::FLAT && b != blurbs::FSF_CALLG {
+                let ours = if bsd {
+                    *b == bsd_flat || b == blurbs::BSD_CALLG
+                } else {
+                    b == blurbs::FLAT || b == blurbs::FSF_CALLG
+                };
+                if !ours {
                     problems.push(format!("unexpected explanation block {b:?}"));
                 }
             }
