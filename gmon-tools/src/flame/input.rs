@@ -10,7 +10,7 @@ use anyhow::Context;
 use gmon_format::{Extension, read_extension, sidecar_path};
 
 use super::estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks};
-use super::graph::{CallGraph, CycleGroup, NodeId};
+use super::graph::{CallGraph, CycleGroup, GraphError, NodeId};
 use crate::gprof::{Analysis, AnalysisOptions, Image};
 use crate::pprof::{BinSample, Executable, FunctionInfo, SourceLines, build_id_hex};
 
@@ -133,7 +133,7 @@ pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
         build_id: build_id_hex(&data),
     };
 
-    let (mut graph, mut functions) = graph_from_analysis(&analysis, &SourceLines::open(&exe_path));
+    let (mut graph, mut functions) = graph_from_analysis(&analysis, &SourceLines::open(&exe_path))?;
     let sidecars = matching_sidecars(gmon, &raw, &mut notes);
     let stacks = match sidecars {
         Some(exts) if exts.iter().any(|e| !e.stacks.is_empty()) => {
@@ -191,7 +191,7 @@ pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
 pub fn graph_from_analysis(
     analysis: &Analysis,
     lines: &SourceLines,
-) -> (CallGraph, Vec<FunctionInfo>) {
+) -> Result<(CallGraph, Vec<FunctionInfo>), GraphError> {
     let stats: Vec<_> = analysis.functions().collect();
     let ticks: Vec<f64> = stats.iter().map(|f| f.self_ticks).collect();
     let samples = whole_samples(&ticks);
@@ -231,18 +231,14 @@ pub fn graph_from_analysis(
     add_bins(analysis, &by_index, &mut functions, lines);
     for arc in analysis.arcs() {
         if let (Some(&p), Some(&c)) = (by_index.get(&arc.parent), by_index.get(&arc.child)) {
-            // Both ids come from this graph, so this cannot fail; an overflowing sum of counts
-            // saturates instead of being dropped.
-            if graph.add_calls(p, c, arc.count).is_err() {
-                let _ = graph.add_calls(p, c, 0);
-            }
+            graph.add_calls(p, c, arc.count)?;
         }
     }
     for f in &stats {
         if f.self_calls > 0
             && let Some(&id) = by_index.get(&f.index)
         {
-            let _ = graph.add_calls(id, id, f.self_calls);
+            graph.add_calls(id, id, f.self_calls)?;
         }
     }
     let cycles: Vec<CycleGroup> = analysis
@@ -261,7 +257,7 @@ pub fn graph_from_analysis(
     let _ = graph.set_cycles(cycles);
     let in_functions = samples.iter().fold(0u64, |a, &b| a.saturating_add(b));
     graph.set_outside_samples(analysis.total_samples().saturating_sub(in_functions));
-    (graph, functions)
+    Ok((graph, functions))
 }
 
 /// Attaches to each function the histogram bins with samples that start inside it, with the
@@ -340,6 +336,12 @@ fn exact_stacks(
     graph: &mut CallGraph,
     functions: &mut Vec<FunctionInfo>,
 ) -> Stacks {
+    // Node k of the graph is the k-th function of the analysis (see graph_from_analysis).
+    let node_of_symbol: BTreeMap<usize, NodeId> = analysis
+        .functions()
+        .enumerate()
+        .map(|(k, f)| (f.index, NodeId(k)))
+        .collect();
     let mut extra: BTreeMap<String, NodeId> = BTreeMap::new();
     let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
     let mut extra_node =
@@ -356,10 +358,16 @@ fn exact_stacks(
                 // Return addresses point after the call: step back into it.
                 let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
                 let id = match ext.resolve(pc) {
-                    Some((obj, addr)) if obj.is_main() => match analysis.symtab.lookup(addr) {
-                        Some(i) if i < graph.nodes().len() => NodeId(i),
-                        _ => extra_node("[unknown]".to_owned(), graph, functions),
-                    },
+                    Some((obj, addr)) if obj.is_main() => {
+                        match analysis
+                            .symtab
+                            .lookup(addr)
+                            .and_then(|i| node_of_symbol.get(&i))
+                        {
+                            Some(&id) => id,
+                            None => extra_node("[unknown]".to_owned(), graph, functions),
+                        }
+                    }
                     Some((obj, _)) => {
                         let base = Path::new(&obj.path)
                             .file_name()
