@@ -56,7 +56,9 @@ OPTION_SETS = [
     "-C", "-b -C", "-C{f}", "-Z -b", "-b -l -C", "-C -z",
     "-A", "-A -x", "-A{f}", "-A -J{f}", "-J -b", "-A -m 5", "-A -I /nonexistent", "-l -A",
     "-l -A -x", "-A -y", "-A -z", "-A -L", "-A{file}:",
-    "-r", "-r {sum}", "-R {map}", "-r -R {map}", "-b -Oprof", "-b -O magic",
+    # "-R {map}" is left out: GNU gprof reads an uninitialised is_first flag for every map entry
+    # but the first of each object, so its output depends on heap garbage (see ordering.rs).
+    "-r", "-r {sum}", "-r -R {map}", "-b -Oprof", "-b -O magic",
     "-b nonexistent.out",
 ]
 

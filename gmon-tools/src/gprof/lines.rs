@@ -313,5 +313,17 @@ pub fn print_trailing_reports(
         };
         super::annotate::print_annotated_source(out, err, analysis, &opts, first_output)?;
     }
+    if output_style & style::FUNCTION_ORDER != 0 {
+        super::ordering::print_function_ordering(out, analysis)?;
+    }
+    if output_style & style::FILE_ORDER != 0
+        && let Some(path) = &args.function_map
+    {
+        // Already read once when the symbols were made; a failure here cannot happen unless
+        // the file changed meanwhile, and then nothing is printed.
+        if let Ok(map) = super::ordering::read_function_map(path, super::report::WHOAMI) {
+            super::ordering::print_file_ordering(out, analysis, &map)?;
+        }
+    }
     Ok(())
 }

@@ -50,6 +50,7 @@ pub mod hist;
 pub mod index;
 pub mod lines;
 pub mod names;
+pub mod ordering;
 pub mod report;
 pub mod sort;
 pub mod symspec;

@@ -252,6 +252,10 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         None => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
     };
     if a.external_symbols.is_none() {
+        if let Some(map) = &a.function_map {
+            let map = super::ordering::read_function_map(map, w)?;
+            super::ordering::apply_function_map(&mut symtab, &map, image.text_end());
+        }
         let mut info = super::dwarf::LineInfo::from_elf(&image.data);
         super::lines::attach_function_sources(&mut symtab, &mut info);
         if line {
