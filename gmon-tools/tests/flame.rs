@@ -735,3 +735,60 @@ fn cli_accepts_gprofs_order_executable_first() {
     assert_eq!(a.stdout, b.stdout);
     assert!(!a.stdout.is_empty());
 }
+
+#[test]
+fn whole_samples_round_gprofs_credit_to_its_rounded_total() {
+    use gmon_tools::flame::whole_samples;
+    // 2.2 ticks in all -> 2 samples; the spare one goes to the first of the equal fractions.
+    assert_eq!(whole_samples(&[0.5, 0.5, 1.2]), [1, 0, 1]);
+    // The traps case: 4.507 + 4.007 + 0.501 = 9.015 -> 9.
+    assert_eq!(whole_samples(&[4.507, 4.007, 0.501]), [5, 4, 0]);
+    assert_eq!(whole_samples(&[f64::NAN, -1.0, 3.0]), [0, 0, 3]);
+    assert!(whole_samples(&[]).is_empty());
+}
+
+#[test]
+fn cli_output_file_is_written_whole() {
+    let (prog, gmon) = case("cycle-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("out.svg");
+    let out = gmon_cmd()
+        .args(["flame", "-o"])
+        .arg(&file)
+        .arg("--exe")
+        .arg(&prog)
+        .arg(&gmon)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let stdout = gmon_cmd()
+        .args(["flame", "--exe"])
+        .arg(&prog)
+        .arg(&gmon)
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(std::fs::read(&file).unwrap(), stdout);
+    // A failure leaves no file behind.
+    let bad = tmp.path().join("bad.svg");
+    let out = gmon_cmd()
+        .args(["flame", "-o"])
+        .arg(&bad)
+        .arg("--exe")
+        .arg(&prog)
+        .arg(tmp.path().join("missing.out"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(!bad.exists());
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        1,
+        "no temporary file left"
+    );
+}
