@@ -792,3 +792,39 @@ fn cli_output_file_is_written_whole() {
         "no temporary file left"
     );
 }
+
+/// The estimate makes gprof's assumption, so the width of a function's frames (the samples of
+/// every stack it is in) is gprof's call-graph "self + children" for it, up to the rounding to
+/// whole samples (at most 1.89 samples apart on the testdata when this was written).
+#[test]
+fn testdata_frame_widths_agree_with_gprofs_propagated_time() {
+    for dir in testdata_cases() {
+        let prog = dir.join("prog");
+        let l = load(Some(&prog), &[dir.join("gmon.out")]).unwrap();
+        let image = Image::open(&prog, "test").unwrap();
+        let p = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+        let a = Analysis::new(&image, &[p], &AnalysisOptions::default()).unwrap();
+        for (k, f) in a.functions().enumerate() {
+            if f.cycle.is_some() {
+                continue; // gprof prints cycle members' times differently; the cycle is one unit
+            }
+            let me = Frame::Function(NodeId(k));
+            let width: u64 = l
+                .stacks
+                .stacks
+                .iter()
+                .filter(|s| s.frames.contains(&me))
+                .map(|s| s.samples)
+                .sum();
+            let gprof = f.graph_self_ticks + f.graph_child_ticks;
+            assert!(
+                (width as f64 - gprof).abs() <= 3.0 + 0.02 * gprof,
+                "{}: {} is {} samples wide, gprof propagates {:.2}",
+                dir.display(),
+                f.demangled(),
+                width,
+                gprof
+            );
+        }
+    }
+}
