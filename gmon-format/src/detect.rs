@@ -371,7 +371,13 @@ mod tests {
         ] {
             assert!(tried.contains(what), "{what} missing from {tried}");
         }
-        assert!(e.to_string().starts_with("offset 0x"), "{e}");
+        // The furthest any candidate got: the 8-byte 4.4BSD version word at 0x14.
+        assert_eq!(e.offset(), Some(0x14));
+        assert!(
+            e.to_string()
+                .starts_with("offset 0x14: not a gmon.out file: "),
+            "{e}"
+        );
     }
 
     #[test]

@@ -251,6 +251,29 @@ mod tests {
     }
 
     #[test]
+    fn destination_errors_are_io_errors() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::StorageFull,
+                    "disk full",
+                ))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let e = write(&Profile::new_gnu(Encoding::LITTLE_64), &mut Full).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull),
+            "{e}"
+        );
+        assert_eq!(e.offset(), None);
+        assert_eq!(e.to_string(), "write failed: disk full");
+    }
+
+    #[test]
     fn nothing_is_written_on_error() {
         let mut p = Profile::new_gnu(Encoding::LITTLE_32);
         p.records.push(Record::Arc(Arc {
