@@ -812,6 +812,9 @@ pub struct HistogramView<'a> {
     pub dimension: Dimension,
     /// The bins: `2 × bins` bytes, `u16` in the file's byte order.
     pub bins: &'a [u8],
+    /// File offset of the first bin (so a caller can keep the offsets and the bytes apart and
+    /// rebuild the view later).
+    pub offset: usize,
 }
 
 /// A GNU tagged file (version 1, histogram and arc records only) seen in place, for
@@ -844,12 +847,13 @@ impl<'a> GnuView<'a> {
         };
         let addr_at = |o: usize| -> Option<u64> {
             let b = bytes.get(o..o.checked_add(p)?)?;
-            let mut v = 0u64;
-            for i in 0..p {
-                let byte = *b.get(if big { i } else { p - 1 - i })?;
-                v = (v << 8) | u64::from(byte);
-            }
-            Some(v)
+            Some(match (<[u8; 8]>::try_from(b), <[u8; 4]>::try_from(b)) {
+                (Ok(b8), _) if big => u64::from_be_bytes(b8),
+                (Ok(b8), _) => u64::from_le_bytes(b8),
+                (_, Ok(b4)) if big => u64::from(u32::from_be_bytes(b4)),
+                (_, Ok(b4)) => u64::from(u32::from_le_bytes(b4)),
+                _ => return None,
+            })
         };
         if bytes.get(0..4)? != crate::model::GMON_MAGIC || u32_at(4)? != GMON_VERSION {
             return None;
@@ -881,6 +885,7 @@ impl<'a> GnuView<'a> {
                         prof_rate,
                         dimension: Dimension { name, abbrev },
                         bins: bytes.get(start..end)?,
+                        offset: start,
                     });
                     o = end;
                 }

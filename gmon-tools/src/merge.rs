@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use gmon_format::{
-    Arc, ExecutableId, GnuView, MergeOptions, Merged, Merger, Profile, ReadOptions, Variant,
-    read_extension, sidecar_path,
+    Arc, ExecutableId, GnuView, HistogramView, MergeOptions, Merged, Merger, Profile, ReadOptions,
+    Variant, read_extension, sidecar_path,
 };
 use object::{Object, ObjectSection, SectionFlags};
 use rayon::prelude::*;
@@ -210,8 +210,45 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
 /// An input as loaded: parsed in full, or kept as bytes for the fast path.
 enum Parsed {
     Full(Profile),
-    /// A GNU file that [`GnuView::parse`] accepted with this encoding.
-    Raw(Vec<u8>, gmon_format::Encoding),
+    /// A GNU file that [`GnuView::parse`] accepted: its bytes, and the view's parts with the
+    /// bins as offsets into the bytes (so the walk is done once, on the reading threads).
+    Raw(Vec<u8>, RawParts),
+}
+
+/// A [`GnuView`] without its borrow of the file's bytes.
+struct RawParts {
+    encoding: gmon_format::Encoding,
+    histograms: Vec<(HistogramView<'static>, usize)>,
+    arcs: Vec<Arc>,
+}
+
+impl RawParts {
+    fn of(view: GnuView<'_>) -> RawParts {
+        let histograms = view
+            .histograms
+            .into_iter()
+            .map(|h| (HistogramView { bins: &[], ..h }, h.bins.len()))
+            .collect();
+        RawParts {
+            encoding: view.encoding,
+            histograms,
+            arcs: view.arcs,
+        }
+    }
+
+    /// The view again, over `bytes` (`None` if they do not hold the recorded ranges).
+    fn view(self, bytes: &[u8]) -> Option<GnuView<'_>> {
+        let mut histograms = Vec::with_capacity(self.histograms.len());
+        for (h, len) in self.histograms {
+            let bins = bytes.get(h.offset..h.offset.checked_add(len)?)?;
+            histograms.push(HistogramView { bins, ..h });
+        }
+        Some(GnuView {
+            encoding: self.encoding,
+            histograms,
+            arcs: self.arcs,
+        })
+    }
 }
 
 /// One loaded input.
@@ -225,8 +262,8 @@ fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Res
     let name = || format!("{}", l.path.display());
     let profile = match l.parsed {
         Parsed::Full(p) => p,
-        Parsed::Raw(bytes, encoding) => {
-            if let Some(view) = GnuView::parse(&bytes, encoding)
+        Parsed::Raw(bytes, parts) => {
+            if let Some(view) = parts.view(&bytes)
                 && merger.add_view(&view, l.id.as_ref()).with_context(name)?
             {
                 return Ok(());
@@ -271,10 +308,10 @@ fn load(
             )
             .map_err(not_this_exe)?;
         }
-        drop(view);
+        let parts = RawParts::of(view);
         return Ok(Loaded {
             path: path.to_path_buf(),
-            parsed: Parsed::Raw(bytes, encoding),
+            parsed: Parsed::Raw(bytes, parts),
             id,
         });
     }
