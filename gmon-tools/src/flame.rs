@@ -14,6 +14,7 @@ pub use estimate::{
 pub use folded::{folded_lines, frame_name, sanitize, write_folded};
 pub use graph::{CallGraph, CycleGroup, Edge, GraphError, Node, NodeId};
 pub use input::{
-    Loaded, choose_executable, graph_from_analysis, load, split_executable, whole_samples,
+    LoadOptions, Loaded, choose_executable, graph_from_analysis, load, load_with, split_executable,
+    whole_samples,
 };
 pub use svg::{NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_svg};

@@ -11,5 +11,5 @@ pub use builder::{
     BinSample, Executable, FunctionInfo, PprofError, PprofOptions, SAMPLE_TYPES, build_profile,
     encode_gzip, period_nanos,
 };
-pub use debuginfo::{SourceLines, build_id_hex};
+pub use debuginfo::build_id_hex;
 pub use validate::check_valid;

@@ -261,7 +261,12 @@ proptest! {
 
 use std::path::{Path, PathBuf};
 
-use gmon_tools::flame::{load, write_folded};
+use gmon_tools::flame::{LoadOptions, Loaded, load_with, write_folded};
+
+/// Flame graphs load without per-line credit, as `gmon flame` does.
+fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
+    load_with(exe, gmon, &LoadOptions::STACKS_ONLY)
+}
 use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
 
 fn testdata_cases() -> Vec<PathBuf> {
@@ -285,7 +290,8 @@ fn testdata_stacks_keep_the_gprof_engines_totals() {
     for case in cases {
         let prog = case.join("prog");
         let gmon = vec![case.join("gmon.out")];
-        let l = load(Some(&prog), &gmon).unwrap_or_else(|e| panic!("{}: {e:#}", case.display()));
+        let l =
+            load_stacks(Some(&prog), &gmon).unwrap_or_else(|e| panic!("{}: {e:#}", case.display()));
         // The gprof engine's own numbers, independently of the graph built from them.
         let image = Image::open(&prog, "test").unwrap();
         let profile = gmon_format::read(&std::fs::read(&gmon[0]).unwrap()).unwrap();
@@ -355,7 +361,7 @@ fn testdata_svg_has_every_frame_above_the_threshold() {
         "multifile-pie-O2",
     ] {
         let (prog, gmon) = case(name);
-        let l = load(Some(&prog), &[gmon]).unwrap();
+        let l = load_stacks(Some(&prog), &[gmon]).unwrap();
         let lines = folded_lines(&l.stacks, &l.graph);
         let mut opts = SvgOptions::default();
         opts.min_width = 0.5;
@@ -397,7 +403,7 @@ fn testdata_svg_has_every_frame_above_the_threshold() {
 #[test]
 fn testdata_every_case_draws_or_says_why_not() {
     for dir in testdata_cases() {
-        let l = load(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
+        let l = load_stacks(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
         let lines = folded_lines(&l.stacks, &l.graph);
         let mut folded = Vec::new();
         write_folded(&mut folded, &l.stacks, &l.graph).unwrap();
@@ -430,7 +436,7 @@ fn gmon_cmd() -> assert_cmd::Command {
 #[test]
 fn cli_folded_and_svg_are_deterministic() {
     let (prog, gmon) = case("cycle-pie-O0");
-    let l = load(Some(&prog), std::slice::from_ref(&gmon)).unwrap();
+    let l = load_stacks(Some(&prog), std::slice::from_ref(&gmon)).unwrap();
     let expected: String = folded_lines(&l.stacks, &l.graph)
         .iter()
         .map(|s| format!("{s}\n"))
@@ -504,7 +510,7 @@ fn cli_defaults_to_a_out_and_sums_profiles() {
     };
     // The summed profile carries the gprof engine's credit of both runs together.
     let a_out = tmp.path().join("a.out");
-    let both = load(Some(&a_out), &runs).unwrap();
+    let both = load_stacks(Some(&a_out), &runs).unwrap();
     assert_eq!(total(&out.stdout), both.stacks.total_samples());
     let image = Image::open(&a_out, "test").unwrap();
     let profiles: Vec<_> = runs
@@ -690,7 +696,7 @@ fn testdata_variants_give_the_same_stacks_as_the_original() {
     for dir in dirs {
         let case = root.join("cases").join(dir.file_name().unwrap());
         let prog = case.join("prog");
-        let original = load(Some(&prog), &[case.join("gmon.out")]).unwrap();
+        let original = load_stacks(Some(&prog), &[case.join("gmon.out")]).unwrap();
         let expected = folded_lines(&original.stacks, &original.graph);
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
             .unwrap()
@@ -699,7 +705,7 @@ fn testdata_variants_give_the_same_stacks_as_the_original() {
             .collect();
         files.sort();
         for f in files {
-            let l = load(Some(&prog), std::slice::from_ref(&f))
+            let l = load_stacks(Some(&prog), std::slice::from_ref(&f))
                 .unwrap_or_else(|e| panic!("{}: {e:#}", f.display()));
             assert_eq!(
                 folded_lines(&l.stacks, &l.graph),
@@ -800,7 +806,7 @@ fn cli_output_file_is_written_whole() {
 fn testdata_frame_widths_agree_with_gprofs_propagated_time() {
     for dir in testdata_cases() {
         let prog = dir.join("prog");
-        let l = load(Some(&prog), &[dir.join("gmon.out")]).unwrap();
+        let l = load_stacks(Some(&prog), &[dir.join("gmon.out")]).unwrap();
         let image = Image::open(&prog, "test").unwrap();
         let p = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
         let a = Analysis::new(&image, &[p], &AnalysisOptions::default()).unwrap();

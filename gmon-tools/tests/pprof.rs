@@ -216,7 +216,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gmon_tools::flame::load;
-use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+use gmon_tools::gprof::{
+    Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions,
+};
 
 fn case_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -485,7 +487,7 @@ fn exact_stacks_are_labelled_as_such() {
 }
 
 #[test]
-fn testdata_leaf_samples_are_split_over_histogram_bins_with_lines() {
+fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = case_dir("multifile-pie-O0");
     let p = decode_gz(&gmon_pprof(&dir, &tmp.path().join("p.pb.gz")));
@@ -518,14 +520,41 @@ fn testdata_leaf_samples_are_split_over_histogram_bins_with_lines() {
         }
         let total: i64 = by_addr.values().map(|v| v.0).sum();
         assert_eq!(total as u64, node.self_samples, "{}", info.system_name);
-        // Every leaf address is a bin inside the function with a DWARF line.
+        // Every leaf address is a line of the function with samples, as gprof -l has it.
         for (&addr, &(_, line)) in &by_addr {
             assert!(
                 info.bins.iter().any(|b| b.address == addr),
-                "{:#x} is not a bin",
+                "{:#x} is not a credited line",
                 addr
             );
             assert!(addr >= info.address.unwrap() && line > 0);
         }
     }
+    // cpu per leaf address == the gprof engine's per-line credit (gprof -l) in nanoseconds, up
+    // to the nanosecond rounding of each stack's share.
+    let image = Image::open(&dir.join("prog"), "test").unwrap();
+    let mut symtab = SymbolTable::from_image(&image, &SymtabOptions::default(), "test").unwrap();
+    let mut info = gmon_tools::gprof::dwarf::LineInfo::from_elf(&image.data);
+    gmon_tools::gprof::lines::attach_function_sources(&mut symtab, &mut info);
+    let lt = gmon_tools::gprof::lines::line_symbol_table(&symtab, &mut info, &image).unwrap();
+    let mut b = AnalysisBuilder::with_symtab(lt, &AnalysisOptions::default());
+    let profile = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+    b.add_profile("gmon.out", &profile).unwrap();
+    let la = b.finish(Some(&image)).unwrap();
+    let mut cpu_at: BTreeMap<u64, i64> = BTreeMap::new();
+    for smp in p.sample.iter().filter(|x| x.value[1] > 0) {
+        *cpu_at.entry(loc[&smp.location_id[0]].address).or_insert(0) += smp.value[1];
+    }
+    let mut lines_checked = 0;
+    for lf in la.functions().filter(|f| f.self_ticks > 0.0) {
+        let want = lf.self_ticks * 1e9 / f64::from(la.hz());
+        let got = cpu_at.get(&lf.addr).copied().unwrap_or(0) as f64;
+        assert!(
+            (got - want).abs() < 1000.0,
+            "line at {:#x}: {got} ns, gprof -l {want} ns",
+            lf.addr
+        );
+        lines_checked += 1;
+    }
+    assert!(lines_checked >= 5);
 }

@@ -82,8 +82,16 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             let [base, new] = gmon.as_slice() else {
                 anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
             };
-            let b = flame::load(exe.as_deref(), std::slice::from_ref(base))?;
-            let n = flame::load(exe.as_deref(), std::slice::from_ref(new))?;
+            let b = flame::load_with(
+                exe.as_deref(),
+                std::slice::from_ref(base),
+                &flame::LoadOptions::STACKS_ONLY,
+            )?;
+            let n = flame::load_with(
+                exe.as_deref(),
+                std::slice::from_ref(new),
+                &flame::LoadOptions::STACKS_ONLY,
+            )?;
             print_notes(&b.notes);
             print_notes(&n.notes);
             let (bl, nl) = (
@@ -96,7 +104,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
         } else {
-            let l = flame::load(exe.as_deref(), &gmon)?;
+            let l = flame::load_with(exe.as_deref(), &gmon, &flame::LoadOptions::STACKS_ONLY)?;
             print_notes(&l.notes);
             if args.folded {
                 flame::write_folded(w, &l.stacks, &l.graph)?;

@@ -11,8 +11,10 @@ use gmon_format::{Extension, read_extension, sidecar_path};
 
 use super::estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks};
 use super::graph::{CallGraph, CycleGroup, GraphError, NodeId};
-use crate::gprof::{Analysis, AnalysisOptions, Image};
-use crate::pprof::{BinSample, Executable, FunctionInfo, SourceLines, build_id_hex};
+use crate::gprof::dwarf::LineInfo;
+use crate::gprof::lines::{attach_function_sources, line_symbol_table};
+use crate::gprof::{Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable};
+use crate::pprof::{BinSample, Executable, FunctionInfo, build_id_hex};
 
 /// Everything the flame and pprof writers need.
 #[derive(Debug)]
@@ -102,9 +104,38 @@ pub fn whole_samples(ticks: &[f64]) -> Vec<u64> {
     out
 }
 
-/// Reads `gmon` (summed; a leading executable is taken as in [`split_executable`]), analyses them against the executable, and builds the graph and the
-/// stacks.
+/// What [`load_with`] computes beyond the stacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LoadOptions {
+    /// Run the gprof engine a second time per source line (as `gprof -l`) to fill
+    /// [`FunctionInfo::bins`] for pprof's line-level leaves. Flame graphs do not need it.
+    pub line_credit: bool,
+}
+
+impl LoadOptions {
+    /// Only what flame graphs need: no per-line credit.
+    pub const STACKS_ONLY: LoadOptions = LoadOptions { line_credit: false };
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { line_credit: true }
+    }
+}
+
+/// [`load_with`] with every option on.
 pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
+    load_with(exe, gmon, &LoadOptions::default())
+}
+
+/// Reads `gmon` (summed; a leading executable is taken as in [`split_executable`]), analyses
+/// them against the executable, and builds the graph and the stacks.
+pub fn load_with(
+    exe: Option<&Path>,
+    gmon: &[PathBuf],
+    load: &LoadOptions,
+) -> anyhow::Result<Loaded> {
     let (exe, gmon) = split_executable(exe, gmon);
     let gmon = gmon.as_slice();
     let exe_path = choose_executable(exe.as_deref(), gmon);
@@ -119,9 +150,30 @@ pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
         profiles.push(p);
         raw.push(bytes);
     }
-    let analysis = Analysis::new(&image, &profiles, &AnalysisOptions::default())
-        .map_err(|e| anyhow::anyhow!("{}", e.message.trim_end()))
+    // The gprof engine twice: per function (as `gprof` reports), and per source line (as
+    // `gprof -l` reports) for pprof's line-level leaf locations. Symbols get their source file
+    // and line as gprof attaches them (BFD's lookup, in gprof/dwarf.rs).
+    let gprof_err = |e: crate::gprof::GprofError| anyhow::anyhow!("{}", e.message.trim_end());
+    let opts = AnalysisOptions {
+        whoami: "gmon".to_owned(),
+        ..AnalysisOptions::default()
+    };
+    let mut symtab = SymbolTable::from_image(&image, &opts.symtab, &opts.whoami)
+        .map_err(gprof_err)
+        .with_context(|| format!("{}: reading symbols", exe_path.display()))?;
+    let mut line_info = LineInfo::from_elf(&image.data);
+    attach_function_sources(&mut symtab, &mut line_info);
+    let line_table = if load.line_credit {
+        line_symbol_table(&symtab, &mut line_info, &image).ok()
+    } else {
+        None
+    };
+    let analysis = run_analysis(symtab, &image, gmon, &profiles, &opts)
+        .map_err(gprof_err)
         .with_context(|| format!("analysing {}", exe_path.display()))?;
+    // Without line symbols (no DWARF, or a layout gprof -l refuses) leaves stay per function.
+    let line_analysis =
+        line_table.and_then(|t| run_analysis(t, &image, gmon, &profiles, &opts).ok());
 
     let mut notes = Vec::new();
     let data = std::fs::read(&exe_path).with_context(|| format!("{}", exe_path.display()))?;
@@ -133,7 +185,7 @@ pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
         build_id: build_id_hex(&data),
     };
 
-    let (mut graph, mut functions) = graph_from_analysis(&analysis, &SourceLines::open(&exe_path))?;
+    let (mut graph, mut functions) = graph_from_analysis(&analysis, line_analysis.as_ref())?;
     let sidecars = matching_sidecars(gmon, &raw, &mut notes);
     let stacks = match sidecars {
         Some(exts) if exts.iter().any(|e| !e.stacks.is_empty()) => {
@@ -190,7 +242,7 @@ pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
 /// cycles, and the samples that fell outside every function.
 pub fn graph_from_analysis(
     analysis: &Analysis,
-    lines: &SourceLines,
+    lines: Option<&Analysis>,
 ) -> Result<(CallGraph, Vec<FunctionInfo>), GraphError> {
     let stats: Vec<_> = analysis.functions().collect();
     let ticks: Vec<f64> = stats.iter().map(|f| f.self_ticks).collect();
@@ -204,9 +256,7 @@ pub fn graph_from_analysis(
         *uses.entry(d.as_str()).or_insert(0) += 1;
     }
     for ((f, &s), name) in stats.iter().zip(&samples).zip(&demangled) {
-        let (file, line) = lines
-            .locate(f.addr)
-            .map_or((None, 0), |(f, l)| (Some(f), l));
+        let (file, line) = source_of(&analysis.symtab, f.index);
         // Two functions with one name (static functions of different files) would merge into
         // one frame; the flame graph tells them apart by file, or by address.
         let shown = if uses.get(name.as_str()).copied().unwrap_or(0) > 1 {
@@ -228,7 +278,9 @@ pub fn graph_from_analysis(
             bins: Vec::new(),
         });
     }
-    add_bins(analysis, &by_index, &mut functions, lines);
+    if let Some(la) = lines {
+        add_line_credit(analysis, la, &by_index, &mut functions);
+    }
     for arc in analysis.arcs() {
         if let (Some(&p), Some(&c)) = (by_index.get(&arc.parent), by_index.get(&arc.child)) {
             graph.add_calls(p, c, arc.count)?;
@@ -260,41 +312,66 @@ pub fn graph_from_analysis(
     Ok((graph, functions))
 }
 
-/// Attaches to each function the histogram bins with samples that start inside it, with the
-/// source line of the bin's first address, as the gprof engine scaled them (bin `i` of a record
-/// starts at `2 * (low_pc / 2 + floor(i * scale))`, gprof's own arithmetic).
-fn add_bins(
+/// Runs the gprof engine over `profiles` with the given symbol table.
+fn run_analysis(
+    symtab: SymbolTable,
+    image: &Image,
+    names: &[PathBuf],
+    profiles: &[gmon_format::Profile],
+    opts: &AnalysisOptions,
+) -> Result<Analysis, crate::gprof::GprofError> {
+    let mut b = AnalysisBuilder::with_symtab(symtab, opts);
+    for (name, p) in names.iter().zip(profiles) {
+        b.add_profile(&name.display().to_string(), p)?;
+    }
+    b.finish(Some(image))
+}
+
+/// The source file and line gprof attached to symbol `i`, the file name without BFD's leading
+/// `./` segments (`././util.c` → `util.c`).
+fn source_of(symtab: &SymbolTable, i: usize) -> (Option<String>, u32) {
+    let Some(sym) = symtab.symbols.get(i) else {
+        return (None, 0);
+    };
+    let file = sym.file.and_then(|f| symtab.files.get(f)).map(|f| {
+        let mut name = f.name.as_str();
+        while let Some(rest) = name.strip_prefix("./") {
+            name = rest;
+        }
+        name.to_owned()
+    });
+    (file, sym.line)
+}
+
+/// Attaches to each function the source lines inside it that `gprof -l` credits with samples:
+/// the line symbol's address, file and line, weighted by its credit (in billionths of a tick,
+/// so that fractional credit keeps its proportions).
+fn add_line_credit(
     analysis: &Analysis,
+    lines: &Analysis,
     by_index: &BTreeMap<usize, NodeId>,
     functions: &mut [FunctionInfo],
-    lines: &SourceLines,
 ) {
-    let scale = analysis.hist.scale;
-    if !(scale.is_finite() && scale > 0.0) {
-        return;
-    }
-    for r in &analysis.hist.records {
-        let low = r.low_pc / 2;
-        for (i, &count) in r.bins.iter().enumerate() {
-            if count == 0 {
-                continue;
-            }
-            let address = low.wrapping_add((scale * i as f64) as u64).wrapping_mul(2);
-            let Some(node) = analysis
-                .symtab
-                .lookup(address)
-                .and_then(|s| by_index.get(&s))
-            else {
-                continue;
-            };
-            if let Some(f) = functions.get_mut(node.0) {
-                let line = lines.locate(address).map_or(0, |(_, l)| l);
-                f.bins.push(BinSample {
-                    address,
-                    count,
-                    line,
-                });
-            }
+    for lf in lines.functions() {
+        let weight = (lf.self_ticks * 1e9).round();
+        if !(weight.is_finite() && weight >= 1.0) {
+            continue;
+        }
+        let Some(node) = analysis
+            .symtab
+            .lookup(lf.addr)
+            .and_then(|s| by_index.get(&s))
+        else {
+            continue;
+        };
+        let (file, line) = source_of(&lines.symtab, lf.index);
+        if let Some(f) = functions.get_mut(node.0) {
+            f.bins.push(BinSample {
+                address: lf.addr,
+                count: weight as u64,
+                line,
+                file,
+            });
         }
     }
 }

@@ -21,20 +21,23 @@ pub struct FunctionInfo {
     pub file: Option<String>,
     /// Line of the function's first instruction, from DWARF (0 when unknown).
     pub start_line: u32,
-    /// The histogram bins inside the function that have samples, in address order. When
-    /// present, the leaf of each CPU stack ending in this function is split over them.
+    /// The lines inside the function that have samples. When present, the leaf of each CPU
+    /// stack ending in this function is split over them in proportion to their weights.
     pub bins: Vec<BinSample>,
 }
 
-/// One histogram bin with samples: where in a function the clock ticks fell.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// A place inside a function where samples fell: a source line as `gprof -l` credits it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BinSample {
-    /// First address of the bin (link-time).
+    /// First address of the line's code (link-time).
     pub address: u64,
-    /// Samples in the bin.
+    /// Its weight: the samples credited to it, in any unit (only proportions matter).
     pub count: u64,
-    /// Source line of that address, from DWARF (0 when unknown).
+    /// Its source line (0 when unknown).
     pub line: u32,
+    /// Its source file when DWARF names one (code inlined from a header can differ from the
+    /// function's own file).
+    pub file: Option<String>,
 }
 
 /// The executable the profile belongs to: pprof's first mapping.
@@ -240,6 +243,8 @@ pub fn build_profile(
     // Leaf locations at histogram bins: (function id, bin address) -> location id, created in
     // the order the samples first use them.
     let mut bin_locations: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    // (function id, other file) -> id of the function's copy that names that file.
+    let mut file_functions: BTreeMap<(u64, String), u64> = BTreeMap::new();
     let mut sample = Vec::with_capacity(stacks.stacks.len() + arcs.len());
     let mut emit = |s: &Stack, values: &dyn Fn(i64) -> Result<Vec<i64>, PprofError>| {
         let callers: Vec<u64> = s.frames.iter().rev().skip(1).map(loc).collect();
@@ -253,6 +258,10 @@ pub fn build_profile(
         let weights: Vec<u64> = bins.iter().map(|b| b.count).collect();
         let shares = split_in_proportion(s.samples, &weights);
         let fid = leaf.as_ref().map_or(0, loc);
+        let leaf_file = match leaf {
+            Some(Frame::Function(NodeId(i))) => functions.get(i).and_then(|f| f.file.clone()),
+            _ => None,
+        };
         let mut parts: Vec<(u64, u64)> = Vec::new();
         if bins.is_empty() || shares.iter().all(|&x| x == 0) {
             parts.push((fid, s.samples));
@@ -261,6 +270,30 @@ pub fn build_profile(
                 if share == 0 {
                     continue;
                 }
+                // A line from another file (inlined from a header) belongs to a copy of the
+                // function that names that file, so pprof shows the right file:line.
+                let line_fn = match &b.file {
+                    Some(file) if Some(file) != leaf_file.as_ref() => *file_functions
+                        .entry((fid, file.clone()))
+                        .or_insert_with(|| {
+                            let id = next_id;
+                            next_id = next_id.saturating_add(1);
+                            let (name, system_name) = function
+                                .iter()
+                                .find(|f| f.id == fid)
+                                .map_or((0, 0), |f| (f.name, f.system_name));
+                            let filename = strings.id(file);
+                            function.push(Function {
+                                id,
+                                name,
+                                system_name,
+                                filename,
+                                start_line: 0,
+                            });
+                            id
+                        }),
+                    _ => fid,
+                };
                 let id = *bin_locations.entry((fid, b.address)).or_insert_with(|| {
                     let id = next_id;
                     next_id = next_id.saturating_add(1);
@@ -269,7 +302,7 @@ pub fn build_profile(
                         mapping_id: if mapping.is_some() { 1 } else { 0 },
                         address: b.address,
                         line: vec![Line {
-                            function_id: fid,
+                            function_id: line_fn,
                             line: i64::from(b.line),
                             column: 0,
                         }],
