@@ -558,3 +558,24 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
     }
     assert!(lines_checked >= 5);
 }
+
+#[test]
+fn help_says_how_call_counts_are_kept() {
+    let out = assert_cmd::Command::cargo_bin("gmon")
+        .unwrap()
+        .args(["pprof", "--help"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("calls/count") && text.contains("-sample_index=calls"),
+        "{text}"
+    );
+    let out = assert_cmd::Command::cargo_bin("gmon")
+        .unwrap()
+        .args(["flame", "-h"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("stacks estimated from call counts"), "{text}");
+}

@@ -13,14 +13,15 @@ use crate::output::write_atomically;
 #[derive(Debug, clap::Args)]
 #[command(
     about = "Draw a flame graph (SVG) or print folded stacks",
-    long_about = "Draw a flame graph (SVG on stdout) from one or more gmon.out files, summed.\n\n\
+    // The subcommand's doc comment in cli.rs sets `about` and `long_about`, so the long
+    // description goes into `after_help`, which is shown with both -h and --help.
+    after_help = "Draw a flame graph (SVG on stdout) from one or more gmon.out files, summed.\n\n\
 gmon.out holds a PC histogram and call counts, not stacks: each function's self samples are \
 spread over its callers in proportion to call counts, up to the roots, with cycles collapsed as \
 gprof collapses them (spec/stacks.md). The subtitle says \"stacks estimated from call counts\". \
 When the gmon-write runtime stored sampled stacks next to the profile (GMON.gmonx), those exact \
 stacks are drawn instead and the subtitle says so. Samples outside every function are not drawn; \
-the subtitle gives their number.",
-    after_help = "EXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame --exe ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg"
+the subtitle gives their number.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame --exe ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).

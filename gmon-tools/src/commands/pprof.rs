@@ -11,16 +11,18 @@ use crate::{flame, pprof};
 #[derive(Debug, clap::Args)]
 #[command(
     about = "Write a pprof profile (profile.proto, gzip'd)",
-    long_about = "Write a pprof profile (gzip'd profile.proto) from one or more gmon.out files, summed.\n\n\
+    // The subcommand's doc comment in cli.rs sets `about` and `long_about`, so the long
+    // description goes into `after_help`, which is shown with both -h and --help.
+    after_help = "Write a pprof profile (gzip'd profile.proto) from one or more gmon.out files, summed.\n\n\
 Sample types, in order: samples/count, cpu/nanoseconds (period = 1e9 / profiling rate), \
 calls/count; cpu is the default. CPU samples carry the stacks `gmon flame` draws: estimated from \
 call counts (said so in the profile's comment) unless the runtime stored exact stacks. The leaf of \
-each stack is where the ticks fell, so `pprof -top` flat time equals gprof's self seconds. Call \
+each stack is where the ticks fell, so `pprof -top` flat time equals gprof's self seconds; leaves \
+sit at the source lines `gprof -l` credits, so `pprof -lines` shows the hot lines. Call \
 counts are not passed off as time: each caller -> callee arc is a sample [callee, caller] with \
 calls = the count and samples = cpu = 0; see them with `pprof -sample_index=calls`. Functions \
 carry demangled and mangled names and DWARF file and line; the one mapping is the executable with \
-its build id. The same input gives the same bytes. Details: spec/stacks.md.",
-    after_help = "EXAMPLES:\n  gmon pprof --exe ./prog gmon.out -o profile.pb.gz\n  pprof -top profile.pb.gz\n  pprof -sample_index=calls -traces profile.pb.gz"
+its build id. The same input gives the same bytes. Details: spec/stacks.md.\n\nEXAMPLES:\n  gmon pprof --exe ./prog gmon.out -o profile.pb.gz\n  pprof -top profile.pb.gz\n  pprof -lines -top profile.pb.gz\n  pprof -sample_index=calls -traces profile.pb.gz"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
