@@ -376,9 +376,13 @@ fn find_pprof() -> Option<PathBuf> {
 #[test]
 fn go_pprof_accepts_our_profiles() {
     let Some(pprof) = find_pprof() else {
-        eprintln!(
-            "SKIPPED go_pprof_accepts_our_profiles: Go's pprof is not on PATH and $PPROF is unset \
-             (build it with ../shared/tools/install-pprof.sh)"
+        // Written to the real stderr, past the test harness's capture, so the skip shows in
+        // `cargo test` output.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED go_pprof_accepts_our_profiles: Go's pprof is not on PATH and $PPROF is \
+             unset (build it with ../shared/tools/install-pprof.sh)"
         );
         return;
     };
@@ -407,7 +411,11 @@ fn go_pprof_accepts_our_profiles() {
             run(&["-svg", "-output", svg.to_str().unwrap()]);
             assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
         } else {
-            eprintln!("pprof -svg not run: Graphviz's dot is not on PATH");
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "pprof -svg not run: Graphviz's dot is not on PATH"
+            );
         }
         // -top flat per function, printed as gprof prints self seconds (two decimals), is
         // gprof's flat profile.
