@@ -99,37 +99,38 @@ bytes=$(cat "${paths[@]}" | wc -c)
 mb=$(python3 -c "print(f'{$bytes / 1e6:.1f}')")
 
 # --- timings ------------------------------------------------------------------------------------
-now() { date +%s.%N; }
-best_of_3() {
-    local best=
-    for _ in 1 2 3; do
-        local t0 t1
-        t0=$(now)
-        "$@" > /dev/null
-        t1=$(now)
-        best=$(python3 -c "t=$t1-$t0; b='$best'; print(min(t, float(b)) if b else t)")
+# `runs N CMD...`: prints "wall cpu" (seconds) of the run with the smallest wall time; cpu is
+# user + system time, which is what to compare when other work shares the machine.
+runs() {
+    local n=$1 best= t
+    shift
+    for _ in $(seq "$n"); do
+        /usr/bin/time -f "%e %U %S" -o "$work/time.txt" "$@" > /dev/null
+        t=$(awk '{printf "%s %.2f", $1, $2 + $3}' "$work/time.txt")
+        if [ -z "$best" ] || python3 -c "import sys; sys.exit(not ${t%% *} < ${best%% *})"; then
+            best=$t
+        fi
     done
     echo "$best"
 }
 cat "${paths[@]}" > /dev/null # warm the page cache
-t_cat=$(best_of_3 cat "${paths[@]}")
-t_gmon=$(best_of_3 "$gmon" merge --exe "$prog" "${paths[@]}" -o "$work/merged.out")
+read -r t_cat c_cat <<< "$(runs 3 cat "${paths[@]}")"
+read -r t_gmon c_gmon <<< "$(runs 3 "$gmon" merge --exe "$prog" "${paths[@]}" -o "$work/merged.out")"
 sumdir=$work/gprof-s
 rm -rf "$sumdir"
 mkdir -p "$sumdir"
-t0=$(now)
-(cd "$sumdir" && "$gprof" -s "$prog" "${paths[@]}")
-t1=$(now)
-t_gprof=$(python3 -c "print($t1 - $t0)")
+read -r t_gprof c_gprof <<< "$(cd "$sumdir" && runs 1 "$gprof" -s "$prog" "${paths[@]}")"
 
 rate() { python3 -c "print(f'{$bytes / 1e6 / $1:.0f}')"; }
 say "inputs:      $files profiles of $(basename "$prog") (20,000 functions), $mb MB in total," \
     "$(python3 -c "print(f'{$bytes / $files / 1e6:.2f}')") MB each; $(nproc) cores"
-say "cat:         $(printf %.3f "$t_cat") s  $(rate "$t_cat") MB/s"
-say "gmon merge:  $(printf %.3f "$t_gmon") s  $(rate "$t_gmon") MB/s"
-say "gprof -s:    $(printf %.3f "$t_gprof") s  $(rate "$t_gprof") MB/s"
+say "load:        $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates wall times)"
+say "cat:         $t_cat s wall, $c_cat s cpu  $(rate "$t_cat") MB/s"
+say "gmon merge:  $t_gmon s wall, $c_gmon s cpu  $(rate "$t_gmon") MB/s"
+say "gprof -s:    $t_gprof s wall, $c_gprof s cpu  $(rate "$t_gprof") MB/s"
 say "ratio:       gmon merge is $(python3 -c "print(f'{$t_gprof / $t_gmon:.1f}')")x faster than" \
-    "gprof -s; its throughput is $(python3 -c "print(f'{$t_cat / $t_gmon * 100:.0f}')")% of cat's"
+    "gprof -s in wall time, $(python3 -c "print(f'{$c_gprof / max($c_gmon, 0.01):.1f}')")x in" \
+    "cpu time; its throughput is $(python3 -c "print(f'{$t_cat / $t_gmon * 100:.0f}')")% of cat's"
 
 if [ "$check" = 1 ]; then
     "$gprof" -b "$prog" "${paths[@]}" > "$work/report-inputs.txt"
