@@ -162,6 +162,24 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Two partial sums absorbed in order equal one sequential sum.
+    #[test]
+    fn absorbing_partial_sums_equals_one_sum(
+        profiles in prop::collection::vec(profile_strategy(1 << 20, 1 << 36), 0..6),
+        split in 0usize..6,
+    ) {
+        let split = split.min(profiles.len());
+        let mut left = Merger::default();
+        let mut right = Merger::default();
+        for p in &profiles[..split] { left.add(p).unwrap(); }
+        for p in &profiles[split..] { right.add(p).unwrap(); }
+        left.absorb(right).unwrap();
+        let all = merge(profiles.iter(), &MergeOptions::new()).unwrap();
+        prop_assert_eq!(left.finish().unwrap(), all);
+    }
+}
+
 #[test]
 fn fast_path_is_taken_for_runs_of_one_program() {
     let mut p = Profile::new_gnu(Encoding::LITTLE_64);
