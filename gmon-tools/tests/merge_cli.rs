@@ -551,3 +551,36 @@ fn sidecar_build_ids_must_agree() {
         "{err}"
     );
 }
+
+/// Inputs of any variant: a GNU run, a 4.4BSD and an old BSD copy of the other runs merge to
+/// what gprof reports for the three GNU runs.
+#[test]
+fn inputs_of_mixed_variants() {
+    if !have_gprof() {
+        return;
+    }
+    let case = cases_dir().join("recurse-pie-O0");
+    let exe = case.join("prog");
+    let runs = runs(&case);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut inputs = vec![runs[0].clone()];
+    for (run, to) in runs[1..].iter().zip(["bsd44", "bsd-old"]) {
+        let out = tmp.path().join(format!("{to}.gmon"));
+        let o = gmon()
+            .args(["convert", "--to", to])
+            .arg(run)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        inputs.push(out);
+    }
+    assert_eq!(inputs.len(), 3);
+    let merged = tmp.path().join("merged.out");
+    merge_ok(&inputs, &merged, &[]);
+    assert_eq!(read(&merged).header.variant(), gmon_format::Variant::Gnu);
+    let expected = gprof_report(&exe, &runs);
+    assert_eq!(gprof_report(&exe, &inputs), expected);
+    assert_eq!(gprof_report(&exe, std::slice::from_ref(&merged)), expected);
+}
