@@ -30,7 +30,8 @@ fn gmon() -> Command {
     Command::cargo_bin("gmon").unwrap()
 }
 
-/// `gprof -b EXE FILES...` stdout (LC_ALL=C), asserting success.
+/// `gprof -b EXE FILES...` (LC_ALL=C): its stdout, prefixed with its exit status when it is not
+/// 0 (gprof's fatal errors must then match too).
 fn gprof_report(exe: &Path, files: &[PathBuf]) -> String {
     let out = Command::new(GPROF)
         .env("LC_ALL", "C")
@@ -39,15 +40,18 @@ fn gprof_report(exe: &Path, files: &[PathBuf]) -> String {
         .args(files)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "gprof failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    status_and_stdout(&out)
 }
 
-/// `gmon gprof -b EXE FILES...` stdout.
+fn status_and_stdout(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    match out.status.code() {
+        Some(0) => stdout,
+        code => format!("exit status {code:?}\n{stdout}"),
+    }
+}
+
+/// `gmon gprof -b EXE FILES...`, as [`gprof_report`].
 fn gmon_gprof_report(exe: &Path, files: &[PathBuf]) -> String {
     let out = gmon()
         .args(["gprof", "-b"])
@@ -55,12 +59,7 @@ fn gmon_gprof_report(exe: &Path, files: &[PathBuf]) -> String {
         .args(files)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "gmon gprof failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    status_and_stdout(&out)
 }
 
 /// Runs `gmon merge` on `inputs` into `out`, asserting success.
