@@ -189,3 +189,23 @@ fn folded_lines_have_two_counts_that_add_up() {
         "{out}"
     );
 }
+
+/// inferno's flame graph reads the differential folded lines (two counts per line) and draws
+/// both profiles' frames.
+#[test]
+fn inferno_reads_the_differential_folded_output() {
+    let c = case();
+    let out = gmon_diff(
+        &["--folded", "--exe", c.join("prog").to_str().unwrap()],
+        &c.join("gmon.out"),
+        &c.join("gmon.3.out"),
+    );
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.deterministic = true;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opts, out.lines(), &mut svg).unwrap();
+    let svg = String::from_utf8(svg).unwrap();
+    assert!(svg.contains("spin") && svg.contains("fact"));
+    // Differential mode: titles carry the change ("…; +12.34%)").
+    assert!(svg.contains("%; +") || svg.contains("%; -"), "not drawn as a differential graph");
+}
