@@ -33,6 +33,13 @@ pub const MAX_BIN_COUNT: u64 = u16::MAX as u64;
 /// The largest count one GNU arc record holds (`u32`, whatever the pointer width).
 pub const MAX_GNU_ARC_COUNT: u64 = u32::MAX as u64;
 
+/// [`fit_counts`] writes at most this many records for one histogram range (bins up to about
+/// 2.7 × 10⁸), so that a corrupt sum cannot make the output explode.
+pub const MAX_SPLIT_HISTOGRAMS: u64 = 4096;
+
+/// [`fit_counts`] writes at most this many records for one arc (counts up to about 4.5 × 10¹⁵).
+pub const MAX_SPLIT_ARCS: u64 = 1 << 20;
+
 /// Everything that stops a merge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -1107,6 +1114,14 @@ fn union_rebin(input: usize, group: &[&Slot]) -> MergeResult<(Slot, Vec<Rebinned
         .unwrap_or(low_unit)
         .max(low_unit + 1);
     let n = (end_unit - low_unit).div_ceil(step);
+    // A record with a huge range and few bins must not make the grid unbounded.
+    let source_bins = group.iter().map(|s| s.bins.len() as u64).sum::<u64>();
+    if n > source_bins.saturating_mul(16).max(1 << 20) {
+        return Err(MergeError::Overflow {
+            input,
+            what: "the rebinned histogram size",
+        });
+    }
     let high_pc = n
         .checked_mul(step)
         .and_then(|x| x.checked_mul(2))
@@ -1184,7 +1199,7 @@ fn redistribute(
             given += floor;
             shares.push((t, floor, exact % width));
         }
-        let mut remainder = count - given;
+        let mut remainder = count.saturating_sub(given);
         if remainder > 0 {
             let mut order: Vec<usize> = (0..shares.len()).collect();
             order.sort_by(|&a, &b| {
@@ -1302,6 +1317,12 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
             Record::Histogram(h) => {
                 let max = h.bins.iter().copied().max().unwrap_or(0);
                 let copies = max.div_ceil(MAX_BIN_COUNT).max(1);
+                if copies > MAX_SPLIT_HISTOGRAMS {
+                    return Err(unrepresentable(format!(
+                        "a histogram bin sums to {max}, which would take {copies} records of \
+                         16-bit bins (at most {MAX_SPLIT_HISTOGRAMS} are written)"
+                    )));
+                }
                 for j in 0..copies {
                     let floor = j * MAX_BIN_COUNT;
                     let bins = h
@@ -1314,6 +1335,14 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
                 }
             }
             Record::Arc(a) => {
+                let records = a.count.div_ceil(arc_max);
+                if records > MAX_SPLIT_ARCS {
+                    return Err(unrepresentable(format!(
+                        "an arc count sums to {}, which would take {records} arc records (at \
+                         most {MAX_SPLIT_ARCS} per arc are written)",
+                        a.count
+                    )));
+                }
                 let mut left = a.count;
                 loop {
                     let c = left.min(arc_max);
@@ -1326,6 +1355,16 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
             }
             Record::BasicBlocks(b) => {
                 let block_max = ptr_max;
+                if let Some(blk) = b
+                    .blocks
+                    .iter()
+                    .find(|x| x.count.div_ceil(block_max) > MAX_SPLIT_ARCS)
+                {
+                    return Err(unrepresentable(format!(
+                        "a basic-block count sums to {}, too many records to write",
+                        blk.count
+                    )));
+                }
                 let mut rest: Vec<BasicBlockCount> = b.blocks.clone();
                 loop {
                     let mut this = Vec::with_capacity(rest.len());
@@ -1502,6 +1541,28 @@ mod tests {
             let expected: Vec<u64> = counts19.iter().map(|&c| u64::from(c) + 1).collect();
             assert_eq!(sum, expected);
         }
+    }
+
+    #[test]
+    fn absurd_sums_are_refused_rather_than_written_as_millions_of_records() {
+        let p = profile(vec![Record::Histogram(hist(0, 8, vec![u64::MAX, 0]))]);
+        assert!(matches!(
+            fit_counts(&p, Variant::Gnu),
+            Err(MergeError::Unrepresentable { .. })
+        ));
+        let p = profile(vec![arc(1, 2, u64::MAX)]);
+        assert!(matches!(
+            fit_counts(&p, Variant::Gnu),
+            Err(MergeError::Unrepresentable { .. })
+        ));
+        // A record spanning the whole address space cannot make --rebin allocate it.
+        let a = profile(vec![Record::Histogram(hist(0, 16, vec![1, 1, 1, 1]))]);
+        let b = profile(vec![Record::Histogram(hist(2, u64::MAX, vec![1]))]);
+        let err = merge([&a, &b], &MergeOptions::new().rebin(true)).unwrap_err();
+        assert!(
+            matches!(err, MergeError::Overflow { input: 1, .. }),
+            "{err}"
+        );
     }
 
     #[test]
