@@ -10,8 +10,8 @@
 //! Without one, functions are approximated by address ranges: every distinct arc callee address
 //! (`self_pc`, which glibc's mcount reports a few bytes after a function's entry) of either
 //! profile starts a range that runs to the next one; histogram bins go to the range holding the
-//! bin's first address and calls to the range their callee address starts. A profile without arcs
-//! is cut into fixed 256-byte ranges.
+//! bin's first address and calls to the range their callee address starts. Profiles without arcs
+//! are cut into 256-byte ranges (wider for huge histograms: at most 65536 ranges).
 //!
 //! When the total samples differ, the change is shown both raw and normalized (NEW scaled by
 //! base total / new total), the sort uses the normalized change, and every output says so.
@@ -185,7 +185,9 @@ pub fn diff_ranges(base: &Profile, new: &Profile, base_label: &str, new_label: &
             (lo.min(h.low_pc), hi.max(h.high_pc))
         });
     if starts.is_empty() && lo < hi {
-        starts = (lo / 256..hi.div_ceil(256)).map(|k| k * 256).collect();
+        // 256-byte ranges, wider when the histogram is huge (at most 65536 ranges).
+        let size = (hi - lo).div_ceil(1 << 16).max(256);
+        starts = (lo / size..hi.div_ceil(size)).map(|k| k * size).collect();
     }
     let end = hi.max(starts.last().map_or(0, |s| s.saturating_add(1)));
     // Bins below the first start get a range of their own, beginning at the lowest histogram.
@@ -578,6 +580,21 @@ mod tests {
             .collect();
         assert_eq!(st.get("0x1004-0x1008"), Some(&Status::Removed));
         assert_eq!(st.get("0x1008-0x1010"), Some(&Status::Added));
+    }
+
+    #[test]
+    fn huge_histograms_without_arcs_get_a_bounded_number_of_ranges() {
+        let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+        p.records.push(Record::Histogram(Histogram {
+            low_pc: 0,
+            high_pc: u64::MAX,
+            prof_rate: ProfRate(100),
+            dimension: Dimension::SECONDS,
+            bins: vec![1, 2],
+        }));
+        let d = diff_ranges(&p, &p, "a", "a");
+        assert_eq!(d.entries.len(), 2);
+        assert_eq!(d.base.samples, 3);
     }
 
     #[test]
