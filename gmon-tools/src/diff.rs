@@ -210,7 +210,9 @@ pub fn diff_ranges(base: &Profile, new: &Profile, base_label: &str, new_label: &
                 if c == 0 {
                     continue;
                 }
-                let addr = h.low_pc.saturating_add(2 * ((scale * i as f64) as u64));
+                let addr = h
+                    .low_pc
+                    .saturating_add(((scale * i as f64) as u64).saturating_mul(2));
                 if let Some(s) = range_of(addr).and_then(|r| samples.get_mut(r)) {
                     *s = s.saturating_add(c);
                 }
