@@ -234,3 +234,53 @@ proptest! {
         }
     }
 }
+
+/// A profile shaped like glibc's output: one histogram over `[low, high)` with
+/// `ceil8((high - low) / 2) / 2` bins and "seconds", then arcs whose addresses lie in the range.
+fn realistic_profile() -> impl Strategy<Value = Profile> {
+    (0u64..0x1000_0000, 1u64..0x4000)
+        .prop_flat_map(|(low, text)| {
+            let low = low & !3;
+            let high = low + ((text + 3) & !3);
+            let nbins = (((high - low) / 2 + 7) & !7) / 2;
+            let bins = vec(0u64..200, nbins as usize);
+            let arcs = vec((low..high, low..high, 1u64..100_000), 0..30);
+            (Just((low, high)), bins, arcs)
+        })
+        .prop_map(|((low_pc, high_pc), bins, arcs)| {
+            let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+            p.records.push(Record::Histogram(Histogram {
+                low_pc,
+                high_pc,
+                prof_rate: ProfRate::DEFAULT,
+                dimension: Dimension::SECONDS,
+                bins,
+            }));
+            for (from_pc, self_pc, count) in arcs {
+                p.records.push(Record::Arc(Arc {
+                    from_pc: from_pc & !15,
+                    self_pc,
+                    count,
+                }));
+            }
+            p
+        })
+}
+
+proptest! {
+    #[test]
+    fn detection_finds_variant_and_encoding_of_realistic_profiles(
+        p in realistic_profile(),
+        enc in encoding(),
+        v in prop::sample::select(vec![
+            gmon_format::Variant::Gnu,
+            gmon_format::Variant::Bsd44,
+            gmon_format::Variant::BsdOld,
+        ]),
+    ) {
+        let c = p.convert_to(v, enc).unwrap();
+        let bytes = gmon_format::to_vec(&c).unwrap();
+        let got = gmon_format::read(&bytes).unwrap();
+        prop_assert_eq!(got, c);
+    }
+}
