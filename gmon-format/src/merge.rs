@@ -1201,20 +1201,14 @@ fn redistribute(
         }
         let mut remainder = count.saturating_sub(given);
         if remainder > 0 {
-            let mut order: Vec<usize> = (0..shares.len()).collect();
-            order.sort_by(|&a, &b| {
-                let (ta, _, ra) = shares[a];
-                let (tb, _, rb) = shares[b];
-                rb.cmp(&ra).then(ta.cmp(&tb))
-            });
-            for k in order {
+            // Largest remainder first, ties to the lowest target bin.
+            shares.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+            for s in shares.iter_mut() {
                 if remainder == 0 {
                     break;
                 }
-                if let Some(s) = shares.get_mut(k) {
-                    s.1 += 1;
-                    remainder -= 1;
-                }
+                s.1 += 1;
+                remainder -= 1;
             }
         }
         for (t, share, _) in shares {
@@ -1479,6 +1473,22 @@ mod tests {
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].total(), 32);
         assert_eq!(m.rebinned.len(), 1);
+    }
+
+    #[test]
+    fn rebin_rounding_gives_remainders_to_the_lowest_bins_on_ties() {
+        // A: 1 unit (2 bytes) per bin. B: one bin of 3 units holding 5 samples, spread over
+        // A's first three bins: floors 1, 1, 1, and the 2 left over go to bins 0 and 1.
+        let a = profile(vec![Record::Histogram(hist(0, 12, vec![10; 6]))]);
+        let b = profile(vec![Record::Histogram(hist(0, 6, vec![5]))]);
+        let m = merge([&a, &b], &MergeOptions::new().rebin(true)).unwrap();
+        let h: Vec<_> = m.profile.histograms().collect();
+        assert_eq!(h.len(), 1);
+        assert_eq!((h[0].low_pc, h[0].high_pc), (0, 12));
+        assert_eq!(h[0].bins, vec![12, 12, 11, 10, 10, 10]);
+        // Only B was moved.
+        assert_eq!(m.rebinned.len(), 1);
+        assert_eq!(m.rebinned[0].input, Some(1));
     }
 
     #[test]
