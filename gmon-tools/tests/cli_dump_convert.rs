@@ -368,3 +368,61 @@ fn convert_keeps_the_input_encoding_by_default() {
     assert_eq!(q.encoding, Encoding::BIG_32);
     assert!(matches!(q.header, Header::Bsd44(_)));
 }
+
+#[test]
+fn padded_old_bsd_header_is_written_and_read_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write_sample(dir.path(), "gmon.out", &sample());
+    let padded = dir.path().join("padded.gmon");
+    gmon()
+        .args(["convert", "--to", "bsd-old", "--bsd-old-header-size", "24"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&padded)
+        .assert()
+        .success();
+    // 24-byte header + 8 bins + 2 arcs of 24 bytes.
+    assert_eq!(fs::read(&padded).unwrap().len(), 24 + 16 + 48);
+    let out = gmon()
+        .args(["dump", "--bsd-old-header-size", "24"])
+        .arg(&padded)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("  header_size        24\n"), "{text}");
+    assert!(text.contains("  bins               8\n"), "{text}");
+    let back = dir.path().join("back.out");
+    gmon()
+        .args(["convert", "--to", "gnu", "--from-bsd-old-header-size", "24"])
+        .arg(&padded)
+        .arg("-o")
+        .arg(&back)
+        .assert()
+        .success();
+    assert_eq!(fs::read(&back).unwrap(), fs::read(&src).unwrap());
+
+    // 24 bytes do not suit 4-byte pointers: an error, and no file.
+    let bad = dir.path().join("bad.gmon");
+    let out = gmon()
+        .args([
+            "convert",
+            "--to",
+            "bsd-old",
+            "--ptr-width",
+            "4",
+            "--bsd-old-header-size",
+            "24",
+        ])
+        .arg(&src)
+        .arg("-o")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("the header size must be 12"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!bad.exists());
+}

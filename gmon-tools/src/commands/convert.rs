@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gmon_format::{Encoding, Endian, PtrWidth, Variant};
+use gmon_format::{Encoding, Endian, Header, PtrWidth, Variant};
 
-use super::dump::{EndianArg, InputFormat, PtrWidthArg, VariantArg};
+use super::dump::{EndianArg, InputFormat, PtrWidthArg, VariantArg, header_size_parser};
 use crate::output::{read_input, write_atomically};
 
 /// Arguments of `gmon convert`.
@@ -49,6 +49,11 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     pub ptr_width: Option<PtrWidthArg>,
 
+    /// With --to bsd-old: the header size to write (12 for 4-byte pointers, 20 or 24 for 8)
+    /// [default: the input's if it is old BSD and fits, else 12 or 20 as GNU gprof expects].
+    #[arg(long, value_name = "BYTES", value_parser = header_size_parser())]
+    pub bsd_old_header_size: Option<u32>,
+
     /// Read IN as this variant instead of detecting it.
     #[arg(long, value_name = "VARIANT")]
     pub from: Option<VariantArg>,
@@ -60,17 +65,23 @@ pub struct Args {
     /// Read IN with this pointer width (bytes) instead of guessing it.
     #[arg(long, value_name = "BYTES")]
     pub from_ptr_width: Option<PtrWidthArg>,
+
+    /// Read IN as old BSD with this header size (12, 20 or 24; 24 is never guessed).
+    #[arg(long, value_name = "BYTES", value_parser = header_size_parser())]
+    pub from_bsd_old_header_size: Option<u32>,
 }
 
 impl Args {
     /// How to read IN, as the library's options.
     pub fn read_options(&self) -> gmon_format::ReadOptions {
-        InputFormat {
+        let mut o = InputFormat {
             variant: self.from,
             endian: self.from_endian,
             ptr_width: self.from_ptr_width,
         }
-        .to_options()
+        .to_options();
+        o.bsd_old_header_size = self.from_bsd_old_header_size;
+        o
     }
 }
 
@@ -83,9 +94,17 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         endian: args.endian.map_or(p.encoding.endian, Endian::from),
         ptr_width: args.ptr_width.map_or(p.encoding.ptr_width, PtrWidth::from),
     };
-    let converted = p
+    let mut converted = p
         .convert_to(Variant::from(args.to), encoding)
         .with_context(|| name.clone())?;
+    if let Some(header_size) = args.bsd_old_header_size {
+        let Header::BsdOld(h) = &mut converted.header else {
+            anyhow::bail!("--bsd-old-header-size only applies with --to bsd-old");
+        };
+        h.header_size = header_size;
+        // The writer checks that the size suits the pointer width.
+        gmon_format::to_vec(&converted).with_context(|| name.clone())?;
+    }
     write_atomically(&args.output, |w| {
         gmon_format::write(&converted, w)
             .with_context(|| format!("{}: write failed", args.output.display()))

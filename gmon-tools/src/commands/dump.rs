@@ -51,6 +51,11 @@ pub struct Args {
     /// How to read the files.
     #[command(flatten)]
     pub input: InputFormat,
+
+    /// Old BSD files: the header size (12, 20 or 24). 24 (FreeBSD's padded header) is never
+    /// guessed, because such a file also reads as a 20-byte header with two extra bins.
+    #[arg(long, value_name = "BYTES", value_parser = header_size_parser())]
+    pub bsd_old_header_size: Option<u32>,
 }
 
 /// Options that force how input files are read (each one detected when not given).
@@ -78,6 +83,13 @@ impl InputFormat {
         o.ptr_width = self.ptr_width.map(PtrWidth::from);
         o
     }
+}
+
+/// Accepts the old BSD header sizes 12, 20 and 24.
+pub fn header_size_parser() -> impl clap::builder::TypedValueParser<Value = u32> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(["12", "20", "24"])
+        .map(|s| s.parse::<u32>().unwrap_or_default())
 }
 
 /// A gmon.out layout, as named on the command line.
@@ -141,7 +153,8 @@ impl From<PtrWidthArg> for PtrWidth {
 
 /// Runs `gmon dump`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let read_opts = args.input.to_options();
+    let mut read_opts = args.input.to_options();
+    read_opts.bsd_old_header_size = args.bsd_old_header_size;
     let opts = DumpOptions {
         all_bins: args.bins,
     };
