@@ -2,7 +2,7 @@
 //! when everything was written, so a failure never leaves a half-written file.
 
 use std::fs;
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context;
@@ -17,8 +17,20 @@ where
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".gmon-tmp-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".gmon-tmp-");
+    // tempfile creates 0600 files; an output file should get the mode any other program's new
+    // file gets (0666 less the umask, which open(2) applies to this mode), or keep the mode of
+    // the file it replaces.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0o666);
+        builder.permissions(fs::Permissions::from_mode(mode));
+    }
+    let tmp = builder
         .tempfile_in(dir)
         .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
     {
@@ -39,7 +51,47 @@ pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
     fs::read(path).with_context(|| format!("{}", path.display()))
 }
 
-/// Whether an error chain ends in an `io::Error` of kind `BrokenPipe`.
-pub fn is_broken_pipe(err: &io::Error) -> bool {
-    err.kind() == io::ErrorKind::BrokenPipe
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn new_file_gets_the_umask_mode_and_replaced_file_keeps_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("fresh.out");
+        write_atomically(&fresh, |w| Ok(w.write_all(b"x")?)).unwrap();
+        // The umask can only remove bits from 0666, and never the owner's read/write here.
+        let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o600, 0o600);
+        assert_eq!(mode & !0o666, 0);
+        // An umask of 077 would give 0600; the usual 022 gives 0644. Either way, group/other
+        // read must follow the umask rather than tempfile's fixed 0600.
+        let replaced = dir.path().join("replaced.out");
+        fs::write(&replaced, b"old").unwrap();
+        fs::set_permissions(&replaced, fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&replaced, |w| Ok(w.write_all(b"new")?)).unwrap();
+        assert_eq!(
+            fs::metadata(&replaced).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        assert_eq!(fs::read(&replaced).unwrap(), b"new");
+    }
+
+    #[test]
+    fn failed_fill_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out");
+        let err = write_atomically(&target, |w| {
+            w.write_all(b"partial")?;
+            anyhow::bail!("boom")
+        });
+        assert!(err.is_err());
+        assert!(!target.exists());
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "temporary file left behind"
+        );
+    }
 }
