@@ -23,7 +23,8 @@
 //! `-fno-omit-frame-pointer` (C/C++).
 //!
 //! The library defines `execve`, `execv`, `execvp`, `execvpe` and `fexecve` (forwarding to
-//! libc) so that an exec never delivers a stray `SIGPROF` to the new program.
+//! libc) so that an exec never delivers a stray `SIGPROF` to the new program, and
+//! `pthread_create` (forwarding too) so that a new thread is sampled from its first instruction.
 //!
 //! Cargo features: none.
 
@@ -42,9 +43,11 @@ mod sampler;
 mod session;
 mod stack;
 mod tables;
+mod threads;
 
 pub use error::{Error, Result};
 pub use pcsample::SampleBuffer;
 pub use profil::{Histogram, Recorded, SCALE_ONE_TO_ONE, bin_index};
 pub use profiler::{DEFAULT_HZ, Profiler, ProfilerGuard, Snapshot, Written, histogram_overflows};
+pub use sampler::register_current_thread;
 pub use stack::MAX_STACK_DEPTH;

@@ -41,8 +41,11 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 /// Set while an exec wrapper has disarmed the timers: the watcher must not re-arm.
 static DISARMED: AtomicBool = AtomicBool::new(false);
 
-/// Interval between two scans of `/proc/self/task`.
-const WATCH_INTERVAL: Duration = Duration::from_millis(10);
+/// Interval between two scans of `/proc/self/task` (threads created with `pthread_create`
+/// register themselves at once, see `threads.rs`; the scan catches the others).
+const WATCH_INTERVAL: Duration = Duration::from_millis(100);
+/// Whether any sink is active (read by the `pthread_create` wrapper without the lock).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Largest overrun counted for one tick (bounds the damage of a bogus `si_overrun`).
 const MAX_WEIGHT: u32 = 10_000;
 
@@ -291,6 +294,9 @@ fn spawn_watcher(c: &mut Control) {
         .name("gmon-watcher".into())
         .spawn(move || {
             let me = gettid();
+            // The pthread_create wrapper may have armed a timer for this thread: the watcher
+            // is not part of the program and must not be sampled.
+            unregister(me);
             let mut ticks = 0u32;
             while !flag.load(Ordering::SeqCst) {
                 // Parked rather than slept, so stopping (which unparks) never waits a period.
@@ -303,7 +309,7 @@ fn spawn_watcher(c: &mut Control) {
                 ticks = ticks.wrapping_add(1);
                 if let Some(s) = c.session.as_ref()
                     && s.wants_stacks()
-                    && (new || ticks.is_multiple_of(100))
+                    && (new || ticks.is_multiple_of(10))
                 {
                     s.ranges.refresh();
                 }
@@ -403,7 +409,40 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
         spawn_watcher(c);
     }
     c.users += 1;
+    ACTIVE.store(true, Ordering::SeqCst);
     Ok(())
+}
+
+/// Whether sampling is running (for the `pthread_create` wrapper's fast path).
+pub(crate) fn is_active() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// Arms a timer for the calling thread now, instead of at the watcher's next scan. Threads
+/// created with `pthread_create` do this themselves; call it first thing in a thread created by
+/// other means to have all of its CPU time sampled.
+pub fn register_current_thread() {
+    let mut c = lock();
+    if c.users == 0 || DISARMED.load(Ordering::SeqCst) || c.pid != std::process::id() {
+        return;
+    }
+    let hz = c.hz;
+    let tid = gettid();
+    if let Some(timers) = c.timers.as_mut()
+        && !timers.contains_key(&tid)
+        && let Some(id) = arm(tid, hz)
+    {
+        timers.insert(tid, id);
+    }
+}
+
+/// Deletes the calling thread's timer, if it has one.
+fn unregister(tid: i32) {
+    let mut c = lock();
+    if let Some(id) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
+        // SAFETY: a timer we created.
+        unsafe { libc::timer_delete(id) };
+    }
 }
 
 /// Releases one sink; the last one stops timers and the watcher and restores the old action.
@@ -412,6 +451,7 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
     if c.users != 0 {
         return c;
     }
+    ACTIVE.store(false, Ordering::SeqCst);
     if !handler_is_ours() {
         c.replaced = true;
     }

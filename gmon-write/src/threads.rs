@@ -1,0 +1,71 @@
+//! `pthread_create` wrapper: a thread created while profiling is active arms its own timer
+//! before running its start routine, so no CPU time of it is missed. The watcher thread's scan
+//! of `/proc/self/task` (every 100 ms) remains the fallback for threads created otherwise (raw
+//! `clone`, or before the runtime was loaded).
+//!
+//! Like the exec wrappers, this definition interposes libc's through `LD_PRELOAD`, or in the
+//! executable that links the library; the real function is found with `dlsym(RTLD_NEXT)`.
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
+type CreateFn = unsafe extern "C" fn(
+    *mut libc::pthread_t,
+    *const libc::pthread_attr_t,
+    StartRoutine,
+    *mut c_void,
+) -> c_int;
+
+/// The start routine and argument the program passed.
+struct Start {
+    routine: StartRoutine,
+    arg: *mut c_void,
+}
+
+extern "C" fn trampoline(p: *mut c_void) -> *mut c_void {
+    // SAFETY: `p` is the Box leaked by `pthread_create` below, handed to exactly this thread.
+    let start = unsafe { Box::from_raw(p.cast::<Start>()) };
+    crate::sampler::register_current_thread();
+    (start.routine)(start.arg)
+}
+
+fn real_create() -> Option<CreateFn> {
+    static REAL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    let mut p = REAL.load(Ordering::Relaxed);
+    if p.is_null() {
+        // SAFETY: dlsym with a valid NUL-terminated name.
+        p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"pthread_create".as_ptr()) };
+        REAL.store(p, Ordering::Relaxed);
+    }
+    // SAFETY: the next definition of pthread_create has this signature.
+    (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, CreateFn>(p) })
+}
+
+/// Interposed `pthread_create` (see the module docs).
+///
+/// # Safety
+/// Same contract as libc's `pthread_create`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    routine: StartRoutine,
+    arg: *mut c_void,
+) -> c_int {
+    let Some(real) = real_create() else {
+        return libc::ENOSYS;
+    };
+    if !crate::sampler::is_active() {
+        // SAFETY: forwarding the caller's arguments.
+        return unsafe { real(thread, attr, routine, arg) };
+    }
+    let start = Box::into_raw(Box::new(Start { routine, arg }));
+    // SAFETY: forwarding, with our trampoline that takes ownership of `start`.
+    let r = unsafe { real(thread, attr, trampoline, start.cast()) };
+    if r != 0 {
+        // SAFETY: the thread was not created, so the Box is still ours.
+        drop(unsafe { Box::from_raw(start) });
+    }
+    r
+}
