@@ -111,7 +111,7 @@ pub fn print_flat(
         b.extend_from_slice(
             format!(
                 "\ngranularity: each sample hit covers {} byte(s)",
-                (a.hist.scale as i64).wrapping_mul(2)
+                super::fmt::c_long(a.hist.scale).wrapping_mul(2)
             )
             .as_bytes(),
         );

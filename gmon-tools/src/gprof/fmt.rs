@@ -50,6 +50,16 @@ fn non_finite(v: f64) -> Option<&'static str> {
     }
 }
 
+/// C's `(long) v` on x86-64: truncation toward zero, and the "integer indefinite" value
+/// `LONG_MIN` for NaN and out-of-range values (e.g. an infinite `hist_scale`).
+pub fn c_long(v: f64) -> i64 {
+    if v.is_nan() || v >= 9.223_372_036_854_775_807e18 || v < -9.223_372_036_854_775_808e18 {
+        i64::MIN
+    } else {
+        v as i64
+    }
+}
+
 /// Formats `v` like C's `%.Pf` (no width).
 pub fn f_string(v: f64, prec: usize) -> String {
     match non_finite(v) {

@@ -224,15 +224,18 @@ impl AnalysisBuilder {
             },
             ..FileInfo::default()
         };
+        // gprof's BSD reader always reports call-graph input, arcs or not.
+        if bsd.is_some() {
+            self.has_arcs = true;
+        }
         for r in &profile.records {
             match r {
                 Record::Histogram(h) => {
-                    // A BSD file with an empty histogram has no histogram for gprof.
-                    if bsd.is_some() && h.bins.is_empty() {
-                        continue;
-                    }
                     self.hist.add(h, name, &self.whoami, bsd)?;
-                    info.histograms += 1;
+                    // `-i` counts a BSD file's histogram only when it has bins.
+                    if bsd.is_none() || !h.bins.is_empty() {
+                        info.histograms += 1;
+                    }
                 }
                 Record::Arc(a) => {
                     self.has_arcs = true;
