@@ -322,6 +322,87 @@ fn child_processes_write_their_own_files() {
     }
 }
 
+const THREADED: &str = r#"
+#include <pthread.h>
+#include <time.h>
+static volatile unsigned long sink;
+static double cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+__attribute__((noinline)) void leafwork(double s) {
+    double t0 = cpu();
+    unsigned long x = 1;
+    while (cpu() - t0 < s)
+        for (int i = 0; i < 100000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+    sink = x;
+}
+__attribute__((noinline)) void middle(double s) { leafwork(s); sink++; }
+void *worker(void *a) { (void)a; middle(0.2); return 0; }
+int main(void) {
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], 0, worker, 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn threads_are_sampled_with_whole_stacks_from_their_start() {
+    // Threads created after the runtime started register themselves (pthread_create wrapper):
+    // their ticks are counted and their frame chains walked from the first one.
+    let lib = runtime_library();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = dir.path().join("threads.c");
+    std::fs::write(&src, THREADED).expect("write C source");
+    let prog = dir.path().join("threads");
+    let cc = Command::new("gcc")
+        .args(["-O1", "-fno-omit-frame-pointer", "-pthread", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .output()
+        .expect("gcc");
+    assert!(cc.status.success(), "gcc: {}", text(&cc));
+    let out = dir.path().join("threads.gmon");
+    let run = gmon_cmd(&lib)
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    let ext = gmon_format::read_extension(
+        &std::fs::read(gmon_format::sidecar_path(&out)).expect("sidecar"),
+    )
+    .expect("valid sidecar");
+    // 2 threads × 0.2 s at 1000 Hz; the main thread only waits.
+    let on_workers: u64 = ext
+        .threads
+        .iter()
+        .map(|t| t.samples)
+        .filter(|&n| n > 100)
+        .sum();
+    assert!(on_workers > 300, "{:?}", ext.threads);
+    assert_eq!(ext.counters.truncated_stacks, 0, "{:?}", ext.counters);
+    let folded = gmon_cmd(&lib)
+        .args(["flame", "--folded"])
+        .arg(&out)
+        .output()
+        .expect("flame");
+    let folded = String::from_utf8_lossy(&folded.stdout).into_owned();
+    let whole: u64 = folded
+        .lines()
+        .filter(|l| l.contains("worker;middle;leafwork "))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
+        .sum();
+    assert!(
+        whole * 10 >= on_workers * 9,
+        "{whole} of {on_workers} whole stacks:\n{folded}"
+    );
+}
+
 #[test]
 fn missing_library_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -434,6 +434,13 @@ pub fn register_current_thread() {
     {
         timers.insert(tid, id);
     }
+    // The frame walk only trusts stacks it knows: re-read the mappings so this thread's stack
+    // is among them (about 0.1 ms per new thread, only while recording stacks).
+    if let Some(s) = c.session.as_ref()
+        && s.wants_stacks()
+    {
+        s.ranges.refresh();
+    }
 }
 
 /// Deletes the calling thread's timer, if it has one.
