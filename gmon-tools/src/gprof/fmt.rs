@@ -53,7 +53,9 @@ fn non_finite(v: f64) -> Option<&'static str> {
 /// C's `(long) v` on x86-64: truncation toward zero, and the "integer indefinite" value
 /// `LONG_MIN` for NaN and out-of-range values (e.g. an infinite `hist_scale`).
 pub fn c_long(v: f64) -> i64 {
-    if v.is_nan() || v >= 9.223_372_036_854_775_807e18 || v < -9.223_372_036_854_775_808e18 {
+    // 2^63 is exactly representable; every double in [-2^63, 2^63) converts.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if !(-LIMIT..LIMIT).contains(&v) {
         i64::MIN
     } else {
         v as i64
@@ -144,6 +146,15 @@ mod tests {
         assert_eq!(f_string(2.5, 0), "2");
         assert_eq!(f_string(99.95, 1), "100.0");
         assert_eq!(f_string(f64::INFINITY, 2), "inf");
+    }
+
+    #[test]
+    fn c_long_is_x86_cvttsd2si() {
+        assert_eq!(c_long(1.9969), 1);
+        assert_eq!(c_long(-2.5), -2);
+        assert_eq!(c_long(f64::INFINITY), i64::MIN);
+        assert_eq!(c_long(f64::NAN), i64::MIN);
+        assert_eq!(c_long(f64::INFINITY).wrapping_mul(2), 0);
     }
 
     #[test]
