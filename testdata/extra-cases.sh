@@ -3,6 +3,7 @@
 # reach the gprof traps the main corpus (regen.sh) does not reach. Writes
 #   cases/traps-pie-O0/, cases/traps-nopie-O0/   testdata/programs/traps
 #   cases/many-pie-O0/                           testdata/programs/many (gen.py 10050)
+#   cases/names-pie-O0/                          testdata/programs/names (mangled names)
 # and, in cases/traps-pie-O0/, profiles crafted from its gmon.out:
 #   arcs-only.gmon   no histogram (hz = 0: -nan times)       hist-only.gmon  no arcs
 #   split.gmon       the histogram as two disjoint records    overlap.gmon    two overlapping records
@@ -49,6 +50,7 @@ if [ $build -eq 1 ]; then
 	build_case traps-nopie-O0 traps nopie O0 traps.c traps_asm.S
 	(cd "$here/programs/many" && python3 gen.py 10050)
 	build_case many-pie-O0 many pie O0 many.c
+	build_case names-pie-O0 names pie O0 names.c
 	rm -f "$here/programs/many/many.c"
 fi
 
@@ -114,4 +116,4 @@ w("badtag.gmon", data + b"\x07")
 w("badversion.gmon", b"gmon" + struct.pack("<I", 2) + data[8:])
 w("truncated.gmon", data[:20 + 41 + 100])
 PY
-bash "$here/gprof-goldens.sh" 'traps-*' 'many-*'
+bash "$here/gprof-goldens.sh" 'traps-*' 'many-*' 'names-*'

@@ -84,14 +84,81 @@ fn demangle_rust(name: &str) -> Option<String> {
 }
 
 fn demangle_cpp(name: &str) -> Option<String> {
-    if !name.starts_with("_Z") {
+    let rest = name.strip_prefix("_Z")?;
+    // Special names: cpp_demangle renders them in its own notation (`{vtable(A)}`), libiberty
+    // in words.
+    for (tag, words) in [
+        ("TV", "vtable for "),
+        ("TT", "VTT for "),
+        ("TI", "typeinfo for "),
+        ("TS", "typeinfo name for "),
+    ] {
+        if let Some(t) = rest.strip_prefix(tag) {
+            return Some(format!("{words}{}", demangle_type(t)?));
+        }
+    }
+    for (tag, words) in [
+        ("GV", "guard variable for "),
+        ("TW", "TLS wrapper function for "),
+        ("TH", "TLS init function for "),
+    ] {
+        if let Some(t) = rest.strip_prefix(tag) {
+            return Some(format!("{words}{}", demangle_encoding(t)?));
+        }
+    }
+    if let Some(t) = rest.strip_prefix("Th") {
+        return Some(format!(
+            "non-virtual thunk to {}",
+            demangle_encoding(skip_offset(t)?)?
+        ));
+    }
+    if let Some(t) = rest.strip_prefix("Tv") {
+        let t = skip_offset(skip_offset(t)?)?;
+        return Some(format!("virtual thunk to {}", demangle_encoding(t)?));
+    }
+    if let Some(t) = rest.strip_prefix("Tc") {
+        let t = skip_call_offset(skip_call_offset(t)?)?;
+        return Some(format!(
+            "covariant return thunk to {}",
+            demangle_encoding(t)?
+        ));
+    }
+    demangle_encoding(rest)
+}
+
+/// Demangles an `<encoding>` (the part after `_Z`).
+fn demangle_encoding(enc: &str) -> Option<String> {
+    let sym = cpp_demangle::Symbol::new(format!("_Z{enc}")).ok()?;
+    let opts = cpp_demangle::DemangleOptions::default();
+    let d = sym.demangle(&opts).ok()?;
+    // libiberty spells the `Dn` type `decltype(nullptr)`.
+    Some(fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)"))
+}
+
+/// Demangles a lone `<type>` by wrapping it as a template argument.
+fn demangle_type(t: &str) -> Option<String> {
+    let d = demangle_encoding(&format!("1xI{t}E"))?;
+    let inner = d.strip_prefix("x<")?.strip_suffix('>')?;
+    Some(inner.trim_end().to_string())
+}
+
+/// Skips a `<nv-offset>` / `<v-offset>` number: `[n]<digits>_`.
+fn skip_offset(t: &str) -> Option<&str> {
+    let t = t.strip_prefix('n').unwrap_or(t);
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
         return None;
     }
-    let sym = cpp_demangle::Symbol::new(name).ok()?;
-    let opts = cpp_demangle::DemangleOptions::default();
-    sym.demangle(&opts)
-        .ok()
-        .map(|d| fix_misplaced_qualifiers(&d))
+    t[digits..].strip_prefix('_')
+}
+
+/// Skips a `<call-offset>`: `h <nv-offset> _` or `v <offset> _ <offset> _`.
+fn skip_call_offset(t: &str) -> Option<&str> {
+    if let Some(r) = t.strip_prefix('h') {
+        skip_offset(r)
+    } else {
+        skip_offset(skip_offset(t.strip_prefix('v')?)?)
+    }
 }
 
 /// cpp_demangle 0.4 prints a reference or pointer to a nested name whose prefix is a
@@ -165,6 +232,25 @@ mod tests {
                 "__cxxabiv1::__si_class_type_info::__do_upcast(__cxxabiv1::__class_type_info const*, void const*, __cxxabiv1::__class_type_info::__upcast_result&) const"
             )
         );
+    }
+
+    #[test]
+    fn special_names_in_words() {
+        let d = |n: &str| demangle(n, Style::Auto);
+        assert_eq!(d("_ZTV1A").as_deref(), Some("vtable for A"));
+        assert_eq!(
+            d("_ZThn8_N1B1fEv").as_deref(),
+            Some("non-virtual thunk to B::f()")
+        );
+        assert_eq!(
+            d("_ZTv0_n24_N1B1fEv").as_deref(),
+            Some("virtual thunk to B::f()")
+        );
+        assert_eq!(
+            d("_ZTISt6vectorIiSaIiEE").as_deref(),
+            Some("typeinfo for std::vector<int, std::allocator<int> >")
+        );
+        assert_eq!(d("_Z1lDn").as_deref(), Some("l(decltype(nullptr))"));
     }
 
     #[test]
