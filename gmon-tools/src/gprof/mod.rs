@@ -28,9 +28,11 @@
 //! The pipeline follows gprof (`../shared/reference/gprof-behaviour.md` describes each step):
 //! [`symtab`] (which ELF symbols count) → [`symspec`] (option filters) → reading profiles:
 //! [`hist::Histograms::add`] and [`callgraph::CallGraph::tally`] → [`hist::assign_samples`] →
-//! [`callgraph::CallGraph::assemble`]. The printers [`flat`], [`graph`] and [`index`] write GNU's
-//! exact text to any `impl Write`; [`args`] parses gprof's command line; [`run`] ties it all
-//! together for `gmon gprof`.
+//! [`callgraph::CallGraph::assemble`]. The printers [`flat`], [`graph`], [`index`] and
+//! [`execcount`] write GNU's exact text to any `impl Write` (names through [`names`], numbers
+//! through [`fmt`]'s C `printf` emulation, sorts through [`sort`]'s copy of glibc's merge sort);
+//! [`args`] parses gprof's command line; [`report::run`] reads the files as gprof does (layout,
+//! byte order and pointer width from the executable) and ties it all together for `gmon gprof`.
 //!
 //! Extension points for the line-level features (`-l`, `-A`, `-C`, `-r`, `-R`, DWARF) are
 //! marked `EXTENSION POINT (lines)` in [`run`]: line symbols go into the symbol table before
