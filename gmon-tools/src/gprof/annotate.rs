@@ -11,6 +11,7 @@
 use std::io::{self, Write};
 
 use super::Analysis;
+use super::lines::{BasicBlocks, NBBS};
 use super::symspec::TableId;
 
 /// What the annotated-source report needs from the command line.
@@ -49,8 +50,12 @@ struct Slot {
     line: u32,
     ncalls: u64,
     is_func: bool,
-    /// gprof replaces the first symbol by a copy with address 0 once a second one arrives.
-    merged: bool,
+    /// The first symbol's address; gprof replaces the symbol by a copy with address 0 once a
+    /// second one arrives on the same line.
+    addr: u64,
+    /// The first symbol's basic blocks (address, count); `nbb` of them are used.
+    bb: [(u64, u64); NBBS],
+    nbb: usize,
 }
 
 /// The state gprof keeps in statics across files.
@@ -67,6 +72,7 @@ pub fn print_annotated_source(
     err: &mut dyn Write,
     a: &Analysis,
     opts: &AnnotateOptions,
+    blocks: &BasicBlocks,
     first_output: &mut bool,
 ) -> io::Result<()> {
     let nfiles = a.symtab.files.len();
@@ -106,16 +112,23 @@ pub fn print_annotated_source(
         };
         match slot {
             None => {
+                let mut bb = [(0u64, 0u64); NBBS];
+                let own = blocks.of(i);
+                for (d, &b) in bb.iter_mut().zip(own) {
+                    *d = b;
+                }
                 *slot = Some(Slot {
                     line: s.line,
                     ncalls,
                     is_func: s.is_func,
-                    merged: false,
+                    addr: s.addr,
+                    bb,
+                    nbb: own.len().min(NBBS),
                 })
             }
             Some(l) => {
                 l.ncalls = l.ncalls.wrapping_add(ncalls);
-                l.merged = true;
+                l.addr = 0;
             }
         }
     }
@@ -264,18 +277,36 @@ fn annotation(b: &mut Vec<u8>, slot: Option<Slot>, opts: &AnnotateOptions, c: &m
     c.executable += 1;
     let mut text = String::new();
     let mut ncalls: Option<u64> = None;
+    let mut last_print: Option<u64> = None;
+    let first_bb = s.bb.first().map_or(0, |x| x.0);
     if s.is_func {
         text = s.ncalls.to_string();
         c.last_count = s.ncalls;
+        last_print = Some(c.last_count);
         ncalls = Some(s.ncalls);
+    } else if opts.all_lines && s.nbb > 0 && first_bb != 0 && first_bb > s.addr {
+        // The line starts inside the previous block: repeat that block's count.
+        text = c.last_count.to_string();
+        last_print = Some(c.last_count);
+        ncalls = Some(c.last_count);
     }
-    // No basic-block counts are kept, so a line symbol's count comes only from `-x`'s
-    // repetition of the last count.
+    for &(_, count) in s.bb.iter().take(s.nbb) {
+        c.last_count = count;
+        let n = ncalls.get_or_insert(0);
+        *n = n.wrapping_add(count);
+        if opts.all_lines && Some(count) == last_print {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push(',');
+        }
+        text.push_str(&count.to_string());
+        last_print = Some(count);
+    }
     if opts.all_lines && text.is_empty() {
         text = c.last_count.to_string();
         ncalls = Some(c.last_count);
     }
-    let _ = s.merged;
     let Some(ncalls) = ncalls else {
         b.extend_from_slice(&[b' '; WIDTH]);
         return;
@@ -291,4 +322,81 @@ fn annotation(b: &mut Vec<u8>, slot: Option<Slot>, opts: &AnnotateOptions, c: &m
         b.extend(std::iter::repeat_n(b' ', WIDTH - text.len()));
         b.extend_from_slice(text.as_bytes());
     }
+}
+
+/// gprof's `cmp_bb`: file name and line when both symbols have a file, else address. Not a
+/// total order; the merge sort (glibc's `qsort`) makes the result deterministic.
+fn cmp_bb(a: &Analysis, l: usize, r: usize) -> std::cmp::Ordering {
+    let (Some(ls), Some(rs)) = (a.symtab.symbols.get(l), a.symtab.symbols.get(r)) else {
+        return std::cmp::Ordering::Equal;
+    };
+    if let (Some(lf), Some(rf)) = (ls.file, rs.file) {
+        let name = |f: usize| a.symtab.files.get(f).map_or("", |x| x.name.as_str());
+        match name(lf).as_bytes().cmp(name(rf).as_bytes()) {
+            std::cmp::Ordering::Equal => {}
+            o => return o,
+        }
+        if ls.line != rs.line {
+            return ls.line.cmp(&rs.line);
+        }
+    }
+    ls.addr.cmp(&rs.addr)
+}
+
+/// `-C` with basic blocks (`print_exec_counts`): one `FILE:LINE: (NAME:0xADDR) N executions`
+/// line per selected symbol with calls (all with `-z`), each followed by one such line per
+/// basic block of the symbol (its address and count).
+pub fn print_exec_counts(
+    out: &mut dyn Write,
+    a: &Analysis,
+    ignore_zeros: bool,
+    blocks: &BasicBlocks,
+    first_output: &mut bool,
+) -> io::Result<()> {
+    let mut b: Vec<u8> = Vec::new();
+    if *first_output {
+        *first_output = false;
+    } else {
+        b.extend_from_slice(b"\x0c\n");
+    }
+    let mut syms: Vec<usize> = (0..a.symtab.symbols.len())
+        .filter(|&i| {
+            a.symtab.symbols.get(i).is_some_and(|s| {
+                a.specs
+                    .selected(TableId::InclExec, TableId::ExclExec, s.addr)
+            })
+        })
+        .collect();
+    super::sort::msort(&mut syms, |&l, &r| cmp_bb(a, l, r));
+    for s in syms {
+        let Some(sym) = a.symtab.symbols.get(s) else {
+            continue;
+        };
+        let file = sym
+            .file
+            .and_then(|f| a.symtab.files.get(f))
+            .map_or("<unknown>", |f| f.name.as_str());
+        let calls = a.graph.nodes.get(s).map_or(0, |n| n.ncalls);
+        if calls > 0 || !ignore_zeros {
+            b.extend_from_slice(
+                format!(
+                    "{file}:{}: ({}:0x{:x}) {calls} executions\n",
+                    sym.line, sym.name, sym.addr
+                )
+                .as_bytes(),
+            );
+        }
+        for &(addr, count) in blocks.of(s) {
+            if count > 0 || !ignore_zeros {
+                b.extend_from_slice(
+                    format!(
+                        "{file}:{}: ({}:0x{addr:x}) {count} executions\n",
+                        sym.line, sym.name
+                    )
+                    .as_bytes(),
+                );
+            }
+        }
+    }
+    out.write_all(&b)
 }

@@ -296,7 +296,48 @@ pub fn print_trailing_reports(
     output_style: u32,
     first_output: &mut bool,
 ) -> std::io::Result<()> {
+    print_trailing_reports_with_blocks(
+        out,
+        err,
+        analysis,
+        args,
+        output_style,
+        &BasicBlocks::default(),
+        first_output,
+    )
+}
+
+/// The output style the engine's own printers get: with basic blocks, the exec counts are
+/// printed by [`print_trailing_reports_with_blocks`] instead (they need the blocks).
+pub fn engine_style(output_style: u32, blocks: &BasicBlocks) -> u32 {
+    if blocks.is_empty() {
+        output_style
+    } else {
+        output_style & !super::args::style::EXEC_COUNTS
+    }
+}
+
+/// [`print_trailing_reports`] with basic-block counts (`-l` and BB records): also prints the
+/// exec counts (`-C`) with the blocks' lines, which [`engine_style`] took from the engine.
+pub fn print_trailing_reports_with_blocks(
+    out: &mut dyn std::io::Write,
+    err: &mut dyn std::io::Write,
+    analysis: &super::Analysis,
+    args: &super::args::GprofArgs,
+    output_style: u32,
+    blocks: &BasicBlocks,
+    first_output: &mut bool,
+) -> std::io::Result<()> {
     use super::args::style;
+    if output_style & style::EXEC_COUNTS != 0 && !blocks.is_empty() {
+        super::annotate::print_exec_counts(
+            out,
+            analysis,
+            !args.display_unused,
+            blocks,
+            first_output,
+        )?;
+    }
     if output_style & style::ANNOTATED_SOURCE != 0 {
         let gprof_path = std::env::var("GPROF_PATH").ok();
         let opts = super::annotate::AnnotateOptions {
@@ -311,7 +352,7 @@ pub fn print_trailing_reports(
             ),
             whoami: super::report::WHOAMI.to_string(),
         };
-        super::annotate::print_annotated_source(out, err, analysis, &opts, first_output)?;
+        super::annotate::print_annotated_source(out, err, analysis, &opts, blocks, first_output)?;
     }
     if output_style & style::FUNCTION_ORDER != 0 {
         super::ordering::print_function_ordering(out, analysis)?;
@@ -326,4 +367,51 @@ pub fn print_trailing_reports(
         }
     }
     Ok(())
+}
+
+/// gprof's basic-block slots per symbol (`NBBS`).
+pub const NBBS: usize = 10;
+
+/// Basic-block counts attached to symbols (`bb_read_rec` with `-l`): each block goes to the
+/// symbol that owns its address, into the first free slot or the slot with the same address
+/// (at most [`NBBS`] per symbol; more are dropped, as in gprof).
+#[derive(Clone, Debug, Default)]
+pub struct BasicBlocks {
+    /// Symbol index → (block address, summed count) slots, in slot order.
+    pub slots: HashMap<usize, Vec<(u64, u64)>>,
+}
+
+impl BasicBlocks {
+    /// Adds every basic-block count of `profile` (gprof keeps them only in line mode).
+    pub fn add_profile(&mut self, profile: &gmon_format::Profile, table: &SymbolTable) {
+        for b in profile.basic_blocks() {
+            let Some(sym) = table.lookup(b.address) else {
+                continue;
+            };
+            let slots = self.slots.entry(sym).or_default();
+            // gprof tests `bb_addr[i] == 0` for a free slot, so a block at address 0 always
+            // takes the next slot.
+            let full = slots.len() >= NBBS;
+            match slots
+                .iter_mut()
+                .find(|(addr, _)| *addr == b.address && *addr != 0)
+            {
+                Some(slot) => slot.1 = slot.1.wrapping_add(b.count),
+                None if !full => slots.push((b.address, b.count)),
+                None => {}
+            }
+        }
+    }
+
+    /// Whether no block was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The blocks of symbol `sym` (gprof stops at the first zero address).
+    pub fn of(&self, sym: usize) -> &[(u64, u64)] {
+        let s = self.slots.get(&sym).map_or(&[][..], |v| v.as_slice());
+        let end = s.iter().position(|&(a, _)| a == 0).unwrap_or(s.len());
+        s.get(..end).unwrap_or(&[])
+    }
 }
