@@ -7,8 +7,8 @@
 #      its own -pg build (glibc's mcount + 100 Hz profil) for comparison.
 #
 # Needs gcc and hyperfine (apt-get install -y hyperfine). Usage: scripts/bench-runtime.sh
-# [RUNS]; prints hyperfine's tables and the ratios of wall time and of CPU time (user + sys).
-# On a loaded machine trust the CPU-time ratio: wall time then mostly measures the other load.
+# [RUNS]; prints the interleaved CPU-time medians first (robust to other load on the machine),
+# then hyperfine's wall-clock tables and ratios.
 # (`gmon record` adds gmon's own start-up, about a millisecond, to the recorded program.)
 set -euo pipefail
 
@@ -52,7 +52,7 @@ __attribute__((noinline)) static unsigned long mix_round(unsigned long n) {
 }
 int main(void) {
     unsigned long acc = 0;
-    for (int r = 0; r < 6; r++) {
+    for (int r = 0; r < 18; r++) {
         acc ^= (unsigned long)fib(30);
         acc ^= sort_round(400000);
         acc ^= mix_round(60000000UL);
@@ -65,6 +65,47 @@ gcc -O2 -fno-omit-frame-pointer -o "$WORK/work" "$WORK/work.c"
 gcc -O2 -fno-omit-frame-pointer -pg -o "$WORK/work-pg" "$WORK/work.c"
 
 cd "$WORK"
+# 1. Interleaved CPU-time measurement (the primary figure): each round runs every variant once,
+#    in turn, and takes the child's user + sys time from wait4(), so load that comes and goes
+#    hits all variants alike. Reports the median of each and the ratio of medians.
+python3 - "$RUNS" "$BENCH" "$GMON" "$WORK" <<'PY'
+import os, statistics, subprocess, sys
+runs, bench, gmon, work = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+env_prof = dict(os.environ, GMON_BENCH_PROFILE="1", GMON_BENCH_OUT=f"{work}/rust.gmon")
+groups = {
+    "rust": [("plain", [bench], None), ("profiled 1 kHz", [bench], env_prof)],
+    "c": [
+        ("plain", [f"{work}/work"], None),
+        ("gmon record --hz 1000", [gmon, "record", "-o", f"{work}/rec.gmon", "--hz", "1000", "--", f"{work}/work"], None),
+        ("gcc -pg", [f"{work}/work-pg"], None),
+    ],
+    # The fixed cost of `gmon record` (gmon itself, loading the runtime, writing the files),
+    # separate from the per-second cost of sampling.
+    "fixed cost (/bin/true)": [
+        ("plain", ["/bin/true"], None),
+        ("gmon record --hz 1000", [gmon, "record", "-o", f"{work}/true.gmon", "--", "/bin/true"], None),
+    ],
+}
+def cpu(cmd, env):
+    p = subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, cmd
+    return ru.ru_utime + ru.ru_stime
+for name, variants in groups.items():
+    times = {v[0]: [] for v in variants}
+    for _ in range(runs):
+        for label, cmd, env in variants:
+            times[label].append(cpu(cmd, env))
+    base = statistics.median(times[variants[0][0]])
+    print(f"== {name}: median CPU time (user+sys) over {runs} interleaved rounds")
+    for label, _, _ in variants:
+        m = statistics.median(times[label])
+        print(f"  {label:24} {m:.4f} s  ratio {m / base:.4f}  ({(m / base - 1) * 100:+.2f} %)"
+              f"  [min {min(times[label]):.3f}, max {max(times[label]):.3f}]")
+PY
+
+# 2. hyperfine's wall-clock tables, for reference (SKIP_HYPERFINE=1 leaves them out).
+[ "${SKIP_HYPERFINE:-0}" = 1 ] && exit 0
 echo "== Rust CPU-bound benchmark: in-process Profiler at 1 kHz vs none"
 hyperfine -N --warmup 1 --runs "$RUNS" --export-json rust.json \
     -n plain "$BENCH" \
