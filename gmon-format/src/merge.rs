@@ -824,6 +824,9 @@ pub struct HistogramView<'a> {
     pub offset: usize,
 }
 
+/// Size of the GNU header (`struct gmon_hdr`): cookie, version and 12 spare bytes.
+const GNU_HEADER_SIZE: usize = 20;
+
 /// A GNU tagged file (version 1, histogram and arc records only) seen in place, for
 /// [`Merger::add_view`]. Arcs are decoded; bins stay bytes.
 #[derive(Debug, Clone)]
@@ -862,7 +865,12 @@ impl<'a> GnuView<'a> {
                 _ => return None,
             })
         };
-        if bytes.get(0..4)? != crate::model::GMON_MAGIC || u32_at(4)? != GMON_VERSION {
+        // A header cut short must reach the full reader, which reports it with its offset;
+        // without this check a file of 8..19 bytes looked like a valid empty profile.
+        if bytes.len() < GNU_HEADER_SIZE
+            || bytes.get(0..4)? != crate::model::GMON_MAGIC
+            || u32_at(4)? != GMON_VERSION
+        {
             return None;
         }
         let mut view = GnuView {
@@ -870,7 +878,7 @@ impl<'a> GnuView<'a> {
             histograms: Vec::new(),
             arcs: Vec::new(),
         };
-        let mut o = 20usize;
+        let mut o = GNU_HEADER_SIZE;
         while o < bytes.len() {
             match *bytes.get(o)? {
                 crate::model::GMON_TAG_TIME_HIST => {

@@ -371,6 +371,36 @@ fn malformed_input_in_the_middle_names_the_file_and_writes_nothing() {
     assert!(leftovers.is_empty());
 }
 
+/// A GNU header cut anywhere after its magic and version (8..19 bytes) must be an error, wherever
+/// the file stands in the list (the fast path once took it for an empty profile).
+#[test]
+fn truncated_gnu_header_after_the_first_input_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.out");
+    write(&good, &profile(vec![hist(0x1000, 0x1010, 100, vec![1; 4])]));
+    let bytes = std::fs::read(&good).unwrap();
+    for cut in [0usize, 4, 8, 12, 19] {
+        let bad = tmp.path().join(format!("cut{cut}.out"));
+        std::fs::write(&bad, &bytes[..cut]).unwrap();
+        let out = tmp.path().join("sum.out");
+        let o = gmon()
+            .arg("merge")
+            .arg(&good)
+            .arg(&bad)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "cut at {cut}: {err}");
+        assert!(
+            err.contains(&format!("cut{cut}.out")) && err.contains("offset"),
+            "{err}"
+        );
+        assert!(!out.exists(), "no output on error (cut at {cut})");
+    }
+}
+
 /// 10,000 tiny inputs, given through a list file, and arc totals beyond 2^32.
 #[test]
 fn ten_thousand_inputs() {
