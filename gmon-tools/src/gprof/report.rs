@@ -145,7 +145,7 @@ pub fn read_profile(
     image: &Image,
     format: FileFormat,
 ) -> Result<gmon_format::Profile, GprofError> {
-    let bytes = std::fs::read(path).map_err(|e| GprofError::perror(path, &e))?;
+    let mut bytes = std::fs::read(path).map_err(|e| GprofError::perror(path, &e))?;
     let w = WHOAMI;
     let mut opts = ReadOptions::new()
         .with_endian(image.encoding.endian)
@@ -179,17 +179,20 @@ pub fn read_profile(
             )));
         }
         opts = opts.with_variant(Variant::Gnu);
-    } else if format != FileFormat::Auto && format != FileFormat::Magic {
+    } else {
         // gprof's BSD reader: 4.4BSD when the word after lpc, hpc and ncnt is GMONVERSION.
         let p = image.encoding.ptr_width.bytes();
-        let v = bytes.get(2 * p + 4..2 * p + 8).map(|v| {
-            let v = [v[0], v[1], v[2], v[3]];
-            match image.encoding.endian {
-                Endian::Little => u32::from_le_bytes(v),
-                Endian::Big => u32::from_be_bytes(v),
-            }
-        });
-        let variant = if v == Some(gmon_format::GMONVERSION) {
+        let endian = image.encoding.endian;
+        let word = |b: &[u8], off: usize| {
+            b.get(off..off + 4).map(|v| {
+                let v = [v[0], v[1], v[2], v[3]];
+                match endian {
+                    Endian::Little => u32::from_le_bytes(v),
+                    Endian::Big => u32::from_be_bytes(v),
+                }
+            })
+        };
+        let variant = if word(&bytes, 2 * p + 4) == Some(gmon_format::GMONVERSION) {
             Variant::Bsd44
         } else {
             Variant::BsdOld
@@ -199,11 +202,67 @@ pub fn read_profile(
                 "{w}: file `{path}' has bad magic cookie\n"
             )));
         }
+        // GNU gprof assumes a 12/20-byte old BSD header (no padding) and a 40/32-byte 4.4BSD one.
+        let hdr = if variant == Variant::Bsd44 {
+            2 * p + 24
+        } else {
+            2 * p + 4
+        };
+        if bytes.len() < hdr {
+            return Err(GprofError::new(format!(
+                "{path}: file too short to be a gmon file\n"
+            )));
+        }
+        // gprof keeps the histogram's byte count in an `int`: a negative one is not a profile.
+        if word(&bytes, 2 * p).is_some_and(|ncnt| (ncnt.wrapping_sub(hdr as u32) as i32) < 0) {
+            return Err(GprofError::new(format!(
+                "{w}: file '{path}' does not appear to be in gmon.out format\n"
+            )));
+        }
+        if variant == Variant::Bsd44 {
+            // gprof ignores FreeBSD's histcounter_type and always reads 16-bit bins.
+            if let Some(t) = bytes.get_mut(2 * p + 12..2 * p + 16) {
+                t.fill(0);
+            }
+        } else {
+            opts = opts.with_bsd_old_header_size(hdr as u32);
+        }
+        // gprof reads (ncnt - header) / 2 bins and the arcs right after them, so an odd byte
+        // count leaves its last byte to the arcs; an even ncnt describes the same reading.
+        if let Some(ncnt) = word(&bytes, 2 * p)
+            && (ncnt as usize) >= hdr
+            && (ncnt as usize - hdr) % 2 == 1
+        {
+            let v = match endian {
+                Endian::Little => (ncnt - 1).to_le_bytes(),
+                Endian::Big => (ncnt - 1).to_be_bytes(),
+            };
+            if let Some(t) = bytes.get_mut(2 * p..2 * p + 4) {
+                t.copy_from_slice(&v);
+            }
+        }
         opts = opts.with_variant(variant);
     }
     gmon_format::read_with(&bytes, &opts).map_err(|e| {
         use gmon_format::Error as E;
         match e {
+            // A block cut short: gprof reports it with perror() while errno is 0, after warning
+            // (once) about the blocks it could read.
+            E::UnexpectedEof {
+                what, available, ..
+            } if is_gnu
+                && (what == "basic-block counts"
+                    || what == "basic-block record name"
+                    || what.starts_with("version-0")) =>
+            {
+                let whole = available / (2 * image.encoding.ptr_width.bytes() as u64);
+                let warn = if what == "basic-block counts" && whole >= 1 {
+                    format!("{w}: warning: ignoring basic-block exec counts (use -l or --line)\n")
+                } else {
+                    String::new()
+                };
+                GprofError::new(format!("{warn}{path}: Success\n"))
+            }
             E::BadTag { tag, .. } if is_gnu => GprofError::new(format!(
                 "{w}: {path}: found bad tag {tag} (file corrupted?)\n"
             )),
@@ -214,6 +273,13 @@ pub fn read_profile(
                 available / 2
             )),
             _ if is_gnu => GprofError::new(format!("{w}: {path}: unexpected end of file\n")),
+            E::HistogramTooLarge {
+                bins, available, ..
+            } => GprofError::new(format!(
+                "{w}: unexpected EOF after reading {}/{bins} bins\n",
+                // gprof decrements its counter before printing it.
+                ((available / 2) as u32).wrapping_sub(1)
+            )),
             E::UnsupportedVersion { .. } if format == FileFormat::Bsd44 => {
                 GprofError::new(format!("{w}: file `{path}' has bad magic cookie\n"))
             }
@@ -280,7 +346,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         if line {
             blocks.add_profile(&p, builder.symtab());
         }
-        if info.bb_records > 0 && !line && !warned_bb {
+        if p.basic_blocks().next().is_some() && !line && !warned_bb {
             warned_bb = true;
             err.write_all(
                 format!("{w}: warning: ignoring basic-block exec counts (use -l or --line)\n")
