@@ -15,7 +15,11 @@ pub enum Style {
     GnuV3,
     /// `rust`: Rust only.
     Rust,
-    /// `java`, `gnat`, `dlang`: accepted but not implemented here; names are printed raw.
+    /// `gnat`: GNAT Ada encoding (lower-case identifiers, `__` between units); anything else is
+    /// printed as `<name>`, as libiberty's `ada_demangle` does.
+    Gnat,
+    /// `java`, `dlang`, `none`: accepted; names are printed raw (libiberty's Java rendering of
+    /// C++ names is not reproduced).
     Other,
 }
 
@@ -26,7 +30,8 @@ impl Style {
             "auto" => Some(Style::Auto),
             "gnu-v3" => Some(Style::GnuV3),
             "rust" => Some(Style::Rust),
-            "java" | "gnat" | "dlang" | "none" => Some(Style::Other),
+            "gnat" => Some(Style::Gnat),
+            "java" | "dlang" | "none" => Some(Style::Other),
             _ => None,
         }
     }
@@ -49,6 +54,9 @@ pub fn demangle(name: &str, style: Style) -> Option<String> {
 }
 
 fn demangle_plain(name: &str, style: Style) -> Option<String> {
+    if style == Style::Gnat {
+        return Some(demangle_gnat(name));
+    }
     if matches!(style, Style::Auto | Style::Rust) {
         if let Some(d) = demangle_rust(name) {
             return Some(d);
@@ -61,6 +69,48 @@ fn demangle_plain(name: &str, style: Style) -> Option<String> {
         return demangle_cpp(name);
     }
     None
+}
+
+/// libiberty's `ada_demangle` for the common cases: an optional `_ada_` prefix, lower-case
+/// identifiers (digits and single `_` inside), `__` between units printed as `.`. Any other name
+/// is printed in angle brackets.
+fn demangle_gnat(name: &str) -> String {
+    let unknown = || {
+        if name.starts_with('<') {
+            name.to_string()
+        } else {
+            format!("<{name}>")
+        }
+    };
+    let b = name.strip_prefix("_ada_").unwrap_or(name).as_bytes();
+    let lower_or_digit = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let mut out = String::new();
+    let mut i = 0;
+    loop {
+        if !b.get(i).is_some_and(|c| c.is_ascii_lowercase()) {
+            return unknown();
+        }
+        while let Some(&c) = b.get(i) {
+            if lower_or_digit(c) || (c == b'_' && b.get(i + 1).is_some_and(|&n| lower_or_digit(n)))
+            {
+                out.push(c as char);
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if i == b.len() {
+            return out;
+        }
+        if b.get(i..i + 2) == Some(b"__".as_slice())
+            && b.get(i + 2).is_some_and(|c| c.is_ascii_lowercase())
+        {
+            out.push('.');
+            i += 2;
+            continue;
+        }
+        return unknown();
+    }
 }
 
 /// libiberty only takes a `_ZN…E` name for Rust when its last component is `h` + 16 hex digits.
@@ -251,6 +301,15 @@ mod tests {
             Some("typeinfo for std::vector<int, std::allocator<int> >")
         );
         assert_eq!(d("_Z1lDn").as_deref(), Some("l(decltype(nullptr))"));
+    }
+
+    #[test]
+    fn gnat_names() {
+        let d = |n: &str| demangle(n, Style::Gnat);
+        assert_eq!(d("frame_dummy").as_deref(), Some("frame_dummy"));
+        assert_eq!(d("pkg__sub__proc").as_deref(), Some("pkg.sub.proc"));
+        assert_eq!(d("_init").as_deref(), Some("<_init>"));
+        assert_eq!(d("_Z3mixi").as_deref(), Some("<_Z3mixi>"));
     }
 
     #[test]
