@@ -400,3 +400,89 @@ pub fn print_exec_counts(
     }
     out.write_all(&b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(all_lines: bool, min_count: u64) -> AnnotateOptions {
+        AnnotateOptions {
+            ignore_zeros: true,
+            min_count,
+            table_length: 10,
+            all_lines,
+            separate_files: false,
+            search_path: Vec::new(),
+            whoami: "gprof".to_string(),
+        }
+    }
+
+    fn slot(ncalls: u64, is_func: bool, addr: u64, blocks: &[(u64, u64)]) -> Option<Slot> {
+        let mut bb = [(0, 0); NBBS];
+        for (d, &b) in bb.iter_mut().zip(blocks) {
+            *d = b;
+        }
+        Some(Slot {
+            line: 1,
+            ncalls,
+            is_func,
+            addr,
+            bb,
+            nbb: blocks.len(),
+        })
+    }
+
+    fn text(s: Option<Slot>, o: &AnnotateOptions, c: &mut Counters) -> String {
+        let mut b = Vec::new();
+        annotation(&mut b, s, o, c);
+        String::from_utf8_lossy(&b).into_owned()
+    }
+
+    #[test]
+    fn annotations_are_right_aligned_in_16_columns() {
+        let mut c = Counters::default();
+        assert_eq!(text(None, &opts(false, 1), &mut c), " ".repeat(16));
+        assert_eq!(
+            text(slot(42, true, 0x10, &[]), &opts(false, 1), &mut c),
+            format!("{:>16}", "42 -> ")
+        );
+        // Below -m: #####, but the line still counts as executed.
+        assert_eq!(
+            text(slot(2, true, 0x10, &[]), &opts(false, 3), &mut c),
+            format!("{:>16}", "##### -> ")
+        );
+        // A line symbol without blocks is executable but not executed (blank) without -x ...
+        assert_eq!(
+            text(slot(0, false, 0x20, &[]), &opts(false, 1), &mut c),
+            " ".repeat(16)
+        );
+        assert_eq!((c.executable, c.executed), (3, 2));
+        // ... and repeats the last count with -x.
+        assert_eq!(
+            text(slot(0, false, 0x20, &[]), &opts(true, 1), &mut c),
+            format!("{:>16}", "2 -> ")
+        );
+    }
+
+    #[test]
+    fn block_counts_are_listed_and_truncated() {
+        let mut c = Counters::default();
+        let long = slot(0, false, 0x20, &[(0x20, 300000005), (0x24, 299000)]);
+        assert_eq!(text(long, &opts(false, 1), &mut c), "300000005,299000");
+        // -x drops a block count equal to the one just printed.
+        let s = slot(7, true, 0x20, &[(0x20, 7), (0x28, 9)]);
+        assert_eq!(
+            text(s, &opts(true, 1), &mut c),
+            format!("{:>16}", "7,9 -> ")
+        );
+    }
+
+    #[test]
+    fn search_path_splits_at_colons() {
+        let dirs = vec!["a:b".to_string(), "c".to_string()];
+        assert_eq!(
+            AnnotateOptions::search_path_from(&dirs, Some("d:")),
+            vec!["a", "b", "c", "d", ""]
+        );
+    }
+}

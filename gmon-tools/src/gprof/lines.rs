@@ -415,3 +415,85 @@ impl BasicBlocks {
         s.get(..end).unwrap_or(&[])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, addr: u64, end_addr: u64, is_func: bool) -> Symbol {
+        Symbol {
+            name: name.to_string(),
+            addr,
+            end_addr,
+            is_static: false,
+            is_func,
+            file: None,
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn second_finalize_keeps_function_ends_and_drops_inverted_ones() {
+        let syms = vec![
+            sym("main", 0x100, 0x1ff, true),
+            sym("main", 0x100, 0, false),
+            sym("main", 0x110, 0, false),
+            sym("work", 0x200, 0x2ff, true),
+            // Beyond .text: its first-run end (text end - 1) lies before it.
+            sym("data_start", 0x4000, 0x2ff, false),
+        ];
+        let out = finalize_merged(syms, 0x300);
+        let got: Vec<(&str, u64, u64, bool)> = out
+            .iter()
+            .map(|s| (s.name.as_str(), s.addr, s.end_addr, s.is_func))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("main", 0x100, 0x1ff, true),
+                ("main", 0x110, 0x1ff, false),
+                ("work", 0x200, 0x2ff, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn basic_blocks_fill_ten_slots_per_symbol() {
+        let table = SymbolTable {
+            symbols: vec![sym("f", 0x100, 0x1ff, true)],
+            files: Vec::new(),
+        };
+        let mut records = Vec::new();
+        for a in 0..12u64 {
+            records.push(gmon_format::BasicBlockCount {
+                address: 0x100 + a,
+                count: 1,
+                legacy: None,
+            });
+        }
+        for address in [0x100, 0x900] {
+            records.push(gmon_format::BasicBlockCount {
+                address,
+                count: 5,
+                legacy: None,
+            });
+        }
+        let mut profile = gmon_format::Profile::new_gnu(gmon_format::Encoding {
+            endian: gmon_format::Endian::Little,
+            ptr_width: gmon_format::PtrWidth::Eight,
+        });
+        profile.records = vec![gmon_format::Record::BasicBlocks(
+            gmon_format::BasicBlockRecord {
+                legacy_name: None,
+                blocks: records,
+            },
+        )];
+        let mut bb = BasicBlocks::default();
+        bb.add_profile(&profile, &table);
+        let got = bb.of(0);
+        assert_eq!(got.len(), NBBS);
+        assert_eq!(got.first(), Some(&(0x100, 6)));
+        assert_eq!(got.last(), Some(&(0x109, 1)));
+        assert!(bb.of(1).is_empty());
+    }
+}

@@ -473,3 +473,59 @@ pub fn print_file_ordering(out: &mut dyn Write, a: &Analysis, map: &[MapEntry]) 
     }
     out.write_all(&p.out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map_file(text: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("temp file: {e}"));
+        f.write_all(text.as_bytes())
+            .unwrap_or_else(|e| panic!("write: {e}"));
+        f
+    }
+
+    #[test]
+    fn map_is_read_like_gprof_and_sorted_by_function() {
+        let f = map_file(
+            "b.o:0000 T zeta\nb.o:0010 t helper\nNo symbols in c.o\na.o:0000 T alpha\n\n  a.o:0020 t helper\n",
+        );
+        let path = f.path().to_string_lossy().into_owned();
+        let map = read_function_map(&path, "gprof").unwrap_or_default();
+        let got: Vec<(&str, &str, bool)> = map
+            .iter()
+            .map(|e| (e.function_name.as_str(), e.file_name.as_str(), e.is_first))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("alpha", "a.o", true),
+                ("helper", "b.o", false),
+                ("helper", "a.o", false),
+                ("zeta", "b.o", true),
+            ]
+        );
+        // glibc's bsearch probes the middle first: of the two `helper`s it finds index 2.
+        assert_eq!(
+            bsearch(&map, "helper").map(|e| e.file_name.as_str()),
+            Some("a.o")
+        );
+        assert!(bsearch(&map, "nope").is_none());
+    }
+
+    #[test]
+    fn map_errors_use_gprofs_words() {
+        let err = read_function_map("/nonexistent/map", "gprof").err();
+        assert_eq!(
+            err.map(|e| e.message),
+            Some("gprof: could not open /nonexistent/map.\n".to_string())
+        );
+        let f = map_file("a.o:0000 T alpha\n:x\n");
+        let path = f.path().to_string_lossy().into_owned();
+        let err = read_function_map(&path, "gprof").err();
+        assert_eq!(
+            err.map(|e| e.message),
+            Some(format!("gprof: unable to parse mapping file {path}.\n"))
+        );
+    }
+}
