@@ -1,10 +1,11 @@
 //! `gmon record` on a small C program built without -pg: GNU gprof reads the profile unchanged
 //! and puts the right functions on top; `gmon gprof` prints the same flat profile.
 //!
-//! The runtime library is the one `cargo test --workspace` builds next to the `gmon` binary.
-//! When only this package is tested it may be missing; the test then builds gmon-write into a
-//! separate target directory (the outer cargo holds the lock of the main one) and points
-//! `GMON_WRITE_LIB` at it.
+//! The runtime library is the one `cargo build` puts next to the `gmon` binary, when it is
+//! there and newer than gmon-write's sources. Otherwise the test builds gmon-write into a
+//! separate target directory, `<target>/<profile>/gmon-write-runtime`, shared with gmon-write's
+//! C ABI tests (the outer cargo holds the lock of the main one), and points `GMON_WRITE_LIB`
+//! at it. (A plain `cargo test` builds only the rlib of gmon-write, not its cdylib.)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -45,11 +46,16 @@ fn gmon() -> PathBuf {
 /// `GMON_WRITE_LIB` for the runs: None when the library sits next to `gmon` already.
 fn runtime_library() -> Option<PathBuf> {
     let next_to_gmon = gmon().with_file_name("libgmon_write.so");
-    if next_to_gmon.is_file() {
+    let newest_source = newest_runtime_source();
+    if next_to_gmon
+        .metadata()
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t >= newest_source)
+    {
         return None;
     }
     let profile_dir = gmon().parent().expect("bin dir").to_path_buf();
-    let nested = profile_dir.join("record-test-runtime");
+    let nested = profile_dir.join("gmon-write-runtime");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["build", "-p", "gmon-write", "--lib"])
         .env("CARGO_TARGET_DIR", &nested);
@@ -67,6 +73,27 @@ fn runtime_library() -> Option<PathBuf> {
         .join("libgmon_write.so");
     assert!(lib.is_file(), "{} not built", lib.display());
     Some(lib)
+}
+
+/// The modification time of the newest file under `gmon-write/src`: a library older than that
+/// is stale (built before the last change) and is rebuilt.
+fn newest_runtime_source() -> std::time::SystemTime {
+    fn walk(dir: &Path, newest: &mut std::time::SystemTime) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, newest);
+            } else if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
+                *newest = (*newest).max(t);
+            }
+        }
+    }
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../gmon-write/src"),
+        &mut newest,
+    );
+    newest
 }
 
 fn build_program(dir: &Path) -> PathBuf {

@@ -4,10 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The directory holding `libgmon_write.{so,a}` for this build: the test binary lives in
-/// `<target>/<profile>/deps/`, and cargo builds the library's cdylib and staticlib there with
-/// it. When they are missing, builds them into a separate target directory (the outer cargo
-/// holds the lock of this one while tests run).
+/// The directory holding `libgmon_write.{so,a}` for this build. The test binary lives in
+/// `<target>/<profile>/deps/`; `cargo build` puts the cdylib and staticlib in `<profile>/`, but a
+/// plain `cargo test` builds only the rlib. When they are missing or older than the sources,
+/// builds them into `<target>/<profile>/gmon-write-runtime` (shared with gmon-tools' record
+/// tests; the outer cargo holds the lock of the main target directory while tests run).
 fn library_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let dir = exe
@@ -15,10 +16,15 @@ fn library_dir() -> PathBuf {
         .and_then(Path::parent)
         .expect("target dir")
         .to_path_buf();
-    if dir.join("libgmon_write.so").exists() && dir.join("libgmon_write.a").exists() {
+    let fresh = |lib: &Path| {
+        lib.metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|built| built >= newest_source())
+    };
+    if fresh(&dir.join("libgmon_write.so")) && fresh(&dir.join("libgmon_write.a")) {
         return dir;
     }
-    let nested = dir.join("c-abi-test-runtime");
+    let nested = dir.join("gmon-write-runtime");
     let release = dir.ends_with("release");
     let mut cmd = Command::new(env!("CARGO"));
     cmd.args(["build", "-p", "gmon-write", "--lib"])
@@ -29,6 +35,27 @@ fn library_dir() -> PathBuf {
     let status = cmd.status().expect("run cargo");
     assert!(status.success(), "cargo build -p gmon-write failed");
     nested.join(if release { "release" } else { "debug" })
+}
+
+/// The modification time of the newest file under `gmon-write/src` (a library older than that
+/// is stale: e.g. only `--test runtime` was built since the last change).
+fn newest_source() -> std::time::SystemTime {
+    fn walk(dir: &Path, newest: &mut std::time::SystemTime) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, newest);
+            } else if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
+                *newest = (*newest).max(t);
+            }
+        }
+    }
+    let mut newest = std::time::SystemTime::UNIX_EPOCH;
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut newest,
+    );
+    newest
 }
 
 fn gcc(args: &[&str]) {
