@@ -144,7 +144,8 @@ pub extern "C" fn gmon_flush() -> c_int {
     }
 }
 
-/// The preload constructor: when `GMON_RECORD_OUT` is set (by `gmon record`), start profiling
+/// The preload constructor: when `GMON_RECORD_OUT` is set (by `gmon record`) and this copy of
+/// the runtime is a shared library (not linked into the executable), start profiling
 /// with `GMON_RECORD_HZ` (default 1000) and `GMON_RECORD_STACKS` (default on); the profile is
 /// written at exit. The first process claims `GMON_RECORD_OUT` and records its pid in
 /// `GMON_RECORD_OWNER`; other processes (children of the command) write `OUT.<pid>`.
@@ -152,6 +153,16 @@ extern "C" fn preload_init() {
     let Some(out) = std::env::var_os("GMON_RECORD_OUT").filter(|o| !o.is_empty()) else {
         return;
     };
+    // Only the shared library (the copy `gmon record` preloads) starts profiling: a copy linked
+    // into the executable itself (rlib or staticlib) leaves it to the preloaded one, so one
+    // process never runs two runtimes.
+    let here = preload_init as *const () as u64;
+    if crate::objects::loaded_objects()
+        .first()
+        .is_some_and(|main| main.contains(here))
+    {
+        return;
+    }
     let pid = std::process::id();
     let owner = std::env::var("GMON_RECORD_OWNER")
         .ok()
