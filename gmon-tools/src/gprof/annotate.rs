@@ -92,8 +92,10 @@ pub fn print_annotated_source(
             *n = s.line;
         }
     }
-    let mut slots: Vec<Vec<Option<Slot>>> =
-        num_lines.iter().map(|&n| vec![None; n as usize]).collect();
+    // Sparse per-file line slots (gprof allocates `num_lines` of them; a corrupt line number
+    // must not make us allocate gigabytes).
+    let mut slots: Vec<std::collections::BTreeMap<u32, Slot>> =
+        vec![std::collections::BTreeMap::new(); nfiles];
     let mut file_calls = vec![0u64; nfiles];
     for (i, s) in a.symtab.symbols.iter().enumerate() {
         let Some(f) = s.file else { continue };
@@ -104,27 +106,27 @@ pub fn print_annotated_source(
         if let Some(t) = file_calls.get_mut(f) {
             *t = t.wrapping_add(ncalls);
         }
-        let Some(slot) = slots
-            .get_mut(f)
-            .and_then(|v| v.get_mut((s.line as usize).wrapping_sub(1)))
-        else {
+        let Some(file_map) = slots.get_mut(f) else {
             continue;
         };
-        match slot {
+        match file_map.get_mut(&s.line) {
             None => {
                 let mut bb = [(0u64, 0u64); NBBS];
                 let own = blocks.of(i);
                 for (d, &b) in bb.iter_mut().zip(own) {
                     *d = b;
                 }
-                *slot = Some(Slot {
-                    line: s.line,
-                    ncalls,
-                    is_func: s.is_func,
-                    addr: s.addr,
-                    bb,
-                    nbb: own.len().min(NBBS),
-                })
+                file_map.insert(
+                    s.line,
+                    Slot {
+                        line: s.line,
+                        ncalls,
+                        is_func: s.is_func,
+                        addr: s.addr,
+                        bb,
+                        nbb: own.len().min(NBBS),
+                    },
+                );
             }
             Some(l) => {
                 l.ncalls = l.ncalls.wrapping_add(ncalls);
@@ -171,12 +173,16 @@ pub fn print_annotated_source(
         }
         counters.executable = 0;
         counters.executed = 0;
-        let file_slots = slots.get(f).map_or(&[][..], |v| v.as_slice());
+        let empty = std::collections::BTreeMap::new();
+        let file_slots = slots.get(f).unwrap_or(&empty);
         let mut line_num: usize = 1;
         let mut new_line = true;
         for &byte in &source {
             if new_line {
-                let slot = file_slots.get(line_num - 1).copied().flatten();
+                let slot = u32::try_from(line_num)
+                    .ok()
+                    .and_then(|l| file_slots.get(&l))
+                    .copied();
                 annotation(&mut b, slot, opts, &mut counters);
                 line_num += 1;
             }
@@ -191,24 +197,17 @@ pub fn print_annotated_source(
                 )
                 .as_bytes(),
             );
-            let mut top: Vec<Option<Slot>> = file_slots.to_vec();
-            // cmp_ncalls: empty slots last, then calls descending, then line ascending.
-            top.sort_by(|l, r| match (l, r) {
-                (None, None) => std::cmp::Ordering::Equal,
-                (None, Some(_)) => std::cmp::Ordering::Greater,
-                (Some(_), None) => std::cmp::Ordering::Less,
-                (Some(l), Some(r)) => r.ncalls.cmp(&l.ncalls).then(l.line.cmp(&r.line)),
-            });
-            let n = usize::try_from(opts.table_length)
-                .unwrap_or(0)
-                .min(top.len());
+            // cmp_ncalls: empty slots last (they end the table), then calls descending, then
+            // line ascending; at most min(-t, number of line slots) rows.
+            let mut top: Vec<Slot> = file_slots.values().copied().collect();
+            top.sort_by(|l, r| r.ncalls.cmp(&l.ncalls).then(l.line.cmp(&r.line)));
+            let nslots = num_lines.get(f).copied().unwrap_or(0) as usize;
+            let n = usize::try_from(opts.table_length).unwrap_or(0).min(nslots);
             for s in top.iter().take(n) {
-                match s {
-                    Some(s) if s.ncalls != 0 => {
-                        b.extend_from_slice(format!("{:9} {:10}\n", s.line, s.ncalls).as_bytes())
-                    }
-                    _ => break,
+                if s.ncalls == 0 {
+                    break;
                 }
+                b.extend_from_slice(format!("{:9} {:10}\n", s.line, s.ncalls).as_bytes());
             }
         }
         let exec = counters.executable;

@@ -547,11 +547,13 @@ impl LineInfo {
                         if max_ops == 1 {
                             address = address.wrapping_add(adv.wrapping_mul(min_len));
                         } else {
-                            address = address.wrapping_add((op_index + adv) / max_ops * min_len);
-                            op_index = (op_index + adv) % max_ops;
+                            address = address.wrapping_add(
+                                (op_index.wrapping_add(adv) / max_ops).wrapping_mul(min_len),
+                            );
+                            op_index = op_index.wrapping_add(adv) % max_ops;
                         }
                         let delta = line_base + i64::try_from(adj % line_range).unwrap_or(0);
-                        line = (i64::from(line) + delta) as u32;
+                        line = i64::from(line).wrapping_add(delta) as u32;
                         push_row(&mut current, row(address, op_index, line, false, file));
                     }
                     L::Copy => push_row(&mut current, row(address, op_index, line, false, file)),
@@ -559,11 +561,11 @@ impl LineInfo {
                         if max_ops == 1 {
                             address = address.wrapping_add(min_len.wrapping_mul(n));
                         } else {
-                            address = (op_index + n) / max_ops * min_len;
-                            op_index = (op_index + n) % max_ops;
+                            address = (op_index.wrapping_add(n) / max_ops).wrapping_mul(min_len);
+                            op_index = op_index.wrapping_add(n) % max_ops;
                         }
                     }
-                    L::AdvanceLine(d) => line = (i64::from(line) + d) as u32,
+                    L::AdvanceLine(d) => line = i64::from(line).wrapping_add(d) as u32,
                     L::SetFile(n) => {
                         file = self.file_name(&mut names, &files, &dirs, comp_dir, direct, n);
                     }
@@ -575,8 +577,10 @@ impl LineInfo {
                         if max_ops == 1 {
                             address = address.wrapping_add(min_len.wrapping_mul(adv));
                         } else {
-                            address = address.wrapping_add(min_len * ((op_index + adv) / max_ops));
-                            op_index = (op_index + adv) % max_ops;
+                            address = address.wrapping_add(
+                                min_len.wrapping_mul(op_index.wrapping_add(adv) / max_ops),
+                            );
+                            op_index = op_index.wrapping_add(adv) % max_ops;
                         }
                     }
                     L::FixedAddPc(n) => {
@@ -920,7 +924,7 @@ fn best_fit(u: &Unit, addr: u64) -> Option<usize> {
             if addr < l || addr >= h {
                 continue;
             }
-            let len = h - l;
+            let len = h.wrapping_sub(l);
             match best {
                 Some((bi, bl)) if len > bl || (len == bl && fi < bi) => {}
                 _ => best = Some((fi, len)),
