@@ -232,7 +232,8 @@ def emit(args, rnd, funcs, tus, statics, unused, no_pg_tu, rounds):
         manifest["no_pg_file"] = f"tu{no_pg_tu}.c"
     with open(os.path.join(args.outdir, "manifest.json"), "w") as out:
         json.dump(manifest, out, indent=1)
-    # build.sh: $1 = output name, $2.. = extra flags (e.g. -O2 -no-pie).
+    # build.sh: $1 = output name, $2.. = extra flags (e.g. -O2 -no-pie); $CC compiles (e.g.
+    # "g++ -x c++" to build the same sources as C++), $LD links.
     with open(os.path.join(args.outdir, "build.sh"), "w") as b:
         b.write("#!/bin/sh\n# generated: build.sh OUT [CFLAGS...]\nset -e\nout=$1; shift\n")
         b.write('cd "$(dirname "$0")"\n')
@@ -240,9 +241,9 @@ def emit(args, rnd, funcs, tus, statics, unused, no_pg_tu, rounds):
         for fname in manifest["files"]:
             obj = f"$out.{fname[:-2]}.o"
             pg = "" if fname == manifest["no_pg_file"] else "-pg"
-            b.write(f'gcc -c {pg} "$@" -o {obj} {fname}\n')
+            b.write(f'${{CC:-gcc}} -c {pg} "$@" -o {obj} {fname}\n')
             objs.append(obj)
-        b.write(f'gcc -pg "$@" -o "$out" {" ".join(objs)}\n')
+        b.write(f'${{LD:-gcc}} -pg "$@" -o "$out" {" ".join(objs)}\n')
         # A map file for `gprof -R` (function -> object file), as nm writes it.
         b.write(f'nm --print-file-name --defined-only {" ".join(objs)} > "$out.map"\n')
         b.write(f'rm -f {" ".join(objs)}\n')

@@ -36,6 +36,14 @@ VARIANTS = {
     "O2-nopie": ["-O2", "-g", "-no-pie"],
     "O0-nog": ["-O0"],
     "O2-dwarf4": ["-O2", "-gdwarf-4"],
+    # The same sources compiled as C++: mangled names, C++ DWARF (linkage names).
+    "cxx-O0": ["-O0", "-g"],
+    "cxx-O2": ["-O2", "-g"],
+}
+# Environment for build.sh per variant (compiler and linker).
+VARIANT_ENV = {
+    "cxx-O0": {"CC": "g++ -x c++", "LD": "g++"},
+    "cxx-O2": {"CC": "g++ -x c++", "LD": "g++"},
 }
 
 # Option sets. Placeholders: {f} {g} a called global function, {arc} a "caller/callee" pair that
@@ -95,7 +103,8 @@ def prepare(seed, args):
         manifest = json.load(f)
     built = []
     for v in args.variants.split(","):
-        r = sh(["sh", "build.sh", f"prog-{v}"] + VARIANTS[v], cwd=d)
+        r = sh(["sh", "build.sh", f"prog-{v}"] + VARIANTS[v], cwd=d,
+               env=dict(os.environ, **VARIANT_ENV.get(v, {})))
         if r.returncode != 0:
             raise RuntimeError(f"build {v} failed: {r.stderr.decode(errors='replace')}")
         for i, extra in enumerate([[], ["1"]]):
