@@ -129,3 +129,50 @@ fn analysis_api_exposes_functions_arcs_and_cycles() {
     );
     assert_eq!(by_name("is_odd").cycle, Some(cycles[0].number));
 }
+
+/// Corrupted profiles and executables give gprof's errors or a report, never a panic.
+#[test]
+fn corrupted_inputs_never_panic() {
+    let dir = case("recurse-pie-O0");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let gmon = std::fs::read(dir.join("gmon.out")).expect("gmon.out");
+    let prog = std::fs::read(dir.join("prog")).expect("prog");
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (gpath, ppath) = (tmp.path().join("g.out"), tmp.path().join("p"));
+    for round in 0..300 {
+        let mut g = gmon.clone();
+        let mut p = prog.clone();
+        let target = if round % 3 == 0 { &mut p } else { &mut g };
+        for _ in 0..(1 + next() % 8) {
+            let i = (next() % target.len() as u64) as usize;
+            target[i] = next() as u8;
+        }
+        if round % 5 == 0 {
+            let cut = (next() % g.len() as u64) as usize;
+            g.truncate(cut);
+        }
+        std::fs::write(&gpath, &g).expect("write");
+        std::fs::write(&ppath, &p).expect("write");
+        for opts in [
+            &["-b"][..],
+            &["-T", "-z", "-c"][..],
+            &["-b", "-O", "bsd"][..],
+        ] {
+            let mut args: Vec<String> = opts.iter().map(|s| s.to_string()).collect();
+            args.push(ppath.display().to_string());
+            args.push(gpath.display().to_string());
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let status = gmon_tools::gprof::run(&args, &mut out, &mut err).expect("io");
+            assert!(
+                status == 0 || (status == 1 && !err.is_empty()),
+                "round {round}: status {status}"
+            );
+        }
+    }
+}

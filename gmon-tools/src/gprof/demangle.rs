@@ -118,11 +118,12 @@ fn is_rust_legacy(name: &str) -> bool {
     let Some(body) = name.strip_prefix("_ZN").and_then(|b| b.strip_suffix('E')) else {
         return false;
     };
-    if body.len() < 20 {
+    // Bytes, not `str` slices: a name may hold any bytes (shown lossily as UTF-8).
+    let b = body.as_bytes();
+    let Some(tail) = b.len().checked_sub(19).and_then(|i| b.get(i..)) else {
         return false;
-    }
-    let tail = &body[body.len() - 19..];
-    tail.starts_with("17h") && tail[3..].bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    tail.starts_with(b"17h") && tail[3..].iter().all(|c| c.is_ascii_hexdigit())
 }
 
 fn demangle_rust(name: &str) -> Option<String> {
@@ -301,6 +302,23 @@ mod tests {
             Some("typeinfo for std::vector<int, std::allocator<int> >")
         );
         assert_eq!(d("_Z1lDn").as_deref(), Some("l(decltype(nullptr))"));
+    }
+
+    #[test]
+    fn odd_bytes_do_not_panic() {
+        for n in [
+            "_ZN\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}E",
+            "_Z\u{fffd}",
+            ".",
+            "$",
+            "@",
+            "_ZTh",
+            "_ZTv1_",
+            "_ZTV",
+        ] {
+            let _ = demangle(n, Style::Auto);
+            let _ = demangle(n, Style::Gnat);
+        }
     }
 
     #[test]
