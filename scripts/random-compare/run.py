@@ -87,8 +87,12 @@ def parse_args():
     return p.parse_args()
 
 
-def sh(cmd, cwd, env=None, timeout=300):
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, timeout=timeout)
+def sh(cmd, cwd, env=None, timeout=300, argv0=None):
+    """Runs cmd; with argv0, cmd[0] is executed under that name (so gprof's messages start
+    with "gprof:" whatever its path, as gmon's do)."""
+    args = [argv0] + cmd[1:] if argv0 else cmd
+    return subprocess.run(args, executable=cmd[0], cwd=cwd, env=env, capture_output=True,
+                          timeout=timeout)
 
 
 def prepare(seed, args):
@@ -153,7 +157,7 @@ def arcs_of(manifest, d):
     return sorted(set(pairs))
 
 
-def run_tool(cmd, d):
+def run_tool(cmd, d, argv0=None):
     """Runs one tool in the program dir; returns (stdout, stderr, status, ann files)."""
     for name in os.listdir(d):
         if name.endswith("-ann") or name == "gmon.sum":
@@ -161,7 +165,7 @@ def run_tool(cmd, d):
     env = dict(os.environ, LC_ALL="C")
     env.pop("GPROF_PATH", None)
     try:
-        r = sh(cmd, cwd=d, env=env, timeout=120)
+        r = sh(cmd, cwd=d, env=env, timeout=120, argv0=argv0)
         out, err, code = r.stdout, r.stderr, r.returncode
     except subprocess.TimeoutExpired:
         out, err, code = b"", b"timeout", -999
@@ -200,7 +204,7 @@ def compare_program(seed, args):
             files = [f"prog-{v}", f"prog-{v}.gmon1"] + ([f"prog-{v}.gmon2"] if two else [])
             if "nonexistent.out" in argv:
                 files = [f"prog-{v}"]
-            gp = run_tool([args.gprof] + argv + files, d)
+            gp = run_tool([args.gprof] + argv + files, d, argv0="gprof")
             gm = run_tool([args.gmon, "gprof"] + argv + files, d)
             res = {"seed": seed, "variant": v, "set": template, "argv": argv + files}
             problems = []
