@@ -5,6 +5,11 @@
 //! can print `gmon: FILE: offset 0x1a4: bad tag 7 (expected 0, 1 or 2)`. Errors found while
 //! writing or converting name the record (its index in [`crate::Profile::records`]) instead,
 //! because there is no file offset yet.
+//!
+//! The runtime's sidecar file ([`crate::ext`]) is read into the same type: it shares
+//! [`Error::UnexpectedEof`] and [`Error::UnsupportedVersion`] with gmon.out and has a few
+//! variants of its own (`Sidecar…`, [`Error::BadValue`], [`Error::NotUtf8`]), all with offsets
+//! from the start of the sidecar file.
 
 use crate::model::Variant;
 
@@ -145,6 +150,58 @@ pub enum Error {
         tried: String,
     },
 
+    /// A sidecar file does not start with [`crate::ext::GMONX_MAGIC`].
+    #[error("offset {offset:#x}: bad sidecar magic {found:02x?} (expected \"gmonext\\0\")")]
+    SidecarBadMagic {
+        /// Always 0.
+        offset: u64,
+        /// The first eight bytes (or fewer, when the file is shorter).
+        found: Vec<u8>,
+    },
+
+    /// A known sidecar section kind appears twice.
+    #[error("offset {offset:#x}: duplicate sidecar section kind {kind}")]
+    SidecarDuplicateSection {
+        /// Offset of the second section's header.
+        offset: u64,
+        /// Its kind.
+        kind: u32,
+    },
+
+    /// A sidecar section's body is longer than its items need.
+    #[error("offset {offset:#x}: {extra} unused bytes at the end of sidecar section kind {kind}")]
+    SidecarTrailingBytes {
+        /// Offset of the first unused byte.
+        offset: u64,
+        /// The section kind.
+        kind: u32,
+        /// How many bytes were left.
+        extra: u64,
+    },
+
+    /// A field holds a value the format does not allow (a count larger than its section, a
+    /// range that ends before it starts).
+    #[error("offset {offset:#x}: bad {what}: {found} (expected {expected})")]
+    BadValue {
+        /// Offset of the field.
+        offset: u64,
+        /// The field.
+        what: &'static str,
+        /// The value found.
+        found: u64,
+        /// What was expected.
+        expected: &'static str,
+    },
+
+    /// A text field is not UTF-8.
+    #[error("offset {offset:#x}: {what} is not UTF-8")]
+    NotUtf8 {
+        /// Offset of the text's bytes.
+        offset: u64,
+        /// The field.
+        what: &'static str,
+    },
+
     /// A value does not fit in the field the target layout has for it.
     #[error("record {record}: {what} {value:#x} does not fit (at most {max:#x})")]
     DoesNotFit {
@@ -215,7 +272,12 @@ impl Error {
             | Error::BadHistCounterType { offset, .. }
             | Error::NegativeCount { offset, .. }
             | Error::NonzeroPadding { offset, .. }
-            | Error::UnknownFormat { offset, .. } => Some(*offset),
+            | Error::UnknownFormat { offset, .. }
+            | Error::SidecarBadMagic { offset, .. }
+            | Error::SidecarDuplicateSection { offset, .. }
+            | Error::SidecarTrailingBytes { offset, .. }
+            | Error::BadValue { offset, .. }
+            | Error::NotUtf8 { offset, .. } => Some(*offset),
             Error::DoesNotFit { .. }
             | Error::Unrepresentable { .. }
             | Error::BadHeader { .. }

@@ -32,10 +32,14 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::{Error, Result};
+
 /// The eight bytes that open a sidecar file.
 pub const GMONX_MAGIC: [u8; 8] = *b"gmonext\0";
 /// The version of the sidecar layout this module reads and writes.
 pub const GMONX_VERSION: u32 = 1;
+/// What [`Error::UnsupportedVersion`] says a sidecar's version should be ([`GMONX_VERSION`]).
+const SIDECAR_VERSION_TEXT: &str = "sidecar version 1";
 /// The file name suffix appended to the gmon.out path (see [`sidecar_path`]).
 pub const GMONX_SUFFIX: &str = ".gmonx";
 
@@ -64,76 +68,6 @@ pub fn sidecar_path(gmon: &Path) -> PathBuf {
     let mut s = gmon.as_os_str().to_owned();
     s.push(GMONX_SUFFIX);
     PathBuf::from(s)
-}
-
-/// Errors of [`read_extension`]. Each names the byte offset where reading stopped.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ExtError {
-    /// The file ends in the middle of an item.
-    #[error(
-        "offset {offset:#x}: unexpected end of sidecar in {what} (needed {needed} bytes, {available} left)"
-    )]
-    UnexpectedEof {
-        /// Where the truncated item starts.
-        offset: u64,
-        /// What was being read.
-        what: &'static str,
-        /// Bytes the item needs.
-        needed: u64,
-        /// Bytes left at `offset`.
-        available: u64,
-    },
-    /// The file does not start with [`GMONX_MAGIC`].
-    #[error("offset 0x0: bad sidecar magic {found:02x?} (expected \"gmonext\\0\")")]
-    BadMagic {
-        /// The first eight bytes (or fewer).
-        found: Vec<u8>,
-    },
-    /// The version word is not [`GMONX_VERSION`].
-    #[error("offset 0x8: unsupported sidecar version {found} (expected {GMONX_VERSION})")]
-    UnsupportedVersion {
-        /// The version found.
-        found: u32,
-    },
-    /// A known section kind appears twice.
-    #[error("offset {offset:#x}: duplicate section kind {kind}")]
-    DuplicateSection {
-        /// Offset of the second section's header.
-        offset: u64,
-        /// Its kind.
-        kind: u32,
-    },
-    /// A section's body is longer than its items need.
-    #[error("offset {offset:#x}: {extra} unused bytes at the end of section kind {kind}")]
-    TrailingBytes {
-        /// Offset of the first unused byte.
-        offset: u64,
-        /// The section kind.
-        kind: u32,
-        /// How many bytes were left.
-        extra: u64,
-    },
-    /// A field holds a value the format does not allow.
-    #[error("offset {offset:#x}: bad {what}: {found} (expected {expected})")]
-    BadValue {
-        /// Offset of the field.
-        offset: u64,
-        /// The field.
-        what: &'static str,
-        /// The value found.
-        found: u64,
-        /// What was expected.
-        expected: &'static str,
-    },
-    /// A text field is not UTF-8.
-    #[error("offset {offset:#x}: {what} is not UTF-8")]
-    NotUtf8 {
-        /// Offset of the text's bytes.
-        offset: u64,
-        /// The field.
-        what: &'static str,
-    },
 }
 
 /// A runtime-address range `[start, end)` of an object's executable segment (`PT_LOAD` with
@@ -434,8 +368,8 @@ impl<'a> Cursor<'a> {
         self.end.saturating_sub(self.pos)
     }
 
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], ExtError> {
-        let eof = ExtError::UnexpectedEof {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
+        let eof = || Error::UnexpectedEof {
             offset: self.offset(),
             what,
             needed: n as u64,
@@ -445,46 +379,46 @@ impl<'a> Cursor<'a> {
             .pos
             .checked_add(n)
             .filter(|&s| s <= self.end)
-            .ok_or(eof.clone())?;
-        let s = self.whole.get(self.pos..stop).ok_or(eof)?;
+            .ok_or_else(eof)?;
+        let s = self.whole.get(self.pos..stop).ok_or_else(eof)?;
         self.pos = stop;
         Ok(s)
     }
 
-    fn u32(&mut self, what: &'static str) -> Result<u32, ExtError> {
+    fn u32(&mut self, what: &'static str) -> Result<u32> {
         let b = self.take(4, what)?;
         let mut a = [0u8; 4];
         a.copy_from_slice(b);
         Ok(u32::from_le_bytes(a))
     }
 
-    fn u64(&mut self, what: &'static str) -> Result<u64, ExtError> {
+    fn u64(&mut self, what: &'static str) -> Result<u64> {
         let b = self.take(8, what)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(u64::from_le_bytes(a))
     }
 
-    fn bytes(&mut self, what: &'static str) -> Result<&'a [u8], ExtError> {
+    fn bytes(&mut self, what: &'static str) -> Result<&'a [u8]> {
         let n = self.u32(what)?;
         self.take(n as usize, what)
     }
 
-    fn string(&mut self, what: &'static str) -> Result<String, ExtError> {
+    fn string(&mut self, what: &'static str) -> Result<String> {
         let at = self.offset() + 4;
         let b = self.bytes(what)?;
-        String::from_utf8(b.to_vec()).map_err(|_| ExtError::NotUtf8 { offset: at, what })
+        String::from_utf8(b.to_vec()).map_err(|_| Error::NotUtf8 { offset: at, what })
     }
 
     /// A count of items each at least `min_size` bytes long; refuses counts the section cannot
     /// hold, so a corrupt count never makes the reader reserve huge vectors.
-    fn count(&mut self, what: &'static str, min_size: usize) -> Result<usize, ExtError> {
+    fn count(&mut self, what: &'static str, min_size: usize) -> Result<usize> {
         let at = self.offset();
         let n = self.u32(what)? as usize;
         if n.checked_mul(min_size)
             .is_none_or(|need| need > self.remaining())
         {
-            return Err(ExtError::BadValue {
+            return Err(Error::BadValue {
                 offset: at,
                 what,
                 found: n as u64,
@@ -496,7 +430,9 @@ impl<'a> Cursor<'a> {
 }
 
 /// Parses a sidecar file.
-pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
+///
+/// Errors name the byte offset, from the start of the sidecar, where reading stopped.
+pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
     let mut c = Cursor {
         whole: bytes,
         pos: 0,
@@ -504,14 +440,20 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
     };
     let magic = bytes.get(..8).unwrap_or(bytes);
     if magic != GMONX_MAGIC {
-        return Err(ExtError::BadMagic {
+        return Err(Error::SidecarBadMagic {
+            offset: 0,
             found: magic.to_vec(),
         });
     }
     c.take(8, "magic")?;
+    let version_at = c.offset();
     let version = c.u32("version")?;
     if version != GMONX_VERSION {
-        return Err(ExtError::UnsupportedVersion { found: version });
+        return Err(Error::UnsupportedVersion {
+            offset: version_at,
+            found: version,
+            expected: SIDECAR_VERSION_TEXT,
+        });
     }
     c.u32("flags")?;
 
@@ -525,7 +467,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
         let len = usize::try_from(len)
             .ok()
             .filter(|&l| l <= c.remaining())
-            .ok_or(ExtError::UnexpectedEof {
+            .ok_or(Error::UnexpectedEof {
                 offset: len_at + 8,
                 what: "section body",
                 needed: len,
@@ -534,7 +476,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
         let body_end = c.pos + len;
         if (SECTION_INFO..=SECTION_GMON_LINK).contains(&kind) {
             if seen.contains(&kind) {
-                return Err(ExtError::DuplicateSection {
+                return Err(Error::SidecarDuplicateSection {
                     offset: header_at,
                     kind,
                 });
@@ -558,7 +500,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
                             count: s.u64("PC count")?,
                         })
                     })
-                    .collect::<Result<_, ExtError>>()?;
+                    .collect::<Result<_>>()?;
             }
             SECTION_STACKS => {
                 let n = s.count("stack count", 12)?;
@@ -568,10 +510,10 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
                         let depth = s.count("stack depth", 8)?;
                         let pcs = (0..depth)
                             .map(|_| s.u64("stack PC"))
-                            .collect::<Result<_, _>>()?;
+                            .collect::<Result<_>>()?;
                         Ok(StackSample { count, pcs })
                     })
-                    .collect::<Result<_, ExtError>>()?;
+                    .collect::<Result<_>>()?;
             }
             SECTION_THREADS => {
                 let n = s.count("thread count", 12)?;
@@ -582,7 +524,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
                             samples: s.u64("thread samples")?,
                         })
                     })
-                    .collect::<Result<_, ExtError>>()?;
+                    .collect::<Result<_>>()?;
             }
             SECTION_GMON_LINK => {
                 ext.gmon = Some(GmonLink {
@@ -594,7 +536,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
             _ => s.pos = body_end,
         }
         if s.pos != body_end {
-            return Err(ExtError::TrailingBytes {
+            return Err(Error::SidecarTrailingBytes {
                 offset: s.offset(),
                 kind,
                 extra: (body_end - s.pos) as u64,
@@ -605,7 +547,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension, ExtError> {
     Ok(ext)
 }
 
-fn read_info(s: &mut Cursor<'_>, ext: &mut Extension) -> Result<(), ExtError> {
+fn read_info(s: &mut Cursor<'_>, ext: &mut Extension) -> Result<()> {
     ext.rate_hz = s.u32("rate")?;
     ext.pid = s.u32("pid")?;
     ext.counters = Counters {
@@ -619,7 +561,7 @@ fn read_info(s: &mut Cursor<'_>, ext: &mut Extension) -> Result<(), ExtError> {
     Ok(())
 }
 
-fn read_objects(s: &mut Cursor<'_>) -> Result<Vec<MappedObject>, ExtError> {
+fn read_objects(s: &mut Cursor<'_>) -> Result<Vec<MappedObject>> {
     let n = s.count("object count", 24)?;
     (0..n)
         .map(|_| {
@@ -634,7 +576,7 @@ fn read_objects(s: &mut Cursor<'_>) -> Result<Vec<MappedObject>, ExtError> {
                     let start = s.u64("range start")?;
                     let end = s.u64("range end")?;
                     if end < start {
-                        return Err(ExtError::BadValue {
+                        return Err(Error::BadValue {
                             offset: at,
                             what: "range",
                             found: end,
@@ -643,7 +585,7 @@ fn read_objects(s: &mut Cursor<'_>) -> Result<Vec<MappedObject>, ExtError> {
                     }
                     Ok(AddressRange { start, end })
                 })
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<_>>()?;
             Ok(MappedObject {
                 path,
                 build_id,
@@ -775,13 +717,27 @@ mod tests {
     fn errors_name_offsets() {
         assert!(matches!(
             read_extension(b"gmon"),
-            Err(ExtError::BadMagic { .. })
+            Err(Error::SidecarBadMagic { offset: 0, .. })
         ));
         let mut v = extension_to_vec(&Extension::default()).unwrap();
         v[8] = 2;
+        let err = read_extension(&v).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::UnsupportedVersion {
+                    offset: 8,
+                    found: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
         assert_eq!(
-            read_extension(&v),
-            Err(ExtError::UnsupportedVersion { found: 2 })
+            err.to_string(),
+            format!(
+                "offset 0x8: unsupported version 0x2 (expected sidecar version {GMONX_VERSION})"
+            )
         );
 
         let full = extension_to_vec(&sample()).unwrap();
@@ -792,10 +748,7 @@ mod tests {
             match read_extension(&full[..cut]) {
                 Ok(_) => whole += 1,
                 Err(err) => assert!(
-                    matches!(
-                        err,
-                        ExtError::UnexpectedEof { .. } | ExtError::BadValue { .. }
-                    ),
+                    matches!(err, Error::UnexpectedEof { .. } | Error::BadValue { .. }),
                     "cut at {cut}: {err}"
                 ),
             }
@@ -808,7 +761,7 @@ mod tests {
         dup.extend_from_slice(&first);
         assert!(matches!(
             read_extension(&dup),
-            Err(ExtError::DuplicateSection {
+            Err(Error::SidecarDuplicateSection {
                 kind: SECTION_INFO,
                 ..
             })
@@ -819,7 +772,7 @@ mod tests {
         section(&mut extra, SECTION_GMON_LINK, &[0; 17]);
         assert!(matches!(
             read_extension(&extra),
-            Err(ExtError::TrailingBytes {
+            Err(Error::SidecarTrailingBytes {
                 extra: 1,
                 kind: SECTION_GMON_LINK,
                 ..
@@ -831,7 +784,7 @@ mod tests {
         section(&mut huge, SECTION_PC_SAMPLES, &u32::MAX.to_le_bytes());
         assert!(matches!(
             read_extension(&huge),
-            Err(ExtError::BadValue { offset: 28, .. })
+            Err(Error::BadValue { offset: 28, .. })
         ));
     }
 }
