@@ -245,7 +245,20 @@ pub fn read_profile(
     }
     gmon_format::read_with(&bytes, &opts).map_err(|e| {
         use gmon_format::Error as E;
-        match e {
+        // gprof warns about basic blocks as it reads them, so a block record before the point
+        // where the file breaks has already produced its warning.
+        let early_bb = is_gnu
+            && !matches!(e, E::UnexpectedEof { what, .. } if what.contains("basic-block")
+                || what.starts_with("version-0"))
+            && e.offset().is_some_and(|off| {
+                basic_block_before(
+                    &bytes,
+                    image.encoding.ptr_width.bytes(),
+                    image.encoding.endian,
+                    off,
+                )
+            });
+        let mut err = match e {
             // A block cut short: gprof reports it with perror() while errno is 0, after warning
             // (once) about the blocks it could read.
             E::UnexpectedEof {
@@ -286,8 +299,59 @@ pub fn read_profile(
             _ => GprofError::new(format!(
                 "{w}: file '{path}' does not appear to be in gmon.out format\n"
             )),
+        };
+        if early_bb {
+            err.message = format!(
+                "{w}: warning: ignoring basic-block exec counts (use -l or --line)\n{}",
+                err.message
+            );
         }
+        err
     })
+}
+
+/// Whether a GNU (version 1) file holds a basic-block record with at least one whole block
+/// before byte `limit` (walking the records as gprof reads them).
+fn basic_block_before(bytes: &[u8], p: usize, endian: Endian, limit: u64) -> bool {
+    let word = |off: usize| {
+        bytes.get(off..off + 4).map(|v| {
+            let v = [v[0], v[1], v[2], v[3]];
+            match endian {
+                Endian::Little => u32::from_le_bytes(v),
+                Endian::Big => u32::from_be_bytes(v),
+            }
+        })
+    };
+    if word(4) != Some(1) {
+        return false; // version-0 block records have another layout
+    }
+    let limit = usize::try_from(limit)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let mut i = 20usize;
+    while i < limit {
+        let next = match bytes.get(i) {
+            Some(0) => word(i + 1 + 2 * p)
+                .and_then(|n| (n as usize).checked_mul(2))
+                .and_then(|b| i.checked_add(1 + 2 * p + 24 + b)),
+            Some(1) => Some(i + 1 + 2 * p + 4),
+            Some(2) => {
+                let Some(n) = word(i + 1) else { return false };
+                if n >= 1 && i + 5 + 2 * p <= bytes.len() {
+                    return true;
+                }
+                (n as usize)
+                    .checked_mul(2 * p)
+                    .and_then(|b| i.checked_add(5 + b))
+            }
+            _ => None,
+        };
+        match next {
+            Some(n) => i = n,
+            None => return false,
+        }
+    }
+    false
 }
 
 fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
