@@ -1,10 +1,11 @@
-//! Shared by the fuzz targets (and mirrored by gmon-format's `fuzz_corpus` replay test): how the
-//! first input byte selects read options, and the round-trip assertions.
+//! Shared by the fuzz targets and by gmon-format's `it` test, which includes this file to replay
+//! the corpus on stable with the same checks: how the first input byte selects read options, and
+//! the round-trip assertions. It depends on nothing but gmon-format.
 
 // Each target uses part of this module.
 #![allow(dead_code)]
 
-use gmon_format::{Endian, Header, Profile, PtrWidth, ReadOptions, Variant};
+use gmon_format::{Encoding, Endian, Header, Profile, PtrWidth, ReadOptions, Variant};
 
 /// Options from a selector byte: bits 0–1 variant (detect, GNU, 4.4BSD, old BSD), bits 2–3 byte
 /// order (detect, little, big, detect), bits 4–5 pointer width (detect, 4, 8, detect), bits 6–7
@@ -38,22 +39,54 @@ pub fn exact(p: &Profile) -> ReadOptions {
 }
 
 /// Reads `file` with `opts`; if that works, the result must honour every forced option, write
-/// back to the same bytes and read back to the same profile.
-pub fn check(file: &[u8], opts: &ReadOptions) {
+/// back to the same bytes and read back to the same profile. `name` labels the input in the
+/// assertion messages (the corpus file when replayed).
+pub fn check(name: &str, file: &[u8], opts: &ReadOptions) {
     let Ok(p) = gmon_format::read_with(file, opts) else {
         return;
     };
     if let Some(v) = opts.variant {
-        assert_eq!(p.header.variant(), v);
+        assert_eq!(p.header.variant(), v, "{name}");
     }
     if let Some(e) = opts.endian {
-        assert_eq!(p.encoding.endian, e);
+        assert_eq!(p.encoding.endian, e, "{name}");
     }
     if let Some(w) = opts.ptr_width {
-        assert_eq!(p.encoding.ptr_width, w);
+        assert_eq!(p.encoding.ptr_width, w, "{name}");
     }
-    let out = gmon_format::to_vec(&p).expect("a profile that was read can be written");
-    assert_eq!(out, file, "write(read(bytes)) != bytes");
-    let again = gmon_format::read_with(&out, &exact(&p)).expect("written bytes read back");
-    assert_eq!(again, p, "read(write(p)) != p");
+    let out = gmon_format::to_vec(&p)
+        .unwrap_or_else(|e| panic!("{name}: a profile that was read cannot be written: {e}"));
+    assert_eq!(out, file, "{name}: write(read(bytes)) != bytes");
+    let again = gmon_format::read_with(&out, &exact(&p))
+        .unwrap_or_else(|e| panic!("{name}: written bytes do not read back: {e}"));
+    assert_eq!(again, p, "{name}: read(write(p)) != p");
+}
+
+/// Whatever reads must either convert to each variant and encoding, and then write and read back
+/// unchanged (forcing the target's encoding) with as many arcs, or fail with an error.
+pub fn check_convert(name: &str, data: &[u8]) {
+    let Ok(p) = gmon_format::read(data) else {
+        return;
+    };
+    for variant in [Variant::Gnu, Variant::Bsd44, Variant::BsdOld] {
+        for enc in [
+            Encoding::LITTLE_64,
+            Encoding::LITTLE_32,
+            Encoding::BIG_64,
+            Encoding::BIG_32,
+        ] {
+            let Ok(c) = p.convert_to(variant, enc) else {
+                continue;
+            };
+            let bytes = gmon_format::to_vec(&c).unwrap_or_else(|e| {
+                panic!("{name} -> {variant} {enc:?}: convert_to did not check: {e}")
+            });
+            let back = gmon_format::read_with(&bytes, &exact(&c)).unwrap_or_else(|e| {
+                panic!("{name} -> {variant} {enc:?}: converted bytes do not read back: {e}")
+            });
+            assert_eq!(back, c, "{name} -> {variant} {enc:?}");
+            // Counts survive every conversion that succeeds.
+            assert_eq!(c.arcs().count(), p.arcs().count(), "{name}");
+        }
+    }
 }

@@ -7,5 +7,5 @@ mod common;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    common::check(data, &gmon_format::ReadOptions::new());
+    common::check("input", data, &gmon_format::ReadOptions::new());
 });

@@ -11,5 +11,5 @@ fuzz_target!(|data: &[u8]| {
     let Some((&sel, file)) = data.split_first() else {
         return;
     };
-    common::check(file, &common::options(sel, Some(Variant::Gnu)));
+    common::check("input", file, &common::options(sel, Some(Variant::Gnu)));
 });

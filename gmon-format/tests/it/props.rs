@@ -9,6 +9,8 @@ use gmon_format::{
 use proptest::collection::vec;
 use proptest::prelude::*;
 
+use super::fuzz_common::exact;
+
 fn encoding() -> impl Strategy<Value = Encoding> {
     (any::<bool>(), any::<bool>()).prop_map(|(big, wide)| Encoding {
         endian: if big { Endian::Big } else { Endian::Little },
@@ -178,18 +180,6 @@ fn bsd_old_profile() -> impl Strategy<Value = Profile> {
 
 fn any_profile() -> impl Strategy<Value = Profile> {
     prop_oneof![gnu_profile(), bsd44_profile(), bsd_old_profile()]
-}
-
-/// The options that read back exactly what `p` says about itself.
-fn exact(p: &Profile) -> ReadOptions {
-    let o = ReadOptions::new()
-        .with_variant(p.header.variant())
-        .with_endian(p.encoding.endian)
-        .with_ptr_width(p.encoding.ptr_width);
-    match p.header {
-        Header::BsdOld(h) => o.with_bsd_old_header_size(h.header_size),
-        _ => o,
-    }
 }
 
 proptest! {
