@@ -1,17 +1,15 @@
 //! `gmon dump` and `gmon convert` through the real binary: exit status, output, error messages
 //! naming the file and offset, and no output file after a failed convert.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::gmon;
 use gmon_format::{
     Arc, Dimension, Encoding, Header, Histogram, ProfRate, Profile, ReadOptions, Record, Variant,
 };
-
-fn gmon() -> Command {
-    Command::cargo_bin("gmon").unwrap()
-}
 
 /// A small GNU profile: one histogram and two arcs.
 fn sample() -> Profile {
@@ -61,6 +59,20 @@ fn bad_tag_file(dir: &Path) -> PathBuf {
 
 fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `gmon ARGS... SRC -o TARGET`, asserting that it fails with exit status 1; returns stderr.
+fn convert_fails(args: &[&str], src: &Path, target: &Path) -> String {
+    let out = gmon()
+        .args(args)
+        .arg(src)
+        .arg("-o")
+        .arg(target)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err
 }
 
 /// Files in `dir` other than the ones named.
@@ -279,16 +291,9 @@ fn failed_convert_creates_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let bad = bad_tag_file(dir.path());
     let target = dir.path().join("out.gmon");
-    let out = gmon()
-        .args(["convert", "--to", "bsd44"])
-        .arg(&bad)
-        .arg("-o")
-        .arg(&target)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    let err = convert_fails(&["convert", "--to", "bsd44"], &bad, &target);
     assert_eq!(
-        stderr_of(&out),
+        err,
         format!(
             "gmon: {}: offset 0x29: bad tag 7 (expected 0, 1 or 2)\n",
             bad.display()
@@ -309,15 +314,11 @@ fn failed_convert_creates_no_file() {
         count: 1,
     }));
     let src = write_sample(dir.path(), "wide.out", &p);
-    let out = gmon()
-        .args(["convert", "--to", "gnu", "--ptr-width", "4"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&target)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr_of(&out);
+    let err = convert_fails(
+        &["convert", "--to", "gnu", "--ptr-width", "4"],
+        &src,
+        &target,
+    );
     assert!(
         err.starts_with(&format!("gmon: {}: record 3: arc from_pc", src.display())),
         "{err}"
@@ -334,19 +335,8 @@ fn failed_convert_creates_no_file() {
         }));
     }
     let src2 = write_sample(dir.path(), "two.out", &p);
-    let out = gmon()
-        .args(["convert", "--to", "bsd-old"])
-        .arg(&src2)
-        .arg("-o")
-        .arg(&target)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr_of(&out).contains("cannot convert to bsd-old"),
-        "{}",
-        stderr_of(&out)
-    );
+    let err = convert_fails(&["convert", "--to", "bsd-old"], &src2, &target);
+    assert!(err.contains("cannot convert to bsd-old"), "{err}");
     assert!(!target.exists());
 }
 
@@ -364,7 +354,7 @@ fn convert_keeps_the_input_encoding_by_default() {
         .arg(&dst)
         .assert()
         .success();
-    let q = gmon_format::read(&fs::read(&dst).unwrap()).unwrap();
+    let q = common::read(&dst);
     assert_eq!(q.encoding, Encoding::BIG_32);
     assert!(matches!(q.header, Header::Bsd44(_)));
 }
@@ -403,8 +393,8 @@ fn padded_old_bsd_header_is_written_and_read_only_when_asked() {
 
     // 24 bytes do not suit 4-byte pointers: an error, and no file.
     let bad = dir.path().join("bad.gmon");
-    let out = gmon()
-        .args([
+    let err = convert_fails(
+        &[
             "convert",
             "--to",
             "bsd-old",
@@ -412,17 +402,10 @@ fn padded_old_bsd_header_is_written_and_read_only_when_asked() {
             "4",
             "--bsd-old-header-size",
             "24",
-        ])
-        .arg(&src)
-        .arg("-o")
-        .arg(&bad)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr_of(&out).contains("the header size must be 12"),
-        "{}",
-        stderr_of(&out)
+        ],
+        &src,
+        &bad,
     );
+    assert!(err.contains("the header size must be 12"), "{err}");
     assert!(!bad.exists());
 }

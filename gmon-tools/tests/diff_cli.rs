@@ -1,19 +1,16 @@
 //! `gmon diff` through the real binary and the library, on testdata profiles.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-use assert_cmd::cargo::CommandCargoExt;
+use std::path::{Path, PathBuf};
+
+use common::{case_dir, gmon, read, run_ok};
 use gmon_format::{Profile, Record};
 use gmon_tools::diff::{Status, diff_functions, diff_ranges};
 use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
 
 fn case() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/recurse-pie-O0")
-}
-
-fn read(path: &Path) -> Profile {
-    gmon_format::read(&std::fs::read(path).unwrap()).unwrap()
+    case_dir("recurse-pie-O0")
 }
 
 fn analysis(profile: Profile) -> Analysis {
@@ -22,15 +19,7 @@ fn analysis(profile: Profile) -> Analysis {
 }
 
 fn gmon_diff(args: &[&str], base: &Path, new: &Path) -> String {
-    let o = Command::cargo_bin("gmon")
-        .unwrap()
-        .arg("diff")
-        .args(args)
-        .arg(base)
-        .arg(new)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_ok(gmon().arg("diff").args(args).arg(base).arg(new));
     String::from_utf8(o.stdout).unwrap()
 }
 
@@ -207,5 +196,8 @@ fn inferno_reads_the_differential_folded_output() {
     let svg = String::from_utf8(svg).unwrap();
     assert!(svg.contains("spin") && svg.contains("fact"));
     // Differential mode: titles carry the change ("…; +12.34%)").
-    assert!(svg.contains("%; +") || svg.contains("%; -"), "not drawn as a differential graph");
+    assert!(
+        svg.contains("%; +") || svg.contains("%; -"),
+        "not drawn as a differential graph"
+    );
 }

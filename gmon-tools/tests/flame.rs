@@ -1,7 +1,10 @@
 //! Tests of stack estimation, folded stacks and SVG output on hand-built call graphs.
 
+mod common;
+
 use std::collections::BTreeMap;
 
+use common::{case_dir, gmon as gmon_cmd, run_ok, testdata_cases};
 use gmon_tools::flame::{
     CallGraph, CycleGroup, Frame, NodeId, StackSource, SvgOptions, estimate_stacks, folded_lines,
     largest_remainder, write_svg,
@@ -269,16 +272,6 @@ fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
 }
 use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
 
-fn testdata_cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    v.retain(|d| d.join("gmon.out").is_file() && d.join("prog").is_file());
-    v.sort();
-    v
-}
-
 #[test]
 fn testdata_stacks_keep_the_gprof_engines_totals() {
     let cases = testdata_cases();
@@ -294,7 +287,7 @@ fn testdata_stacks_keep_the_gprof_engines_totals() {
             load_stacks(Some(&prog), &gmon).unwrap_or_else(|e| panic!("{}: {e:#}", case.display()));
         // The gprof engine's own numbers, independently of the graph built from them.
         let image = Image::open(&prog, "test").unwrap();
-        let profile = gmon_format::read(&std::fs::read(&gmon[0]).unwrap()).unwrap();
+        let profile = common::read(&gmon[0]);
         let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
         // The graph has one node per symbol, in the engine's order, so node k is function k.
         let mut per_leaf: BTreeMap<usize, u64> = BTreeMap::new();
@@ -346,9 +339,7 @@ fn testdata_stacks_keep_the_gprof_engines_totals() {
 }
 
 fn case(name: &str) -> (PathBuf, PathBuf) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/cases")
-        .join(name);
+    let dir = case_dir(name);
     (dir.join("prog"), dir.join("gmon.out"))
 }
 
@@ -429,10 +420,6 @@ fn testdata_every_case_draws_or_says_why_not() {
 
 // ---- Through the binary -------------------------------------------------------------------
 
-fn gmon_cmd() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("gmon").unwrap()
-}
-
 #[test]
 fn cli_folded_and_svg_are_deterministic() {
     let (prog, gmon) = case("cycle-pie-O0");
@@ -441,16 +428,11 @@ fn cli_folded_and_svg_are_deterministic() {
         .iter()
         .map(|s| format!("{s}\n"))
         .collect();
-    let out = gmon_cmd()
-        .args(["flame", "--folded", "--exe"])
-        .arg(&prog)
-        .arg(&gmon)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        gmon_cmd()
+            .args(["flame", "--folded", "--exe"])
+            .arg(&prog)
+            .arg(&gmon),
     );
     assert_eq!(String::from_utf8(out.stdout).unwrap(), expected);
     assert!(
@@ -458,18 +440,13 @@ fn cli_folded_and_svg_are_deterministic() {
         "the cycle program draws its cycle:\n{expected}"
     );
     let svg = |extra: &[&str]| {
-        let out = gmon_cmd()
-            .arg("flame")
-            .args(extra)
-            .arg("--exe")
-            .arg(&prog)
-            .arg(&gmon)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = run_ok(
+            gmon_cmd()
+                .arg("flame")
+                .args(extra)
+                .arg("--exe")
+                .arg(&prog)
+                .arg(&gmon),
         );
         out.stdout
     };
@@ -484,23 +461,18 @@ fn cli_folded_and_svg_are_deterministic() {
 
 #[test]
 fn cli_defaults_to_a_out_and_sums_profiles() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/recurse-pie-O0");
+    let dir = case_dir("recurse-pie-O0");
     let tmp = tempfile::tempdir().unwrap();
     std::fs::copy(dir.join("prog"), tmp.path().join("a.out")).unwrap();
     let runs: Vec<PathBuf> = ["gmon.out", "gmon.2.out"]
         .iter()
         .map(|f| dir.join(f))
         .collect();
-    let out = gmon_cmd()
-        .current_dir(tmp.path())
-        .args(["flame", "--folded"])
-        .args(&runs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        gmon_cmd()
+            .current_dir(tmp.path())
+            .args(["flame", "--folded"])
+            .args(&runs),
     );
     let total = |s: &[u8]| -> u64 {
         String::from_utf8_lossy(s)
@@ -513,10 +485,7 @@ fn cli_defaults_to_a_out_and_sums_profiles() {
     let both = load_stacks(Some(&a_out), &runs).unwrap();
     assert_eq!(total(&out.stdout), both.stacks.total_samples());
     let image = Image::open(&a_out, "test").unwrap();
-    let profiles: Vec<_> = runs
-        .iter()
-        .map(|r| gmon_format::read(&std::fs::read(r).unwrap()).unwrap())
-        .collect();
+    let profiles: Vec<_> = runs.iter().map(|r| common::read(r)).collect();
     let a = Analysis::new(&image, &profiles, &AnalysisOptions::default()).unwrap();
     let credit: f64 = a.functions().map(|f| f.self_ticks).sum();
     assert_eq!(both.stacks.total_samples(), credit.round() as u64);
@@ -544,18 +513,13 @@ fn cli_defaults_to_a_out_and_sums_profiles() {
 
 #[test]
 fn cli_diff_draws_a_differential_graph() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/recurse-pie-O0");
-    let out = gmon_cmd()
-        .args(["flame", "--diff", "--exe"])
-        .arg(dir.join("prog"))
-        .arg(dir.join("gmon.out"))
-        .arg(dir.join("gmon.2.out"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let dir = case_dir("recurse-pie-O0");
+    let out = run_ok(
+        gmon_cmd()
+            .args(["flame", "--diff", "--exe"])
+            .arg(dir.join("prog"))
+            .arg(dir.join("gmon.out"))
+            .arg(dir.join("gmon.2.out")),
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let titles = svg_titles(&text);
@@ -580,7 +544,7 @@ fn cli_diff_draws_a_differential_graph() {
 fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
     use gmon_format::ext::AddressRange;
     use gmon_format::ext::{GmonLink, MappedObject, OBJECT_FLAG_MAIN, StackSample};
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases/cycle-nopie-O0");
+    let dir = case_dir("cycle-nopie-O0");
     let prog = std::fs::canonicalize(dir.join("prog")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let gmon = tmp.path().join("gmon.out");
@@ -637,15 +601,10 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
     std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
 
     // No --exe and no a.out: the sidecar names the executable.
-    let out = gmon_cmd()
-        .current_dir(tmp.path())
-        .args(["flame", "--folded", "gmon.out"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        gmon_cmd()
+            .current_dir(tmp.path())
+            .args(["flame", "--folded", "gmon.out"]),
     );
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
@@ -725,13 +684,7 @@ fn testdata_variants_give_the_same_stacks_as_the_original() {
 #[test]
 fn cli_accepts_gprofs_order_executable_first() {
     let (prog, gmon) = case("recurse-pie-O0");
-    let a = gmon_cmd()
-        .args(["flame", "--folded"])
-        .arg(&prog)
-        .arg(&gmon)
-        .output()
-        .unwrap();
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let a = run_ok(gmon_cmd().args(["flame", "--folded"]).arg(&prog).arg(&gmon));
     let b = gmon_cmd()
         .args(["flame", "--folded", "--exe"])
         .arg(&prog)
@@ -758,18 +711,13 @@ fn cli_output_file_is_written_whole() {
     let (prog, gmon) = case("cycle-pie-O0");
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("out.svg");
-    let out = gmon_cmd()
-        .args(["flame", "-o"])
-        .arg(&file)
-        .arg("--exe")
-        .arg(&prog)
-        .arg(&gmon)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        gmon_cmd()
+            .args(["flame", "-o"])
+            .arg(&file)
+            .arg("--exe")
+            .arg(&prog)
+            .arg(&gmon),
     );
     assert!(out.stdout.is_empty());
     let stdout = gmon_cmd()
@@ -808,7 +756,7 @@ fn testdata_frame_widths_agree_with_gprofs_propagated_time() {
         let prog = dir.join("prog");
         let l = load_stacks(Some(&prog), &[dir.join("gmon.out")]).unwrap();
         let image = Image::open(&prog, "test").unwrap();
-        let p = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+        let p = common::read(&dir.join("gmon.out"));
         let a = Analysis::new(&image, &[p], &AnalysisOptions::default()).unwrap();
         for (k, f) in a.functions().enumerate() {
             if f.cycle.is_some() {

@@ -5,18 +5,16 @@
 //! The reference is always a real `/usr/bin/gprof` run on the inputs at test time; tests that need
 //! it say so and pass vacuously when it is not installed.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
+use common::{cases_dir, gmon, read};
 use gmon_format::{Arc, Dimension, Encoding, Histogram, ProfRate, Profile, Record};
 
 const GPROF: &str = "/usr/bin/gprof";
-
-fn cases_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases")
-}
 
 fn have_gprof() -> bool {
     let ok = Path::new(GPROF).exists();
@@ -24,10 +22,6 @@ fn have_gprof() -> bool {
         eprintln!("{GPROF} not installed: skipping the comparison with GNU gprof");
     }
     ok
-}
-
-fn gmon() -> Command {
-    Command::cargo_bin("gmon").unwrap()
 }
 
 /// `gprof -b EXE FILES...` (LC_ALL=C): its stdout, prefixed with its exit status when it is not
@@ -62,16 +56,29 @@ fn gmon_gprof_report(exe: &Path, files: &[PathBuf]) -> String {
     status_and_stdout(&out)
 }
 
-/// Runs `gmon merge` on `inputs` into `out`, asserting success.
-fn merge_ok(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
-    let o = gmon()
+/// Runs `gmon merge EXTRA... INPUTS... -o OUT`.
+fn merge(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
+    gmon()
         .arg("merge")
         .args(extra)
         .args(inputs)
         .arg("-o")
         .arg(out)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `gmon merge` as [`merge`], asserting that it fails with exit status 1; returns stderr.
+fn merge_fails(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> String {
+    let o = merge(inputs, out, extra);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    err
+}
+
+/// Runs `gmon merge` as [`merge`], asserting success.
+fn merge_ok(inputs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
+    let o = merge(inputs, out, extra);
     assert!(
         o.status.success(),
         "gmon merge failed: {}",
@@ -101,10 +108,6 @@ fn multi_run_cases() -> Vec<PathBuf> {
         .collect();
     cases.sort();
     cases
-}
-
-fn read(path: &Path) -> Profile {
-    gmon_format::read(&std::fs::read(path).unwrap()).unwrap()
 }
 
 fn write(path: &Path, p: &Profile) {
@@ -282,16 +285,7 @@ fn ranges_that_do_not_line_up_need_rebin() {
     // Shifted by one 2-byte unit: overlapping, but on another grid.
     write(&b, &profile(vec![hist(0x1002, 0x1102, 100, vec![5; 64])]));
     let out = tmp.path().join("sum.out");
-    let o = gmon()
-        .arg("merge")
-        .arg(&a)
-        .arg(&b)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = merge_fails(&[a.clone(), b.clone()], &out, &[]);
     assert!(
         err.contains("b.out") && err.contains("do not line up") && err.contains("--rebin"),
         "{err}"
@@ -317,16 +311,7 @@ fn mismatched_rates_are_refused() {
     write(&a, &profile(vec![hist(0x1000, 0x1100, 100, vec![1; 64])]));
     write(&b, &profile(vec![hist(0x1000, 0x1100, 1000, vec![1; 64])]));
     let out = tmp.path().join("sum.out");
-    let o = gmon()
-        .arg("merge")
-        .arg(&a)
-        .arg(&b)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = merge_fails(&[a, b], &out, &[]);
     assert!(
         err.contains("b.out") && err.contains("1000 Hz") && err.contains("100 Hz"),
         "{err}"
@@ -348,15 +333,7 @@ fn malformed_input_in_the_middle_names_the_file_and_writes_nothing() {
     let bytes = std::fs::read(bad).unwrap();
     std::fs::write(bad, &bytes[..bytes.len() - 3]).unwrap();
     let out = tmp.path().join("sum.out");
-    let o = gmon()
-        .arg("merge")
-        .args(&inputs)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = merge_fails(&inputs, &out, &[]);
     assert!(
         err.contains("run4.out") && err.contains("offset 0x"),
         "{err}"
@@ -383,16 +360,7 @@ fn truncated_gnu_header_after_the_first_input_is_an_error() {
         let bad = tmp.path().join(format!("cut{cut}.out"));
         std::fs::write(&bad, &bytes[..cut]).unwrap();
         let out = tmp.path().join("sum.out");
-        let o = gmon()
-            .arg("merge")
-            .arg(&good)
-            .arg(&bad)
-            .arg("-o")
-            .arg(&out)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "cut at {cut}: {err}");
+        let err = merge_fails(&[good.clone(), bad], &out, &[]);
         assert!(
             err.contains(&format!("cut{cut}.out")) && err.contains("offset"),
             "{err}"
@@ -431,15 +399,8 @@ fn ten_thousand_inputs() {
     let list_path = tmp.path().join("list.txt");
     std::fs::write(&list_path, list).unwrap();
     let out = tmp.path().join("sum.out");
-    let o = gmon()
-        .arg("merge")
-        .arg("--from-list")
-        .arg(&list_path)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let list_arg = list_path.to_str().unwrap();
+    merge_ok(&[], &out, &["--from-list", list_arg]);
     let p = read(&out);
     let mut bins = [0u64; 4];
     for h in p.histograms() {
@@ -465,14 +426,7 @@ fn ten_thousand_inputs() {
     // The same list as an @LISTFILE argument gives the same bytes.
     let out2 = tmp.path().join("sum2.out");
     let at = format!("@{}", list_path.display());
-    let o = gmon()
-        .arg("merge")
-        .arg(&at)
-        .arg("-o")
-        .arg(&out2)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    merge_ok(&[], &out2, &[&at]);
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&out2).unwrap());
 }
 
@@ -490,29 +444,16 @@ fn exe_refuses_a_profile_of_another_program() {
         })]),
     );
     let out = tmp.path().join("sum.out");
-    let o = gmon()
-        .arg("merge")
-        .arg("--exe")
-        .arg(case.join("prog"))
-        .arg(case.join("gmon.out"))
-        .arg(&foreign)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let prog = case.join("prog");
+    let prog = prog.to_str().unwrap();
+    let err = merge_fails(&[case.join("gmon.out"), foreign], &out, &["--exe", prog]);
     assert!(
         err.contains("foreign.out") && err.contains("not a profile of this executable"),
         "{err}"
     );
     assert!(!out.exists());
     // Its own runs are accepted.
-    merge_ok(
-        &runs(&case),
-        &out,
-        &["--exe", case.join("prog").to_str().unwrap()],
-    );
+    merge_ok(&runs(&case), &out, &["--exe", prog]);
 }
 
 #[test]
@@ -527,16 +468,8 @@ fn bsd_output_round_trips_and_refuses_17_bit_bins() {
     merge_ok(std::slice::from_ref(&a), &out, &["--to", "bsd44"]);
     let p = read(&out);
     assert_eq!(p.header.variant(), gmon_format::Variant::Bsd44);
-    let o = gmon()
-        .arg("merge")
-        .arg(&a)
-        .arg(&a)
-        .args(["--to", "bsd44", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--to gnu"));
+    let err = merge_fails(&[a.clone(), a], &out, &["--to", "bsd44"]);
+    assert!(err.contains("--to gnu"));
 }
 
 /// The gmon-write runtime's sidecar (`FILE.gmonx`) names the executable by build id: two runs of
@@ -566,15 +499,7 @@ fn sidecar_build_ids_must_agree() {
     }
     let out = tmp.path().join("sum.out");
     merge_ok(&inputs[..2], &out, &[]);
-    let o = gmon()
-        .arg("merge")
-        .args(&inputs)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = merge_fails(&inputs, &out, &[]);
     assert!(
         err.contains("run2.out") && err.contains(&"02".repeat(20)),
         "{err}"

@@ -1,8 +1,11 @@
 //! Tests of the pprof writer: field numbers, the invariants Go's pprof checks, totals, calls.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 
+use common::{case_dir, gmon, testdata_cases};
 use gmon_tools::flame::{CallGraph, estimate_stacks};
 use gmon_tools::pprof::proto::{Function, Line, Profile, ValueType};
 use gmon_tools::pprof::{
@@ -220,26 +223,9 @@ use gmon_tools::gprof::{
     Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions,
 };
 
-fn case_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/cases")
-        .join(name)
-}
-
-fn testdata_cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    v.retain(|d| d.join("gmon.out").is_file() && d.join("prog").is_file());
-    v.sort();
-    v
-}
-
 /// Runs `gmon pprof` through the binary and returns the written bytes.
 fn gmon_pprof(dir: &Path, out: &Path) -> Vec<u8> {
-    let o = assert_cmd::Command::cargo_bin("gmon")
-        .unwrap()
+    let o = gmon()
         .args(["pprof", "--exe"])
         .arg(dir.join("prog"))
         .arg(dir.join("gmon.out"))
@@ -309,7 +295,7 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
             }
         }
         let image = Image::open(&dir.join("prog"), "test").unwrap();
-        let profile = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+        let profile = common::read(&dir.join("gmon.out"));
         let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
         let mut credit: BTreeMap<&str, i64> = BTreeMap::new();
         for f in a.functions() {
@@ -435,7 +421,7 @@ fn go_pprof_accepts_our_profiles() {
             assert!(top.contains("<cycle 1>"), "{top}");
         }
         let image = Image::open(&dir.join("prog"), "test").unwrap();
-        let profile = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+        let profile = common::read(&dir.join("gmon.out"));
         let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
         let mut credit: BTreeMap<String, f64> = BTreeMap::new();
         for f in a.functions().filter(|f| f.self_ticks > 0.0) {
@@ -546,7 +532,7 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
     gmon_tools::gprof::lines::attach_function_sources(&mut symtab, &mut info);
     let lt = gmon_tools::gprof::lines::line_symbol_table(&symtab, &mut info, &image).unwrap();
     let mut b = AnalysisBuilder::with_symtab(lt, &AnalysisOptions::default());
-    let profile = gmon_format::read(&std::fs::read(dir.join("gmon.out")).unwrap()).unwrap();
+    let profile = common::read(&dir.join("gmon.out"));
     b.add_profile("gmon.out", &profile).unwrap();
     let la = b.finish(Some(&image)).unwrap();
     let mut cpu_at: BTreeMap<u64, i64> = BTreeMap::new();
@@ -569,21 +555,13 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
 
 #[test]
 fn help_says_how_call_counts_are_kept() {
-    let out = assert_cmd::Command::cargo_bin("gmon")
-        .unwrap()
-        .args(["pprof", "--help"])
-        .output()
-        .unwrap();
+    let out = gmon().args(["pprof", "--help"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("calls/count") && text.contains("-sample_index=calls"),
         "{text}"
     );
-    let out = assert_cmd::Command::cargo_bin("gmon")
-        .unwrap()
-        .args(["flame", "-h"])
-        .output()
-        .unwrap();
+    let out = gmon().args(["flame", "-h"]).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("stacks estimated from call counts"), "{text}");
 }

@@ -1,0 +1,51 @@
+//! Helpers shared by the gmon-tools integration tests (each `tests/*.rs` is its own crate and
+//! includes this module with `mod common;`).
+
+// Every test binary uses only some of these helpers; the rest would warn as dead code there.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use gmon_format::Profile;
+
+/// `testdata/cases`, one directory per profiled program.
+pub fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases")
+}
+
+/// One testdata case's directory (`prog`, `gmon.out`, ...).
+pub fn case_dir(name: &str) -> PathBuf {
+    cases_dir().join(name)
+}
+
+/// Every testdata case that has both a `prog` and a `gmon.out`, sorted (empty when the
+/// directory is missing, so each test states how many it needs).
+pub fn testdata_cases() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|d| d.join("gmon.out").is_file() && d.join("prog").is_file());
+    v.sort();
+    v
+}
+
+/// The `gmon` binary built for these tests.
+pub fn gmon() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("gmon").unwrap()
+}
+
+/// Reads a gmon.out file that must be valid.
+pub fn read(path: &Path) -> Profile {
+    gmon_format::read(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Runs a command and asserts that it succeeded (showing its stderr when not).
+pub fn run_ok(cmd: &mut assert_cmd::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
