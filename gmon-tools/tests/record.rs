@@ -7,8 +7,14 @@
 //! C ABI tests (the outer cargo holds the lock of the main one), and points `GMON_WRITE_LIB`
 //! at it. (A plain `cargo test` builds only the rlib of gmon-write, not its cdylib.)
 
+// The runtime library's builder and the sidecar reader of gmon-write's own tests.
+#[path = "../../gmon-write/tests/common/mod.rs"]
+mod runtime_common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use runtime_common::read_sidecar;
 
 const PROGRAM: &str = r#"
 #include <stdio.h>
@@ -45,73 +51,29 @@ fn gmon() -> PathBuf {
 
 /// `GMON_WRITE_LIB` for the runs: None when the library sits next to `gmon` already.
 fn runtime_library() -> Option<PathBuf> {
-    let next_to_gmon = gmon().with_file_name("libgmon_write.so");
-    let newest_source = newest_runtime_source();
-    if next_to_gmon
-        .metadata()
-        .and_then(|m| m.modified())
-        .is_ok_and(|t| t >= newest_source)
-    {
-        return None;
-    }
     let profile_dir = gmon().parent().expect("bin dir").to_path_buf();
-    let nested = profile_dir.join("gmon-write-runtime");
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "-p", "gmon-write", "--lib"])
-        .env("CARGO_TARGET_DIR", &nested);
-    if profile_dir.ends_with("release") {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().expect("run cargo");
-    assert!(status.success(), "cargo build -p gmon-write failed");
-    let lib = nested
-        .join(if profile_dir.ends_with("release") {
-            "release"
-        } else {
-            "debug"
-        })
-        .join("libgmon_write.so");
-    assert!(lib.is_file(), "{} not built", lib.display());
-    Some(lib)
+    runtime_common::runtime_library_dir(&profile_dir, &["libgmon_write.so"])
+        .map(|dir| dir.join("libgmon_write.so"))
 }
 
-/// The modification time of the newest file under `gmon-write/src`: a library older than that
-/// is stale (built before the last change) and is rebuilt.
-fn newest_runtime_source() -> std::time::SystemTime {
-    fn walk(dir: &Path, newest: &mut std::time::SystemTime) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, newest);
-            } else if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
-                *newest = (*newest).max(t);
-            }
-        }
-    }
-    let mut newest = std::time::SystemTime::UNIX_EPOCH;
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../gmon-write/src"),
-        &mut newest,
-    );
-    newest
-}
-
-fn build_program(dir: &Path) -> PathBuf {
-    let src = dir.join("split.c");
-    std::fs::write(&src, PROGRAM).expect("write C source");
-    let prog = dir.join("split");
-    let out = Command::new("gcc")
-        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
+/// Writes `source` to `dir/name.c` and builds `dir/name` with gcc and `flags`.
+fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).expect("write C source");
+    let prog = dir.join(name);
+    let cc = Command::new("gcc")
+        .args(flags)
+        .arg("-o")
         .arg(&prog)
         .arg(&src)
         .output()
         .expect("gcc is installed");
-    assert!(
-        out.status.success(),
-        "gcc: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(cc.status.success(), "gcc: {}", text(&cc));
     prog
+}
+
+fn build_program(dir: &Path) -> PathBuf {
+    compile_c(dir, "split", PROGRAM, &["-O1", "-fno-omit-frame-pointer"])
 }
 
 fn gmon_cmd(lib: &Option<PathBuf>) -> Command {
@@ -171,9 +133,7 @@ fn record_a_c_program_and_read_it_with_gprof() {
     );
     assert!(String::from_utf8_lossy(&run.stderr).contains("samples at 1000 Hz"));
 
-    let sidecar = gmon_format::sidecar_path(&out);
-    let ext = gmon_format::read_extension(&std::fs::read(&sidecar).expect("sidecar"))
-        .expect("valid sidecar");
+    let ext = read_sidecar(&out);
     assert!(ext.matches_gmon(&std::fs::read(&out).expect("gmon.out")));
     let main = ext.main_object().expect("main object");
     assert_eq!(
@@ -245,16 +205,7 @@ fn record_a_c_program_and_read_it_with_gprof() {
 fn exit_status_is_the_commands() {
     let lib = runtime_library();
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = dir.path().join("three.c");
-    std::fs::write(&src, "int main(void) { return 3; }\n").expect("write C source");
-    let prog = dir.path().join("three");
-    let cc = Command::new("gcc")
-        .arg("-o")
-        .arg(&prog)
-        .arg(&src)
-        .output()
-        .expect("gcc");
-    assert!(cc.status.success(), "gcc: {}", text(&cc));
+    let prog = compile_c(dir.path(), "three", "int main(void) { return 3; }\n", &[]);
     let out = dir.path().join("three.gmon");
     let run = gmon_cmd(&lib)
         .args(["record", "-o"])
@@ -301,20 +252,12 @@ fn a_program_ending_with_exit_underscore_is_reported() {
 fn child_processes_write_their_own_files() {
     let lib = runtime_library();
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = dir.path().join("spin.c");
-    std::fs::write(
-        &src,
+    let prog = compile_c(
+        dir.path(),
+        "spin",
         "int main(void) { volatile long x = 0; for (long i = 0; i < 30000000; i++) x += i; return 0; }\n",
-    )
-    .expect("write C source");
-    let prog = dir.path().join("spin");
-    let cc = Command::new("gcc")
-        .arg("-o")
-        .arg(&prog)
-        .arg(&src)
-        .output()
-        .expect("gcc");
-    assert!(cc.status.success(), "gcc: {}", text(&cc));
+        &[],
+    );
     let out = dir.path().join("multi.gmon");
     let p = prog.to_str().expect("utf-8 path");
     // Two children, then the shell itself ends: each child writes OUT.<its pid>.
@@ -337,10 +280,7 @@ fn child_processes_write_their_own_files() {
     // (The shell's own OUT exists only if its `exit` runs atexit handlers; dash's does not.)
     assert_eq!(children.len(), 2, "{children:?}\n{}", text(&run));
     for c in &children {
-        let ext = gmon_format::read_extension(
-            &std::fs::read(dir.path().join(format!("{c}.gmonx"))).expect("child sidecar"),
-        )
-        .expect("valid sidecar");
+        let ext = read_sidecar(&dir.path().join(c));
         assert_eq!(
             format!("multi.gmon.{}", ext.pid),
             *c,
@@ -381,16 +321,12 @@ fn threads_are_sampled_with_whole_stacks_from_their_start() {
     // their ticks are counted and their frame chains walked from the first one.
     let lib = runtime_library();
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = dir.path().join("threads.c");
-    std::fs::write(&src, THREADED).expect("write C source");
-    let prog = dir.path().join("threads");
-    let cc = Command::new("gcc")
-        .args(["-O1", "-fno-omit-frame-pointer", "-pthread", "-o"])
-        .arg(&prog)
-        .arg(&src)
-        .output()
-        .expect("gcc");
-    assert!(cc.status.success(), "gcc: {}", text(&cc));
+    let prog = compile_c(
+        dir.path(),
+        "threads",
+        THREADED,
+        &["-O1", "-fno-omit-frame-pointer", "-pthread"],
+    );
     let out = dir.path().join("threads.gmon");
     let run = gmon_cmd(&lib)
         .args(["record", "-o"])
@@ -400,10 +336,7 @@ fn threads_are_sampled_with_whole_stacks_from_their_start() {
         .output()
         .expect("run gmon record");
     assert!(run.status.success(), "{}", text(&run));
-    let ext = gmon_format::read_extension(
-        &std::fs::read(gmon_format::sidecar_path(&out)).expect("sidecar"),
-    )
-    .expect("valid sidecar");
+    let ext = read_sidecar(&out);
     // 2 threads × 0.2 s at 1000 Hz; the main thread only waits.
     let on_workers: u64 = ext
         .threads

@@ -1,61 +1,39 @@
 //! Builds `c-tests/use_api.c` with gcc against the crate's cdylib and staticlib, runs it, and
 //! reads what it wrote with GNU gprof (when installed) and gmon-format.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The directory holding `libgmon_write.{so,a}` for this build. The test binary lives in
-/// `<target>/<profile>/deps/`; `cargo build` puts the cdylib and staticlib in `<profile>/`, but a
-/// plain `cargo test` builds only the rlib. When they are missing or older than the sources,
-/// builds them into `<target>/<profile>/gmon-write-runtime` (shared with gmon-tools' record
-/// tests; the outer cargo holds the lock of the main target directory while tests run).
+/// The directory holding fresh `libgmon_write.{so,a}` for this build. The test binary lives in
+/// `<target>/<profile>/deps/`, and `cargo build` puts the libraries in `<profile>/`; see
+/// [`common::runtime_library_dir`] for when they are built elsewhere (shared with gmon-tools'
+/// record tests).
 fn library_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .to_path_buf();
-    let fresh = |lib: &Path| {
-        lib.metadata()
-            .and_then(|m| m.modified())
-            .is_ok_and(|built| built >= newest_source())
-    };
-    if fresh(&dir.join("libgmon_write.so")) && fresh(&dir.join("libgmon_write.a")) {
-        return dir;
-    }
-    let nested = dir.join("gmon-write-runtime");
-    let release = dir.ends_with("release");
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "-p", "gmon-write", "--lib"])
-        .env("CARGO_TARGET_DIR", &nested);
-    if release {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().expect("run cargo");
-    assert!(status.success(), "cargo build -p gmon-write failed");
-    nested.join(if release { "release" } else { "debug" })
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    common::runtime_library_dir(dir, &["libgmon_write.so", "libgmon_write.a"])
+        .unwrap_or_else(|| dir.to_path_buf())
 }
 
-/// The modification time of the newest file under `gmon-write/src` (a library older than that
-/// is stale: e.g. only `--test runtime` was built since the last change).
-fn newest_source() -> std::time::SystemTime {
-    fn walk(dir: &Path, newest: &mut std::time::SystemTime) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, newest);
-            } else if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
-                *newest = (*newest).max(t);
-            }
-        }
-    }
-    let mut newest = std::time::SystemTime::UNIX_EPOCH;
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut newest,
-    );
-    newest
+/// Builds `c-tests/use_api.c` into `dir/name`, linked with `link` (the library's arguments).
+fn build_use_api(dir: &Path, name: &str, link: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/use_api.c");
+    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let prog = dir.join(name);
+    let mut args = vec![
+        "-O1",
+        "-fno-omit-frame-pointer",
+        "-I",
+        inc.to_str().expect("utf-8 path"),
+        src.to_str().expect("utf-8 path"),
+        "-o",
+        prog.to_str().expect("utf-8 path"),
+    ];
+    args.extend_from_slice(link);
+    gcc(&args);
+    prog
 }
 
 fn gcc(args: &[&str]) {
@@ -93,10 +71,7 @@ fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path) {
         "only {} ticks in the histogram",
         hist.total()
     );
-    let ext = gmon_format::read_extension(
-        &std::fs::read(gmon_format::sidecar_path(&out)).expect("sidecar"),
-    )
-    .expect("valid sidecar");
+    let ext = common::read_sidecar(&out);
     assert!(ext.matches_gmon(&bytes));
     assert!(!ext.stacks.is_empty(), "GMON_STACKS recorded no stacks");
 
@@ -126,21 +101,11 @@ fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path) {
 fn c_program_uses_the_shared_library() {
     let lib = library_dir();
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/use_api.c");
-    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
-    let prog = dir.path().join("use_api_dyn");
-    gcc(&[
-        "-O1",
-        "-fno-omit-frame-pointer",
-        "-I",
-        inc.to_str().expect("utf-8 path"),
-        src.to_str().expect("utf-8 path"),
-        "-o",
-        prog.to_str().expect("utf-8 path"),
-        "-L",
-        lib.to_str().expect("utf-8 path"),
-        "-lgmon_write",
-    ]);
+    let prog = build_use_api(
+        dir.path(),
+        "use_api_dyn",
+        &["-L", lib.to_str().expect("utf-8 path"), "-lgmon_write"],
+    );
     run_and_check(&prog, Some(&lib), dir.path());
 }
 
@@ -148,22 +113,16 @@ fn c_program_uses_the_shared_library() {
 fn c_program_uses_the_static_library() {
     let lib = library_dir();
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/use_api.c");
-    let inc = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
-    let prog = dir.path().join("use_api_static");
     let archive = lib.join("libgmon_write.a");
-    gcc(&[
-        "-O1",
-        "-fno-omit-frame-pointer",
-        "-I",
-        inc.to_str().expect("utf-8 path"),
-        src.to_str().expect("utf-8 path"),
-        "-o",
-        prog.to_str().expect("utf-8 path"),
-        archive.to_str().expect("utf-8 path"),
-        "-lpthread",
-        "-ldl",
-        "-lm",
-    ]);
+    let prog = build_use_api(
+        dir.path(),
+        "use_api_static",
+        &[
+            archive.to_str().expect("utf-8 path"),
+            "-lpthread",
+            "-ldl",
+            "-lm",
+        ],
+    );
     run_and_check(&prog, None, dir.path());
 }

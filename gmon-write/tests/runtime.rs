@@ -8,15 +8,17 @@
 //! (binomial sampling error, stated at each test) and each is retried up to 3 times, so a
 //! spurious failure needs three unlucky runs in a row.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use gmon_format::ext::{Extension, read_extension, sidecar_path};
+use common::read_sidecar;
+use gmon_format::ext::Extension;
 use gmon_write::{Histogram, Profiler, Recorded, SampleBuffer};
 use object::{Object, ObjectSymbol};
 
@@ -143,11 +145,6 @@ fn samples_in(ext: &Extension, name: &str) -> u64 {
         })
         .map(|s| s.count)
         .sum()
-}
-
-fn read_sidecar(gmon: &Path) -> Extension {
-    let bytes = std::fs::read(sidecar_path(gmon)).expect("sidecar written");
-    read_extension(&bytes).expect("valid sidecar")
 }
 
 // ---------------------------------------------------------------------------------------------
