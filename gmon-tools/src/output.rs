@@ -30,9 +30,11 @@ where
             .unwrap_or(0o666);
         builder.permissions(fs::Permissions::from_mode(mode));
     }
+    // The temporary file is our detail: an error names the path the user asked for and the OS
+    // reason, not tempfile's ".gmon-tmp-XXXX" path.
     let tmp = builder
         .tempfile_in(dir)
-        .with_context(|| format!("{}: cannot create a temporary file", dir.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {}", path.display(), os_reason(&e)))?;
     {
         let mut w = BufWriter::new(tmp.as_file());
         fill(&mut w)?;
@@ -44,6 +46,20 @@ where
         .map_err(|e| e.error)
         .with_context(|| format!("{}: cannot create", path.display()))?;
     Ok(())
+}
+
+/// The operating system's reason for `e` without the path tempfile adds: tempfile reports
+/// "REASON at path \"TMP\"" as a custom error (its inner error is private), so the suffix is
+/// cut from the text.
+fn os_reason(e: &std::io::Error) -> String {
+    if let Some(code) = e.raw_os_error() {
+        return std::io::Error::from_raw_os_error(code).to_string();
+    }
+    let text = e.to_string();
+    match text.rfind(" at path ") {
+        Some(cut) => text.get(..cut).unwrap_or(&text).to_string(),
+        None => text,
+    }
 }
 
 /// Reads a whole input file, naming it in the error.
@@ -76,6 +92,22 @@ mod tests {
             0o640
         );
         assert_eq!(fs::read(&replaced).unwrap(), b"new");
+    }
+
+    #[test]
+    fn error_under_a_regular_file_names_the_requested_path_not_the_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        fs::write(&file, b"x").unwrap();
+        let target = file.join("out");
+        let err = write_atomically(&target, |w| Ok(w.write_all(b"y")?)).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.starts_with(&format!("{}: cannot write: ", target.display())),
+            "{msg}"
+        );
+        assert!(msg.contains("Not a directory"), "{msg}");
+        assert!(!msg.contains(".gmon-tmp-"), "{msg}");
     }
 
     #[test]
