@@ -184,11 +184,12 @@ pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Reco
             });
         }
         bail!(
-            "{} wrote no profile to {} (exit: {status}): it may be statically linked or \
+            "{} wrote no profile to {} ({}): it may be statically linked or \
              set-uid (LD_PRELOAD ignored), have ended by a signal or _exit, or use SIGPROF itself \
              (see its stderr)",
             program.to_string_lossy(),
-            gmon.display()
+            gmon.display(),
+            describe_status(status)
         );
     }
     let samples = std::fs::read(&sidecar)
@@ -223,6 +224,18 @@ pub fn child_profiles(gmon: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// How the child ended, in words for an error message ("exited with status 0", "killed by
+/// signal 9"); `ExitStatus`'s own Display already starts with "exit status:", which reads
+/// doubled inside a sentence.
+fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("it exited with status {code}"),
+        (None, Some(sig)) => format!("it was killed by signal {sig}"),
+        (None, None) => format!("it ended: {status}"),
+    }
+}
+
 /// The exit code that mirrors a child's status (128 + signal when it was killed).
 fn exit_code(status: ExitStatus) -> ExitCode {
     use std::os::unix::process::ExitStatusExt;
@@ -252,4 +265,25 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None => eprintln!("gmon record: wrote {}", rec.gmon.display()),
     }
     Ok(exit_code(rec.status))
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn status_is_described_once_without_the_doubled_exit_word() {
+        let ok = describe_status(ExitStatus::from_raw(0));
+        assert_eq!(ok, "it exited with status 0");
+        assert!(!ok.contains("exit status:"));
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(3 << 8)),
+            "it exited with status 3"
+        );
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(9)),
+            "it was killed by signal 9"
+        );
+    }
 }
