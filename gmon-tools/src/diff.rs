@@ -100,7 +100,7 @@ pub struct Totals {
 
 /// The whole comparison. The JSON output (`--json`) is this struct; its field names are
 /// stable: `version` (1), `granularity` (`function` | `address-range`), `hz`, `base` and `new`
-/// (`label`, `samples`, `calls`), `normalized` (whether the totals differ), `scale` (factor
+/// (`label`, `samples`, `calls`), `normalized` (whether the totals differ and neither is 0), `scale` (factor
 /// applied to NEW for the normalized columns), `sorted_by` (`self-normalized` | `self-raw`), and
 /// `entries` as described on [`Entry`] (`status` is `both`, `added` or `removed`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -115,7 +115,8 @@ pub struct Diff {
     pub base: Totals,
     /// NEW's totals.
     pub new: Totals,
-    /// Whether the totals differ, so that normalized changes are meaningful.
+    /// Whether the normalized changes are meaningful: the totals differ and neither is 0
+    /// (compare `base.samples` with `new.samples` to tell equal totals from an empty side).
     pub normalized: bool,
     /// `base.samples / new.samples` (1 when equal or when either is 0).
     pub scale: f64,
@@ -409,10 +410,18 @@ pub fn print_text(out: &mut dyn Write, d: &Diff, opts: &PrintOptions) -> io::Res
              by {:.6} (base total / new total). Sorted by |Δnorm|.",
             d.scale
         )?;
-    } else {
+    } else if d.base.samples == d.new.samples {
         writeln!(
             out,
             "Total samples are equal: changes are raw. Sorted by |Δself|."
+        )?;
+    } else {
+        // The totals differ but one is 0: there is nothing to scale by, so the changes stay raw.
+        let empty = if d.base.samples == 0 { "BASE" } else { "NEW" };
+        writeln!(
+            out,
+            "Total samples differ, {empty} has none: changes are raw (no normalization). \
+             Sorted by |Δself|."
         )?;
     }
     writeln!(out)?;
@@ -582,6 +591,27 @@ mod tests {
             .collect();
         assert_eq!(st.get("0x1004-0x1008"), Some(&Status::Removed));
         assert_eq!(st.get("0x1008-0x1010"), Some(&Status::Added));
+    }
+
+    #[test]
+    fn a_side_without_samples_is_not_called_equal() {
+        let base = profile(vec![0, 0, 0, 0], &[(0x1000, 0x1004, 1)]);
+        let new = profile(vec![0, 2, 0, 0], &[(0x1000, 0x1004, 2)]);
+        let d = diff_ranges(&base, &new, "a", "b");
+        assert!(!d.normalized);
+        let mut text = Vec::new();
+        print_text(&mut text, &d, &PrintOptions::default()).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(!text.contains("are equal"), "{text}");
+        assert!(
+            text.contains("Total samples differ, BASE has none: changes are raw"),
+            "{text}"
+        );
+        let back = diff_ranges(&new, &base, "b", "a");
+        let mut text = Vec::new();
+        print_text(&mut text, &back, &PrintOptions::default()).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("NEW has none"), "{text}");
     }
 
     #[test]
