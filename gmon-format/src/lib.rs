@@ -51,8 +51,8 @@ pub use error::{Error, Result};
 pub use ext::{Extension, read_extension, sidecar_path, write_extension};
 pub use merge::{
     EncodingName, ExecutableId, GnuView, HistRange, HistogramView, MAX_BIN_COUNT,
-    MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS, MAX_SPLIT_HISTOGRAMS, MergeError, MergeOptions,
-    MergeResult, Merged, Merger, Rebinned, fit_counts, merge,
+    MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS, MAX_SPLIT_HISTOGRAMS, MergeError, MergeOptions, MergeResult,
+    Merged, Merger, Rebinned, fit_counts, merge,
 };
 pub use model::*;
 pub use read::{ReadOptions, read, read_with};
