@@ -7,6 +7,9 @@
 //! ("cycle 1" is node `n`). Each node keeps gprof's singly linked children and parents lists:
 //! a new arc is *prepended* to both, and that order drives the DFS, cycle heads and every tie.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use super::sort::msort;
 use super::symspec::{SpecTables, TableId};
 use super::symtab::{SymIdx, SymbolTable};
@@ -110,7 +113,10 @@ pub struct CallGraph {
     /// A fatal DFS inconsistency gprof reports (`[find_cycle] ...`), if one occurred.
     pub dfn_error: Option<&'static str>,
     dfn_counter: i64,
-    lookup: std::collections::HashMap<(u32, u32), u32>,
+    lookup: HashMap<(u32, u32), u32, FastHash>,
+    /// Arc records already resolved: `(from_pc, self_pc)` → arc index, or [`NONE`] when the
+    /// record is dropped. Profiles repeat the same records, so this skips both symbol lookups.
+    pc_cache: HashMap<(u64, u64), u32, FastHash>,
 }
 
 impl CallGraph {
@@ -166,26 +172,48 @@ impl CallGraph {
         self_pc: u64,
         count: u64,
     ) {
+        if let Some(&a) = self.pc_cache.get(&(from_pc, self_pc)) {
+            if let Some(arc) = self.arcs.get_mut(a as usize) {
+                arc.count = arc.count.wrapping_add(count);
+                let child = arc.child;
+                self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
+            }
+            return;
+        }
+        let arc = self.resolve(symtab, specs, from_pc, self_pc, count);
+        self.pc_cache.insert((from_pc, self_pc), arc);
+    }
+
+    /// The uncached part of [`CallGraph::tally`]; returns the arc or [`NONE`].
+    fn resolve(
+        &mut self,
+        symtab: &SymbolTable,
+        specs: &SpecTables,
+        from_pc: u64,
+        self_pc: u64,
+        count: u64,
+    ) -> u32 {
         let (Some(parent), Some(mut child)) = (symtab.lookup(from_pc), symtab.lookup(self_pc))
         else {
-            return;
+            return NONE;
         };
         loop {
             match symtab.symbols.get(child) {
                 Some(s) if s.is_func => break,
                 _ => match child.checked_sub(1) {
                     Some(c) => child = c,
-                    None => return,
+                    None => return NONE,
                 },
             }
         }
         let (Some(ps), Some(cs)) = (symtab.symbols.get(parent), symtab.symbols.get(child)) else {
-            return;
+            return NONE;
         };
-        if specs.arc_selected(ps, cs) {
-            self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
-            self.arc_add(parent, child, count);
+        if !specs.arc_selected(ps, cs) {
+            return NONE;
         }
+        self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
+        self.arc_add(parent, child, count)
     }
 
     /// Iterates a node's children arcs in list order.
@@ -632,6 +660,31 @@ impl CallGraph {
         lname.as_bytes().cmp(rname.as_bytes())
     }
 }
+
+/// A multiplicative hasher for the integer keys of the arc tables (the default SipHash costs
+/// more than the rest of arc tallying; the keys are addresses and indices, not attacker-chosen
+/// in any way that matters to a report).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type FastHash = BuildHasherDefault<FastHasher>;
 
 /// Iterator over a linked arc list.
 #[derive(Debug)]
