@@ -154,6 +154,15 @@ impl LineInfo {
     /// `.debug_info` gives an empty table (every lookup fails, as in gprof without `-g`).
     /// Malformed DWARF is skipped unit by unit, as BFD skips what it cannot read.
     pub fn from_elf(data: &[u8]) -> LineInfo {
+        LineInfo::from_elf_with(data, true)
+    }
+
+    /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
+    /// DWARF functions are not read, which is most of the reading time. The file and line of
+    /// an address are then the same; only the function *name* may differ (the nearest ELF
+    /// symbol is used), and function-level gprof never looks at it: an address in `.text`
+    /// always has a preceding ELF symbol, so the name is never missing.
+    pub fn from_elf_with(data: &[u8], functions: bool) -> LineInfo {
         let mut info = LineInfo {
             strings: Vec::new(),
             string_ids: HashMap::new(),
@@ -205,7 +214,7 @@ impl LineInfo {
         }
         for h in &headers {
             let Ok(unit) = dwarf.unit(*h) else { continue };
-            let u = info.read_unit(&dwarf, &unit, &headers);
+            let u = info.read_unit(&dwarf, &unit, &headers, functions);
             info.units.push(u);
         }
         info
@@ -311,6 +320,7 @@ impl LineInfo {
         dwarf: &gimli::Dwarf<Reader<'_>>,
         unit: &gimli::Unit<Reader<'_>>,
         headers: &[gimli::UnitHeader<Reader<'_>>],
+        functions: bool,
     ) -> Unit {
         let mut u = Unit::default();
         let mut lang = None;
@@ -328,6 +338,9 @@ impl LineInfo {
                     while let Ok(Some(range)) = r.next() {
                         add_range(&mut u.ranges, range.begin, range.end);
                     }
+                }
+                if !functions {
+                    break;
                 }
                 continue;
             }

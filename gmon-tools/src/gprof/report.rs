@@ -386,7 +386,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
             let map = super::ordering::read_function_map(map, w)?;
             super::ordering::apply_function_map(&mut symtab, &map, image.text_end());
         }
-        let mut info = super::dwarf::LineInfo::from_elf(&image.data);
+        let mut info = super::dwarf::LineInfo::from_elf_with(&image.data, line);
         super::lines::attach_function_sources(&mut symtab, &mut info);
         if line {
             symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
