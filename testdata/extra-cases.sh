@@ -7,6 +7,7 @@
 # and, in cases/traps-pie-O0/, profiles crafted from its gmon.out:
 #   arcs-only.gmon   no histogram (hz = 0: -nan times)       hist-only.gmon  no arcs
 #   split.gmon       the histogram as two disjoint records    overlap.gmon    two overlapping records
+#   split-text.gmon  split inside a function (fatal for -c)
 #   cycles-dim.gmon  dimension "cycles"/'c', rate 1000000     scale2.gmon     hist_scale exactly 2
 #   lastsym.gmon     samples beyond the last symbol's start   bb.gmon         plus a basic-block record
 #   rate50.gmon      prof_rate 50 (later files' rates are ignored)
@@ -99,6 +100,10 @@ mid = lo + (hi - lo) * half // len(bins)
 mid -= (mid - lo) % 4
 k = (mid - lo) // 4
 w("split.gmon", hdr + hist(mid, hi, rate, dim, ab, bins[k:k + (hi - mid) // 4]) + hist(lo, mid, rate, dim, ab, bins[:k]) + arcs())
+# The same split at an address inside the code, so that one function spans both records.
+mid2 = lo + 4 * ((0x1260 - lo) // 4)
+k2 = (mid2 - lo) // 4
+w("split-text.gmon", hdr + hist(lo, mid2, rate, dim, ab, bins[:k2]) + hist(mid2, hi, rate, dim, ab, bins[k2:k2 + (hi - mid2) // 4]) + arcs())
 w("overlap.gmon", hdr + hist(lo, mid + 64, rate, dim, ab, bins[:k + 16]) + hist(mid, hi, rate, dim, ab, bins[k:k + (hi - mid) // 4]) + arcs())
 cyc = b"cycles" + b"\0" * 9
 w("cycles-dim.gmon", hdr + hist(lo, hi, 1000000, cyc, b"c", bins) + arcs())
