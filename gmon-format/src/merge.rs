@@ -40,6 +40,14 @@ pub const MAX_SPLIT_HISTOGRAMS: u64 = 4096;
 /// [`fit_counts`] writes at most this many records for one arc (counts up to about 4.5 × 10¹⁵).
 pub const MAX_SPLIT_ARCS: u64 = 1 << 20;
 
+/// [`fit_counts`] writes at most this many arc (and basic-block) records beyond one per arc in
+/// all: the per-arc cap alone lets a few hundred absurd counts ask for billions of records.
+const MAX_EXTRA_RECORDS: u64 = 1 << 22;
+
+/// [`fit_counts`] writes at most this many histogram bins (64-bit each while in memory) in the
+/// extra histogram records that carry the excess of bins above 65535, over all ranges.
+const MAX_EXTRA_BINS: u64 = 1 << 26;
+
 /// Everything that stops a merge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -133,7 +141,7 @@ pub enum MergeError {
     },
 
     /// The merged profile cannot be written in the requested variant.
-    #[error("cannot write the merged profile as {variant:?}: {problem}")]
+    #[error("cannot write the merged profile as {variant}: {problem}")]
     Unrepresentable {
         /// The requested variant.
         variant: Variant,
@@ -1314,17 +1322,13 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
             }));
         }
     }
+    check_split_size(profile, arc_max, ptr_max).map_err(unrepresentable)?;
     for r in &profile.records {
         match r {
             Record::Histogram(h) => {
                 let max = h.bins.iter().copied().max().unwrap_or(0);
+                // check_split_size bounded `copies` and their total size.
                 let copies = max.div_ceil(MAX_BIN_COUNT).max(1);
-                if copies > MAX_SPLIT_HISTOGRAMS {
-                    return Err(unrepresentable(format!(
-                        "a histogram bin sums to {max}, which would take {copies} records of \
-                         16-bit bins (at most {MAX_SPLIT_HISTOGRAMS} are written)"
-                    )));
-                }
                 for j in 0..copies {
                     let floor = j * MAX_BIN_COUNT;
                     let bins = h
@@ -1337,14 +1341,6 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
                 }
             }
             Record::Arc(a) => {
-                let records = a.count.div_ceil(arc_max);
-                if records > MAX_SPLIT_ARCS {
-                    return Err(unrepresentable(format!(
-                        "an arc count sums to {}, which would take {records} arc records (at \
-                         most {MAX_SPLIT_ARCS} per arc are written)",
-                        a.count
-                    )));
-                }
                 let mut left = a.count;
                 loop {
                     let c = left.min(arc_max);
@@ -1357,16 +1353,6 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
             }
             Record::BasicBlocks(b) => {
                 let block_max = ptr_max;
-                if let Some(blk) = b
-                    .blocks
-                    .iter()
-                    .find(|x| x.count.div_ceil(block_max) > MAX_SPLIT_ARCS)
-                {
-                    return Err(unrepresentable(format!(
-                        "a basic-block count sums to {}, too many records to write",
-                        blk.count
-                    )));
-                }
                 let mut rest: Vec<BasicBlockCount> = b.blocks.clone();
                 loop {
                     let mut this = Vec::with_capacity(rest.len());
@@ -1406,6 +1392,90 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
         }
     }
     Ok(out)
+}
+
+/// Counts, before anything is allocated, how many records [`fit_counts`] would add to carry
+/// counts that do not fit one field, and refuses (with the offending range or arc) when one item
+/// or the whole profile would take more than the caps allow.
+fn check_split_size(profile: &Profile, arc_max: u64, ptr_max: u64) -> Result<(), String> {
+    let mut extra_bins: u64 = 0;
+    let mut extra_records: u64 = 0;
+    // The arc or basic block with the largest count, named when the total cap is hit.
+    let mut worst: Option<(u64, String)> = None;
+    let mut note = |count: u64, what: String| {
+        if worst.as_ref().is_none_or(|(c, _)| count > *c) {
+            worst = Some((count, what));
+        }
+    };
+    for r in &profile.records {
+        match r {
+            Record::Histogram(h) => {
+                let max = h.bins.iter().copied().max().unwrap_or(0);
+                let copies = max.div_ceil(MAX_BIN_COUNT).max(1);
+                if copies > MAX_SPLIT_HISTOGRAMS {
+                    return Err(format!(
+                        "a histogram bin of range {:#x}-{:#x} sums to {max}, which would take \
+                         {copies} records of 16-bit bins (at most {MAX_SPLIT_HISTOGRAMS} per \
+                         range are written)",
+                        h.low_pc, h.high_pc
+                    ));
+                }
+                extra_bins =
+                    extra_bins.saturating_add((copies - 1).saturating_mul(h.bins.len() as u64));
+            }
+            Record::Arc(a) => {
+                let records = a.count.div_ceil(arc_max).max(1);
+                let what = format!(
+                    "arc from_pc {:#x} -> self_pc {:#x} (count {})",
+                    a.from_pc, a.self_pc, a.count
+                );
+                if records > MAX_SPLIT_ARCS {
+                    return Err(format!(
+                        "the {what} would take {records} arc records (at most {MAX_SPLIT_ARCS} \
+                         per arc are written)"
+                    ));
+                }
+                extra_records = extra_records.saturating_add(records - 1);
+                if records > 1 {
+                    note(a.count, what);
+                }
+            }
+            Record::BasicBlocks(b) => {
+                for blk in &b.blocks {
+                    let records = blk.count.div_ceil(ptr_max).max(1);
+                    if records > MAX_SPLIT_ARCS {
+                        return Err(format!(
+                            "the basic block at {:#x} counts {}, too many records to write",
+                            blk.address, blk.count
+                        ));
+                    }
+                    // Every extra tag-2 record repeats the record's blocks that still carry
+                    // excess; counting each block's own extra records bounds that from above.
+                    extra_records = extra_records.saturating_add(records - 1);
+                    if records > 1 {
+                        note(
+                            blk.count,
+                            format!("basic block at {:#x} (count {})", blk.address, blk.count),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if extra_bins > MAX_EXTRA_BINS {
+        return Err(format!(
+            "histogram bins above 65535 would take {extra_bins} further 16-bit bins in all (at \
+             most {MAX_EXTRA_BINS} are written)"
+        ));
+    }
+    if extra_records > MAX_EXTRA_RECORDS {
+        let largest = worst.map_or(String::new(), |(_, w)| format!("; the largest is the {w}"));
+        return Err(format!(
+            "counts above the field size would take {extra_records} further arc/basic-block \
+             records in all (at most {MAX_EXTRA_RECORDS} are written){largest}"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1581,6 +1651,37 @@ mod tests {
             matches!(err, MergeError::Overflow { input: 1, .. }),
             "{err}"
         );
+    }
+
+    #[test]
+    fn many_large_arcs_are_refused_by_their_total_before_allocating() {
+        // Each arc alone is within the per-arc cap (2^19 records); together they are not.
+        let count = (1u64 << 19) * MAX_GNU_ARC_COUNT;
+        let records: Vec<Record> = (0..10).map(|i| arc(0x10 + i, 0x100 + i, count)).collect();
+        // Not unwrap_err: an accepted result would be millions of records to print.
+        let Err(err) = fit_counts(&profile(records), Variant::Gnu) else {
+            panic!("10 arcs of 2^19 records each were accepted");
+        };
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("cannot write the merged profile as gnu: "),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("in all (at most 4194304 are written)"),
+            "{msg}"
+        );
+        assert!(msg.contains("from_pc 0x10 -> self_pc 0x100"), "{msg}");
+        // Many histogram ranges, each within its own cap, are bounded in total too.
+        let bins = vec![4000 * MAX_BIN_COUNT; 1 << 10];
+        let records: Vec<Record> = (0..20u64)
+            .map(|i| Record::Histogram(hist(i << 20, (i << 20) + (1 << 11), bins.clone())))
+            .collect();
+        let Err(err) = fit_counts(&profile(records), Variant::Gnu) else {
+            panic!("20 ranges of 3999 extra records each were accepted");
+        };
+        let msg = err.to_string();
+        assert!(msg.contains("further 16-bit bins in all"), "{msg}");
     }
 
     #[test]

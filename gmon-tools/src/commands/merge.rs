@@ -91,7 +91,11 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         eprintln!("gmon: notice: --rebin: {note} (counts split proportionally, totals exact)");
     }
     let variant: Variant = args.to.into();
-    let profile = fit_counts(&merged.profile, variant)?;
+    // The sum has no provenance: name the input when there is one, else how many were summed.
+    let profile = fit_counts(&merged.profile, variant).with_context(|| match paths.as_slice() {
+        [one] => one.display().to_string(),
+        many => format!("the sum of {} inputs", many.len()),
+    })?;
     write_atomically(&args.output, |w| {
         gmon_format::write(&profile, w).context("writing the merged profile")?;
         Ok(())
