@@ -28,8 +28,12 @@ if ok "dump --json $c" "$w/dumpj"; then
     else fail "dump --json $c: not JSON" "$w/dumpj/jerr"; bad=1; fi
 fi
 
-# convert: every target and back to GNU little-endian 8 must give the input bytes again.
+# convert: every target and back to GNU in the input's encoding must give the input bytes again.
 orig=$d/gmon.out
+# the way back: the input's own byte order and pointer width (from dump's first line)
+first=$("$GMON" dump "$orig" | head -1)
+oe=little; [[ $first == *big-endian* ]] && oe=big
+ow=8; [[ $first == *"4-byte pointers"* ]] && ow=4
 for v in gnu bsd44 bsd-old; do for e in little big; do for p in 4 8; do
     t=$w/conv-$v-$e-$p
     run3 "$t" "$GMON" convert "$orig" --to $v --endian $e --ptr-width $p -o "$t/file"
@@ -41,16 +45,16 @@ for v in gnu bsd44 bsd-old; do for e in little big; do for p in 4 8; do
         else echo "INFO $what refused: $(head -1 "$t/err")" >> "$out/summary.txt"; fi
         continue
     fi
-    run3 "$t/back" "$GMON" convert "$t/file" --to gnu --endian little --ptr-width 8 -o "$t/back.out"
+    run3 "$t/back" "$GMON" convert "$t/file" --to gnu --endian $oe --ptr-width $ow -o "$t/back.out"
     if ok "$what and back" "$t/back"; then
         if cmp -s "$orig" "$t/back.out"; then pass "$what: round trip byte-identical"
-        else { echo "cmd: $GMON convert $t/file --to gnu --endian little --ptr-width 8 -o $t/back.out"; cmp "$orig" "$t/back.out"; } > "$t/cmp"
+        else { echo "cmd: $GMON convert $t/file --to gnu --endian $oe --ptr-width $ow -o $t/back.out"; cmp "$orig" "$t/back.out"; } > "$t/cmp"
              fail "$what: round trip differs" "$t/cmp"; bad=1; fi
     fi
     # dump reads every variant
     run3 "$t/dump" "$GMON" dump "$t/file"; ok "dump of $what" "$t/dump" > /dev/null
     # GNU gprof reads BSD files of the host's byte order and width.
-    if [ $v != gnu ] && [ $e = little ] && [ $p = 8 ]; then
+    if [ $v != gnu ] && [ $e = $oe ] && [ $p = $ow ]; then
         run3 "$t/g1" "$GPROF" -b "$prog" "$t/file"
         run3 "$t/g0" "$GPROF" -b "$prog" "$orig"
         run3 "$t/o1" "$GMON" gprof -b "$prog" "$t/file"
