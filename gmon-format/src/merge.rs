@@ -84,20 +84,20 @@ pub enum MergeError {
 
     /// A histogram counts another unit (dimension) than the first one.
     #[error(
-        "input {input}: histogram record {record} counts {found:?} ('{found_abbrev}'), the first \
-         histogram {expected:?} ('{expected_abbrev}'); samples of different dimensions cannot be \
-         added"
+        "input {input}: histogram record {record} counts {found}, the first histogram \
+         {expected}; samples of different dimensions cannot be added"
     )]
     DimensionMismatch {
         /// Index of the input.
         input: usize,
         /// Index of the record in the input's `records`.
         record: usize,
-        /// The first histogram's dimension name.
+        /// The first histogram's dimension, as [`Dimension`]'s Display shows it (quoted name
+        /// and abbreviation, non-printable bytes escaped).
         expected: String,
         /// Its abbreviation.
         expected_abbrev: char,
-        /// This record's dimension name.
+        /// This record's dimension, shown the same way.
         found: String,
         /// Its abbreviation.
         found_abbrev: char,
@@ -623,9 +623,9 @@ impl Merger {
                         return Err(MergeError::DimensionMismatch {
                             input,
                             record,
-                            expected: dimension.name_str(),
+                            expected: dimension.to_string(),
                             expected_abbrev: char::from(dimension.abbrev),
-                            found: h.dimension.name_str(),
+                            found: h.dimension.to_string(),
                             found_abbrev: char::from(h.dimension.abbrev),
                         });
                     }
@@ -1682,6 +1682,21 @@ mod tests {
         };
         let msg = err.to_string();
         assert!(msg.contains("further 16-bit bins in all"), "{msg}");
+    }
+
+    #[test]
+    fn dimension_mismatch_shows_the_byte_that_differs() {
+        let a = profile(vec![Record::Histogram(hist(0, 8, vec![1, 1]))]);
+        let mut odd = hist(0, 8, vec![1, 1]);
+        odd.dimension.name[8] = 2;
+        let b = profile(vec![Record::Histogram(odd)]);
+        let msg = merge([&a, &b], &MergeOptions::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains(r#"counts "seconds\x00\x02" 's', the first histogram "seconds" 's';"#),
+            "{msg}"
+        );
     }
 
     #[test]

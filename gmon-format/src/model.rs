@@ -379,6 +379,34 @@ mod serde_bytes_as_vec {
     }
 }
 
+impl std::fmt::Display for Dimension {
+    /// `"NAME" 'A'`, faithful to the bytes: the name up to its last non-NUL byte (gprof stops at
+    /// the first NUL, but a byte after it still makes two dimensions differ, and two names that
+    /// print alike must not look equal), every byte that is not printable ASCII as `\xNN`, and
+    /// `"`, `'` and `\` behind a backslash.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn escaped(f: &mut std::fmt::Formatter<'_>, b: u8) -> std::fmt::Result {
+            match b {
+                b'"' | b'\'' | b'\\' => write!(f, "\\{}", char::from(b)),
+                0x20..=0x7e => write!(f, "{}", char::from(b)),
+                _ => write!(f, "\\x{b:02x}"),
+            }
+        }
+        let end = self
+            .name
+            .iter()
+            .rposition(|&b| b != 0)
+            .map_or(0, |last| last + 1);
+        f.write_str("\"")?;
+        for &b in self.name.iter().take(end) {
+            escaped(f, b)?;
+        }
+        f.write_str("\" '")?;
+        escaped(f, self.abbrev)?;
+        f.write_str("'")
+    }
+}
+
 impl std::fmt::Display for Variant {
     /// The names the `gmon` command uses: `gnu`, `bsd44`, `bsd-old`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -404,5 +432,26 @@ impl std::fmt::Display for PtrWidth {
     /// `4` or `8`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.bytes())
+    }
+}
+
+#[cfg(test)]
+mod display_tests {
+    use super::Dimension;
+
+    #[test]
+    fn dimension_shows_bytes_after_the_first_nul_and_escapes_control_bytes() {
+        assert_eq!(Dimension::SECONDS.to_string(), r#""seconds" 's'"#);
+        let mut d = Dimension::SECONDS;
+        d.name[8] = 2;
+        assert_eq!(d.to_string(), r#""seconds\x00\x02" 's'"#);
+        d.name[7] = 0x7f;
+        d.abbrev = b'\'';
+        assert_eq!(d.to_string(), r#""seconds\x7f\x02" '\''"#);
+        let quote = Dimension {
+            name: *b"a\"b\\c\xe9\0\0\0\0\0\0\0\0\0",
+            abbrev: 0,
+        };
+        assert_eq!(quote.to_string(), r#""a\"b\\c\xe9" '\x00'"#);
     }
 }

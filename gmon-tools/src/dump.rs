@@ -154,13 +154,9 @@ fn print_histogram<W: Write + ?Sized>(
     writeln!(out, "  {:<18} {:#x}", "high_pc", h.high_pc)?;
     writeln!(out, "  {:<18} {}", "bins", h.bins.len())?;
     writeln!(out, "  {:<18} {}", "prof_rate", h.prof_rate.0)?;
-    writeln!(
-        out,
-        "  {:<18} \"{}\" '{}'",
-        "dimension",
-        h.dimension.name_str().escape_default(),
-        char::from(h.dimension.abbrev).escape_default()
-    )?;
+    // Display shows every byte up to the last non-NUL one, escaped: the JSON form keeps the raw
+    // bytes, the text form must not make "seconds\0\x02" look like "seconds".
+    writeln!(out, "  {:<18} {}", "dimension", h.dimension)?;
     writeln!(
         out,
         "  {:<18} {:.6} (2-byte units per bin)",
@@ -334,6 +330,21 @@ mod tests {
         );
         // 20 header + 41 + 2 * 16 bins = 93 = 0x5d.
         assert!(text.contains("record 1 at 0x5d: arc  from_pc 0x1010  self_pc 0x1020  count 7"));
+    }
+
+    #[test]
+    fn text_dump_escapes_a_damaged_dimension_name() {
+        let mut p = sample();
+        if let Some(Record::Histogram(h)) = p.records.first_mut() {
+            h.dimension.name[8] = 2;
+        }
+        let mut out = Vec::new();
+        print_profile(&mut out, "x", 1, &p, &DumpOptions::default()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("  dimension          \"seconds\\x00\\x02\" 's'\n"),
+            "{text}"
+        );
     }
 
     #[test]
