@@ -86,8 +86,8 @@ struct Unit {
     sequences: Vec<Sequence>,
     funcs: Vec<FuncInfo>,
     /// Function indices sorted by (low, high, index), and the running maximum of `high`.
-    lookup: Vec<usize>,
-    lookup_high: Vec<u64>,
+    /// The best-fit function as a step function of the address: (start, function) pieces.
+    segments: Vec<(u64, Option<usize>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -103,6 +103,12 @@ pub struct LineInfo {
     strings: Vec<String>,
     string_ids: HashMap<String, StrId>,
     units: Vec<Unit>,
+    /// Every unit range as (low, high, unit), sorted by low, and the running maximum of high
+    /// (to find the ranges containing an address without scanning every unit).
+    unit_ranges: Vec<(u64, u64, usize)>,
+    unit_ranges_high: Vec<u64>,
+    /// Units with no address range at all (BFD tries them after the ones that cover).
+    rangeless_units: Vec<usize>,
     /// Candidate symbols for `_bfd_elf_find_function`, in symbol-table order.
     elf_funcs: Vec<ElfFunc>,
     /// `elf_funcs` indices sorted by value.
@@ -167,6 +173,9 @@ impl LineInfo {
             strings: Vec::new(),
             string_ids: HashMap::new(),
             units: Vec::new(),
+            unit_ranges: Vec::new(),
+            unit_ranges_high: Vec::new(),
+            rangeless_units: Vec::new(),
             elf_funcs: Vec::new(),
             elf_sorted: Vec::new(),
             elf_cache: None,
@@ -217,7 +226,28 @@ impl LineInfo {
             let u = info.read_unit(&dwarf, &unit, &headers, functions);
             info.units.push(u);
         }
+        info.index_unit_ranges();
         info
+    }
+
+    fn index_unit_ranges(&mut self) {
+        let mut all: Vec<(u64, u64, usize)> = Vec::new();
+        for (ui, u) in self.units.iter().enumerate() {
+            if u.ranges.is_empty() {
+                self.rangeless_units.push(ui);
+            }
+            all.extend(u.ranges.iter().map(|&(l, h)| (l, h, ui)));
+        }
+        all.sort_unstable();
+        let mut high = 0u64;
+        self.unit_ranges_high = all
+            .iter()
+            .map(|r| {
+                high = high.max(r.1);
+                high
+            })
+            .collect();
+        self.unit_ranges = all;
     }
 
     fn intern(&mut self, s: &str) -> StrId {
@@ -394,17 +424,7 @@ impl LineInfo {
                 u.funcs.push(f);
             }
         }
-        let mut order: Vec<usize> = (0..u.funcs.len()).collect();
-        order.sort_by_key(|&i| u.funcs.get(i).map_or((0, 0, i), |f| (f.low, f.high, i)));
-        let mut high = 0u64;
-        u.lookup_high = order
-            .iter()
-            .map(|&i| {
-                high = high.max(u.funcs.get(i).map_or(0, |f| f.high));
-                high
-            })
-            .collect();
-        u.lookup = order;
+        u.segments = build_segments(&u.funcs);
         if let Some(program) = &unit.line_program {
             let comp_dir = unit
                 .comp_dir
@@ -709,12 +729,28 @@ impl LineInfo {
     /// Finds the unit that answers for `addr`: its row (file, line) and best-fit function.
     #[allow(clippy::type_complexity)]
     fn find(&self, addr: u64) -> Option<(usize, Option<(Option<StrId>, u32)>, Option<usize>)> {
-        for (ui, u) in self.units.iter().enumerate() {
-            let covers =
-                u.ranges.is_empty() || u.ranges.iter().any(|&(l, h)| addr >= l && addr < h);
-            if !covers {
-                continue;
+        // Units whose ranges contain the address (in unit order), then units without ranges,
+        // as BFD consults its address trie and then its list of range-less units.
+        let mut candidates: Vec<usize> = Vec::new();
+        let n = self.unit_ranges.partition_point(|r| r.0 <= addr);
+        for i in (0..n).rev() {
+            if self.unit_ranges_high.get(i).is_none_or(|&h| h <= addr) {
+                break;
             }
+            if let Some(&(lo, hi, ui)) = self.unit_ranges.get(i)
+                && addr >= lo
+                && addr < hi
+            {
+                candidates.push(ui);
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.extend(self.rangeless_units.iter().copied());
+        for ui in candidates {
+            let Some(u) = self.units.get(ui) else {
+                continue;
+            };
             let func = best_fit(u, addr);
             let row = lookup_row(u, addr);
             if row.is_some() || func.is_some() {
@@ -920,31 +956,51 @@ fn lookup_row(u: &Unit, addr: u64) -> Option<(Option<StrId>, u32)> {
 }
 
 /// `lookup_address_in_function_table`: the smallest range containing `addr`; at equal sizes the
-/// function read later wins.
+/// function read later wins. Precomputed by [`build_segments`].
 fn best_fit(u: &Unit, addr: u64) -> Option<usize> {
-    let last_high = *u.lookup_high.last()?;
-    if last_high < addr {
-        return None;
-    }
-    let first = u.lookup_high.partition_point(|&h| h <= addr);
-    let mut best: Option<(usize, u64)> = None;
-    for &fi in u.lookup.get(first..)? {
-        let f = u.funcs.get(fi)?;
-        if addr < f.low {
-            break;
-        }
-        for &(l, h) in &f.ranges {
-            if addr < l || addr >= h {
-                continue;
+    let i = u.segments.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+    u.segments.get(i)?.1
+}
+
+/// Sweeps every function range once: between two consecutive range ends the best fit (shortest
+/// range, then the later function) is constant.
+fn build_segments(funcs: &[FuncInfo]) -> Vec<(u64, Option<usize>)> {
+    use std::cmp::Reverse;
+    use std::collections::BTreeSet;
+    // (point, is_start, key); keys (length, later function first, range) are unique per range.
+    type Key = (u64, Reverse<usize>, usize);
+    let mut events: Vec<(u64, bool, Key)> = Vec::new();
+    for (fi, f) in funcs.iter().enumerate() {
+        for (ri, &(l, h)) in f.ranges.iter().enumerate() {
+            if l < h {
+                let key = (h - l, Reverse(fi), ri);
+                events.push((l, true, key));
+                events.push((h, false, key));
             }
-            let len = h.wrapping_sub(l);
-            match best {
-                Some((bi, bl)) if len > bl || (len == bl && fi < bi) => {}
-                _ => best = Some((fi, len)),
-            }
         }
     }
-    best.map(|(i, _)| i)
+    events.sort_unstable_by_key(|e| e.0);
+    let mut active: BTreeSet<Key> = BTreeSet::new();
+    let mut out: Vec<(u64, Option<usize>)> = Vec::new();
+    let mut k = 0;
+    while let Some(&(point, _, _)) = events.get(k) {
+        while let Some(&(p, start, key)) = events.get(k) {
+            if p != point {
+                break;
+            }
+            if start {
+                active.insert(key);
+            } else {
+                active.remove(&key);
+            }
+            k += 1;
+        }
+        let best = active.first().map(|key| key.1.0);
+        if out.last().is_none_or(|l| l.1 != best) {
+            out.push((point, best));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -1038,11 +1094,19 @@ mod tests {
             high: hi,
         };
         let mut u = Unit {
-            funcs: vec![f(0x100, 0x200), f(0x140, 0x150), f(0x300, 0x310)],
+            funcs: vec![
+                f(0x100, 0x200),
+                f(0x140, 0x150),
+                f(0x300, 0x310),
+                f(0x140, 0x150),
+            ],
             ..Unit::default()
         };
-        u.lookup = vec![0, 1, 2];
-        u.lookup_high = vec![0x200, 0x200, 0x310];
+        u.segments = build_segments(&u.funcs);
+        // Equal ranges: the later function wins.
+        assert_eq!(best_fit(&u, 0x145), Some(3));
+        u.funcs.pop();
+        u.segments = build_segments(&u.funcs);
         assert_eq!(best_fit(&u, 0x120), Some(0));
         assert_eq!(best_fit(&u, 0x145), Some(1));
         assert_eq!(best_fit(&u, 0x250), None);
