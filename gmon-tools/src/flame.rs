@@ -17,4 +17,6 @@ pub use input::{
     LoadOptions, Loaded, choose_executable, graph_from_analysis, load, load_with, split_executable,
     whole_samples,
 };
-pub use svg::{NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_svg};
+pub use svg::{
+    NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg, write_svg,
+};

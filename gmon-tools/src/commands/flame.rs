@@ -102,6 +102,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             if args.folded {
                 anyhow::bail!("--folded and --diff cannot be combined");
             }
+            if bl.is_empty() && nl.is_empty() {
+                return flame::write_no_samples_svg(w, &opts, n.stacks.source, 0);
+            }
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
         } else {
@@ -112,6 +115,15 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 return Ok(());
             }
             let lines = folded_lines(&l.stacks, &l.graph);
+            if lines.is_empty() {
+                // Same as --folded (empty) and pprof (an empty profile): not an error.
+                return flame::write_no_samples_svg(
+                    w,
+                    &opts,
+                    l.stacks.source,
+                    l.stacks.outside_samples,
+                );
+            }
             let names = args
                 .gmon
                 .iter()

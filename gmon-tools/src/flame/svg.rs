@@ -41,10 +41,79 @@ impl Default for SvgOptions {
     }
 }
 
-/// The error when there is nothing to draw.
+/// The error when there is nothing to draw ([`write_svg`] and [`write_diff_svg`] never write
+/// inferno's error picture); `gmon flame` then draws [`write_no_samples_svg`] instead.
 #[derive(Debug, thiserror::Error)]
 #[error("no samples in any function: nothing to draw")]
 pub struct NothingToDraw;
+
+/// inferno's default image width, so that an empty graph has the size of a drawn one.
+const EMPTY_WIDTH: u32 = 1200;
+
+/// `text` with the five XML special characters as entities.
+fn escape(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => s.push_str("&amp;"),
+            '<' => s.push_str("&lt;"),
+            '>' => s.push_str("&gt;"),
+            '"' => s.push_str("&quot;"),
+            '\'' => s.push_str("&apos;"),
+            _ => s.push(c),
+        }
+    }
+    s
+}
+
+/// Draws a graph for a profile without samples in any function: the title, the subtitle and a
+/// line that says there is nothing to draw. A quick test run is not a failure: `--folded` prints
+/// nothing and `gmon pprof` writes an empty profile for it, so the SVG output says so too.
+pub fn write_no_samples_svg(
+    out: &mut dyn Write,
+    opts: &SvgOptions,
+    source: StackSource,
+    outside_samples: u64,
+) -> anyhow::Result<()> {
+    let sub = opts
+        .subtitle
+        .clone()
+        .unwrap_or_else(|| subtitle(source, outside_samples));
+    write_empty_svg(
+        out,
+        opts,
+        &sub,
+        "No samples in any function: nothing to draw",
+    )
+}
+
+/// An SVG with the title, the subtitle and `message` instead of frames. inferno refuses empty
+/// input (it writes an error picture and fails), so this one is written here.
+fn write_empty_svg(
+    out: &mut dyn Write,
+    opts: &SvgOptions,
+    subtitle: &str,
+    message: &str,
+) -> anyhow::Result<()> {
+    let mid = EMPTY_WIDTH / 2;
+    write!(
+        out,
+        "<?xml version=\"1.0\" standalone=\"no\"?>\n\
+         <svg version=\"1.1\" width=\"{EMPTY_WIDTH}\" height=\"110\" viewBox=\"0 0 {EMPTY_WIDTH} 110\" \
+         xmlns=\"http://www.w3.org/2000/svg\">\n\
+         <rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#eeeeee\"/>\n\
+         <text x=\"{mid}\" y=\"24\" text-anchor=\"middle\" font-family=\"Verdana\" \
+         font-size=\"17\">{}</text>\n\
+         <text x=\"{mid}\" y=\"48\" text-anchor=\"middle\" font-family=\"Verdana\" \
+         font-size=\"12\" fill=\"#a0a0a0\">{}</text>\n\
+         <text x=\"{mid}\" y=\"84\" text-anchor=\"middle\" font-family=\"Verdana\" \
+         font-size=\"14\">{}</text>\n</svg>\n",
+        escape(opts.title.as_str()),
+        escape(subtitle),
+        escape(message)
+    )?;
+    Ok(())
+}
 
 fn inferno_options(opts: &SvgOptions, subtitle: String) -> flamegraph::Options<'static> {
     let mut o = flamegraph::Options::default();
@@ -85,20 +154,22 @@ pub fn write_svg(
     source: StackSource,
     outside_samples: u64,
 ) -> anyhow::Result<()> {
-    if lines.is_empty() {
-        return Err(NothingToDraw.into());
-    }
     let sub = opts
         .subtitle
         .clone()
         .unwrap_or_else(|| subtitle(source, outside_samples));
+    if lines.is_empty() {
+        return Err(NothingToDraw.into());
+    }
     let mut o = inferno_options(opts, sub);
     flamegraph::from_lines(&mut o, lines.iter().map(String::as_str), out)?;
     Ok(())
 }
 
 /// Draws inferno's differential flame graph: the shape of `new`, each frame coloured by how its
-/// samples changed from `base` (red: more, blue: fewer).
+/// samples changed from `base` (red: more, blue: fewer). When `new` has no samples and `base`
+/// has, everything went away: the graph has the shape of `base`, every frame blue. When neither
+/// has samples the SVG says so.
 pub fn write_diff_svg(
     out: &mut dyn Write,
     base: &[String],
@@ -106,6 +177,23 @@ pub fn write_diff_svg(
     opts: &SvgOptions,
     source: StackSource,
 ) -> anyhow::Result<()> {
+    // With NEW empty the widths come from BASE: the two are swapped for inferno and the colour
+    // negated, so that "fewer samples than the base" stays blue.
+    let vanished = new.is_empty();
+    let (base, new) = if vanished { (new, base) } else { (base, new) };
+    let sub = opts.subtitle.clone().unwrap_or_else(|| {
+        if vanished {
+            format!(
+                "{}; NEW has no samples: the shape of the base, blue = samples that went away",
+                source.description()
+            )
+        } else {
+            format!(
+                "{}; colour: red = more samples than the base, blue = fewer",
+                source.description()
+            )
+        }
+    });
     if new.is_empty() {
         return Err(NothingToDraw.into());
     }
@@ -123,13 +211,48 @@ pub fn write_diff_svg(
         &mut both,
     )?;
     let text = String::from_utf8_lossy(&both).into_owned();
-    let sub = opts.subtitle.clone().unwrap_or_else(|| {
-        format!(
-            "{}; colour: red = more samples than the base, blue = fewer",
-            source.description()
-        )
-    });
     let mut o = inferno_options(opts, sub);
+    o.negate_differentials = vanished;
     flamegraph::from_lines(&mut o, text.lines(), out)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn svg(f: impl FnOnce(&mut Vec<u8>) -> anyhow::Result<()>) -> String {
+        let mut out = Vec::new();
+        f(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn no_samples_is_an_svg_that_says_so() {
+        let mut opts = SvgOptions::default();
+        opts.title = "A <b> & c".to_owned();
+        let text = svg(|o| write_no_samples_svg(o, &opts, StackSource::Estimated, 3));
+        assert!(text.starts_with("<?xml"), "{text}");
+        assert!(text.contains("No samples in any function"), "{text}");
+        assert!(text.contains("A &lt;b&gt; &amp; c"), "{text}");
+        assert!(text.contains("3 samples outside every function"), "{text}");
+        assert!(text.trim_end().ends_with("</svg>"), "{text}");
+    }
+
+    #[test]
+    fn diff_with_an_empty_side_is_drawn() {
+        let lines = vec!["main;f 3".to_owned(), "main;g 1".to_owned()];
+        let opts = SvgOptions::default();
+        // Everything went away: BASE's frames, with their sample counts, in blue.
+        let gone = svg(|o| write_diff_svg(o, &lines, &[], &opts, StackSource::Estimated));
+        assert!(gone.contains("NEW has no samples"), "{gone}");
+        assert!(gone.contains("<title>f (3 samples, 75.00%; -"), "{gone}");
+        // Everything is new.
+        let added = svg(|o| write_diff_svg(o, &[], &lines, &opts, StackSource::Estimated));
+        assert!(added.contains("<title>f (3 samples, 75.00%; +"), "{added}");
+        let mut none = Vec::new();
+        let r = write_diff_svg(&mut none, &[], &[], &opts, StackSource::Estimated);
+        assert!(r.is_err_and(|e| e.is::<NothingToDraw>()));
+        assert!(none.is_empty());
+    }
 }

@@ -1,0 +1,87 @@
+//! Regression tests for QA findings (notes/qa-findings.md), through the real `gmon` binary.
+//! Self-contained: no shared helpers, so that it does not depend on tests/common's layout.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use gmon_format::{Profile, Record};
+
+fn case(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/cases")
+        .join(name)
+}
+
+fn gmon(args: &[&std::ffi::OsStr]) -> Output {
+    Command::cargo_bin("gmon")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn read(path: &Path) -> Profile {
+    gmon_format::read(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn write(path: &Path, p: &Profile) {
+    std::fs::write(path, gmon_format::to_vec(p).unwrap()).unwrap();
+}
+
+/// The profile with every histogram bin set to 0 (arcs kept): what a very short run writes.
+fn without_samples(p: &Profile) -> Profile {
+    let mut p = p.clone();
+    for r in &mut p.records {
+        if let Record::Histogram(h) = r {
+            h.bins.iter_mut().for_each(|b| *b = 0);
+        }
+    }
+    p
+}
+
+/// QA #11: a profile without samples gives an SVG that says so (exit 0), as --folded and
+/// pprof succeed on it; a --diff with one side empty is a valid diff.
+#[test]
+fn flame_of_a_zero_sample_profile_is_an_svg_that_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = case("recurse-pie-O0");
+    let full = c.join("gmon.out");
+    let empty = dir.path().join("empty.out");
+    write(&empty, &without_samples(&read(&full)));
+    let exe = c.join("prog");
+    let o = gmon(&[
+        "flame".as_ref(),
+        "--exe".as_ref(),
+        exe.as_os_str(),
+        empty.as_os_str(),
+    ]);
+    let svg = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(svg.contains("No samples in any function"), "{svg}");
+    assert!(svg.trim_end().ends_with("</svg>"), "{svg}");
+    for (base, new, says) in [
+        (&full, &empty, "NEW has no samples"),
+        (&empty, &full, "red = more samples"),
+        (&empty, &empty, "No samples in any function"),
+    ] {
+        let o = gmon(&[
+            "flame".as_ref(),
+            "--diff".as_ref(),
+            "--exe".as_ref(),
+            exe.as_os_str(),
+            base.as_os_str(),
+            new.as_os_str(),
+        ]);
+        let svg = String::from_utf8_lossy(&o.stdout);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success(),
+            "{} {}: {err}",
+            base.display(),
+            new.display()
+        );
+        assert!(svg.contains(says), "{says}: {svg}");
+    }
+}
