@@ -286,17 +286,7 @@ fn load(
     fast: Option<gmon_format::Encoding>,
 ) -> anyhow::Result<Loaded> {
     let bytes = fs::read(path).with_context(|| format!("{}", path.display()))?;
-    // The gmon-write runtime's sidecar names the executable by build id.
-    let sidecar = sidecar_path(path);
-    let id = match fs::read(&sidecar) {
-        Ok(b) => read_extension(&b)
-            .with_context(|| format!("{}", sidecar.display()))?
-            .main_object()
-            .filter(|o| !o.build_id.is_empty())
-            .map(|o| ExecutableId(o.build_id.clone())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("{}", sidecar.display())),
-    };
+    let id = sidecar_build_id(path)?;
     let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
     if let Some(encoding) = fast
         && let Some(view) = GnuView::parse(&bytes, encoding)
@@ -325,6 +315,41 @@ fn load(
         parsed: Parsed::Full(profile),
         id,
     })
+}
+
+/// The build id of the main executable named by the gmon-write runtime's sidecar of the
+/// profile at `path` (`PATH.gmonx`), when there is a sidecar and it records one.
+pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
+    let sidecar = sidecar_path(path);
+    match fs::read(&sidecar) {
+        Ok(b) => Ok(read_extension(&b)
+            .with_context(|| format!("{}", sidecar.display()))?
+            .main_object()
+            .filter(|o| !o.build_id.is_empty())
+            .map(|o| ExecutableId(o.build_id.clone()))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("{}", sidecar.display())),
+    }
+}
+
+/// The check `gmon merge --exe` makes, for one profile file that another command reads with
+/// `exe`: its sidecar's build id (when both have one) must be `exe`'s, and its addresses must
+/// lie in `exe`'s code ([`ExecutableInfo::check`]). The error names `path`.
+pub fn check_belongs(exe: &ExecutableInfo, path: &Path, profile: &Profile) -> anyhow::Result<()> {
+    if let (Some(want), Some(got)) = (&exe.build_id, sidecar_build_id(path)?)
+        && *want != got
+    {
+        anyhow::bail!(
+            "{}: its runtime sidecar names build id {}, {} has {}: not a profile of this \
+             executable",
+            path.display(),
+            got,
+            exe.path.display(),
+            want
+        );
+    }
+    exe.check(profile)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 fn progress_bar(wanted: bool, len: usize) -> indicatif::ProgressBar {

@@ -85,3 +85,39 @@ fn flame_of_a_zero_sample_profile_is_an_svg_that_says_so() {
         assert!(svg.contains(says), "{says}: {svg}");
     }
 }
+
+/// QA #10: `gmon diff --exe X A B` and `gmon flame --diff --exe X A B` refuse a NEW that cannot
+/// belong to X (the check `gmon merge --exe` makes) and point to --new-exe, which flame now has.
+#[test]
+fn diff_refuses_a_new_profile_of_another_executable_unless_new_exe() {
+    let (a, b) = (case("recurse-pie-O0"), case("cxx-pie-O0"));
+    let (ea, ga, eb, gb) = (
+        a.join("prog"),
+        a.join("gmon.out"),
+        b.join("prog"),
+        b.join("gmon.out"),
+    );
+    for cmd in [&["diff"][..], &["flame", "--diff"][..]] {
+        let mut args: Vec<&std::ffi::OsStr> = cmd.iter().map(|s| s.as_ref()).collect();
+        args.extend([
+            "--exe".as_ref(),
+            ea.as_os_str(),
+            ga.as_os_str(),
+            gb.as_os_str(),
+        ]);
+        let o = gmon(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{cmd:?} accepted NEW of another build");
+        assert!(err.contains("not a profile of this executable"), "{err}");
+        assert!(err.contains("--new-exe"), "{err}");
+        assert!(err.contains(&*gb.to_string_lossy()), "{err}");
+        let mut with = args.clone();
+        with.extend(["--new-exe".as_ref(), eb.as_os_str()]);
+        let o = gmon(&with);
+        assert!(
+            o.status.success(),
+            "{with:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -74,6 +74,19 @@ fn analyse(exe: &Path, profile: gmon_format::Profile) -> anyhow::Result<Analysis
         .with_context(|| format!("analysing {}", exe.display()))
 }
 
+/// [`crate::merge::check_belongs`] for NEW when no `--new-exe` was given; shared with
+/// `gmon flame --diff`.
+pub fn check_new_against(
+    exe: &Path,
+    path: &Path,
+    profile: &gmon_format::Profile,
+) -> anyhow::Result<()> {
+    let info = crate::merge::ExecutableInfo::open(exe)?;
+    crate::merge::check_belongs(&info, path, profile).map_err(|e| {
+        anyhow::anyhow!("{e:#} (NEW is read with --exe's executable; give its own with --new-exe)")
+    })
+}
+
 /// Runs `gmon diff`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let base = read_profile(&args.base)?;
@@ -83,6 +96,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         args.new.display().to_string(),
     );
     let new_exe = args.new_exe.as_ref().or(args.exe.as_ref());
+    // NEW read with BASE's executable: refuse it when it cannot belong there (as merge --exe
+    // does), rather than crediting its samples to whatever lies at the same addresses.
+    if args.new_exe.is_none()
+        && let Some(exe) = &args.exe
+    {
+        check_new_against(exe, &args.new, &new)?;
+    }
     let diff = match (&args.exe, new_exe) {
         (Some(be), Some(ne)) => {
             if args.folded {

@@ -21,7 +21,7 @@ spread over its callers in proportion to call counts, up to the roots, with cycl
 gprof collapses them (spec/stacks.md). The subtitle says \"stacks estimated from call counts\". \
 When the gmon-write runtime stored sampled stacks next to the profile (GMON.gmonx), those exact \
 stacks are drawn instead and the subtitle says so. Samples outside every function are not drawn; \
-the subtitle gives their number.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame --exe ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg"
+the subtitle gives their number.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame --exe ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
@@ -31,6 +31,10 @@ pub struct Args {
     /// an executable first, is accepted too.
     #[arg(value_name = "GMON", required = true)]
     pub gmon: Vec<PathBuf>,
+    /// With --diff: the executable of NEW, when it is another build than --exe's. Without it,
+    /// NEW is read with --exe's executable and refused when it cannot belong to it.
+    #[arg(long, value_name = "EXECUTABLE", requires = "diff")]
+    pub new_exe: Option<PathBuf>,
     /// Print folded stacks (`root;caller;leaf N`) instead of SVG.
     #[arg(long)]
     pub folded: bool,
@@ -88,8 +92,19 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 std::slice::from_ref(base),
                 &flame::LoadOptions::STACKS_ONLY,
             )?;
+            let new_exe = match (&args.new_exe, &exe) {
+                (Some(ne), _) => Some(ne.clone()),
+                (None, Some(e)) => {
+                    let bytes = crate::output::read_input(new)?;
+                    let profile =
+                        gmon_format::read(&bytes).with_context(|| format!("{}", new.display()))?;
+                    super::diff::check_new_against(e, new, &profile)?;
+                    Some(e.clone())
+                }
+                (None, None) => None,
+            };
             let n = flame::load_with(
-                exe.as_deref(),
+                new_exe.as_deref(),
                 std::slice::from_ref(new),
                 &flame::LoadOptions::STACKS_ONLY,
             )?;
