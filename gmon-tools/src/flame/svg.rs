@@ -229,8 +229,10 @@ mod tests {
 
     #[test]
     fn no_samples_is_an_svg_that_says_so() {
-        let mut opts = SvgOptions::default();
-        opts.title = "A <b> & c".to_owned();
+        let opts = SvgOptions {
+            title: "A <b> & c".to_owned(),
+            ..SvgOptions::default()
+        };
         let text = svg(|o| write_no_samples_svg(o, &opts, StackSource::Estimated, 3));
         assert!(text.starts_with("<?xml"), "{text}");
         assert!(text.contains("No samples in any function"), "{text}");
