@@ -405,7 +405,24 @@ fn matching_sidecars(
     Some(exts)
 }
 
-/// Stacks exactly as the runtime sampled them: each program counter resolved to a function of
+/// The file name of the gmon-write runtime that `gmon record` preloads.
+const RUNTIME_LIBRARY: &str = crate::commands::record::LIB_NAME;
+
+/// Whether the frame at `depth` (0: the sampled program counter) of a sampled stack is a caller
+/// inside the profiler's own shared library, which is left out: the runtime's thread-start
+/// wrapper would otherwise be the root of every thread's stack, where users look for the thread
+/// function. A sample whose program counter itself is in the runtime (its own overhead) keeps
+/// that leaf. The main executable is never left out, even when it links gmon-write itself.
+fn is_runtime_caller(depth: usize, obj: &gmon_format::ext::MappedObject) -> bool {
+    depth != 0
+        && !obj.is_main()
+        && Path::new(&obj.path)
+            .file_name()
+            .is_some_and(|n| n == RUNTIME_LIBRARY)
+}
+
+/// Stacks exactly as the runtime sampled them (without the runtime's own callers, see
+/// [`is_runtime_caller`]): each program counter resolved to a function of
 /// the executable, to `[object]` for a shared object, or to `[unknown]`.
 fn exact_stacks(
     analysis: &Analysis,
@@ -435,6 +452,7 @@ fn exact_stacks(
                 // Return addresses point after the call: step back into it.
                 let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
                 let id = match ext.resolve(pc) {
+                    Some((obj, _)) if is_runtime_caller(depth, obj) => continue,
                     Some((obj, addr)) if obj.is_main() => {
                         match analysis
                             .symtab
@@ -470,5 +488,35 @@ fn exact_stacks(
             .collect(),
         source: StackSource::Exact,
         outside_samples: 0,
+    }
+}
+
+#[cfg(test)]
+mod runtime_frame_tests {
+    use super::*;
+    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+
+    fn object(path: &str, flags: u32) -> MappedObject {
+        MappedObject {
+            path: path.to_owned(),
+            build_id: Vec::new(),
+            load_bias: 0,
+            flags,
+            ranges: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn callers_inside_the_runtime_library_are_left_out_but_not_its_own_leaf() {
+        let rt = object("/opt/gmon/lib/libgmon_write.so", 0);
+        assert!(is_runtime_caller(1, &rt));
+        assert!(is_runtime_caller(7, &rt));
+        assert!(!is_runtime_caller(0, &rt));
+        assert!(!is_runtime_caller(3, &object("/lib/libc.so.6", 0)));
+        assert!(!is_runtime_caller(
+            3,
+            &object("/x/libgmon_write.so", OBJECT_FLAG_MAIN)
+        ));
+        assert!(!is_runtime_caller(3, &object("/x/libgmon_write.so.bak", 0)));
     }
 }
