@@ -13,6 +13,7 @@
 #   rate50.gmon      prof_rate 50 (later files' rates are ignored)
 #   empty.gmon       header only        short.gmon      10 bytes        badtag.gmon   tag 7
 #   badversion.gmon  version 2          truncated.gmon  cut in the bins
+#   negversion.gmon  version 0x80000001 (printed signed)
 #   nm.txt           `nm --defined-only prog`, for -S
 # Then run testdata/gprof-goldens.sh for these cases.
 #
@@ -120,5 +121,7 @@ w("short.gmon", data[:10])
 w("badtag.gmon", data + b"\x07")
 w("badversion.gmon", b"gmon" + struct.pack("<I", 2) + data[8:])
 w("truncated.gmon", data[:20 + 41 + 100])
+# Version 0x80000001: gprof prints it with %d (negative).
+w("negversion.gmon", b"gmon" + struct.pack("<I", 0x80000001) + data[8:])
 PY
 bash "$here/gprof-goldens.sh" 'traps-*' 'many-*' 'names-*'

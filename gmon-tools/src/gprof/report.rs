@@ -145,7 +145,13 @@ pub fn read_profile(
     image: &Image,
     format: FileFormat,
 ) -> Result<gmon_format::Profile, GprofError> {
-    let mut bytes = std::fs::read(path).map_err(|e| GprofError::perror(path, &e))?;
+    let mut bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        // gprof's fopen of a directory succeeds and its first fread finds nothing, so a
+        // directory is reported as a file too short to be a profile.
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => Vec::new(),
+        Err(e) => return Err(GprofError::perror(path, &e)),
+    };
     let w = WHOAMI;
     let mut opts = ReadOptions::new()
         .with_endian(image.encoding.endian)
@@ -174,8 +180,10 @@ pub fn read_profile(
             Endian::Big => u32::from_be_bytes(v),
         };
         if version > 1 {
+            // gprof prints the version with `%d`: the word as a signed int.
+            let signed = version.cast_signed();
             return Err(GprofError::new(format!(
-                "{w}: file `{path}' has unsupported version {version}\n"
+                "{w}: file `{path}' has unsupported version {signed}\n"
             )));
         }
         opts = opts.with_variant(Variant::Gnu);
