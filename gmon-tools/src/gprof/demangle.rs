@@ -183,7 +183,68 @@ fn demangle_encoding(enc: &str) -> Option<String> {
     let opts = cpp_demangle::DemangleOptions::default();
     let d = sym.demangle(&opts).ok()?;
     // libiberty spells the `Dn` type `decltype(nullptr)`.
-    Some(fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)"))
+    let d = fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)");
+    Some(drop_empty_packs(&fix_literals(&d)))
+}
+
+/// cpp_demangle prints an integer literal as a cast, `(unsigned long)500`; libiberty prints the
+/// literals of the plain integer types with C's suffixes (`500ul`), `int` bare and `bool` as
+/// `true`/`false`, keeping the cast only for other types (`(char)65`).
+fn fix_literals(d: &str) -> String {
+    const SUFFIXES: [(&str, &str); 6] = [
+        ("(unsigned long long)", "ull"),
+        ("(unsigned long)", "ul"),
+        ("(unsigned int)", "u"),
+        ("(long long)", "ll"),
+        ("(long)", "l"),
+        ("(int)", ""),
+    ];
+    let mut out = String::with_capacity(d.len());
+    let mut rest = d;
+    'scan: while let Some(open) = rest.find('(') {
+        out.push_str(&rest[..open]);
+        let here = &rest[open..];
+        for (cast, suffix) in SUFFIXES {
+            let Some(num) = here.strip_prefix(cast) else {
+                continue;
+            };
+            let sign = usize::from(num.starts_with('-'));
+            let digits = num[sign..].bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 0 {
+                out.push_str(&num[..sign + digits]);
+                out.push_str(suffix);
+                rest = &num[sign + digits..];
+                continue 'scan;
+            }
+        }
+        for (lit, word) in [("(bool)0", "false"), ("(bool)1", "true")] {
+            if let Some(after) = here.strip_prefix(lit)
+                && !after.starts_with(|c: char| c.is_ascii_digit())
+            {
+                out.push_str(word);
+                rest = after;
+                continue 'scan;
+            }
+        }
+        out.push('(');
+        rest = &here[1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// An empty template parameter pack prints nothing in libiberty, together with the `, ` that
+/// would have led into it (and, as libiberty then takes the last printed character to be that
+/// blank, no space is put between two closing `>`); cpp_demangle leaves the `, ` behind.
+fn drop_empty_packs(d: &str) -> String {
+    if !d.contains(", >") && !d.contains(", , ") {
+        return d.to_string();
+    }
+    let mut s = d.replace(", , ", ", ");
+    while s.contains(", , ") {
+        s = s.replace(", , ", ", ");
+    }
+    s.replace(", >", ">")
 }
 
 /// Demangles a lone `<type>` by wrapping it as a template argument.
