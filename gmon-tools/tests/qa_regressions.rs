@@ -121,3 +121,53 @@ fn diff_refuses_a_new_profile_of_another_executable_unless_new_exe() {
         );
     }
 }
+
+/// QA #17: `gmon gprof` takes file names that are not UTF-8 (Linux names are bytes), for the
+/// executable and for the profile, and prints the same report GNU gprof printed for the case.
+#[test]
+fn gprof_accepts_file_names_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let c = case("recurse-pie-O0");
+    let prog = dir.path().join(OsStr::from_bytes(b"pr\xffog"));
+    let prof = dir.path().join(OsStr::from_bytes(b"bad\xffname.out"));
+    std::fs::copy(c.join("prog"), &prog).unwrap();
+    std::fs::copy(c.join("gmon.out"), &prof).unwrap();
+    let golden = std::fs::read(c.join("gprof/b.out")).unwrap();
+    let o = gmon(&[
+        "gprof".as_ref(),
+        "-b".as_ref(),
+        prog.as_os_str(),
+        prof.as_os_str(),
+    ]);
+    assert_eq!(
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).as_ref()),
+        (Some(0), "")
+    );
+    assert!(o.stdout == golden, "report differs from gprof's b.out");
+    // The same operands after `--`.
+    let o = gmon(&[
+        "gprof".as_ref(),
+        "-b".as_ref(),
+        "--".as_ref(),
+        prog.as_os_str(),
+        prof.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        o.stdout == golden,
+        "report differs from gprof's b.out (after --)"
+    );
+    // A missing non-UTF-8 profile is an error naming the file, not clap's UTF-8 refusal.
+    let missing = dir.path().join(OsStr::from_bytes(b"no\xfe.out"));
+    let o = gmon(&[
+        "gprof".as_ref(),
+        "-b".as_ref(),
+        prog.as_os_str(),
+        missing.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No such file or directory"), "{err}");
+}

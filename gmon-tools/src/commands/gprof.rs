@@ -10,7 +10,7 @@ use std::process::ExitCode;
 pub struct Args {
     /// gprof's options and operands (see `gmon gprof --help`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub rest: Vec<String>,
+    pub rest: Vec<std::ffi::OsString>,
 }
 
 /// Runs `gmon gprof`; gprof's messages go to stderr and its exit status is returned.

@@ -8,6 +8,10 @@
 //! the argument is required). Non-options may appear anywhere (getopt permutes them to the end)
 //! unless `--` ends the options; `@file` words are replaced by the file's words.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
 use super::demangle::Style;
 use super::symspec::{SymSpec, TableId};
 
@@ -50,10 +54,10 @@ pub enum FileFormat {
 /// Everything gprof's command line says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GprofArgs {
-    /// The executable (`a.out` by default).
-    pub image: String,
+    /// The executable (`a.out` by default); file names are bytes, not necessarily UTF-8.
+    pub image: PathBuf,
     /// Profile files (`gmon.out` by default).
-    pub profiles: Vec<String>,
+    pub profiles: Vec<PathBuf>,
     /// Requested output styles ([`style`] bits); 0 = gprof's default choice.
     pub output_style: u32,
     /// Styles the user mentioned, even to turn them off.
@@ -239,16 +243,18 @@ pub fn atoi(s: &str) -> i64 {
 
 /// Expands `@file` words like libiberty's `expandargv` (whitespace-separated words, with
 /// single/double quotes and backslash escapes). A file that cannot be read leaves the word.
-pub fn expand_response_files(args: &[String]) -> Vec<String> {
+/// Words are kept as the bytes they are: Linux file names need not be UTF-8.
+pub fn expand_response_files<S: AsRef<OsStr>>(args: &[S]) -> Vec<OsString> {
     let mut out = Vec::new();
     for a in args {
-        if let Some(path) = a.strip_prefix('@')
-            && let Ok(text) = std::fs::read_to_string(path)
+        let a = a.as_ref();
+        if let Some(path) = a.as_bytes().strip_prefix(b"@")
+            && let Ok(text) = std::fs::read_to_string(OsStr::from_bytes(path))
         {
-            out.extend(split_words(&text));
+            out.extend(split_words(&text).into_iter().map(OsString::from));
             continue;
         }
-        out.push(a.clone());
+        out.push(a.to_os_string());
     }
     out
 }
@@ -292,20 +298,25 @@ fn split_words(text: &str) -> Vec<String> {
 }
 
 /// Parses gprof's arguments (without the program name). `whoami` prefixes messages.
-pub fn parse(args: &[String], whoami: &str) -> Parsed {
+///
+/// Operands (the executable and the profiles) keep their bytes; option words and option
+/// arguments are text (symspecs, numbers), read lossily if they are not UTF-8.
+pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
     let args = expand_response_files(args);
+    let text = |w: &OsString| w.to_string_lossy().into_owned();
     let mut a = GprofArgs::default();
-    let mut positional: Vec<String> = Vec::new();
+    let mut positional: Vec<PathBuf> = Vec::new();
     let mut i = 0;
     let err = |message: String| Parsed::Error {
         message,
         usage: true,
     };
     while i < args.len() {
-        let word = &args[i];
+        let Some(word_os) = args.get(i) else { break };
+        let word = &text(word_os);
         i += 1;
         if word == "--" {
-            positional.extend(args[i..].iter().cloned());
+            positional.extend(args.iter().skip(i).map(PathBuf::from));
             break;
         }
         if let Some(body) = word.strip_prefix("--") {
@@ -358,7 +369,7 @@ pub fn parse(args: &[String], whoami: &str) -> Parsed {
                     None => match args.get(i) {
                         Some(v) => {
                             i += 1;
-                            Some(v.clone())
+                            Some(text(v))
                         }
                         None => {
                             return err(format!(
@@ -395,7 +406,7 @@ pub fn parse(args: &[String], whoami: &str) -> Parsed {
                             Some(rest)
                         } else if let Some(v) = args.get(i) {
                             i += 1;
-                            Some(v.clone())
+                            Some(text(v))
                         } else {
                             return err(format!(
                                 "{whoami}: option requires an argument -- '{c}'\n"
@@ -409,7 +420,7 @@ pub fn parse(args: &[String], whoami: &str) -> Parsed {
             }
             continue;
         }
-        positional.push(word.clone());
+        positional.push(PathBuf::from(word_os));
     }
     let mut pos = positional.into_iter();
     if let Some(img) = pos.next() {
@@ -634,15 +645,15 @@ mod tests {
                 table: TableId::InclFlat
             }]
         );
-        assert_eq!(a.image, "prog");
-        assert_eq!(a.profiles, vec!["g1", "g2"]);
+        assert_eq!(a.image, PathBuf::from("prog"));
+        assert_eq!(a.profiles, vec![PathBuf::from("g1"), PathBuf::from("g2")]);
         let a = run(&["-p", "main"]);
-        assert_eq!(a.image, "main");
+        assert_eq!(a.image, PathBuf::from("main"));
         assert!(a.specs.is_empty());
         let a = run(&["prog", "-e", "f", "--flat-profile=g", "--gr"]);
         assert_eq!(a.specs.len(), 2);
         assert_eq!(a.output_style, style::FLAT_PROFILE | style::CALL_GRAPH);
-        assert_eq!(a.profiles, vec!["gmon.out"]);
+        assert_eq!(a.profiles, vec![PathBuf::from("gmon.out")]);
     }
 
     #[test]

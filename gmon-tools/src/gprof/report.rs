@@ -84,7 +84,11 @@ fn usage() -> &'static str {
 }
 
 /// Runs gprof with `args` (without the program name). Returns the exit status.
-pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<i32> {
+pub fn run<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<i32> {
     let a = match super::args::parse(args, WHOAMI) {
         Parsed::Run(a) => a,
         Parsed::Help => {
@@ -141,11 +145,14 @@ impl From<std::io::Error> for Failure {
 /// Reads one profile file the way gprof's `gmon_out_read` decides the layout, decoding with the
 /// executable's byte order and pointer width.
 pub fn read_profile(
-    path: &str,
+    file: &Path,
     image: &Image,
     format: FileFormat,
 ) -> Result<gmon_format::Profile, GprofError> {
-    let mut bytes = match std::fs::read(path) {
+    // Messages name the file as text; a name that is not UTF-8 is shown lossily.
+    let shown = file.display().to_string();
+    let path = shown.as_str();
+    let mut bytes = match std::fs::read(file) {
         Ok(b) => b,
         // gprof's fopen of a directory succeeds and its first fread finds nothing, so a
         // directory is reported as a file too short to be a profile.
@@ -373,7 +380,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     let mut output_style = a.output_style;
     // `-s` forces line granularity.
     let line = a.line || output_style & style::SUMMARY_FILE != 0;
-    let image = Image::open(Path::new(&a.image), w)?;
+    let image = Image::open(&a.image, w)?;
     let opts = AnalysisOptions {
         symtab: SymtabOptions {
             no_static: a.no_static,
@@ -412,9 +419,10 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     let mut warned_bb = false;
     let mut profiles = Vec::with_capacity(a.profiles.len());
     let mut blocks = super::lines::BasicBlocks::default();
-    for path in &a.profiles {
-        let p = read_profile(path, &image, a.file_format)?;
-        let info = builder.add_profile(path, &p)?;
+    for file in &a.profiles {
+        let p = read_profile(file, &image, a.file_format)?;
+        let path = file.display().to_string();
+        let info = builder.add_profile(&path, &p)?;
         if line {
             blocks.add_profile(&p, builder.symtab());
         }
