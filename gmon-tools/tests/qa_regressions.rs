@@ -171,3 +171,55 @@ fn gprof_accepts_file_names_that_are_not_utf8() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("No such file or directory"), "{err}");
 }
+
+/// QA #15: with a stripped executable, flame, pprof and diff print the program name once
+/// (`gmon: ...`), not `gmon: ...: gmon: ...` or `gmon: ...: gprof: ...`.
+#[test]
+fn stripped_executable_errors_carry_one_program_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = case("recurse-pie-O0");
+    let stripped = dir.path().join("stripped");
+    let status = std::process::Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(c.join("prog"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let g1 = c.join("gmon.out");
+    let g2 = c.join("gmon.2.out");
+    let pb = dir.path().join("x.pb.gz");
+    let runs: [Vec<&std::ffi::OsStr>; 3] = [
+        vec![
+            "flame".as_ref(),
+            "--exe".as_ref(),
+            stripped.as_os_str(),
+            g1.as_os_str(),
+        ],
+        vec![
+            "pprof".as_ref(),
+            "--exe".as_ref(),
+            stripped.as_os_str(),
+            "-o".as_ref(),
+            pb.as_os_str(),
+            g1.as_os_str(),
+        ],
+        vec![
+            "diff".as_ref(),
+            "--exe".as_ref(),
+            stripped.as_os_str(),
+            g1.as_os_str(),
+            g2.as_os_str(),
+        ],
+    ];
+    let expected_tail = format!("file `{}' has no symbols\n", stripped.display());
+    for args in runs {
+        let o = gmon(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.starts_with("gmon: "), "{args:?}: {err}");
+        assert_eq!(err.matches("gmon: ").count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("gprof: "), "{args:?}: {err}");
+        assert!(err.ends_with(&expected_tail), "{args:?}: {err}");
+    }
+}

@@ -66,11 +66,16 @@ fn read_profile(path: &Path) -> anyhow::Result<gmon_format::Profile> {
 }
 
 fn analyse(exe: &Path, profile: gmon_format::Profile) -> anyhow::Result<Analysis> {
+    // gprof's messages name the file; only their own program prefix is dropped (QA #15).
     let image = Image::open(exe, "gmon")
-        .map_err(|e| anyhow::anyhow!("{}", e.message.trim_end()))
-        .with_context(|| format!("{}: cannot read the executable", exe.display()))?;
-    Analysis::new(&image, &[profile], &AnalysisOptions::default())
-        .map_err(|e| anyhow::anyhow!("{}", e.message.trim_end()))
+        .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
+        .context("cannot read the executable")?;
+    let opts = AnalysisOptions {
+        whoami: "gmon".to_owned(),
+        ..AnalysisOptions::default()
+    };
+    Analysis::new(&image, &[profile], &opts)
+        .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
         .with_context(|| format!("analysing {}", exe.display()))
 }
 

@@ -139,9 +139,10 @@ pub fn load_with(
     let (exe, gmon) = split_executable(exe, gmon);
     let gmon = gmon.as_slice();
     let exe_path = choose_executable(exe.as_deref(), gmon);
+    // gprof's messages name the file; only their own "gmon: " prefix is dropped (QA #15).
     let image = Image::open(&exe_path, "gmon")
-        .map_err(|e| anyhow::anyhow!("{}", e.message.trim_end()))
-        .with_context(|| format!("{}: cannot read the executable", exe_path.display()))?;
+        .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
+        .context("cannot read the executable")?;
     let mut profiles = Vec::with_capacity(gmon.len());
     let mut raw = Vec::with_capacity(gmon.len());
     for path in gmon {
@@ -153,14 +154,14 @@ pub fn load_with(
     // The gprof engine twice: per function (as `gprof` reports), and per source line (as
     // `gprof -l` reports) for pprof's line-level leaf locations. Symbols get their source file
     // and line as gprof attaches them (BFD's lookup, in gprof/dwarf.rs).
-    let gprof_err = |e: crate::gprof::GprofError| anyhow::anyhow!("{}", e.message.trim_end());
+    let gprof_err = |e: crate::gprof::GprofError| anyhow::anyhow!("{}", e.without_program("gmon"));
     let opts = AnalysisOptions {
         whoami: "gmon".to_owned(),
         ..AnalysisOptions::default()
     };
     let mut symtab = SymbolTable::from_image(&image, &opts.symtab, &opts.whoami)
         .map_err(gprof_err)
-        .with_context(|| format!("{}: reading symbols", exe_path.display()))?;
+        .context("reading symbols")?;
     let mut line_info = LineInfo::from_elf(&image.data);
     attach_function_sources(&mut symtab, &mut line_info);
     let line_table = if load.line_credit {

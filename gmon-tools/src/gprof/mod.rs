@@ -95,6 +95,17 @@ impl GprofError {
         };
         GprofError::new(format!("{name}: {text}\n"))
     }
+
+    /// The message without its leading `whoami: ` and trailing newline, for tools that print
+    /// their own program prefix (`gmon: ...`): wrapping the whole message would print the
+    /// program name twice. Every gprof message names the file it is about, so the rest stands
+    /// on its own.
+    pub fn without_program(&self, whoami: &str) -> &str {
+        let m = self.message.trim_end();
+        m.strip_prefix(whoami)
+            .and_then(|rest| rest.strip_prefix(": "))
+            .unwrap_or(m)
+    }
 }
 
 impl std::fmt::Display for GprofError {
