@@ -4,6 +4,8 @@
 #   cases/traps-pie-O0/, cases/traps-nopie-O0/   testdata/programs/traps
 #   cases/many-pie-O0/                           testdata/programs/many (gen.py 10050)
 #   cases/names-pie-O0/                          testdata/programs/names (mangled names)
+#   cases/cxxnames-pie-O0/                       testdata/programs/cxxnames (C++ names that
+#                                                demangle differently: literals, lambdas, ...)
 # and, in cases/traps-pie-O0/, profiles crafted from its gmon.out:
 #   arcs-only.gmon   no histogram (hz = 0: -nan times)       hist-only.gmon  no arcs
 #   split.gmon       the histogram as two disjoint records    overlap.gmon    two overlapping records
@@ -17,32 +19,36 @@
 #   nm.txt           `nm --defined-only prog`, for -S
 # Then run testdata/gprof-goldens.sh for these cases.
 #
-# Usage: testdata/extra-cases.sh [--no-build]
+# Usage: testdata/extra-cases.sh [--no-build] [CASE...]
+#   CASE   only (re)build these cases and write their goldens (default: all)
 set -euo pipefail
 export LC_ALL=C LANG=C TZ=UTC
 unset GMON_OUT_PREFIX || true
 here=$(cd "$(dirname "$0")" && pwd)
 build=1
-[ "${1:-}" = --no-build ] && build=0
+[ "${1:-}" = --no-build ] && build=0 && shift
+only=("$@")
 
 build_case() { # name program link opt sources...
 	local name=$1 prog=$2 link=$3 opt=$4
 	shift 4
-	local src=$here/programs/$prog dir=$here/cases/$name flags
+	local src=$here/programs/$prog dir=$here/cases/$name flags cc=gcc
+	if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then return 0; fi
+	[[ " $* " == *.cpp\ * ]] && cc=g++
 	case $link in
 	pie) flags="-fPIE -pie" ;;
 	nopie) flags="-fno-pie -no-pie" ;;
 	esac
 	mkdir -p "$dir"
 	rm -f "$dir"/gmon*.out "$dir"/*.gmon
-	local cmd="gcc -pg -g -$opt $flags -fdebug-prefix-map=$src=. $* -o $dir/prog"
+	local cmd="$cc -pg -g -$opt $flags -fdebug-prefix-map=$src=. $* -o $dir/prog"
 	(cd "$src" && eval "$cmd")
 	(cd "$dir" && ./prog >/dev/null)
 	{
 		echo "case:     $name"
 		echo "program:  testdata/programs/$prog"
 		echo "compile:  (cd testdata/programs/$prog && ${cmd//$here\/cases\/$name\//})"
-		echo "compiler: $(gcc --version | head -1)"
+		echo "compiler: $($cc --version | head -1)"
 		echo "run 1:    ./prog -> gmon.out"
 	} >"$dir/build.txt"
 }
@@ -53,6 +59,7 @@ if [ $build -eq 1 ]; then
 	(cd "$here/programs/many" && python3 gen.py 10050)
 	build_case many-pie-O0 many pie O0 many.c
 	build_case names-pie-O0 names pie O0 names.c
+	build_case cxxnames-pie-O0 cxxnames pie O0 cxxnames.cpp
 	rm -f "$here/programs/many/many.c"
 fi
 
@@ -124,4 +131,8 @@ w("truncated.gmon", data[:20 + 41 + 100])
 # Version 0x80000001: gprof prints it with %d (negative).
 w("negversion.gmon", b"gmon" + struct.pack("<I", 0x80000001) + data[8:])
 PY
-bash "$here/gprof-goldens.sh" 'traps-*' 'many-*' 'names-*'
+if [ ${#only[@]} -gt 0 ]; then
+	bash "$here/gprof-goldens.sh" "${only[@]}"
+else
+	bash "$here/gprof-goldens.sh" 'traps-*' 'many-*' 'names-*' 'cxxnames-*'
+fi

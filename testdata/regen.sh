@@ -183,6 +183,13 @@ fi
 
 [ $post -eq 1 ] || exit 0
 
+# The cases of extra-cases.sh (crafted profiles, programs of their own; it writes their
+# goldens itself), on a full regeneration only.
+if [ "${globs[*]}" = '*' ] && [ -f "$here/extra-cases.sh" ]; then
+	echo "== extra-cases.sh"
+	if [ $build_only -eq 1 ]; then bash "$here/extra-cases.sh"; else bash "$here/extra-cases.sh" --no-build; fi
+fi
+
 # GNU gprof reference outputs (owned by the gprof goldens), for the selected cases.
 if [ -f "$here/gprof-goldens.sh" ]; then
 	echo "== gprof-goldens.sh"

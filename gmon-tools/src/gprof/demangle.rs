@@ -179,12 +179,150 @@ fn demangle_cpp(name: &str) -> Option<String> {
 
 /// Demangles an `<encoding>` (the part after `_Z`).
 fn demangle_encoding(enc: &str) -> Option<String> {
+    // cpp_demangle takes the first type of every template function for its return type, also
+    // for a constructor or destructor template, which has none, and then leaves it out: the
+    // first parameter goes missing. Such a name is demangled with a `void` return type
+    // inserted after the name, which cpp_demangle hides as it hides the return type of every
+    // constructor; `v` is not a substitution candidate, so back references stay as they are.
+    if let Some(end) = ctor_template_name_end(enc)
+        && let Some(d) = demangle_encoding_as_is(&format!("{}v{}", &enc[..end], &enc[end..]))
+    {
+        return Some(d);
+    }
+    demangle_encoding_as_is(enc)
+}
+
+/// Where the `<nested-name>` of a constructor or destructor template ends (`N…C1I…EE` with
+/// parameters after it), as a byte offset into `enc`; `None` for other names.
+fn ctor_template_name_end(enc: &str) -> Option<usize> {
+    let b = enc.as_bytes();
+    if b.first() != Some(&b'N') {
+        return None;
+    }
+    let end = skip_item(b, 0, 0)?;
+    // The last component: `C1`…`C5` or `D0`…`D2`, then template arguments, then the `E` of N.
+    let mut i = 1;
+    while i + 2 < end {
+        if matches!((b[i], b[i + 1]), (b'C', b'1'..=b'5') | (b'D', b'0'..=b'2'))
+            && b[i + 2] == b'I'
+            && skip_item(b, i + 2, 0) == Some(end - 1)
+        {
+            return (end < b.len()).then_some(end);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Skips one component of a mangled name starting at `i` (a source name, a builtin, a
+/// substitution, a template parameter, or a bracketed `I…E`/`N…E`/`X…E`/`F…E`/`Z…E`/`L…E`
+/// group) and returns the offset after it. Only as exact as needed to find where a
+/// constructor template's name ends; the result is checked by demangling it.
+fn skip_item(b: &[u8], i: usize, depth: u32) -> Option<usize> {
+    if depth > 64 {
+        return None;
+    }
+    let c = *b.get(i)?;
+    let to_underscore = |from: usize| -> Option<usize> {
+        let rest = b.get(from..)?;
+        Some(from + rest.iter().position(|&x| x == b'_')? + 1)
+    };
+    let group = |mut j: usize| -> Option<usize> {
+        while *b.get(j)? != b'E' {
+            j = skip_item(b, j, depth + 1)?;
+        }
+        Some(j + 1)
+    };
+    match c {
+        b'0'..=b'9' => {
+            let digits = b[i..].iter().take_while(|x| x.is_ascii_digit()).count();
+            let n: usize = std::str::from_utf8(&b[i..i + digits]).ok()?.parse().ok()?;
+            let end = i.checked_add(digits)?.checked_add(n)?;
+            (end <= b.len()).then_some(end)
+        }
+        b'S' => match b.get(i + 1) {
+            Some(x) if x.is_ascii_lowercase() => Some(i + 2),
+            _ => to_underscore(i + 1),
+        },
+        b'T' | b'A' => to_underscore(i + 1),
+        b'I' | b'N' | b'J' | b'X' | b'F' | b'Z' => group(i + 1),
+        b'U' => match b.get(i + 1) {
+            Some(b'l') => {
+                let j = group(i + 2)?;
+                to_underscore(j)
+            }
+            _ => to_underscore(i + 1),
+        },
+        b'L' => {
+            if b.get(i + 1..i + 3) == Some(b"_Z".as_slice()) {
+                return group(i + 3);
+            }
+            let mut j = i + 1;
+            j = match *b.get(j)? {
+                x if x.is_ascii_lowercase() => j + 1,
+                b'D' => j + 2,
+                _ => skip_item(b, j, depth + 1)?,
+            };
+            while *b.get(j)? != b'E' {
+                j += 1;
+            }
+            Some(j + 1)
+        }
+        b'D' => match b.get(i + 1) {
+            Some(b't' | b'T') => group(i + 2),
+            Some(b'v') => to_underscore(i + 2),
+            _ => Some(i + 2),
+        },
+        b'C' if b.get(i + 1).is_some_and(u8::is_ascii_digit) => Some(i + 2),
+        _ => Some(i + 1),
+    }
+}
+
+/// Demangles an `<encoding>` with cpp_demangle and libiberty's spelling.
+fn demangle_encoding_as_is(enc: &str) -> Option<String> {
     let sym = cpp_demangle::Symbol::new(format!("_Z{enc}")).ok()?;
-    let opts = cpp_demangle::DemangleOptions::default();
-    let d = sym.demangle(&opts).ok()?;
+    let full = sym
+        .demangle(&cpp_demangle::DemangleOptions::default())
+        .ok()?;
+    // cpp_demangle prints the return type of every template function, also of the one that
+    // encloses a local name (`long f<3>(long)::{lambda(long)#1}`); libiberty prints it only
+    // for the symbol itself. Without return types at all, the top-level one is put back.
+    let bare = sym
+        .demangle(&cpp_demangle::DemangleOptions::new().no_return_type())
+        .ok()?;
+    let d = if full == bare {
+        full
+    } else if enc.starts_with('Z') {
+        // A local entity: what cpp_demangle prints first is the enclosing function's.
+        bare
+    } else {
+        match top_return_type(&full, &bare) {
+            Some(rt) => format!("{rt}{bare}"),
+            None => full,
+        }
+    };
     // libiberty spells the `Dn` type `decltype(nullptr)`.
     let d = fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)");
     Some(drop_empty_packs(&fix_literals(&d)))
+}
+
+/// The text `full` has in front of `bare` (the top-level return type and its blank), where
+/// `full` is `bare` with return types inserted: `bare` is matched from its end, skipping what
+/// `full` has in addition. `None` when `bare` is not a subsequence of `full`.
+fn top_return_type<'a>(full: &'a str, bare: &str) -> Option<&'a str> {
+    let f = full.as_bytes();
+    let b = bare.as_bytes();
+    let (mut i, mut j) = (f.len(), b.len());
+    while j > 0 {
+        if i == 0 {
+            return None;
+        }
+        if f[i - 1] == b[j - 1] {
+            j -= 1;
+        }
+        i -= 1;
+    }
+    full.get(..i)
 }
 
 /// cpp_demangle prints an integer literal as a cast, `(unsigned long)500`; libiberty prints the
