@@ -303,7 +303,77 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
     };
     // libiberty spells the `Dn` type `decltype(nullptr)`.
     let d = fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)");
-    Some(drop_empty_packs(&fix_literals(&d)))
+    Some(std_abbreviations(enc, &drop_empty_packs(&fix_literals(&d))))
+}
+
+/// The standard abbreviations `Ss`, `Si`, `So`, `Sd`: as its short name, and the long form
+/// of each.
+const STD_ABBREVIATIONS: [(u8, &str, &str, &str); 4] = [
+    (
+        b's',
+        "std::string",
+        "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+        "basic_string",
+    ),
+    (
+        b'i',
+        "std::istream",
+        "std::basic_istream<char, std::char_traits<char> >",
+        "basic_istream",
+    ),
+    (
+        b'o',
+        "std::ostream",
+        "std::basic_ostream<char, std::char_traits<char> >",
+        "basic_ostream",
+    ),
+    (
+        b'd',
+        "std::iostream",
+        "std::basic_iostream<char, std::char_traits<char> >",
+        "basic_iostream",
+    ),
+];
+
+/// libiberty prints `Ss`/`Si`/`So`/`Sd` by their short names (`std::string`), except in front
+/// of a constructor or destructor, where it prints the long form and names the constructor
+/// `basic_string`. cpp_demangle does the opposite: the long form for a type, the short one
+/// for a prefix. Compilers always use the abbreviation for these exact types, so the long
+/// form in cpp_demangle's text stands for an abbreviation.
+fn std_abbreviations(enc: &str, d: &str) -> String {
+    let mut out = d.to_string();
+    for (_, short, long, _) in STD_ABBREVIATIONS {
+        if out.contains(long) {
+            let mut s = String::with_capacity(out.len());
+            let mut rest = out.as_str();
+            while let Some(at) = rest.find(long) {
+                let before = rest[..at].chars().next_back().or(s.chars().next_back());
+                s.push_str(&rest[..at]);
+                let part_of_name =
+                    before.is_some_and(|c| c == ':' || c == '_' || c.is_ascii_alphanumeric());
+                s.push_str(if part_of_name { long } else { short });
+                rest = &rest[at + long.len()..];
+            }
+            s.push_str(rest);
+            out = s;
+        }
+    }
+    let b = enc.as_bytes();
+    if b.len() > 3 && b[0] == b'N' && b[1] == b'S' && matches!(b[3], b'C' | b'D') {
+        for (tag, short, long, ctor) in STD_ABBREVIATIONS {
+            if b[2] != tag {
+                continue;
+            }
+            let bare = &short["std::".len()..];
+            for tilde in ["", "~"] {
+                let cpp = format!("{short}::{tilde}{bare}");
+                if let Some(rest) = out.strip_prefix(cpp.as_str()) {
+                    return format!("{long}::{tilde}{ctor}{rest}");
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The text `full` has in front of `bare` (the top-level return type and its blank), where
@@ -385,11 +455,15 @@ fn drop_empty_packs(d: &str) -> String {
     s.replace(", >", ">")
 }
 
-/// Demangles a lone `<type>` by wrapping it as a template argument.
+/// Demangles a lone `<type>` as the parameter of a function `x`: an unscoped function name
+/// is no substitution candidate, so the type's back references (`S_`) keep their numbers.
 fn demangle_type(t: &str) -> Option<String> {
-    let d = demangle_encoding(&format!("1xI{t}E"))?;
-    let inner = d.strip_prefix("x<")?.strip_suffix('>')?;
-    Some(inner.trim_end().to_string())
+    if t == "v" {
+        return Some("void".to_string());
+    }
+    let d = demangle_encoding(&format!("1x{t}"))?;
+    let inner = d.strip_prefix("x(")?.strip_suffix(')')?;
+    Some(inner.to_string())
 }
 
 /// Skips a `<nv-offset>` / `<v-offset>` number: `[n]<digits>_`.
