@@ -2,6 +2,8 @@
 //! ` (file:line)` in line mode or with `--inline-file-names`) and `print_name` (plus
 //! ` <cycle N>` and ` [index]` / ` (index)`).
 
+use std::cell::OnceCell;
+
 use super::Analysis;
 use super::demangle::{Style, demangle};
 
@@ -46,12 +48,19 @@ impl Default for PrintOptions {
 pub struct Names<'a> {
     a: &'a Analysis,
     opts: PrintOptions,
+    /// Each symbol's demangled name (`None`: printed as it is), worked out on its first print:
+    /// the call graph prints a name many times (as parent, child and entry), and demangling a
+    /// C++ name costs far more than copying it.
+    demangled: Vec<OnceCell<Option<String>>>,
 }
 
 impl<'a> Names<'a> {
     /// A printer for `a` with `opts`.
     pub fn new(a: &'a Analysis, opts: PrintOptions) -> Names<'a> {
-        Names { a, opts }
+        let demangled = (0..a.symtab.symbols.len())
+            .map(|_| OnceCell::new())
+            .collect();
+        Names { a, opts, demangled }
     }
 
     /// The file name as printed: basename unless `-L`.
@@ -72,10 +81,13 @@ impl<'a> Names<'a> {
         };
         let start = buf.len();
         let shown = match (self.opts.bsd, self.opts.demangle) {
-            (false, Some(style)) => demangle(&sym.name, style),
+            (false, Some(style)) => self
+                .demangled
+                .get(node)
+                .and_then(|d| d.get_or_init(|| demangle(&sym.name, style)).as_deref()),
             _ => None,
         };
-        buf.extend_from_slice(shown.as_deref().unwrap_or(&sym.name).as_bytes());
+        buf.extend_from_slice(shown.unwrap_or(&sym.name).as_bytes());
         if (self.opts.line_granularity || self.opts.inline_file_names)
             && let Some(fname) = sym.file.and_then(|f| self.file_name(f))
         {
