@@ -302,8 +302,60 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
         }
     };
     // libiberty spells the `Dn` type `decltype(nullptr)`.
+    let d = if enc.starts_with('Z') {
+        move_lambda_member_params(&d).unwrap_or(d)
+    } else {
+        d
+    };
     let d = fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)");
     Some(std_abbreviations(enc, &drop_empty_packs(&fix_literals(&d))))
+}
+
+/// cpp_demangle prints the parameters of a lambda's member (`…::{lambda(S)#1}::operator()(S)`)
+/// after the lambda's last parameter when that is a class type:
+/// `{lambda(S(S))#1}::operator() const`. Such a text has no parameter list after the last
+/// `}::` name; the group is moved back behind the member's name.
+fn move_lambda_member_params(d: &str) -> Option<String> {
+    let close = d.rfind(")#")?;
+    let brace = close + d[close..].find("}::")?;
+    let tail = &d[brace + 3..];
+    let name_len = if tail.starts_with("operator()") {
+        "operator()".len()
+    } else {
+        tail.find([' ', '(']).unwrap_or(tail.len())
+    };
+    if tail[name_len..].contains('(') || !d[..close].ends_with(')') {
+        return None;
+    }
+    // The group that ends right before the lambda's own `)`.
+    let b = d.as_bytes();
+    let mut depth = 0usize;
+    let mut open = None;
+    for i in (0..close - 1).rev() {
+        match b[i] {
+            b')' => depth += 1,
+            b'(' if depth == 0 => {
+                open = Some(i);
+                break;
+            }
+            b'(' => depth -= 1,
+            _ => {}
+        }
+    }
+    let open = open?;
+    // The group must follow a parameter (not open the lambda's own list).
+    if d[..open].ends_with("lambda") {
+        return None;
+    }
+    let params = &d[open..close];
+    let name_end = brace + 3 + name_len;
+    Some(format!(
+        "{}{}{}{}",
+        &d[..open],
+        &d[close..name_end],
+        params,
+        &d[name_end..]
+    ))
 }
 
 /// The standard abbreviations `Ss`, `Si`, `So`, `Sd`: as its short name, and the long form
@@ -366,9 +418,11 @@ fn std_abbreviations(enc: &str, d: &str) -> String {
             }
             let bare = &short["std::".len()..];
             for tilde in ["", "~"] {
-                let cpp = format!("{short}::{tilde}{bare}");
-                if let Some(rest) = out.strip_prefix(cpp.as_str()) {
-                    return format!("{long}::{tilde}{ctor}{rest}");
+                for name in [bare, ctor] {
+                    let cpp = format!("{short}::{tilde}{name}");
+                    if let Some(rest) = out.strip_prefix(cpp.as_str()) {
+                        return format!("{long}::{tilde}{ctor}{rest}");
+                    }
                 }
             }
         }
