@@ -189,7 +189,40 @@ fn demangle_encoding(enc: &str) -> Option<String> {
     {
         return Some(d);
     }
-    demangle_encoding_as_is(enc)
+    let d = demangle_encoding_as_is(enc)?;
+    Some(if enc.contains("RZ") {
+        move_local_reference(enc, &d).unwrap_or(d)
+    } else {
+        d
+    })
+}
+
+/// A reference to a lambda (`RZ…UlS5_E_`) comes out of cpp_demangle with the `&` after the
+/// lambda's last parameter (`{lambda(S&)#1}`) instead of after the lambda (`{lambda(S)#1}&`).
+/// To tell such an `&` from a parameter's own, the name is demangled again with a pointer in
+/// place of the reference (`PZ`: the same substitution candidates): where only the reference
+/// changed, the `&` came from the `R`.
+fn move_local_reference(enc: &str, d: &str) -> Option<String> {
+    let alt = demangle_encoding_as_is(&enc.replace("RZ", "PZ"))?;
+    let mut out = d.to_string();
+    let mut from = out.len();
+    // From the end, so that moving one `&` leaves the offsets of the earlier ones valid.
+    while let Some(i) = out[..from].rfind("&)#") {
+        from = i;
+        let Some(open) = out[..i].rfind("{lambda(") else {
+            break;
+        };
+        let Some(close) = out[i..].find('}').map(|c| i + c) else {
+            continue;
+        };
+        let lambda = &out[open..=close];
+        let pointer = format!("{}*{}", &out[open..i], &out[i + 1..=close]);
+        if alt.contains(&pointer) && !alt.contains(lambda) {
+            out.insert(close + 1, '&');
+            out.remove(i);
+        }
+    }
+    (out != d).then_some(out)
 }
 
 /// Where the `<nested-name>` of a constructor or destructor template ends (`N…C1I…EE` with
