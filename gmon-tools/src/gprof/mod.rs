@@ -348,6 +348,7 @@ impl AnalysisBuilder {
             graph,
             has_arcs,
             warnings,
+            demangled: names::Demangled::default(),
         })
     }
 }
@@ -453,6 +454,8 @@ pub struct Analysis {
     pub has_arcs: bool,
     /// Non-fatal messages gprof prints on stderr during the analysis.
     pub warnings: Vec<String>,
+    /// Demangled names, shared by the reports' name printers (see [`names::Demangled`]).
+    pub(crate) demangled: names::Demangled,
 }
 
 /// One function's numbers, as the reports use them.

@@ -2,7 +2,7 @@
 //! ` (file:line)` in line mode or with `--inline-file-names`) and `print_name` (plus
 //! ` <cycle N>` and ` [index]` / ` (index)`).
 
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 use super::Analysis;
 use super::demangle::{Style, demangle};
@@ -43,24 +43,28 @@ impl Default for PrintOptions {
     }
 }
 
+/// Each symbol's demangled name (`None`: printed as it is), worked out on its first print and
+/// kept for the whole analysis: the call graph prints a name many times (as parent, child and
+/// entry), the flat profile and the index print it again, and demangling a C++ name costs far
+/// more than copying it. One demangling style per analysis (the first one asked for); a printer
+/// with another style demangles on every print. Entries are by symbol index, so a caller that
+/// renames symbols of a finished analysis would see the old names.
+#[derive(Debug, Default)]
+pub struct Demangled {
+    cache: OnceLock<(Style, Vec<OnceLock<Option<String>>>)>,
+}
+
 /// Name printer over one analysis.
 #[derive(Debug)]
 pub struct Names<'a> {
     a: &'a Analysis,
     opts: PrintOptions,
-    /// Each symbol's demangled name (`None`: printed as it is), worked out on its first print:
-    /// the call graph prints a name many times (as parent, child and entry), and demangling a
-    /// C++ name costs far more than copying it.
-    demangled: Vec<OnceCell<Option<String>>>,
 }
 
 impl<'a> Names<'a> {
     /// A printer for `a` with `opts`.
     pub fn new(a: &'a Analysis, opts: PrintOptions) -> Names<'a> {
-        let demangled = (0..a.symtab.symbols.len())
-            .map(|_| OnceCell::new())
-            .collect();
-        Names { a, opts, demangled }
+        Names { a, opts }
     }
 
     /// The file name as printed: basename unless `-L`.
@@ -80,11 +84,23 @@ impl<'a> Names<'a> {
             return 0;
         };
         let start = buf.len();
+        let uncached;
         let shown = match (self.opts.bsd, self.opts.demangle) {
-            (false, Some(style)) => self
-                .demangled
-                .get(node)
-                .and_then(|d| d.get_or_init(|| demangle(&sym.name, style)).as_deref()),
+            (false, Some(style)) => {
+                let (cached_style, cells) = self.a.demangled.cache.get_or_init(|| {
+                    let cells = self.a.symtab.symbols.iter().map(|_| OnceLock::new());
+                    (style, cells.collect())
+                });
+                match cells.get(node) {
+                    Some(cell) if *cached_style == style => {
+                        cell.get_or_init(|| demangle(&sym.name, style)).as_deref()
+                    }
+                    _ => {
+                        uncached = demangle(&sym.name, style);
+                        uncached.as_deref()
+                    }
+                }
+            }
             _ => None,
         };
         buf.extend_from_slice(shown.unwrap_or(&sym.name).as_bytes());
