@@ -179,13 +179,150 @@ fn demangle_cpp(name: &str) -> Option<String> {
 
 /// Demangles an `<encoding>` (the part after `_Z`).
 fn demangle_encoding(enc: &str) -> Option<String> {
+    if let Some(expanded) = expand_trailing_pack(enc)
+        && let Some(d) = demangle_encoding_fixed(&expanded)
+    {
+        return Some(d);
+    }
+    demangle_encoding_fixed(enc)
+}
+
+/// cpp_demangle prints a pack expansion parameter (`DpOT_`, `Args&&...`) with the `&&` on the
+/// last element only (`double, char&&`; libiberty: `double&&, char&&`) and an empty pack as
+/// a lone `&&`. When the expansion is the last parameter, nothing refers back to it, so it is
+/// replaced by its elements, copied from the function's template arguments (`O<elem>` each;
+/// reference collapsing then gives `int&` for an `int&` element), or by `v` when the pack is
+/// empty and nothing else is left.
+fn expand_trailing_pack(enc: &str) -> Option<String> {
+    let b = enc.as_bytes();
+    let body_end = enc.find('.').unwrap_or(enc.len());
+    let body = &enc[..body_end];
+    let dp = body.rfind("Dp")?;
+    let tail = &body[dp + 2..];
+    let (qual, param) = match tail.as_bytes().first()? {
+        b'O' | b'R' | b'P' => (&tail[..1], &tail[1..]),
+        _ => ("", tail),
+    };
+    let index: usize = match param.strip_prefix('T')?.strip_suffix('_')? {
+        "" => 0,
+        n => n.parse::<usize>().ok()?.checked_add(1)?,
+    };
+    // The function's template arguments: the last `I…E` of its name.
+    let mut args_at = None;
+    let (mut i, end) = if b.first() == Some(&b'N') {
+        (1, skip_item(b, 0, 0)?.checked_sub(1)?)
+    } else {
+        (0, dp)
+    };
+    while i < end {
+        if b[i] == b'I' {
+            args_at = Some(i);
+        }
+        let next = skip_item(b, i, 0)?;
+        if b[i] == b'I' && b.first() != Some(&b'N') {
+            break;
+        }
+        i = next;
+    }
+    let mut j = args_at? + 1;
+    for _ in 0..index {
+        j = skip_type(b, j, 0)?;
+    }
+    if b.get(j) != Some(&b'J') {
+        return None;
+    }
+    let mut elems = Vec::new();
+    let mut k = j + 1;
+    while *b.get(k)? != b'E' {
+        let e = skip_type(b, k, 0)?;
+        elems.push(enc.get(k..e)?);
+        k = e;
+    }
+    let mut out = enc[..dp].to_string();
+    for e in &elems {
+        out.push_str(qual);
+        out.push_str(e);
+    }
+    if elems.is_empty() && !params_before(enc, dp) {
+        out.push('v');
+    }
+    out.push_str(&enc[body_end..]);
+    Some(out)
+}
+
+/// Whether the encoding has parameters in front of offset `dp` (a rough check: the character
+/// before it ends a type rather than the name, i.e. the name part is shorter).
+fn params_before(enc: &str, dp: usize) -> bool {
+    let b = enc.as_bytes();
+    let Some(name_end) = skip_item(b, 0, 0) else {
+        return true;
+    };
+    let mut i = name_end;
+    // Unscoped template: the template arguments, then the return type.
+    if b.first() != Some(&b'N') && b.get(i) == Some(&b'I') {
+        i = skip_item(b, i, 0).unwrap_or(dp);
+    }
+    // A template function's first type is its return type, except for a constructor's.
+    let templated = (enc.get(..name_end.min(dp)).is_some_and(|n| n.contains('I')) || i != name_end)
+        && ctor_template_name_end(enc).is_none();
+    let mut count = 0;
+    while i < dp {
+        match skip_type(b, i, 0) {
+            Some(n) => i = n,
+            None => return true,
+        }
+        count += 1;
+    }
+    count > usize::from(templated)
+}
+
+/// Skips one whole `<type>` or `<template-arg>` at `i` (qualifiers with what they qualify, a
+/// name with its template arguments); the offset after it.
+fn skip_type(b: &[u8], i: usize, depth: u32) -> Option<usize> {
+    if depth > 64 {
+        return None;
+    }
+    let with_args = |j: usize| -> Option<usize> {
+        if b.get(j) == Some(&b'I') {
+            skip_item(b, j, depth + 1)
+        } else {
+            Some(j)
+        }
+    };
+    match *b.get(i)? {
+        b'K' | b'V' | b'r' | b'P' | b'R' | b'O' => skip_type(b, i + 1, depth + 1),
+        b'D' if b.get(i + 1) == Some(&b'p') => skip_type(b, i + 2, depth + 1),
+        b'A' | b'M' => {
+            let j = if b[i] == b'A' {
+                skip_item(b, i, depth + 1)?
+            } else {
+                skip_type(b, i + 1, depth + 1)?
+            };
+            skip_type(b, j, depth + 1)
+        }
+        b'S' if b.get(i + 1) == Some(&b't') => {
+            let j = skip_item(b, i + 2, depth + 1)?;
+            with_args(j)
+        }
+        b'S' | b'T' | b'0'..=b'9' => with_args(skip_item(b, i, depth + 1)?),
+        b'Z' => {
+            let j = skip_item(b, i, depth + 1)?;
+            skip_item(b, j, depth + 1)
+        }
+        _ => skip_item(b, i, depth + 1),
+    }
+}
+
+/// Demangles an `<encoding>` with the constructor-template repair.
+fn demangle_encoding_fixed(enc: &str) -> Option<String> {
     // cpp_demangle takes the first type of every template function for its return type, also
     // for a constructor or destructor template, which has none, and then leaves it out: the
     // first parameter goes missing. Such a name is demangled with a `void` return type
     // inserted after the name, which cpp_demangle hides as it hides the return type of every
     // constructor; `v` is not a substitution candidate, so back references stay as they are.
     if let Some(end) = ctor_template_name_end(enc)
-        && let Some(d) = demangle_encoding_as_is(&format!("{}v{}", &enc[..end], &enc[end..]))
+        && let Some(d) =
+            demangle_encoding_as_is(&format!("{}v{}", enc.get(..end)?, enc.get(end..)?))
     {
         return Some(d);
     }
@@ -330,7 +467,7 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
         bare
     } else {
         match top_return_type(&full, &bare) {
-            Some(rt) => format!("{rt}{bare}"),
+            Some(rt) => wrap_in_return_declarator(rt, &bare),
             None => full,
         }
     };
@@ -461,6 +598,28 @@ fn std_abbreviations(enc: &str, d: &str) -> String {
         }
     }
     out
+}
+
+/// libiberty writes a function returning a pointer or reference to an array or function as
+/// C does, the name inside the declarator: `char const (&f<…>(…)) [2]`, `int (*g(…))(long)`;
+/// cpp_demangle writes the return type first (`char const (&) [2] f<…>(…)`).
+fn wrap_in_return_declarator(rt: &str, bare: &str) -> String {
+    let rt = rt.trim_end();
+    if rt.is_empty() {
+        return bare.to_string();
+    }
+    let found = ["(&)", "(&&)", "(*)"]
+        .iter()
+        .filter_map(|q| rt.rfind(q).map(|at| (at, q.len())))
+        .max();
+    if let Some((at, len)) = found {
+        let after = &rt[at + len..];
+        if after.starts_with(" [") || after.starts_with('(') {
+            let inner = &rt[at..at + len - 1];
+            return format!("{}{inner}{bare}){after}", &rt[..at]);
+        }
+    }
+    format!("{rt} {bare}")
 }
 
 /// The text `full` has in front of `bare` (the top-level return type and its blank), where
@@ -675,6 +834,12 @@ mod tests {
             "_ZTh",
             "_ZTv1_",
             "_ZTV",
+            "_ZN1\u{e9}C1IiEEi",
+            "_ZN2a\u{e9}C1IiEEi",
+            "_Z1fIJ\u{e9}EEvDpOT_",
+            "_Z2f\u{e9}IJiEEvDpOT_",
+            "_ZN1aC1IJEEEDpOT_",
+            "_Z1fIJEEvDpOT_",
         ] {
             let _ = demangle(n, Style::Auto);
             let _ = demangle(n, Style::Gnat);
