@@ -379,6 +379,16 @@ fn ctor_template_name_end(enc: &str) -> Option<usize> {
         {
             return (end < b.len()).then_some(end);
         }
+        // An inheriting constructor: `CI1`/`CI2`, the base class, then template arguments.
+        if b[i] == b'C'
+            && b[i + 1] == b'I'
+            && matches!(b[i + 2], b'1' | b'2')
+            && let Some(args) = skip_type(b, i + 3, 0)
+            && b.get(args) == Some(&b'I')
+            && skip_item(b, args, 0) == Some(end - 1)
+        {
+            return (end < b.len()).then_some(end);
+        }
         i += 1;
     }
     None
