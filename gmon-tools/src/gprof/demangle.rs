@@ -179,6 +179,13 @@ fn demangle_cpp(name: &str) -> Option<String> {
 
 /// Demangles an `<encoding>` (the part after `_Z`).
 fn demangle_encoding(enc: &str) -> Option<String> {
+    // A literal operator (`li2_w` = `operator"" _w`): cpp_demangle misreads it; the same
+    // name without `li` demangles as a plain function, which only needs the prefix.
+    if let Some(rest) = enc.strip_prefix("li")
+        && rest.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Some(format!("operator\"\" {}", demangle_encoding_fixed(rest)?));
+    }
     if let Some(expanded) = expand_trailing_pack(enc)
         && let Some(d) = demangle_encoding_fixed(&expanded)
     {
