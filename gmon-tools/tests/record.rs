@@ -393,3 +393,98 @@ fn help_says_where_the_library_is_found() {
         "{help}"
     );
 }
+
+/// Loops in `spin` forever; once it has used 0.5 s of CPU it writes its pid to `argv[1]` (the
+/// test's cue to send SIGTERM), so the kill never races the profile's start.
+const ENDLESS: &str = r#"
+#include <stdio.h>
+#include <time.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) void spin(void) {
+    unsigned long x = 88172645463325252UL;
+    for (int i = 0; i < 200000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+    sink = x;
+}
+int main(int argc, char **argv) {
+    int told = 0;
+    alarm(60); /* a safety net: the test never hangs if the pid file cannot be written */
+    for (;;) {
+        spin();
+        if (!told && argc > 1 && clock() >= CLOCKS_PER_SEC / 2) {
+            FILE *f = fopen(argv[1], "w");
+            if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
+            told = 1;
+        }
+    }
+}
+"#;
+
+#[test]
+fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
+    use gmon_tools::commands::record::{RecordOptions, record};
+    use std::os::unix::process::ExitStatusExt;
+
+    let lib = runtime_library().unwrap_or_else(|| gmon().with_file_name("libgmon_write.so"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = format!("#include <unistd.h>\n{ENDLESS}");
+    let prog = compile_c(
+        dir.path(),
+        "endless",
+        &source,
+        &["-O1", "-fno-omit-frame-pointer"],
+    );
+    let out = dir.path().join("endless.gmon");
+    let pid_file = dir.path().join("endless.pid");
+    let opts = RecordOptions {
+        output: out.clone(),
+        hz: 1000,
+        stacks: true,
+        library: Some(lib),
+    };
+    let command = vec![
+        prog.clone().into_os_string(),
+        pid_file.clone().into_os_string(),
+    ];
+    let killer = {
+        let pid_file = pid_file.clone();
+        std::thread::spawn(move || {
+            // Bounded wait for the program's cue (60 s: a loaded CI machine, not a timing).
+            for _ in 0..6000 {
+                if let Some(pid) = std::fs::read_to_string(&pid_file)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<i32>().ok())
+                {
+                    let kill = Command::new("kill")
+                        .args(["-TERM", &pid.to_string()])
+                        .status()
+                        .expect("run kill");
+                    return kill.success();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            false
+        })
+    };
+    let rec = record(&opts, &command);
+    let killed = killer.join().expect("killer thread");
+    assert!(killed, "the program never wrote its pid file");
+    let rec = rec.expect("a profile is written despite SIGTERM");
+    // 15 = SIGTERM: the parent sees the same death as without the runtime.
+    assert_eq!(rec.status.signal(), Some(15), "{:?}", rec.status);
+    assert_eq!(rec.gmon, out);
+    assert!(rec.samples.is_some_and(|n| n >= 400), "{:?}", rec.samples);
+
+    let gprof = Command::new("gprof")
+        .args(["-b", "-p"])
+        .arg(&prog)
+        .arg(&out)
+        .output()
+        .expect("GNU gprof is installed");
+    assert!(gprof.status.success(), "gprof: {}", text(&gprof));
+    let flat = String::from_utf8_lossy(&gprof.stdout).into_owned();
+    assert_eq!(
+        flat_names(&flat).first().map(String::as_str),
+        Some("spin"),
+        "{flat}"
+    );
+}

@@ -187,7 +187,11 @@ extern "C" fn preload_init() {
         .append_pid(append_pid)
         .stacks(stacks);
     match p.start() {
-        Ok(g) => std::mem::forget(g),
+        Ok(g) => {
+            std::mem::forget(g);
+            // A command stopped by Ctrl-C or `kill` keeps its profile too.
+            crate::stopsig::install();
+        }
         Err(e) => eprintln!("gmon-write: cannot profile this process: {e}"),
     }
 }

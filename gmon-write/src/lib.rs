@@ -42,6 +42,7 @@ mod profiler;
 mod sampler;
 mod session;
 mod stack;
+mod stopsig;
 mod tables;
 mod threads;
 

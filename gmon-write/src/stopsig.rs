@@ -1,0 +1,192 @@
+//! Keeping the profile when `gmon record`'s command is stopped by `SIGINT`, `SIGTERM` or
+//! `SIGHUP` (Ctrl-C, `kill`, a closed terminal), the usual way to end a server.
+//!
+//! Only a signal whose disposition is still `SIG_DFL` when the runtime starts is caught: a
+//! program with its own handler (or one that ignores the signal) is left alone, and a handler
+//! the program installs later simply replaces ours. The handler only stores the signal number
+//! and writes one byte to a pipe (both async-signal-safe); a helper thread, blocked on the
+//! pipe, does the rest outside signal context: if our handler is still the disposition, it
+//! stops sampling, writes the profile, puts `SIG_DFL` back and re-raises the signal, so the
+//! process still ends "killed by signal N" for its parent. A second such signal while the
+//! profile is being written ends the process at once (the user insists).
+
+use std::ffi::c_int;
+use std::sync::Once;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signals caught (default action: terminate without a core dump).
+const STOP_SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The signal being handled (0: none yet).
+static PENDING: AtomicI32 = AtomicI32::new(0);
+/// The pipe's write end, -1 when there is no helper thread.
+static WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_stop_signal(sig: c_int) {
+    if PENDING
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        // Already writing: end now, with this signal's default action.
+        terminate_with(sig);
+        return;
+    }
+    let fd = WAKE_FD.load(Ordering::SeqCst);
+    if fd < 0 {
+        terminate_with(sig);
+        return;
+    }
+    // SAFETY: errno is thread-local; write(2) is async-signal-safe.
+    unsafe {
+        let errno = libc::__errno_location();
+        let saved = *errno;
+        let byte = 1u8;
+        if libc::write(fd, (&byte as *const u8).cast(), 1) != 1 {
+            terminate_with(sig);
+        }
+        *errno = saved;
+    }
+}
+
+/// Puts `SIG_DFL` back for `sig`, unblocks it in this thread and raises it here: the process
+/// ends as if the runtime had never caught it. (sigaction, sigprocmask and raise are
+/// async-signal-safe.)
+fn terminate_with(sig: c_int) {
+    // SAFETY: plain libc calls with valid local structures.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut dfl.sa_mask);
+        libc::sigaction(sig, &dfl, std::ptr::null_mut());
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+}
+
+fn ours() -> libc::sighandler_t {
+    on_stop_signal as *const () as libc::sighandler_t
+}
+
+/// The current disposition of `sig` (None when it cannot be read).
+fn disposition(sig: c_int) -> Option<libc::sighandler_t> {
+    // SAFETY: querying into local storage.
+    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
+    (unsafe { libc::sigaction(sig, std::ptr::null(), &mut cur) } == 0).then_some(cur.sa_sigaction)
+}
+
+/// The helper thread: waits for the handler's byte, then writes the profile and re-raises.
+fn helper(read_fd: c_int) {
+    loop {
+        let mut byte = 0u8;
+        // SAFETY: reading one byte into local storage from our own pipe.
+        let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n != 1 {
+            // The pipe was closed under us (a program closing every descriptor): stop
+            // listening; the signal then keeps its default effect.
+            WAKE_FD.store(-1, Ordering::SeqCst);
+            return;
+        }
+        let sig = PENDING.load(Ordering::SeqCst);
+        if sig == 0 {
+            continue;
+        }
+        if disposition(sig) != Some(ours()) {
+            // The program installed its own handler in the meantime: not ours to act on.
+            PENDING.store(0, Ordering::SeqCst);
+            continue;
+        }
+        if let Err(e) = crate::profiler::finish() {
+            eprintln!("gmon-write: {e}");
+        }
+        terminate_with(sig);
+        // Only reached if the signal could not end the process (blocked elsewhere and
+        // unblockable here): end it the way a shell reports a signal death.
+        // SAFETY: leaving the process.
+        unsafe { libc::_exit(128 + sig) };
+    }
+}
+
+/// Creates the pipe and the helper thread; false when either fails.
+fn spawn_helper() -> bool {
+    let mut fds = [-1 as c_int; 2];
+    // SAFETY: pipe2 fills the two-element array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return false;
+    }
+    let [read_fd, write_fd] = fds;
+    // Signals the helper must never take itself (it would wait for its own byte).
+    // SAFETY: building a local signal set and applying it around the spawn, so the new thread
+    // inherits it; the previous mask is restored right after.
+    let spawned = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in STOP_SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        let r = std::thread::Builder::new()
+            .name("gmon-stopsig".into())
+            .spawn(move || helper(read_fd));
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        r.is_ok()
+    };
+    if !spawned {
+        // SAFETY: our own descriptors.
+        unsafe {
+            libc::close(read_fd);
+            libc::close(write_fd);
+        }
+        return false;
+    }
+    WAKE_FD.store(write_fd, Ordering::SeqCst);
+    true
+}
+
+/// A forked child has the handler but not the helper thread, and shares the parent's pipe:
+/// give it its own pipe and helper.
+extern "C" fn after_fork_in_child() {
+    let old = WAKE_FD.swap(-1, Ordering::SeqCst);
+    if old < 0 {
+        return;
+    }
+    // SAFETY: the child's copy of our descriptor; the read end stays open with the parent's
+    // (forgotten) helper, which does not exist here, and is closed by exec (O_CLOEXEC).
+    unsafe { libc::close(old) };
+    PENDING.store(0, Ordering::SeqCst);
+    spawn_helper();
+}
+
+/// Catches `SIGINT`, `SIGTERM` and `SIGHUP` while their disposition is `SIG_DFL` (see the
+/// module docs). Called once profiling has started in the preloaded runtime.
+pub(crate) fn install() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let free: Vec<c_int> = STOP_SIGNALS
+            .into_iter()
+            .filter(|&s| disposition(s) == Some(libc::SIG_DFL))
+            .collect();
+        if free.is_empty() || !spawn_helper() {
+            return;
+        }
+        // SAFETY: registering a plain extern "C" function; sigaction with a zeroed structure,
+        // our handler and a mask that blocks the other stop signals while it runs.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(after_fork_in_child));
+            let mut act: libc::sigaction = std::mem::zeroed();
+            act.sa_sigaction = ours();
+            // The program's interrupted system calls go on as if nothing happened.
+            act.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut act.sa_mask);
+            for s in free {
+                libc::sigaction(s, &act, std::ptr::null_mut());
+            }
+        }
+    });
+}
