@@ -488,3 +488,117 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
         "{flat}"
     );
 }
+
+/// Starts `gmon record -o OUT -- endless PIDFILE` in its own process group (as a shell puts a
+/// foreground job), with SIGINT at its default whatever the test runner inherited, and returns
+/// it once the program has written its pid (after 0.5 s of CPU time, so profiling has started).
+fn start_endless_under_gmon(dir: &Path) -> (std::process::Child, PathBuf, PathBuf) {
+    use std::os::unix::process::CommandExt;
+    let lib = runtime_library().unwrap_or_else(|| gmon().with_file_name("libgmon_write.so"));
+    let source = format!("#include <unistd.h>\n{ENDLESS}");
+    let prog = compile_c(dir, "endless", &source, &["-O1", "-fno-omit-frame-pointer"]);
+    let out = dir.join("endless.gmon");
+    let pid_file = dir.join("endless.pid");
+    let mut cmd = gmon_cmd(&Some(lib));
+    cmd.arg("record")
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .arg(&pid_file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0);
+    // SAFETY: signal(2) is async-signal-safe; a runner started as a background job of a
+    // non-interactive shell would otherwise pass SIGINT down ignored.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("run gmon record");
+    // Bounded wait for the program's cue (60 s: a loaded CI machine, not a timing).
+    for _ in 0..6000 {
+        if std::fs::read_to_string(&pid_file).is_ok_and(|s| s.trim().parse::<i32>().is_ok()) {
+            return (child, prog, out);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The program's alarm(60) ends it, and so gmon record, which is reaped here.
+    let ended = child.wait();
+    panic!("the program never wrote its pid file ({ended:?})");
+}
+
+/// GNU gprof reads `out` and puts `spin` on top.
+fn assert_gprof_reads_spin(prog: &Path, out: &Path) {
+    let gprof = Command::new("gprof")
+        .args(["-b", "-p"])
+        .arg(prog)
+        .arg(out)
+        .output()
+        .expect("GNU gprof is installed");
+    assert!(gprof.status.success(), "gprof: {}", text(&gprof));
+    let flat = String::from_utf8_lossy(&gprof.stdout).into_owned();
+    assert_eq!(
+        flat_names(&flat).first().map(String::as_str),
+        Some("spin"),
+        "{flat}"
+    );
+}
+
+#[test]
+fn sigterm_to_gmon_record_is_forwarded_and_it_reports_the_programs_death() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (child, prog, out) = start_endless_under_gmon(dir.path());
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let run = child.wait_with_output().expect("wait for gmon record");
+    // 128 + 15: the program died by the forwarded SIGTERM after writing its profile, and gmon
+    // record survived to say so.
+    assert_eq!(
+        run.status.code(),
+        Some(143),
+        "{:?}: {}",
+        run.status,
+        text(&run)
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("gmon record:") && stderr.contains("samples"),
+        "{stderr}"
+    );
+    assert!(out.is_file(), "{}", text(&run));
+    assert_gprof_reads_spin(&prog, &out);
+}
+
+#[test]
+fn ctrl_c_to_the_process_group_leaves_gmon_record_to_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (child, prog, out) = start_endless_under_gmon(dir.path());
+    // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group.
+    let kill = Command::new("kill")
+        .args(["-INT", "--", &format!("-{}", child.id())])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let run = child.wait_with_output().expect("wait for gmon record");
+    // 128 + 2 from the program's death, not gmon record's own.
+    assert_eq!(
+        run.status.code(),
+        Some(130),
+        "{:?}: {}",
+        run.status,
+        text(&run)
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("gmon record:") && stderr.contains("samples"),
+        "{stderr}"
+    );
+    assert_gprof_reads_spin(&prog, &out);
+}

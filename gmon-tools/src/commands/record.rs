@@ -121,8 +121,31 @@ pub fn find_runtime_library() -> anyhow::Result<PathBuf> {
     )
 }
 
-/// Runs `command` with the runtime preloaded and waits for it.
+/// Runs `command` with the runtime preloaded and waits for it. Signals sent to this process
+/// are left alone (see [`record_in_foreground`] for what the `gmon record` command does).
 pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Recorded> {
+    record_with(opts, command, false)
+}
+
+/// Like [`record`], and while the command runs this process ignores SIGINT and SIGQUIT and
+/// forwards SIGTERM and SIGHUP to it, as `time`, `system()` and shells do: Ctrl-C in a
+/// terminal reaches the whole foreground process group, so the command (whose runtime then
+/// writes the profile, spec/runtime.md §4.5) decides how the run ends and this process
+/// survives to report it; `kill <gmon pid>` stops the command the same way. A signal that was
+/// ignored when this is called (`nohup`, a background job) stays ignored, in the command too.
+/// It changes process-wide signal dispositions: one call at a time per process.
+pub fn record_in_foreground(
+    opts: &RecordOptions,
+    command: &[OsString],
+) -> anyhow::Result<Recorded> {
+    record_with(opts, command, true)
+}
+
+fn record_with(
+    opts: &RecordOptions,
+    command: &[OsString],
+    foreground: bool,
+) -> anyhow::Result<Recorded> {
     let Some((program, args)) = command.split_first() else {
         bail!("no command to record")
     };
@@ -156,15 +179,19 @@ pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Reco
         preload.push(":");
         preload.push(old);
     }
-    let status = Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .env("LD_PRELOAD", preload)
         .env("GMON_RECORD_OUT", &gmon)
         .env("GMON_RECORD_HZ", opts.hz.to_string())
         .env("GMON_RECORD_STACKS", if opts.stacks { "1" } else { "0" })
-        .env_remove("GMON_RECORD_OWNER")
-        .status()
-        .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
+        .env_remove("GMON_RECORD_OWNER");
+    let status = if foreground {
+        signals::run_in_foreground(&mut cmd)
+    } else {
+        cmd.status()
+    }
+    .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
     if !gmon.exists() {
         let children = child_profiles(&gmon);
         if !children.is_empty() {
@@ -185,7 +212,8 @@ pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Reco
         }
         bail!(
             "{} wrote no profile to {} ({}): it may be statically linked or \
-             set-uid (LD_PRELOAD ignored), have ended by a signal or _exit, or use SIGPROF itself \
+             set-uid (LD_PRELOAD ignored), have ended by _exit, abort or a signal other than \
+             SIGINT, SIGTERM and SIGHUP (SIGKILL, SIGSEGV, ...), or use SIGPROF itself \
              (see its stderr)",
             program.to_string_lossy(),
             gmon.display(),
@@ -255,7 +283,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         stacks: !args.no_stacks,
         library: None,
     };
-    let rec = record(&opts, &args.command)?;
+    let rec = record_in_foreground(&opts, &args.command)?;
     match rec.samples {
         Some(n) => eprintln!(
             "gmon record: {n} samples at {} Hz in {} (+ .gmonx)",
@@ -265,6 +293,113 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None => eprintln!("gmon record: wrote {}", rec.gmon.display()),
     }
     Ok(exit_code(rec.status))
+}
+
+/// The signal dispositions of `gmon record` while its command runs.
+mod signals {
+    use std::io;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, ExitStatus};
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    /// The running command's pid for the forwarding handler (0: none).
+    static CHILD: AtomicI32 = AtomicI32::new(0);
+
+    /// Sends the signal on to the command; only async-signal-safe calls, and errno is kept
+    /// because the handler may interrupt code that is about to read it.
+    extern "C" fn forward(sig: libc::c_int) {
+        let pid = CHILD.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: __errno_location returns this thread's errno; kill is async-signal-safe.
+            unsafe {
+                let errno = *libc::__errno_location();
+                libc::kill(pid, sig);
+                *libc::__errno_location() = errno;
+            }
+        }
+    }
+
+    /// Sets `handler` for `sig` and returns the disposition it replaces.
+    fn set(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<libc::sigaction> {
+        // SAFETY: zeroed sigaction structs are valid; sigemptyset and sigaction get pointers
+        // to them.
+        unsafe {
+            let mut new: libc::sigaction = std::mem::zeroed();
+            let mut old: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = handler;
+            new.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut new.sa_mask);
+            if libc::sigaction(sig, &new, &mut old) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(old)
+        }
+    }
+
+    /// Puts back a disposition returned by [`set`].
+    fn restore(sig: libc::c_int, old: &libc::sigaction) {
+        // SAFETY: `old` came from sigaction for this signal.
+        unsafe {
+            libc::sigaction(sig, old, std::ptr::null_mut());
+        }
+    }
+
+    /// Spawns `cmd` and waits for it with SIGINT/SIGQUIT ignored and SIGTERM/SIGHUP
+    /// forwarded (each only when it was not ignored already), then restores the dispositions.
+    pub(super) fn run_in_foreground(cmd: &mut Command) -> io::Result<ExitStatus> {
+        let mut ignored = Vec::new();
+        for sig in [libc::SIGINT, libc::SIGQUIT] {
+            let old = set(sig, libc::SIG_IGN)?;
+            if old.sa_sigaction == libc::SIG_IGN {
+                restore(sig, &old);
+            } else {
+                ignored.push((sig, old));
+            }
+        }
+        // SIG_IGN survives exec: the command gets the default back for the signals ignored
+        // here only (one ignored by our own parent stays ignored, as `nohup` means).
+        let reset: Vec<libc::c_int> = ignored.iter().map(|(sig, _)| *sig).collect();
+        // SAFETY: the closure runs between fork and exec and only calls signal(2), which is
+        // async-signal-safe; `reset` is read, not allocated or freed, there.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &sig in &reset {
+                    if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let spawned = cmd.spawn();
+        let status = spawned.and_then(|mut child| {
+            // The pid is published before the handler is installed, and the handler is set
+            // only after spawn, so the command itself never inherits it (exec would reset it
+            // anyway) and a signal is never forwarded to a stale pid.
+            CHILD.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+            let mut forwarding = Vec::new();
+            for sig in [libc::SIGTERM, libc::SIGHUP] {
+                match set(
+                    sig,
+                    forward as extern "C" fn(libc::c_int) as libc::sighandler_t,
+                ) {
+                    Ok(old) if old.sa_sigaction == libc::SIG_IGN => restore(sig, &old),
+                    Ok(old) => forwarding.push((sig, old)),
+                    Err(_) => {}
+                }
+            }
+            let status = child.wait();
+            for (sig, old) in &forwarding {
+                restore(*sig, old);
+            }
+            CHILD.store(0, Ordering::SeqCst);
+            status
+        });
+        for (sig, old) in &ignored {
+            restore(*sig, old);
+        }
+        status
+    }
 }
 
 #[cfg(test)]
