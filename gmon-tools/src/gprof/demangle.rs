@@ -495,7 +495,105 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
         d
     };
     let d = fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)");
-    Some(std_abbreviations(enc, &drop_empty_packs(&fix_literals(&d))))
+    let d = std_abbreviations(enc, &drop_empty_packs(&fix_literals(&d)));
+    Some(if enc.contains("adL_Z") {
+        address_of_functions(&d)
+    } else {
+        d
+    })
+}
+
+/// libiberty prints the address of a plain function as a template argument (`XadL_Z…EE`) by
+/// its name alone (`JSMethod<&node::StreamBase::Writev>`) and that of a const member function
+/// in parentheses (`&(v8::Value::IsFunction() const)`); cpp_demangle prints the parameters
+/// after the name in both cases. A template function, which libiberty prints with its return
+/// type, is left as it is.
+fn address_of_functions(d: &str) -> String {
+    let mut out = String::with_capacity(d.len());
+    let mut rest = d;
+    while let Some(at) = rest.find('&') {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let arg_start = out.ends_with('<') || out.ends_with(", ");
+        match arg_start.then(|| function_address(&tail[1..])).flatten() {
+            Some((text, used)) => {
+                out.push('&');
+                out.push_str(&text);
+                rest = &tail[1 + used..];
+            }
+            None => {
+                out.push('&');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Reads `name(params)[ const]` up to the `,` or `>` that ends a template argument; the
+/// libiberty spelling of its address and the length read. `None` when the text is not such a
+/// function or its name is a template.
+fn function_address(t: &str) -> Option<(String, usize)> {
+    let b = t.as_bytes();
+    let mut i = 0;
+    let mut depth = 0i32;
+    // The name: up to the `(` of its parameter list, outside brackets.
+    loop {
+        let rest = t.get(i..)?;
+        if rest.starts_with("(anonymous namespace)") {
+            i += "(anonymous namespace)".len();
+            continue;
+        }
+        if rest.starts_with("operator") {
+            return None;
+        }
+        match *b.get(i)? {
+            b'<' | b'{' => depth += 1,
+            b'>' | b'}' => depth -= 1,
+            b'(' if depth == 0 => break,
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b',' | b' ' | b'&' | b'*' if depth == 0 => return None,
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+        i += 1;
+    }
+    let name = t.get(..i)?;
+    if name.is_empty() || name.ends_with('>') {
+        return None;
+    }
+    // The parameter list.
+    let params_start = i;
+    let mut depth = 0i32;
+    loop {
+        match *b.get(i)? {
+            b'(' | b'<' | b'{' => depth += 1,
+            b')' | b'>' | b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+        if depth == 0 {
+            break;
+        }
+    }
+    let params = t.get(params_start..i)?;
+    let quals = [" const volatile", " const", " volatile"]
+        .into_iter()
+        .find(|q| t.get(i..).is_some_and(|r| r.starts_with(q)))
+        .unwrap_or("");
+    i += quals.len();
+    if !matches!(b.get(i), Some(b',' | b'>')) {
+        return None;
+    }
+    Some(if quals.is_empty() {
+        (name.to_string(), i)
+    } else {
+        (format!("({name}{params}{quals})"), i)
+    })
 }
 
 /// cpp_demangle prints the parameters of a lambda's member (`…::{lambda(S)#1}::operator()(S)`)
