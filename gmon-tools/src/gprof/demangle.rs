@@ -496,11 +496,57 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
     };
     let d = fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)");
     let d = std_abbreviations(enc, &drop_empty_packs(&fix_literals(&d)));
-    Some(if enc.contains("adL_Z") {
+    let d = if enc.contains("adL_Z") {
         address_of_functions(&d)
     } else {
         d
-    })
+    };
+    Some(space_function_types(&d))
+}
+
+/// Whether the parenthesised group at `open` is followed by the `,` or `>` that ends a
+/// template argument: a function type's parameters, not those of a function whose local
+/// entity (`f<3>(long)::{lambda(long)#1}`) or address (`&(int f<0>(int))`) is the argument.
+fn ends_template_argument(d: &str, open: usize) -> bool {
+    let mut depth = 0u32;
+    for (i, c) in d.char_indices().skip_while(|&(i, _)| i < open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return matches!(d.get(i + 1..i + 2), Some("," | ">"));
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// libiberty always puts a blank between a function type's return type and its parameters
+/// (`std::function<v8::Local<v8::Value> (int)>`); cpp_demangle leaves it out after a `>`.
+/// Inside template arguments a `>(` can only be such a function type; outside them it is a
+/// template function's own parameter list, which has none. Names with operators made of
+/// angle brackets are left alone, as their brackets cannot be counted.
+fn space_function_types(d: &str) -> String {
+    if !d.contains(">(") || d.contains("operator") || d.contains("->") {
+        return d.to_string();
+    }
+    let mut out = String::with_capacity(d.len() + 8);
+    let mut depth = 0u32;
+    for (i, c) in d.char_indices() {
+        if c == '(' && depth > 0 && out.ends_with('>') && ends_template_argument(d, i) {
+            out.push(' ');
+        }
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// libiberty prints the address of a plain function as a template argument (`XadL_Z…EE`) by
