@@ -725,7 +725,13 @@ const STD_ABBREVIATIONS: [(u8, &str, &str, &str); 4] = [
 /// form in cpp_demangle's text stands for an abbreviation.
 fn std_abbreviations(enc: &str, d: &str) -> String {
     let mut out = d.to_string();
-    for (_, short, long, _) in STD_ABBREVIATIONS {
+    for (tag, short, long, ctor) in STD_ABBREVIATIONS {
+        // Spelled out in the mangled name (`St13basic_ostreamIT_T0_E` with `char` arguments)
+        // and no abbreviation anywhere: the long form is what libiberty prints too.
+        let spelled = format!("{}{ctor}", ctor.len());
+        if enc.contains(&spelled) && !enc.contains(&format!("S{}", tag as char)) {
+            continue;
+        }
         if out.contains(long) {
             let mut s = String::with_capacity(out.len());
             let mut rest = out.as_str();
