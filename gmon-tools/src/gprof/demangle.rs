@@ -530,7 +530,11 @@ fn ends_template_argument(d: &str, open: usize) -> bool {
 /// template function's own parameter list, which has none. Names with operators made of
 /// angle brackets are left alone, as their brackets cannot be counted.
 fn space_function_types(d: &str) -> String {
-    if !d.contains(">(") || d.contains("operator") || d.contains("->") {
+    let angle_operator = d.match_indices("operator").any(|(i, _)| {
+        d.get(i + 8..)
+            .is_some_and(|r| r.starts_with(['<', '>', '-']))
+    });
+    if !d.contains(">(") || angle_operator || d.contains("->") {
         return d.to_string();
     }
     let mut out = String::with_capacity(d.len() + 8);
