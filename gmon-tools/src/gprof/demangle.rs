@@ -333,12 +333,23 @@ fn demangle_encoding_fixed(enc: &str) -> Option<String> {
     {
         return Some(d);
     }
-    let d = demangle_encoding_as_is(enc)?;
-    Some(if enc.contains("RZ") {
-        move_local_reference(enc, &d).unwrap_or(d)
-    } else {
-        d
-    })
+    let mut d = demangle_encoding_as_is(enc)?;
+    // The same for an rvalue reference (`OZ…`), and for a reference to a template parameter
+    // (`OT2_`, `RT0_`) that stands for a lambda.
+    for (reference, pointer, amp) in [
+        ("RZ", "PZ", "&"),
+        ("OZ", "PZ", "&&"),
+        ("OT", "PT", "&&"),
+        ("RT", "PT", "&"),
+    ] {
+        if enc.contains(reference)
+            && d.contains("{lambda(")
+            && let Some(moved) = move_local_reference(enc, &d, reference, pointer, amp)
+        {
+            d = moved;
+        }
+    }
+    Some(d)
 }
 
 /// A reference to a lambda (`RZ…UlS5_E_`) comes out of cpp_demangle with the `&` after the
@@ -346,12 +357,19 @@ fn demangle_encoding_fixed(enc: &str) -> Option<String> {
 /// To tell such an `&` from a parameter's own, the name is demangled again with a pointer in
 /// place of the reference (`PZ`: the same substitution candidates): where only the reference
 /// changed, the `&` came from the `R`.
-fn move_local_reference(enc: &str, d: &str) -> Option<String> {
-    let alt = demangle_encoding_as_is(&enc.replace("RZ", "PZ"))?;
+fn move_local_reference(
+    enc: &str,
+    d: &str,
+    reference: &str,
+    pointer: &str,
+    amp: &str,
+) -> Option<String> {
+    let alt = demangle_encoding_as_is(&replace_outside_lambdas(enc, reference, pointer))?;
     let mut out = d.to_string();
     let mut from = out.len();
+    let needle = format!("{amp})#");
     // From the end, so that moving one `&` leaves the offsets of the earlier ones valid.
-    while let Some(i) = out[..from].rfind("&)#") {
+    while let Some(i) = out[..from].rfind(&needle) {
         from = i;
         let Some(open) = out[..i].rfind("{lambda(") else {
             break;
@@ -360,13 +378,29 @@ fn move_local_reference(enc: &str, d: &str) -> Option<String> {
             continue;
         };
         let lambda = &out[open..=close];
-        let pointer = format!("{}*{}", &out[open..i], &out[i + 1..=close]);
+        let pointer = format!("{}*{}", &out[open..i], &out[i + amp.len()..=close]);
         if alt.contains(&pointer) && !alt.contains(lambda) {
-            out.insert(close + 1, '&');
-            out.remove(i);
+            out.insert_str(close + 1, amp);
+            out.replace_range(i..i + amp.len(), "");
         }
     }
     (out != d).then_some(out)
+}
+
+/// `enc` with `from` replaced by `to`, except in a lambda's signature (`Ul…E`), where a
+/// generic lambda's `auto&` parameter is a reference to a template parameter too (`UlRT_E_`).
+fn replace_outside_lambdas(enc: &str, from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(enc.len());
+    let mut rest = enc;
+    while let Some(at) = rest.find("Ul") {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(&head.replace(from, to));
+        let end = tail.find('E').map_or(tail.len(), |e| e + 1);
+        out.push_str(&tail[..end]);
+        rest = &tail[end..];
+    }
+    out.push_str(&rest.replace(from, to));
+    out
 }
 
 /// Where the `<nested-name>` of a constructor or destructor template ends (`N…C1I…EE` with
