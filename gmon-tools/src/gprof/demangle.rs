@@ -530,6 +530,11 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
     };
     let d = fix_misplaced_qualifiers(&d).replace("std::nullptr_t", "decltype(nullptr)");
     let d = std_abbreviations(enc, &drop_empty_packs(&fix_literals(&d)));
+    let d = if enc.contains("Xsp") {
+        expand_pack_expressions(&d)
+    } else {
+        d
+    };
     let d = if enc.contains("adL_Z") {
         address_of_functions(&d)
     } else {
@@ -583,6 +588,33 @@ fn space_function_types(d: &str) -> String {
             _ => {}
         }
         out.push(c);
+    }
+    out
+}
+
+/// A pack expansion template argument (`XspT0_E`) comes out of cpp_demangle as the pack in
+/// parentheses followed by `...` (`_Index_tuple<(0ul, 1ul)...>`, an empty one `()...`);
+/// libiberty prints the elements alone (`_Index_tuple<0ul, 1ul>`, `_Index_tuple<>`).
+fn expand_pack_expressions(d: &str) -> String {
+    let mut out = d.to_string();
+    let mut from = out.len();
+    while let Some(end) = out[..from].rfind(")...") {
+        from = end;
+        let Some(open) = out[..end].rfind('(') else {
+            break;
+        };
+        let inner = &out[open + 1..end];
+        if inner.contains(')') || !(out[..open].ends_with('<') || out[..open].ends_with(", ")) {
+            continue;
+        }
+        let start = if inner.is_empty() && out[..open].ends_with(", ") {
+            open - 2
+        } else {
+            open
+        };
+        let inner = inner.to_string();
+        out.replace_range(start..end + 4, &inner);
+        from = start;
     }
     out
 }
