@@ -60,13 +60,47 @@ pub struct SymtabOptions {
     pub ignore_non_functions: bool,
 }
 
+/// The bytes of an executable file.
+#[derive(Debug)]
+pub enum ImageBytes {
+    /// The file mapped into memory: a run reads only the symbol table, the line tables and a
+    /// few headers of a large executable, and a mapping loads just those pages, where reading
+    /// the whole file first cost a copy and a page fault for every page of it.
+    Mapped(memmap2::Mmap),
+    /// Bytes read or given by the caller.
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for ImageBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            ImageBytes::Mapped(m) => m,
+            ImageBytes::Owned(v) => v,
+        }
+    }
+}
+
+/// A read-only mapping of `file` when it is a non-empty regular file.
+fn map_file(file: &std::fs::File) -> Option<memmap2::Mmap> {
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() == 0 {
+        return None;
+    }
+    // SAFETY: the mapping is private and read-only; its contents change only if another
+    // process rewrites the executable while this one runs, which gprof (whose BFD maps
+    // files too) does not guard against either. Nothing here writes through it.
+    unsafe { memmap2::Mmap::map(file) }.ok()
+}
+
 /// The executable as gprof sees it: byte order, pointer width, `.text`, symbols.
 #[derive(Debug)]
 pub struct Image {
     /// The path the image was read from (used in messages).
     pub path: String,
     /// The whole file.
-    pub data: Vec<u8>,
+    pub data: ImageBytes,
     /// Byte order and pointer width of the ELF file: what every gmon file is decoded with.
     pub encoding: Encoding,
     /// ELF `e_machine`.
@@ -84,12 +118,24 @@ impl Image {
     /// `gprof: X: not in executable format` when it is not ELF, and the `.text` check.
     pub fn open(path: &Path, whoami: &str) -> Result<Image, GprofError> {
         let shown = path.display().to_string();
-        let data = std::fs::read(path).map_err(|e| GprofError::perror(&shown, &e))?;
-        Image::from_bytes(shown, data, whoami)
+        let file = std::fs::File::open(path).map_err(|e| GprofError::perror(&shown, &e))?;
+        let data = match map_file(&file) {
+            Some(map) => ImageBytes::Mapped(map),
+            // Not a mappable regular file (a directory, a pipe, an empty file): read it, so
+            // that errors are the ones `read` gives (e.g. "Is a directory").
+            None => {
+                ImageBytes::Owned(std::fs::read(path).map_err(|e| GprofError::perror(&shown, &e))?)
+            }
+        };
+        Image::from_data(shown, data, whoami)
     }
 
     /// Like [`Image::open`] on bytes already read.
     pub fn from_bytes(path: String, data: Vec<u8>, whoami: &str) -> Result<Image, GprofError> {
+        Image::from_data(path, ImageBytes::Owned(data), whoami)
+    }
+
+    fn from_data(path: String, data: ImageBytes, whoami: &str) -> Result<Image, GprofError> {
         let not_exec = || GprofError::new(format!("{whoami}: {path}: not in executable format\n"));
         let elf = Elf::parse(&data).map_err(|_| not_exec())?;
         let encoding = Encoding {
