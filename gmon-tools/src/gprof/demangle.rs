@@ -202,6 +202,13 @@ fn demangle_encoding(enc: &str) -> Option<String> {
 /// empty and nothing else is left.
 fn expand_trailing_pack(enc: &str) -> Option<String> {
     let b = enc.as_bytes();
+    // A local entity (`Z<encoding>E<name>`): the same for the enclosing function.
+    if b.first() == Some(&b'Z') {
+        let zend = skip_item(b, 0, 0)?;
+        let inner = enc.get(1..zend.checked_sub(1)?)?;
+        let expanded = expand_trailing_pack(inner)?;
+        return Some(format!("Z{expanded}E{}", enc.get(zend..)?));
+    }
     let body_end = enc.find('.').unwrap_or(enc.len());
     let body = &enc[..body_end];
     let dp = body.rfind("Dp")?;
