@@ -571,22 +571,30 @@ fn ends_template_argument(d: &str, open: usize) -> bool {
 }
 
 /// libiberty always puts a blank between a function type's return type and its parameters
-/// (`std::function<v8::Local<v8::Value> (int)>`); cpp_demangle leaves it out after a `>`.
-/// Inside template arguments a `>(` can only be such a function type; outside them it is a
-/// template function's own parameter list, which has none. Names with operators made of
+/// (`std::function<v8::Local<v8::Value> (int)>`, `std::function<v8::Object (int)>`);
+/// cpp_demangle leaves it out after a class type. Inside template arguments a type followed
+/// by a parameter list that ends the argument can only be such a function type; outside them
+/// it is a function's own parameter list, which has none. Names with operators made of
 /// angle brackets are left alone, as their brackets cannot be counted.
 fn space_function_types(d: &str) -> String {
     let angle_operator = d.match_indices("operator").any(|(i, _)| {
         d.get(i + 8..)
             .is_some_and(|r| r.starts_with(['<', '>', '-']))
     });
-    if !d.contains(">(") || angle_operator || d.contains("->") {
+    if angle_operator || d.contains("->") {
         return d.to_string();
     }
     let mut out = String::with_capacity(d.len() + 8);
     let mut depth = 0u32;
     for (i, c) in d.char_indices() {
-        if c == '(' && depth > 0 && out.ends_with('>') && ends_template_argument(d, i) {
+        // A return type ends in `>` or a name; `decltype(…)` and the like are no return type.
+        let after_type = out.ends_with(|p: char| p == '>' || p == '_' || p.is_ascii_alphanumeric())
+            && ![
+                "decltype", "sizeof", "alignof", "noexcept", "typeid", "throw", "lambda",
+            ]
+            .iter()
+            .any(|k| out.ends_with(k));
+        if c == '(' && depth > 0 && after_type && ends_template_argument(d, i) {
             out.push(' ');
         }
         match c {
