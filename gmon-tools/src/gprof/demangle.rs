@@ -391,7 +391,30 @@ fn move_local_reference(
             out.replace_range(i..i + amp.len(), "");
         }
     }
-    (out != d).then_some(out)
+    if out == d {
+        return swallowed_local_reference(d, &alt, amp);
+    }
+    Some(out)
+}
+
+/// A reference to a lambda whose last parameter is a reference already
+/// (`{lambda(auto:1&&)#1}&&`) is lost in cpp_demangle's text altogether (the two collapse);
+/// the pointer in its place stays after the lambda (`{lambda(auto:1&&)#1}*`). When that pointer
+/// is all that tells `alt` from `d`, the reference goes where the pointer is.
+fn swallowed_local_reference(d: &str, alt: &str, amp: &str) -> Option<String> {
+    let mut out = String::with_capacity(d.len() + 8);
+    let mut dc = d.chars().peekable();
+    for a in alt.chars() {
+        if dc.peek() == Some(&a) {
+            out.push(a);
+            dc.next();
+        } else if a == '*' && out.ends_with('}') {
+            out.push_str(amp);
+        } else {
+            return None;
+        }
+    }
+    (dc.next().is_none() && out != d).then_some(out)
 }
 
 /// `enc` with `from` replaced by `to`, except in a lambda's signature (`Ul…E`), where a
