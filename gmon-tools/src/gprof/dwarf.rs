@@ -169,6 +169,17 @@ impl LineInfo {
     /// symbol is used), and function-level gprof never looks at it: an address in `.text`
     /// always has a preceding ELF symbol, so the name is never missing.
     pub fn from_elf_with(data: &[u8], functions: bool) -> LineInfo {
+        let elf = goblin::elf::Elf::parse(data).ok();
+        LineInfo::from_parsed_elf(data, elf.as_ref(), functions)
+    }
+
+    /// [`LineInfo::from_elf_with`] with the ELF file already parsed by goblin (`None` when
+    /// it could not be), so that a caller needing it too parses it only once.
+    pub fn from_parsed_elf(
+        data: &[u8],
+        elf: Option<&goblin::elf::Elf<'_>>,
+        functions: bool,
+    ) -> LineInfo {
         let mut info = LineInfo {
             strings: Vec::new(),
             string_ids: HashMap::new(),
@@ -185,7 +196,9 @@ impl LineInfo {
         let Ok(file) = object::File::parse(data) else {
             return info;
         };
-        info.read_elf_symbols(data);
+        if let Some(elf) = elf {
+            info.read_elf_symbols(elf);
+        }
         let endian = if file.is_little_endian() {
             RunTimeEndian::Little
         } else {
@@ -266,9 +279,8 @@ impl LineInfo {
 
     /// Code symbols of `.text` that `_bfd_elf_find_function` considers: not section, file,
     /// object or TLS symbols, and not hidden local untyped zero-size labels.
-    fn read_elf_symbols(&mut self, data: &[u8]) {
-        use goblin::elf::{Elf, sym};
-        let Ok(elf) = Elf::parse(data) else { return };
+    fn read_elf_symbols(&mut self, elf: &goblin::elf::Elf<'_>) {
+        use goblin::elf::sym;
         let Some((text_idx, text)) = elf
             .section_headers
             .iter()

@@ -240,7 +240,7 @@ pub fn with_line_symbols(
 /// the function symbols in ELF symbol-table order (`core_create_function_syms` looks each up),
 /// then those first met by line symbols (address order). gprof prepends each new file to its
 /// list, so `-A` walks this order backwards and a file symspec finds the last match.
-pub fn order_files_like_gprof(table: &mut SymbolTable, image: &Image) {
+pub fn order_files_like_gprof(table: &mut SymbolTable, elf: Option<&goblin::elf::Elf<'_>>) {
     let n = table.files.len();
     let mut order: Vec<usize> = Vec::with_capacity(n);
     let mut seen = vec![false; n];
@@ -253,7 +253,7 @@ pub fn order_files_like_gprof(table: &mut SymbolTable, image: &Image) {
             order.push(f);
         }
     };
-    if let Ok(elf) = goblin::elf::Elf::parse(&image.data) {
+    if let Some(elf) = elf {
         for s in elf.syms.iter().skip(1) {
             let i = table.symbols.partition_point(|x| x.addr < s.st_value);
             if let Some(sym) = table.symbols.get(i)

@@ -401,12 +401,14 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
             let map = super::ordering::read_function_map(map, w)?;
             super::ordering::apply_function_map(&mut symtab, &map, image.text_end());
         }
-        let mut info = super::dwarf::LineInfo::from_elf_with(&image.data, line);
+        // Parsed once for the line information's symbols and the file order.
+        let elf = goblin::elf::Elf::parse(&image.data).ok();
+        let mut info = super::dwarf::LineInfo::from_parsed_elf(&image.data, elf.as_ref(), line);
         super::lines::attach_function_sources(&mut symtab, &mut info);
         if line {
             symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
         }
-        super::lines::order_files_like_gprof(&mut symtab, &image);
+        super::lines::order_files_like_gprof(&mut symtab, elf.as_ref());
     }
     let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
     if a.file_format == FileFormat::Prof {
