@@ -213,10 +213,12 @@ fn expand_trailing_pack(enc: &str) -> Option<String> {
     let body = &enc[..body_end];
     let dp = body.rfind("Dp")?;
     let tail = &body[dp + 2..];
-    let (qual, param) = match tail.as_bytes().first()? {
-        b'O' | b'R' | b'P' => (&tail[..1], &tail[1..]),
-        _ => ("", tail),
-    };
+    // Reference, pointer and cv-qualifiers in front of the parameter (`RKT_`).
+    let qual_len = tail
+        .bytes()
+        .take_while(|c| matches!(c, b'O' | b'R' | b'P' | b'K' | b'V' | b'r'))
+        .count();
+    let (qual, param) = tail.split_at(qual_len);
     let index: usize = match param.strip_prefix('T')?.strip_suffix('_')? {
         "" => 0,
         n => n.parse::<usize>().ok()?.checked_add(1)?,
