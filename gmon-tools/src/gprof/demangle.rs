@@ -174,6 +174,18 @@ fn demangle_cpp(name: &str) -> Option<String> {
             demangle_encoding(t)?
         ));
     }
+    if rest.starts_with("TC") {
+        // `_ZTC<derived><offset>_<base>`: libiberty names the base first (`std::ostream-in-X`),
+        // cpp_demangle the derived class.
+        let d = demangle_encoding(rest)?;
+        if let Some(pair) = d.strip_prefix("construction vtable for ")
+            && let Some((derived, base)) = pair.split_once("-in-")
+            && !base.contains("-in-")
+        {
+            return Some(format!("construction vtable for {base}-in-{derived}"));
+        }
+        return Some(d);
+    }
     demangle_encoding(rest)
 }
 
