@@ -356,12 +356,14 @@ fn demangle_encoding_fixed(enc: &str) -> Option<String> {
     }
     let mut d = demangle_encoding_as_is(enc)?;
     // The same for an rvalue reference (`OZ…`), and for a reference to a template parameter
-    // (`OT2_`, `RT0_`) that stands for a lambda.
+    // (`OT2_`, `RT0_`) or a substitution (`OSB_`) that stands for a lambda.
     for (reference, pointer, amp) in [
         ("RZ", "PZ", "&"),
         ("OZ", "PZ", "&&"),
         ("OT", "PT", "&&"),
         ("RT", "PT", "&"),
+        ("OS", "PS", "&&"),
+        ("RS", "PS", "&"),
     ] {
         if enc.contains(reference)
             && d.contains("{lambda(")
