@@ -586,7 +586,9 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
     } else {
         d
     };
-    Some(space_function_types(&d))
+    // A const template argument under a `K` of its own (`PKT_` with `T_ = unsigned char
+    // const`): libiberty prints the qualifier once, cpp_demangle twice.
+    Some(space_function_types(&d).replace(" const const", " const"))
 }
 
 /// Whether the parenthesised group at `open` is followed by the `,` or `>` that ends a
