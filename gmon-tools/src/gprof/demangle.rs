@@ -588,7 +588,17 @@ fn demangle_encoding_as_is(enc: &str) -> Option<String> {
     };
     // A const template argument under a `K` of its own (`PKT_` with `T_ = unsigned char
     // const`): libiberty prints the qualifier once, cpp_demangle twice.
-    Some(space_function_types(&d).replace(" const const", " const"))
+    let d = space_function_types(&d).replace(" const const", " const");
+    // An empty pack expansion parameter in front of others, or referred back to, leaves its
+    // `, ` (and any reference) behind in cpp_demangle's parameter list; libiberty prints
+    // nothing for it.
+    Some(if enc.contains("Dp") {
+        d.replace(", &&)", ")")
+            .replace(", &)", ")")
+            .replace(", )", ")")
+    } else {
+        d
+    })
 }
 
 /// Whether the parenthesised group at `open` is followed by the `,` or `>` that ends a
