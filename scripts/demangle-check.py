@@ -85,7 +85,7 @@ def main():
         bad = set()
         if os.path.exists(env["DEMANGLE_MISMATCHES"]):
             bad = {l.split("\t")[0] for l in open(env["DEMANGLE_MISMATCHES"]) if l.strip()}
-        keys = ["JE", "Lm", "Lj", "Ll", "Lx", "Ly", "Lb", "Lc", "Li", "UlR", "Ul", "Z", "C1I", "C2I", "sr", "Dp", "li", "RA", "Ss", "So", "Si", "Sd", "NSoC", "NSsC", "NSoD", "TS", "TI", "NKUlS", "NKUlN", "NSdC", "RZ", "DpOT_", "DpOT0_", "DpRT_", "CI2", "_Zli", "XadL_Z", "IFN", "13basic_ostreamI", "13basic_istreamI", "IFNS", "_Function_handlerIFN", "clEvEUlvE", "mOT2_", "UlRT_E_", "XspT", "DpOT0_E2", "IFN2v88internal6ObjectEiE", "EUlOT_E_J", "DpRKT_", "_ZTC", "E0_EES", "PKT_iPKT0_", "IJEEEvPN"]
+        keys = ["JE", "Lm", "Lj", "Ll", "Lx", "Ly", "Lb", "Lc", "Li", "UlR", "Ul", "Z", "C1I", "C2I", "sr", "Dp", "li", "RA", "Ss", "So", "Si", "Sd", "NSoC", "NSsC", "NSoD", "TS", "TI", "NKUlS", "NKUlN", "NSdC", "RZ", "DpOT_", "DpOT0_", "DpRT_", "CI2", "_Zli", "XadL_Z", "IFN", "13basic_ostreamI", "13basic_istreamI", "IFNS", "_Function_handlerIFN", "clEvEUlvE", "mOT2_", "UlRT_E_", "XspT", "DpOT0_E2", "IFN2v88internal6ObjectEiE", "EUlOT_E_J", "DpRKT_", "_ZTC", "E0_EES", "PKT_iPKT0_", "IJEEEvPN", "RKNSE_"]
         picked = []
         for k in keys:
             cand = [s for s, _ in rows if k in s]

@@ -1043,16 +1043,27 @@ fn fix_misplaced_qualifiers(d: &str) -> String {
     // Each pass fixes one occurrence; a name has few parameters, so this stays small.
     for _ in 0..64 {
         let b = s.as_bytes();
-        let Some(colon) = (1..b.len().saturating_sub(1))
-            .find(|&i| b[i] == b':' && b[i + 1] == b':' && matches!(b[i - 1], b'&' | b'*'))
-        else {
+        // ` const::` also, unless it ends a const member function's parameter list
+        // (`f() const::{lambda()#1}`, a local entity).
+        let const_before =
+            |i: usize| s[..i].ends_with(" const") && !s[..i - " const".len()].ends_with(')');
+        let Some(colon) = (1..b.len().saturating_sub(1)).find(|&i| {
+            b[i] == b':' && b[i + 1] == b':' && (matches!(b[i - 1], b'&' | b'*') || const_before(i))
+        }) else {
             break;
         };
         let mut q = colon;
-        while q > 0 && matches!(b[q - 1], b'&' | b'*') {
-            q -= 1;
+        loop {
+            if q > 0 && matches!(b[q - 1], b'&' | b'*') {
+                q -= 1;
+            } else if const_before(q) {
+                q -= " const".len();
+            } else {
+                break;
+            }
         }
         // The nested name continues with `::ident` components (with balanced template args).
+        let moves_const = s[q..colon].contains("const");
         let mut end = colon;
         let mut depth = 0i32;
         while end < b.len() {
@@ -1061,6 +1072,8 @@ fn fix_misplaced_qualifiers(d: &str) -> String {
                 b'<' | b'(' => depth += 1,
                 b'>' | b')' if depth > 0 => depth -= 1,
                 b',' | b')' | b'>' | b' ' if depth == 0 => break,
+                // A `const` goes before the reference or pointer that follows the name.
+                b'&' | b'*' if depth == 0 && moves_const => break,
                 _ => {}
             }
             end += 1;
