@@ -176,33 +176,9 @@ pub fn print_graph(
         }
         if g.is_cycle_header(node) {
             // The cycle as a whole.
-            put_s(
-                &mut b,
-                format!("[{}]", n.index).as_bytes(),
-                6,
-                Some(6),
-                true,
-            );
+            entry_head(&mut b, &cols, n, print_time, hz);
             b.push(b' ');
-            put_f(
-                &mut b,
-                100.0 * (n.prop_self + n.prop_child) / print_time,
-                5,
-                1,
-            );
-            b.push(b' ');
-            put_f(&mut b, n.prop_self / hz, 7, 2);
-            b.push(b' ');
-            cols.child_f(&mut b, n.prop_child / hz);
-            b.push(b' ');
-            put_u(&mut b, n.ncalls, 7, false);
-            if n.self_calls != 0 {
-                b.push(b'+');
-                put_u(&mut b, n.self_calls, 7, true);
-            } else {
-                b.push(b' ');
-                put_sw(&mut b, "", 7);
-            }
+            calls_column(&mut b, n.ncalls, n.self_calls);
             b.extend_from_slice(
                 format!(" <cycle {} as a whole> [{}]\n", n.cyc_num, n.index).as_bytes(),
             );
@@ -216,14 +192,7 @@ pub fn print_graph(
                 b.push(b' ');
                 cols.child_f(&mut b, mn.prop_child / hz);
                 b.push(b' ');
-                put_u(&mut b, mn.ncalls, 7, false);
-                if mn.self_calls != 0 {
-                    b.push(b'+');
-                    put_u(&mut b, mn.self_calls, 7, true);
-                } else {
-                    b.push(b' ');
-                    put_sw(&mut b, "", 7);
-                }
+                calls_column(&mut b, mn.ncalls, mn.self_calls);
                 b.extend_from_slice(b"     ");
                 names.name(&mut b, m as usize);
                 b.push(b'\n');
@@ -231,36 +200,11 @@ pub fn print_graph(
         } else {
             print_parents(&mut b, a, &names, &cols, node, hz);
             // The function's own line.
-            put_s(
-                &mut b,
-                format!("[{}]", n.index).as_bytes(),
-                6,
-                Some(6),
-                true,
-            );
-            b.push(b' ');
-            put_f(
-                &mut b,
-                100.0 * (n.prop_self + n.prop_child) / print_time,
-                5,
-                1,
-            );
-            b.push(b' ');
-            put_f(&mut b, n.prop_self / hz, 7, 2);
-            b.push(b' ');
-            cols.child_f(&mut b, n.prop_child / hz);
+            entry_head(&mut b, &cols, n, print_time, hz);
             if n.ncalls.wrapping_add(n.self_calls) != 0 {
                 b.push(b' ');
-                put_u(&mut b, n.ncalls, 7, false);
-                if n.self_calls != 0 {
-                    b.push(b'+');
-                    put_u(&mut b, n.self_calls, 7, true);
-                    b.push(b' ');
-                } else {
-                    b.push(b' ');
-                    put_sw(&mut b, "", 7);
-                    b.push(b' ');
-                }
+                calls_column(&mut b, n.ncalls, n.self_calls);
+                b.push(b' ');
             } else {
                 b.push(b' ');
                 put_sw(&mut b, "", 7);
@@ -288,6 +232,30 @@ pub fn print_graph(
         b.extend_from_slice(blurbs::FSF_CALLG.as_bytes());
     }
     out.write_all(&b)
+}
+
+/// The start of a primary line: `[index] %time self children`, shared by a function's own line
+/// and a cycle's "as a whole" line.
+fn entry_head(b: &mut Vec<u8>, cols: &Cols, n: &super::callgraph::Node, print_time: f64, hz: f64) {
+    put_s(b, format!("[{}]", n.index).as_bytes(), 6, Some(6), true);
+    b.push(b' ');
+    put_f(b, 100.0 * (n.prop_self + n.prop_child) / print_time, 5, 1);
+    b.push(b' ');
+    put_f(b, n.prop_self / hz, 7, 2);
+    b.push(b' ');
+    cols.child_f(b, n.prop_child / hz);
+}
+
+/// The `called[+self]` column: calls from others, then `+` and the recursive calls, or blanks.
+fn calls_column(b: &mut Vec<u8>, ncalls: u64, self_calls: u64) {
+    put_u(b, ncalls, 7, false);
+    if self_calls != 0 {
+        b.push(b'+');
+        put_u(b, self_calls, 7, true);
+    } else {
+        b.push(b' ');
+        put_sw(b, "", 7);
+    }
 }
 
 fn count_only_line(b: &mut Vec<u8>, cols: &Cols, count: u64) {
