@@ -323,25 +323,6 @@ fn annotation(b: &mut Vec<u8>, slot: Option<Slot>, opts: &AnnotateOptions, c: &m
     }
 }
 
-/// gprof's `cmp_bb`: file name and line when both symbols have a file, else address. Not a
-/// total order; the merge sort (glibc's `qsort`) makes the result deterministic.
-fn cmp_bb(a: &Analysis, l: usize, r: usize) -> std::cmp::Ordering {
-    let (Some(ls), Some(rs)) = (a.symtab.symbols.get(l), a.symtab.symbols.get(r)) else {
-        return std::cmp::Ordering::Equal;
-    };
-    if let (Some(lf), Some(rf)) = (ls.file, rs.file) {
-        let name = |f: usize| a.symtab.files.get(f).map_or("", |x| x.name.as_str());
-        match name(lf).as_bytes().cmp(name(rf).as_bytes()) {
-            std::cmp::Ordering::Equal => {}
-            o => return o,
-        }
-        if ls.line != rs.line {
-            return ls.line.cmp(&rs.line);
-        }
-    }
-    ls.addr.cmp(&rs.addr)
-}
-
 /// `-C` with basic blocks (`print_exec_counts`): one `FILE:LINE: (NAME:0xADDR) N executions`
 /// line per selected symbol with calls (all with `-z`), each followed by one such line per
 /// basic block of the symbol (its address and count).
@@ -366,7 +347,7 @@ pub fn print_exec_counts(
             })
         })
         .collect();
-    super::sort::msort(&mut syms, |&l, &r| cmp_bb(a, l, r));
+    super::sort::msort(&mut syms, |&l, &r| super::execcount::cmp_bb(a, l, r));
     for s in syms {
         let Some(sym) = a.symtab.symbols.get(s) else {
             continue;

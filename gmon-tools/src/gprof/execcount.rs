@@ -13,11 +13,13 @@ use super::symspec::TableId;
 
 /// gprof's `cmp_bb`: file name and line when both symbols have a file, else address (not a
 /// total order; glibc's merge sort makes the result deterministic).
-fn cmp_bb(a: &Analysis, l: usize, r: usize) -> Ordering {
-    let (ls, rs) = (&a.symtab.symbols[l], &a.symtab.symbols[r]);
+pub(super) fn cmp_bb(a: &Analysis, l: usize, r: usize) -> Ordering {
+    let (Some(ls), Some(rs)) = (a.symtab.symbols.get(l), a.symtab.symbols.get(r)) else {
+        return Ordering::Equal;
+    };
     if let (Some(lf), Some(rf)) = (ls.file, rs.file) {
-        let (ln, rn) = (&a.symtab.files[lf].name, &a.symtab.files[rf].name);
-        match ln.as_bytes().cmp(rn.as_bytes()) {
+        let name = |f: usize| a.symtab.files.get(f).map_or("", |x| x.name.as_str());
+        match name(lf).as_bytes().cmp(name(rf).as_bytes()) {
             Ordering::Equal => {}
             o => return o,
         }
