@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::sort::msort;
+use super::sort::{bucket_sort, merge_by_key, msort, name_ranks, ordered_f64};
 use super::symspec::{SpecTables, TableId};
 use super::symtab::{SymIdx, SymbolTable};
 
@@ -106,6 +106,9 @@ pub struct CallGraph {
     pub ncycles: usize,
     /// All nodes (symbols and cycle headers) in the call graph's print order (`cmp_total`).
     pub time_sorted: Vec<u32>,
+    /// Each symbol's name ranked in byte order (equal names, equal ranks), for sorts that end
+    /// on the name.
+    pub name_rank: Vec<u32>,
     /// Count of `[propagate] toporder botches` messages gprof would print on stderr.
     pub toporder_botches: usize,
     /// gprof's `print_time`: the sum of every symbol's printed self time (ticks).
@@ -283,19 +286,16 @@ impl CallGraph {
             }
         }
         self.cycle_link();
+        // msort by an integer key is the stable sort by that key (see `sort`).
         let mut top: Vec<u32> = (0..n as u32).collect();
-        msort(&mut top, |&a, &b| {
-            self.nodes[a as usize]
-                .top_order
-                .cmp(&self.nodes[b as usize].top_order)
-        });
+        top.sort_by_key(|&a| self.nodes[a as usize].top_order);
         self.propagate_flags(&top, symtab, specs);
         self.cycle_time();
         for &p in &top {
             self.propagate_time(p);
         }
-        let mut sorted: Vec<u32> = (0..(n + self.ncycles) as u32).collect();
-        msort(&mut sorted, |&a, &b| self.cmp_total(symtab, a, b));
+        self.name_rank = name_ranks(symtab.symbols.iter().map(|s| s.name.as_str()));
+        let sorted = self.sort_by_total(symtab);
         for (i, &node) in sorted.iter().enumerate() {
             self.nodes[node as usize].index = (i + 1) as u32;
         }
@@ -620,6 +620,73 @@ impl CallGraph {
         }
     }
 
+    /// Every node in `cmp_total` order: the stable sort by the key that comparator follows
+    /// (see `sort`), or msort itself when a time is NaN. Nodes with no time and no calls
+    /// (most line symbols) differ only by name: they are bucket-sorted by name rank and merged
+    /// with the others.
+    fn sort_by_total(&self, symtab: &SymbolTable) -> Vec<u32> {
+        use std::cmp::Reverse;
+        let total = (self.nsyms + self.ncycles) as u32;
+        let zero = ordered_f64(0.0);
+        // Cycle headers first among equal times, in input order; then names not starting
+        // with '_', then calls (descending), then the name.
+        let class_rank = |i: u32| match self.name(symtab, i) {
+            None => (0u8, 0u32),
+            Some(name) => (
+                1 + u8::from(name.as_bytes().first() == Some(&b'_')),
+                self.name_rank.get(i as usize).copied().unwrap_or(0),
+            ),
+        };
+        let key = |i: u32| {
+            let node = &self.nodes[i as usize];
+            let (class, rank) = class_rank(i);
+            let calls = if class == 0 { 0 } else { node.ncalls };
+            let t = ordered_f64(node.prop_self + node.prop_child).unwrap_or(0);
+            (Reverse(t), class, Reverse(calls), rank, i)
+        };
+        let mut busy = Vec::new();
+        let mut idle: Vec<(u32, u32)> = Vec::new();
+        let nranks = self.name_rank.iter().max().map_or(0, |&m| m as usize + 1);
+        // Bucket of a rank: names not starting with '_' first, then the others.
+        let mut underscore = vec![false; nranks];
+        for i in 0..total {
+            let node = &self.nodes[i as usize];
+            let t = ordered_f64(node.prop_self + node.prop_child);
+            if t.is_none() {
+                let mut sorted: Vec<u32> = (0..total).collect();
+                msort(&mut sorted, |&a, &b| self.cmp_total(symtab, a, b));
+                return sorted;
+            }
+            let (class, rank) = class_rank(i);
+            if t == zero && class != 0 && node.ncalls == 0 {
+                if let Some(u) = underscore.get_mut(rank as usize) {
+                    *u = class == 2;
+                }
+                idle.push((rank, i));
+            } else {
+                busy.push(key(i));
+            }
+        }
+        let mut bucket = vec![0u32; nranks];
+        let mut next = 0u32;
+        for pass in [false, true] {
+            for (r, &u) in underscore.iter().enumerate() {
+                if u == pass
+                    && let Some(b) = bucket.get_mut(r)
+                {
+                    *b = next;
+                    next += 1;
+                }
+            }
+        }
+        for item in &mut idle {
+            item.0 = bucket.get(item.0 as usize).copied().unwrap_or(0);
+        }
+        busy.sort_unstable();
+        let busy: Vec<u32> = busy.into_iter().map(|k| k.4).collect();
+        merge_by_key(&busy, &bucket_sort(&idle, nranks), key)
+    }
+
     /// gprof's `cmp_total` (not a total order: a cycle header on the left always sorts first).
     fn cmp_total(&self, symtab: &SymbolTable, l: u32, r: u32) -> std::cmp::Ordering {
         use std::cmp::Ordering::*;
@@ -661,9 +728,9 @@ impl CallGraph {
     }
 }
 
-/// A multiplicative hasher for the integer keys of the arc tables (the default SipHash costs
-/// more than the rest of arc tallying; the keys are addresses and indices, not attacker-chosen
-/// in any way that matters to a report).
+/// A multiplicative hasher for the integer keys of the arc tables and for symbol names (the
+/// default SipHash costs more than the rest of arc tallying; the keys are addresses, indices
+/// and names, not attacker-chosen in any way that matters to a report).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FastHasher(u64);
 
@@ -672,7 +739,14 @@ impl Hasher for FastHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
+        // A word at a time: string keys (symbol names) hash too.
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+        for &b in words.remainder() {
             self.write_u64(u64::from(b));
         }
     }

@@ -28,6 +28,7 @@
 //! for `-l` becomes one lookup per distinct region.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
@@ -88,6 +89,10 @@ struct Unit {
     /// Function indices sorted by (low, high, index), and the running maximum of `high`.
     /// The best-fit function as a step function of the address: (start, function) pieces.
     segments: Vec<(u64, Option<usize>)>,
+    /// Where the last lookups ended in `segments`, `sequences` and that sequence's rows.
+    segment_hint: Cell<usize>,
+    sequence_hint: Cell<usize>,
+    row_hint: Cell<(usize, usize)>,
 }
 
 #[derive(Clone, Debug)]
@@ -103,10 +108,12 @@ pub struct LineInfo {
     strings: Vec<String>,
     string_ids: HashMap<String, StrId>,
     units: Vec<Unit>,
-    /// Every unit range as (low, high, unit), sorted by low, and the running maximum of high
-    /// (to find the ranges containing an address without scanning every unit).
-    unit_ranges: Vec<(u64, u64, usize)>,
-    unit_ranges_high: Vec<u64>,
+    /// Which units cover an address, as a step function: from each start address on (until
+    /// the next), the units `cover_units[first..first + len]`, in unit order.
+    cover: Vec<(u64, u32, u32)>,
+    cover_units: Vec<u32>,
+    /// Where the last [`LineInfo::find`] ended in `cover` (lookups mostly ascend).
+    cover_hint: Cell<usize>,
     /// Units with no address range at all (BFD tries them after the ones that cover).
     rangeless_units: Vec<usize>,
     /// Candidate symbols for `_bfd_elf_find_function`, in symbol-table order.
@@ -115,6 +122,10 @@ pub struct LineInfo {
     elf_sorted: Vec<usize>,
     /// `_bfd_elf_find_function`'s one-entry cache: (offset range start, end, symbol).
     elf_cache: Option<(u64, u64, usize)>,
+    /// Whether a hit in `elf_cache` always gives what a fresh search would (no code symbol's
+    /// extent covers a later symbol's start): then only the name memory makes answers depend
+    /// on the order of lookups.
+    elf_cache_transparent: bool,
     text_vma: u64,
     /// How many DWARF functions BFD's name memory has settled so far.
     resolved: u64,
@@ -184,12 +195,14 @@ impl LineInfo {
             strings: Vec::new(),
             string_ids: HashMap::new(),
             units: Vec::new(),
-            unit_ranges: Vec::new(),
-            unit_ranges_high: Vec::new(),
+            cover: Vec::new(),
+            cover_units: Vec::new(),
+            cover_hint: Cell::new(0),
             rangeless_units: Vec::new(),
             elf_funcs: Vec::new(),
             elf_sorted: Vec::new(),
             elf_cache: None,
+            elf_cache_transparent: true,
             text_vma: 0,
             resolved: 0,
         };
@@ -244,23 +257,46 @@ impl LineInfo {
     }
 
     fn index_unit_ranges(&mut self) {
-        let mut all: Vec<(u64, u64, usize)> = Vec::new();
+        // (point, is_end, unit): at one point, ends are applied before starts.
+        let mut events: Vec<(u64, bool, u32)> = Vec::new();
         for (ui, u) in self.units.iter().enumerate() {
             if u.ranges.is_empty() {
                 self.rangeless_units.push(ui);
             }
-            all.extend(u.ranges.iter().map(|&(l, h)| (l, h, ui)));
+            let ui = u32::try_from(ui).unwrap_or(u32::MAX);
+            for &(l, h) in &u.ranges {
+                if l < h {
+                    events.push((l, false, ui));
+                    events.push((h, true, ui));
+                }
+            }
         }
-        all.sort_unstable();
-        let mut high = 0u64;
-        self.unit_ranges_high = all
-            .iter()
-            .map(|r| {
-                high = high.max(r.1);
-                high
-            })
-            .collect();
-        self.unit_ranges = all;
+        events.sort_unstable_by_key(|e| (e.0, !e.1));
+        // A unit's ranges can overlap each other (BFD keeps them as given): count per unit.
+        let mut active: std::collections::BTreeMap<u32, u32> = std::collections::BTreeMap::new();
+        let mut k = 0;
+        while let Some(&(point, _, _)) = events.get(k) {
+            while let Some(&(p, is_end, ui)) = events.get(k) {
+                if p != point {
+                    break;
+                }
+                if is_end {
+                    if let Some(c) = active.get_mut(&ui) {
+                        *c -= 1;
+                        if *c == 0 {
+                            active.remove(&ui);
+                        }
+                    }
+                } else {
+                    *active.entry(ui).or_insert(0) += 1;
+                }
+                k += 1;
+            }
+            let first = u32::try_from(self.cover_units.len()).unwrap_or(u32::MAX);
+            self.cover_units.extend(active.keys().copied());
+            let len = u32::try_from(active.len()).unwrap_or(u32::MAX);
+            self.cover.push((point, first, len));
+        }
     }
 
     fn intern(&mut self, s: &str) -> StrId {
@@ -319,6 +355,32 @@ impl LineInfo {
         let mut order: Vec<usize> = (0..self.elf_funcs.len()).collect();
         order.sort_by_key(|&i| self.elf_funcs.get(i).map_or(0, |f| f.value));
         self.elf_sorted = order;
+        self.elf_cache_transparent = self.cache_is_transparent();
+    }
+
+    /// See [`LineInfo::elf_cache_transparent`]: for each symbol value, the symbol a search
+    /// picks there must end at or before the next symbol value.
+    fn cache_is_transparent(&self) -> bool {
+        let mut k = 0;
+        while let Some(&first) = self.elf_sorted.get(k) {
+            let Some(value) = self.elf_funcs.get(first).map(|f| f.value) else {
+                return false;
+            };
+            let mut size = 0u64;
+            while let Some(f) = self.elf_sorted.get(k).and_then(|&i| self.elf_funcs.get(i)) {
+                if f.value != value {
+                    break;
+                }
+                size = size.max(f.size);
+                k += 1;
+            }
+            if let Some(next) = self.elf_sorted.get(k).and_then(|&i| self.elf_funcs.get(i))
+                && next.value < value.saturating_add(size)
+            {
+                return false;
+            }
+        }
+        true
     }
 
     /// `_bfd_elf_find_function` on `.text` at a section offset, with its cache.
@@ -366,32 +428,75 @@ impl LineInfo {
     ) -> Unit {
         let mut u = Unit::default();
         let mut lang = None;
-        let mut entries = unit.entries();
-        let mut is_root = true;
-        while let Ok(Some((_, entry))) = entries.next_dfs() {
-            if is_root {
-                is_root = false;
-                if let Ok(Some(AttributeValue::Language(l))) =
-                    entry.attr_value(gimli::DW_AT_language)
-                {
-                    lang = Some(l);
-                }
-                if let Ok(mut r) = dwarf.die_ranges(unit, entry) {
-                    while let Ok(Some(range)) = r.next() {
-                        add_range(&mut u.ranges, range.begin, range.end);
-                    }
-                }
-                if !functions {
-                    break;
-                }
-                continue;
+        // The raw entry reader skips the attributes of DIEs that cannot name code (types,
+        // variables, parameters: nine in ten DIEs) by their encoded sizes, without decoding
+        // them; that was most of the time spent reading DWARF.
+        let mut attrs: Vec<gimli::Attribute<Reader<'_>>> = Vec::new();
+        let Ok(mut raw) = unit.entries_raw(None) else {
+            return u;
+        };
+        if let Ok(Some(abbrev)) = raw.read_abbreviation() {
+            let complete = read_attributes(&mut raw, abbrev, &mut attrs);
+            if let Some(AttributeValue::Language(l)) = attrs
+                .iter()
+                .find(|a| a.name() == gimli::DW_AT_language)
+                .map(gimli::Attribute::value)
+            {
+                lang = Some(l);
             }
-            let tag = entry.tag();
+            if complete {
+                die_ranges(dwarf, unit, &attrs, &mut u.ranges);
+            }
+            if complete && functions {
+                self.read_functions(dwarf, unit, headers, lang, &mut raw, &mut u);
+            }
+        }
+        u.segments = build_segments(&u.funcs);
+        if let Some(program) = &unit.line_program {
+            let comp_dir = unit
+                .comp_dir
+                .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
+            self.decode_lines(dwarf, unit, program.header(), comp_dir.as_deref(), &mut u);
+        }
+        for s in &u.sequences {
+            if let Some(first) = s.rows.first() {
+                add_range(&mut u.ranges, first.addr, s.end());
+            }
+        }
+        u
+    }
+
+    /// BFD's `scan_unit_for_symbols`: every subprogram, inlined subroutine and entry point
+    /// below the unit DIE that has an address range, with the name BFD gives it. Stops at the
+    /// first DIE that cannot be read, as BFD does.
+    fn read_functions(
+        &mut self,
+        dwarf: &gimli::Dwarf<Reader<'_>>,
+        unit: &gimli::Unit<Reader<'_>>,
+        headers: &[gimli::UnitHeader<Reader<'_>>],
+        lang: Option<gimli::DwLang>,
+        raw: &mut gimli::EntriesRaw<'_, '_, Reader<'_>>,
+        u: &mut Unit,
+    ) {
+        let mut attrs: Vec<gimli::Attribute<Reader<'_>>> = Vec::new();
+        while !raw.is_empty() {
+            let abbrev = match raw.read_abbreviation() {
+                Ok(Some(a)) => a,
+                Ok(None) => continue,
+                Err(_) => return,
+            };
+            let tag = abbrev.tag();
             if tag != gimli::DW_TAG_subprogram
                 && tag != gimli::DW_TAG_inlined_subroutine
                 && tag != gimli::DW_TAG_entry_point
             {
+                if raw.skip_attributes(abbrev.attributes()).is_err() {
+                    return;
+                }
                 continue;
+            }
+            if !read_attributes(raw, abbrev, &mut attrs) {
+                return;
             }
             let mut f = FuncInfo {
                 ranges: Vec::new(),
@@ -400,8 +505,7 @@ impl LineInfo {
                 low: 0,
                 high: 0,
             };
-            let mut attrs = entry.attrs();
-            while let Ok(Some(attr)) = attrs.next() {
+            for attr in &attrs {
                 match attr.name() {
                     gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
                         self.abstract_name(dwarf, unit, headers, attr.value(), lang, 0, &mut f);
@@ -425,30 +529,13 @@ impl LineInfo {
                     _ => {}
                 }
             }
-            if let Ok(mut r) = dwarf.die_ranges(unit, entry) {
-                while let Ok(Some(range)) = r.next() {
-                    add_range(&mut f.ranges, range.begin, range.end);
-                }
-            }
+            die_ranges(dwarf, unit, &attrs, &mut f.ranges);
             if let Some(&(lo, hi)) = f.ranges.first() {
                 f.low = f.ranges.iter().fold(lo, |m, r| m.min(r.0));
                 f.high = f.ranges.iter().fold(hi, |m, r| m.max(r.1));
                 u.funcs.push(f);
             }
         }
-        u.segments = build_segments(&u.funcs);
-        if let Some(program) = &unit.line_program {
-            let comp_dir = unit
-                .comp_dir
-                .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
-            self.decode_lines(dwarf, unit, program.header(), comp_dir.as_deref(), &mut u);
-        }
-        for s in &u.sequences {
-            if let Some(first) = s.rows.first() {
-                add_range(&mut u.ranges, first.addr, s.end());
-            }
-        }
-        u
     }
 
     /// BFD's `find_abstract_instance`: names from the referenced DIE (and its specification).
@@ -709,6 +796,12 @@ impl LineInfo {
         self.locate_noting_memory(addr).0
     }
 
+    /// Whether repeating a sequence of lookups gives the same answers as long as no lookup
+    /// of the first run changed BFD's name memory ([`LineInfo::locate_noting_memory`]).
+    pub fn lookups_replay(&self) -> bool {
+        self.elf_cache_transparent
+    }
+
     /// [`LineInfo::locate`], also telling whether this lookup changed BFD's name memory (then
     /// the next address may be named differently although nothing else changes there).
     pub fn locate_noting_memory(&mut self, addr: u64) -> (Option<Location>, bool) {
@@ -743,22 +836,17 @@ impl LineInfo {
     fn find(&self, addr: u64) -> Option<(usize, Option<(Option<StrId>, u32)>, Option<usize>)> {
         // Units whose ranges contain the address (in unit order), then units without ranges,
         // as BFD consults its address trie and then its list of range-less units.
-        let mut candidates: Vec<usize> = Vec::new();
-        let n = self.unit_ranges.partition_point(|r| r.0 <= addr);
-        for i in (0..n).rev() {
-            if self.unit_ranges_high.get(i).is_none_or(|&h| h <= addr) {
-                break;
-            }
-            if let Some(&(lo, hi, ui)) = self.unit_ranges.get(i)
-                && addr >= lo
-                && addr < hi
-            {
-                candidates.push(ui);
-            }
-        }
-        candidates.sort_unstable();
-        candidates.dedup();
-        candidates.extend(self.rangeless_units.iter().copied());
+        let covering = seek(&self.cover, |c| c.0, addr, &self.cover_hint)
+            .and_then(|i| self.cover.get(i))
+            .and_then(|&(_, first, len)| {
+                self.cover_units
+                    .get(first as usize..(first as usize).saturating_add(len as usize))
+            })
+            .unwrap_or(&[]);
+        let candidates = covering
+            .iter()
+            .map(|&ui| ui as usize)
+            .chain(self.rangeless_units.iter().copied());
         for ui in candidates {
             let Some(u) = self.units.get(ui) else {
                 continue;
@@ -979,6 +1067,67 @@ fn concat_filename(
     }
 }
 
+/// Reads every attribute of the entry whose abbreviation was just read into `attrs`; false
+/// when one cannot be read (the rest of the unit is then unreadable too).
+fn read_attributes<'a>(
+    raw: &mut gimli::EntriesRaw<'_, '_, Reader<'a>>,
+    abbrev: &gimli::Abbreviation,
+    attrs: &mut Vec<gimli::Attribute<Reader<'a>>>,
+) -> bool {
+    attrs.clear();
+    for spec in abbrev.attributes() {
+        match raw.read_attribute(*spec) {
+            Ok(a) => attrs.push(a),
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// The address ranges of an entry from its `DW_AT_low_pc`, `DW_AT_high_pc` (an address or a
+/// length) and `DW_AT_ranges`, added to `out` with [`add_range`]. Same rules as gimli's
+/// `Dwarf::die_ranges`: a range list wins as soon as it is met, and an address attribute of
+/// an unexpected form makes the entry rangeless.
+fn die_ranges(
+    dwarf: &gimli::Dwarf<Reader<'_>>,
+    unit: &gimli::Unit<Reader<'_>>,
+    attrs: &[gimli::Attribute<Reader<'_>>],
+    out: &mut Vec<(u64, u64)>,
+) {
+    let (mut low, mut high, mut size) = (None, None, None);
+    for attr in attrs {
+        match attr.name() {
+            gimli::DW_AT_low_pc => match dwarf.attr_address(unit, attr.value()) {
+                Ok(Some(a)) => low = Some(a),
+                _ => return,
+            },
+            gimli::DW_AT_high_pc => match attr.value() {
+                AttributeValue::Udata(n) => size = Some(n),
+                v => match dwarf.attr_address(unit, v) {
+                    Ok(Some(a)) => high = Some(a),
+                    _ => return,
+                },
+            },
+            gimli::DW_AT_ranges => match dwarf.attr_ranges(unit, attr.value()) {
+                Ok(Some(mut list)) => {
+                    while let Ok(Some(r)) = list.next() {
+                        add_range(out, r.begin, r.end);
+                    }
+                    return;
+                }
+                Ok(None) => {}
+                Err(_) => return,
+            },
+            _ => {}
+        }
+    }
+    if let Some(begin) = low
+        && let Some(end) = size.map(|n| begin.wrapping_add(n)).or(high)
+    {
+        add_range(out, begin, end);
+    }
+}
+
 /// `arange_add`: ignores empty ranges and extends an adjacent one.
 fn add_range(ranges: &mut Vec<(u64, u64)>, lo: u64, hi: u64) {
     if lo == hi {
@@ -1034,15 +1183,17 @@ fn finish_sequence(mut rows: Vec<Row>) -> Option<Sequence> {
 }
 
 fn lookup_row(u: &Unit, addr: u64) -> Option<(Option<StrId>, u32)> {
-    let si = u
-        .sequences
-        .partition_point(|s| s.low <= addr)
-        .checked_sub(1)?;
+    let si = seek(&u.sequences, |s| s.low, addr, &u.sequence_hint)?;
     let s = u.sequences.get(si)?;
     if addr < s.low || addr >= s.end() {
         return None;
     }
-    let i = s.rows.partition_point(|r| r.addr <= addr).checked_sub(1)?;
+    // The row hint belongs to one sequence.
+    let (hint_seq, hint_row) = u.row_hint.get();
+    let row_hint = Cell::new(if hint_seq == si { hint_row } else { 0 });
+    let found = seek(&s.rows, |r| r.addr, addr, &row_hint);
+    u.row_hint.set((si, row_hint.get()));
+    let i = found?;
     let r = s.rows.get(i)?;
     let next = s.rows.get(i + 1)?;
     if addr >= r.addr && addr < next.addr && !r.end_sequence {
@@ -1055,8 +1206,34 @@ fn lookup_row(u: &Unit, addr: u64) -> Option<(Option<StrId>, u32)> {
 /// `lookup_address_in_function_table`: the smallest range containing `addr`; at equal sizes the
 /// function read later wins. Precomputed by [`build_segments`].
 fn best_fit(u: &Unit, addr: u64) -> Option<usize> {
-    let i = u.segments.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+    let i = seek(&u.segments, |s| s.0, addr, &u.segment_hint)?;
     u.segments.get(i)?.1
+}
+
+/// The last element of `v` (sorted by `key`) whose key is at most `addr`. `hint` is where the
+/// previous search ended; lookups mostly ascend, so the search gallops forward from there
+/// (a scan of `.text` then costs amortised constant time per lookup) and falls back to a
+/// binary search below it.
+fn seek<T>(v: &[T], key: impl Fn(&T) -> u64, addr: u64, hint: &Cell<usize>) -> Option<usize> {
+    let n = v.len();
+    let mut lo = hint.get().min(n);
+    let p = if lo > 0 && v.get(lo - 1).is_some_and(|x| key(x) > addr) {
+        v.get(..lo)?.partition_point(|x| key(x) <= addr)
+    } else {
+        // Everything before `lo` is <= addr; probe lo, lo+1, lo+3, lo+7, ...
+        let mut step = 1usize;
+        loop {
+            let probe = lo.saturating_add(step - 1);
+            if probe >= n || v.get(probe).is_none_or(|x| key(x) > addr) {
+                let hi = probe.min(n);
+                break lo + v.get(lo..hi)?.partition_point(|x| key(x) <= addr);
+            }
+            lo = probe + 1;
+            step = step.saturating_mul(2);
+        }
+    };
+    hint.set(p);
+    p.checked_sub(1)
 }
 
 /// Sweeps every function range once: between two consecutive range ends the best fit (shortest

@@ -87,13 +87,15 @@ fn starts_symbol(prev: Option<Location>, loc: Location) -> bool {
     prev.is_none_or(|p| p.line != loc.line || p.function != loc.function || p.file != loc.file)
 }
 
-/// gprof's two walks over `[lo, hi)`.
+/// gprof's two walks over `[lo, hi)`. When the first walk changes nothing in BFD's name
+/// memory, the second would repeat it answer for answer, and is skipped.
 pub fn scan_line_regions(info: &mut LineInfo, lo: u64, hi: u64) -> LineScan {
     let points = info.breakpoints(lo, hi);
     let mut scan = LineScan::default();
     // First walk: counts, and fills BFD's name memory. A lookup that changes the memory can
     // make the very next byte answer differently, so that byte is looked up too.
     let mut prev: Option<Location> = None;
+    let mut memory_changed = false;
     for (k, &a) in points.iter().enumerate() {
         let next = points.get(k + 1).copied().unwrap_or(hi);
         let (loc, changed) = info.locate_noting_memory(a);
@@ -102,16 +104,25 @@ pub fn scan_line_regions(info: &mut LineInfo, lo: u64, hi: u64) -> LineScan {
         {
             scan.first_count += 1;
             prev = Some(loc);
+            if !memory_changed {
+                scan.regions.push(LineRegion { addr: a, loc });
+            }
         }
-        if changed
-            && a.wrapping_add(1) < next
-            && let Some(loc) = info.locate(a + 1)
-            && starts_symbol(prev, loc)
-        {
-            scan.first_count += 1;
-            prev = Some(loc);
+        if changed {
+            memory_changed = true;
+            if a.wrapping_add(1) < next
+                && let Some(loc) = info.locate(a + 1)
+                && starts_symbol(prev, loc)
+            {
+                scan.first_count += 1;
+                prev = Some(loc);
+            }
         }
     }
+    if !memory_changed && info.lookups_replay() {
+        return scan;
+    }
+    scan.regions.clear();
     let mut prev: Option<Location> = None;
     for &a in &points {
         let Some(loc) = info.locate(a) else { continue };

@@ -4,8 +4,18 @@
 //! (e.g. `cmp_total` puts a cycle header first whenever it is on the *left*). Reproducing the
 //! output therefore needs the very same sequence of comparisons: left half `n/2` elements, and
 //! the merge takes the left element when `cmp(left, right) <= 0`.
+//!
+//! Every comparison msort makes has its left element earlier in the input than its right one.
+//! So a comparator that, on such pairs, answers as some key order does (`cmp_total`'s cycle
+//! rule included: a header on the left is "less", which is what a tie gives) produces exactly
+//! the input sorted stably by that key. The big sorts use such keys ([`name_ranks`],
+//! [`ordered_f64`]) and fall back to [`msort`] only where no key exists (NaN times).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use super::callgraph::FastHasher;
 
 /// Sorts `v` exactly as glibc's `msort` would with comparator `cmp`.
 pub fn msort<T: Copy, F: FnMut(&T, &T) -> Ordering>(v: &mut [T], mut cmp: F) {
@@ -44,9 +54,181 @@ fn msort_rec<T: Copy, F: FnMut(&T, &T) -> Ordering>(v: &mut [T], tmp: &mut Vec<T
     v[..done].copy_from_slice(tmp);
 }
 
+/// Ranks of `names` in byte order: equal names get equal ranks, so that sorts which end on a
+/// name comparison can compare integers. Neighbouring symbols often share a name (the line
+/// symbols of one function), which is checked before hashing.
+pub fn name_ranks<'a, I: IntoIterator<Item = &'a str>>(names: I) -> Vec<u32> {
+    let mut ids: Vec<u32> = Vec::new();
+    let mut uniq: Vec<&str> = Vec::new();
+    let mut seen: HashMap<&str, u32, BuildHasherDefault<FastHasher>> = HashMap::default();
+    let mut prev: Option<(&str, u32)> = None;
+    for name in names {
+        let id = match prev {
+            Some((p, id)) if p == name => id,
+            _ => *seen.entry(name).or_insert_with(|| {
+                uniq.push(name);
+                u32::try_from(uniq.len() - 1).unwrap_or(u32::MAX)
+            }),
+        };
+        prev = Some((name, id));
+        ids.push(id);
+    }
+    let mut order: Vec<u32> = (0..u32::try_from(uniq.len()).unwrap_or(u32::MAX)).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let name = |i: u32| uniq.get(i as usize).map_or(&b""[..], |s| s.as_bytes());
+        name(a).cmp(name(b))
+    });
+    let mut rank = vec![0u32; uniq.len()];
+    for (r, &u) in order.iter().enumerate() {
+        if let Some(slot) = rank.get_mut(u as usize) {
+            *slot = u32::try_from(r).unwrap_or(u32::MAX);
+        }
+    }
+    ids.iter()
+        .map(|&i| rank.get(i as usize).copied().unwrap_or(0))
+        .collect()
+}
+
+/// Stable bucket sort of `items` — `(bucket, item)` pairs listed in the order they should keep
+/// within a bucket — into bucket order, in linear time.
+pub fn bucket_sort(items: &[(u32, u32)], nbuckets: usize) -> Vec<u32> {
+    let mut start = vec![0usize; nbuckets + 1];
+    for &(b, _) in items {
+        if let Some(c) = start.get_mut(b as usize + 1) {
+            *c += 1;
+        }
+    }
+    for k in 1..start.len() {
+        let prev = start.get(k - 1).copied().unwrap_or(0);
+        if let Some(c) = start.get_mut(k) {
+            *c += prev;
+        }
+    }
+    let mut out = vec![0u32; items.len()];
+    for &(b, item) in items {
+        if let Some(pos) = start.get_mut(b as usize)
+            && let Some(slot) = out.get_mut(*pos)
+        {
+            *slot = item;
+            *pos += 1;
+        }
+    }
+    out
+}
+
+/// Merges two runs of items, each sorted by `key` (a key with no ties: it ends on the item).
+pub fn merge_by_key<K: Ord>(a: &[u32], b: &[u32], key: impl Fn(u32) -> K) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) {
+        if key(x) <= key(y) {
+            out.push(x);
+            i += 1;
+        } else {
+            out.push(y);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(a.get(i..).unwrap_or(&[]));
+    out.extend_from_slice(b.get(j..).unwrap_or(&[]));
+    out
+}
+
+/// `x` as a `u64` with the same order, -0 equal to +0 (gprof's comparators subtract, and
+/// `-0 - 0 == 0`); `None` for NaN, which no key orders as those comparators do.
+pub fn ordered_f64(x: f64) -> Option<u64> {
+    if x.is_nan() {
+        return None;
+    }
+    let x = if x == 0.0 { 0.0 } else { x };
+    let bits = x.to_bits();
+    Some(if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_ranks_follow_byte_order() {
+        let r = name_ranks(["b", "a", "b", "_c", "a", "B"]);
+        assert_eq!(r, vec![3, 2, 3, 1, 2, 0]);
+    }
+
+    #[test]
+    fn ordered_f64_keeps_order_and_merges_zeros() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            1.0,
+            7.0,
+            f64::INFINITY,
+        ];
+        let keys: Vec<u64> = xs.iter().filter_map(|&x| ordered_f64(x)).collect();
+        assert_eq!(keys.len(), xs.len());
+        assert_eq!(keys.get(2), keys.get(3));
+        for w in keys.windows(2).skip(3) {
+            assert!(w[0] < w[1]);
+        }
+        assert!(keys[0] < keys[1] && keys[1] < keys[2]);
+        assert_eq!(ordered_f64(f64::NAN), None);
+    }
+
+    /// A key sort gives what msort gives with a comparator that agrees with the key (the
+    /// header rule of `cmp_total` included).
+    #[test]
+    fn key_sort_matches_msort() {
+        // (time, is_header, name): headers tie among themselves but compare "less" on the left.
+        let items: Vec<(u32, bool, &str)> = (0..200u32)
+            .map(|i| {
+                (
+                    (i * 37) % 5,
+                    i % 11 == 0,
+                    ["b", "a", "_x", "c"][(i % 4) as usize],
+                )
+            })
+            .collect();
+        let cmp = |l: &usize, r: &usize| {
+            let (a, b) = (items[*l], items[*r]);
+            if a.0 != b.0 {
+                return b.0.cmp(&a.0);
+            }
+            if a.1 {
+                return Ordering::Less;
+            }
+            if b.1 {
+                return Ordering::Greater;
+            }
+            a.2.cmp(b.2)
+        };
+        let mut by_msort: Vec<usize> = (0..items.len()).collect();
+        msort(&mut by_msort, cmp);
+        let ranks = name_ranks(items.iter().map(|i| i.2));
+        let mut by_key: Vec<usize> = (0..items.len()).collect();
+        by_key.sort_by_key(|&i| {
+            let (t, h, _) = items[i];
+            (std::cmp::Reverse(t), !h, if h { 0 } else { ranks[i] })
+        });
+        assert_eq!(by_msort, by_key);
+    }
+
+    #[test]
+    fn bucket_sort_is_stable_and_merge_interleaves() {
+        let items = [(2, 10), (0, 11), (2, 12), (1, 13), (0, 14)];
+        assert_eq!(bucket_sort(&items, 3), vec![11, 14, 13, 10, 12]);
+        let key = |i: u32| (i % 10, i);
+        assert_eq!(
+            merge_by_key(&[20, 3, 17], &[11, 5, 9], key),
+            vec![20, 11, 3, 5, 17, 9]
+        );
+    }
 
     #[test]
     fn stable_and_sorted() {
