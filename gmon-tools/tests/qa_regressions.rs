@@ -223,3 +223,123 @@ fn stripped_executable_errors_carry_one_program_prefix() {
         assert!(err.ends_with(&expected_tail), "{args:?}: {err}");
     }
 }
+
+/// Runs `gmon gprof ARGS` in DIR.
+fn gprof_in(dir: &Path, args: &[&std::ffi::OsStr]) -> Output {
+    Command::cargo_bin("gmon")
+        .unwrap()
+        .current_dir(dir)
+        .arg("gprof")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// QA2 #5a: the directory of `-I`/`--directory-path` keeps its bytes: with the sources in a
+/// directory whose name is not UTF-8, `-A` prints what GNU gprof printed with the original
+/// directory (golden ln-A-cycle, made by testdata/regen.sh).
+#[test]
+fn gprof_source_directory_may_be_non_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let c = case("cycle-pie-O0");
+    let golden = std::fs::read(c.join("gprof/ln-A-cycle.out")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join(OsStr::from_bytes(b"src\xe9"));
+    std::fs::create_dir(&src).unwrap();
+    let programs = c.join("../../programs/cycle");
+    std::fs::copy(programs.join("cycle.c"), src.join("cycle.c")).unwrap();
+    let joined = |prefix: &[u8]| {
+        OsStr::from_bytes(&[prefix, src.as_os_str().as_bytes()].concat()).to_os_string()
+    };
+    let forms: Vec<Vec<std::ffi::OsString>> = vec![
+        vec!["-A".into(), "-I".into(), src.clone().into_os_string()],
+        vec!["-A".into(), joined(b"--directory-path=/nonexistent:")],
+        vec!["-A".into(), joined(b"-I")],
+    ];
+    for form in forms {
+        let mut args: Vec<&OsStr> = form.iter().map(|s| s.as_os_str()).collect();
+        args.extend([OsStr::new("prog"), OsStr::new("gmon.out")]);
+        let o = gprof_in(&c, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!((o.status.code(), err.as_ref()), (Some(0), ""), "{form:?}");
+        assert!(
+            o.stdout == golden,
+            "{form:?}: -A differs from gprof's ln-A-cycle.out"
+        );
+    }
+}
+
+/// QA2 #5a: the map file of `-R`/`--file-ordering` keeps its bytes: a map whose name is not
+/// UTF-8 is read like the same map under a UTF-8 name (before, its name was read lossily and
+/// the file was "could not open"ed).
+#[test]
+fn gprof_file_ordering_map_may_be_non_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let c = case("multifile-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    // The map format gprof reads: `object:address type function` lines (nm -A).
+    let map = "main.o:0000000000000000 T main\nstage.o:0000000000000000 T stage_run\n\
+               util.o:0000000000000000 T helper\n";
+    let plain = tmp.path().join("map");
+    let odd = tmp.path().join(OsStr::from_bytes(b"m\xffap"));
+    std::fs::write(&plain, map).unwrap();
+    std::fs::write(&odd, map).unwrap();
+    let run = |m: &Path| {
+        let mut r: Vec<u8> = b"--file-ordering=".to_vec();
+        r.extend_from_slice(m.as_os_str().as_bytes());
+        let long = gprof_in(
+            &c,
+            &[OsStr::from_bytes(&r), "prog".as_ref(), "gmon.out".as_ref()],
+        );
+        let short = gprof_in(
+            &c,
+            &[
+                "-R".as_ref(),
+                m.as_os_str(),
+                "prog".as_ref(),
+                "gmon.out".as_ref(),
+            ],
+        );
+        assert_eq!(long.stdout, short.stdout);
+        short
+    };
+    let want = run(&plain);
+    assert_eq!(
+        want.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&want.stderr)
+    );
+    assert!(!want.stdout.is_empty());
+    let got = run(&odd);
+    assert_eq!(
+        (got.status.code(), String::from_utf8_lossy(&got.stderr)),
+        (want.status.code(), String::from_utf8_lossy(&want.stderr))
+    );
+    assert!(
+        got.stdout == want.stdout,
+        "-R with a non-UTF-8 map name differs"
+    );
+}
+
+/// QA2 #5b: `-d[N]`/`--debug[=N]` is accepted and changes nothing (GNU gprof's debugging trace
+/// is not reproduced), and `--help` says so.
+#[test]
+fn gprof_debug_option_is_accepted_ignored_and_documented() {
+    let c = case("recurse-pie-O0");
+    let golden = std::fs::read(c.join("gprof/b.out")).unwrap();
+    for d in ["-d", "-d5", "--debug", "--debug=6", "-bd"] {
+        let o = gprof_in(&c, &[d.as_ref(), "-b".as_ref(), "prog".as_ref()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!((o.status.code(), err.as_ref()), (Some(0), ""), "{d}");
+        assert!(o.stdout == golden, "{d}: report differs from gprof's b.out");
+    }
+    let o = gprof_in(&c, &["--help".as_ref()]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        help.contains("-d[N], --debug[=N] is accepted and does nothing"),
+        "{help}"
+    );
+}

@@ -8,7 +8,9 @@
 //! summary. Files are visited in gprof's list order (most recently created first) and searched
 //! for along the `-I` / `GPROF_PATH` list like gprof does.
 
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use super::Analysis;
 use super::lines::{BasicBlocks, NBBS};
@@ -27,19 +29,25 @@ pub struct AnnotateOptions {
     pub all_lines: bool,
     /// `-y`: write `<basename>-ann` files in the current directory instead of stdout.
     pub separate_files: bool,
-    /// Source search path: `-I` entries, then `GPROF_PATH`, each split at `:`.
-    pub search_path: Vec<String>,
+    /// Source search path: `-I` entries, then `GPROF_PATH`, each split at `:`; bytes, since
+    /// directory names need not be UTF-8.
+    pub search_path: Vec<OsString>,
     /// `argv[0]` for messages.
     pub whoami: String,
 }
 
 impl AnnotateOptions {
     /// Splits `-I` arguments and `GPROF_PATH` at `:` as gprof's `search_list_append` does.
-    pub fn search_path_from(dirs: &[String], gprof_path: Option<&str>) -> Vec<String> {
+    pub fn search_path_from<D: AsRef<OsStr>, P: AsRef<OsStr>>(
+        dirs: &[D],
+        gprof_path: Option<P>,
+    ) -> Vec<OsString> {
+        let gprof_path = gprof_path.as_ref().map(|p| p.as_ref());
         dirs.iter()
-            .map(String::as_str)
+            .map(|d| d.as_ref())
             .chain(gprof_path)
-            .flat_map(|d| d.split(':').map(str::to_string))
+            .flat_map(|d| d.as_bytes().split(|&b| b == b':'))
+            .map(|d| OsStr::from_bytes(d).to_os_string())
             .collect()
     }
 }
@@ -244,14 +252,21 @@ pub fn print_annotated_source(
 /// gprof's `annotate_source` search: the name itself, then every search directory with the
 /// name, then (for a name with a `/`) every directory with the base name. Absolute names are
 /// only tried as they are. `None` when nothing exists (gprof's "could not locate").
-fn open_source(name: &str, search: &[String]) -> Option<io::Result<Vec<u8>>> {
-    let mut candidates: Vec<String> = vec![name.to_string()];
+fn open_source(name: &str, search: &[OsString]) -> Option<io::Result<Vec<u8>>> {
+    // `DIR/NAME` joined as bytes (not Path::join, which drops DIR when NAME is absolute).
+    let join = |d: &OsString, n: &str| {
+        let mut p = d.as_bytes().to_vec();
+        p.push(b'/');
+        p.extend_from_slice(n.as_bytes());
+        OsString::from_vec(p)
+    };
+    let mut candidates: Vec<OsString> = vec![OsString::from(name)];
     if !name.starts_with('/') {
-        candidates.extend(search.iter().map(|d| format!("{d}/{name}")));
+        candidates.extend(search.iter().map(|d| join(d, name)));
     }
     if let Some(pos) = name.rfind('/') {
         let base = name.get(pos + 1..).unwrap_or("");
-        candidates.extend(search.iter().map(|d| format!("{d}/{base}")));
+        candidates.extend(search.iter().map(|d| join(d, base)));
     }
     let mut last_err = None;
     for c in &candidates {
@@ -463,6 +478,12 @@ mod tests {
         assert_eq!(
             AnnotateOptions::search_path_from(&dirs, Some("d:")),
             vec!["a", "b", "c", "d", ""]
+        );
+        // Bytes that are not UTF-8 survive (a Latin-1 directory name).
+        let dirs = vec![OsString::from_vec(b"src\xe9:x".to_vec())];
+        assert_eq!(
+            AnnotateOptions::search_path_from(&dirs, None::<&str>),
+            vec![OsString::from_vec(b"src\xe9".to_vec()), OsString::from("x")]
         );
     }
 }

@@ -96,15 +96,16 @@ pub struct GprofArgs {
     pub all_lines: bool,
     /// `-y`.
     pub separate_files: bool,
-    /// `-I dirs`, in order.
-    pub directories: Vec<String>,
+    /// `-I dirs`, in order; bytes, like every file name here.
+    pub directories: Vec<OsString>,
     /// `-O`.
     pub file_format: FileFormat,
     /// `-S file`.
     pub external_symbols: Option<String>,
-    /// `-R map_file`.
-    pub function_map: Option<String>,
-    /// `-d[N]` (accepted; gprof's debug dumps are not reproduced).
+    /// `-R map_file`; bytes, like every file name here.
+    pub function_map: Option<PathBuf>,
+    /// `-d[N]`: accepted and otherwise ignored (gprof's debug trace is not reproduced; `--help`
+    /// says so).
     pub debug: Option<String>,
 }
 
@@ -299,11 +300,11 @@ fn split_words(text: &str) -> Vec<String> {
 
 /// Parses gprof's arguments (without the program name). `whoami` prefixes messages.
 ///
-/// Operands (the executable and the profiles) keep their bytes; option words and option
-/// arguments are text (symspecs, numbers), read lossily if they are not UTF-8.
+/// Words are bytes, as getopt sees them: operands (the executable and the profiles) and the file
+/// arguments of `-I`, `-R` and `-S` keep their bytes (Linux file names need not be UTF-8); other
+/// option arguments are text (symspecs, numbers), read lossily if they are not UTF-8.
 pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
     let args = expand_response_files(args);
-    let text = |w: &OsString| w.to_string_lossy().into_owned();
     let mut a = GprofArgs::default();
     let mut positional: Vec<PathBuf> = Vec::new();
     let mut i = 0;
@@ -313,17 +314,22 @@ pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
     };
     while i < args.len() {
         let Some(word_os) = args.get(i) else { break };
-        let word = &text(word_os);
+        let word = word_os.as_bytes();
         i += 1;
-        if word == "--" {
+        if word == b"--" {
             positional.extend(args.iter().skip(i).map(PathBuf::from));
             break;
         }
-        if let Some(body) = word.strip_prefix("--") {
-            let (name, value) = match body.find('=') {
-                Some(e) => (&body[..e], Some(body[e + 1..].to_string())),
+        if let Some(body) = word.strip_prefix(b"--") {
+            let (name_bytes, value) = match body.iter().position(|&b| b == b'=') {
+                Some(e) => (
+                    body.get(..e).unwrap_or_default(),
+                    body.get(e + 1..)
+                        .map(|v| OsStr::from_bytes(v).to_os_string()),
+                ),
                 None => (body, None),
             };
+            let name = &*String::from_utf8_lossy(name_bytes);
             let exact = LONG.iter().find(|(n, _, _)| *n == name);
             let opt = match exact {
                 Some(o) => *o,
@@ -333,7 +339,12 @@ pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
                         .filter(|(n, _, _)| n.starts_with(name))
                         .collect();
                     match cands.as_slice() {
-                        [] => return err(format!("{whoami}: unrecognized option '{word}'\n")),
+                        [] => {
+                            return err(format!(
+                                "{whoami}: unrecognized option '{}'\n",
+                                word_os.to_string_lossy()
+                            ));
+                        }
                         [one] => **one,
                         many => {
                             let first = many[0];
@@ -369,7 +380,7 @@ pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
                     None => match args.get(i) {
                         Some(v) => {
                             i += 1;
-                            Some(text(v))
+                            Some(v.clone())
                         }
                         None => {
                             return err(format!(
@@ -384,29 +395,33 @@ pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
             }
             continue;
         }
-        if word.len() > 1 && word.starts_with('-') {
-            let chars: Vec<char> = word[1..].chars().collect();
+        if let Some(letters) = word.strip_prefix(b"-").filter(|l| !l.is_empty()) {
             let mut k = 0;
-            while k < chars.len() {
-                let c = chars[k];
+            while let Some(&byte) = letters.get(k) {
                 k += 1;
+                // getopt works on bytes; a non-ASCII byte is never one of gprof's letters.
+                let c = if byte.is_ascii() {
+                    char::from(byte)
+                } else {
+                    '\u{fffd}'
+                };
                 let Some(has) = short_has_arg(c) else {
                     return err(format!("{whoami}: invalid option -- '{c}'\n"));
                 };
-                let rest: String = chars[k..].iter().collect();
+                let rest = letters.get(k..).unwrap_or_default();
                 let value = match has {
                     HasArg::No => None,
                     HasArg::Optional => {
-                        k = chars.len();
-                        (!rest.is_empty()).then_some(rest)
+                        k = letters.len();
+                        (!rest.is_empty()).then(|| OsStr::from_bytes(rest).to_os_string())
                     }
                     HasArg::Required => {
-                        k = chars.len();
+                        k = letters.len();
                         if !rest.is_empty() {
-                            Some(rest)
+                            Some(OsStr::from_bytes(rest).to_os_string())
                         } else if let Some(v) = args.get(i) {
                             i += 1;
-                            Some(text(v))
+                            Some(v.clone())
                         } else {
                             return err(format!(
                                 "{whoami}: option requires an argument -- '{c}'\n"
@@ -441,8 +456,10 @@ fn spec(a: &mut GprofArgs, s: &str, table: TableId) {
 }
 
 /// Applies one option; returns `Some` when parsing must stop (help, version, error).
-fn apply(a: &mut GprofArgs, c: char, v: Option<String>, whoami: &str) -> Option<Parsed> {
+fn apply(a: &mut GprofArgs, c: char, raw: Option<OsString>, whoami: &str) -> Option<Parsed> {
     use style::*;
+    // Symspecs and numbers are text; file names (`-I`, `-R`) keep `raw`'s bytes.
+    let v = raw.as_ref().map(|r| r.to_string_lossy().into_owned());
     let arg = v.clone().unwrap_or_default();
     match c {
         'a' => a.no_static = true,
@@ -483,9 +500,13 @@ fn apply(a: &mut GprofArgs, c: char, v: Option<String>, whoami: &str) -> Option<
             a.output_style |= GMON_INFO;
             a.user_specified |= GMON_INFO;
         }
-        'I' => a
-            .directories
-            .extend(arg.split(':').filter(|d| !d.is_empty()).map(String::from)),
+        'I' => a.directories.extend(
+            raw.as_ref()
+                .map_or(&[][..], |r| r.as_bytes())
+                .split(|&b| b == b':')
+                .filter(|d| !d.is_empty())
+                .map(|d| OsStr::from_bytes(d).to_os_string()),
+        ),
         'J' => {
             if let Some(s) = &v {
                 spec(a, s, TableId::ExclAnno);
@@ -566,7 +587,7 @@ fn apply(a: &mut GprofArgs, c: char, v: Option<String>, whoami: &str) -> Option<
         'R' => {
             a.output_style |= FILE_ORDER;
             a.user_specified |= FILE_ORDER;
-            a.function_map = Some(arg);
+            a.function_map = Some(PathBuf::from(raw.unwrap_or_default()));
         }
         's' => {
             a.output_style |= SUMMARY_FILE;

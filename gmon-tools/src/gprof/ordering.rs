@@ -27,9 +27,18 @@ pub struct MapEntry {
 
 /// Reads a `-R` map file the way gprof's `read_function_mappings` scans it, and sorts it by
 /// function name (stable). `could not open` / `unable to parse` are gprof's messages.
-pub fn read_function_map(path: &str, whoami: &str) -> Result<Vec<MapEntry>, GprofError> {
-    let bytes = std::fs::read(path)
-        .map_err(|_| GprofError::new(format!("{whoami}: could not open {path}.\n")))?;
+/// The path is bytes (Linux file names need not be UTF-8); messages show it lossily.
+pub fn read_function_map(
+    path: &std::path::Path,
+    whoami: &str,
+) -> Result<Vec<MapEntry>, GprofError> {
+    let bytes = std::fs::read(path).map_err(|_| {
+        GprofError::new(format!(
+            "{whoami}: could not open {}.\n",
+            path.to_string_lossy()
+        ))
+    })?;
+    let path = path.to_string_lossy();
     let parse_error =
         || GprofError::new(format!("{whoami}: unable to parse mapping file {path}.\n"));
     let text = String::from_utf8_lossy(&bytes);
@@ -490,8 +499,7 @@ mod tests {
         let f = map_file(
             "b.o:0000 T zeta\nb.o:0010 t helper\nNo symbols in c.o\na.o:0000 T alpha\n\n  a.o:0020 t helper\n",
         );
-        let path = f.path().to_string_lossy().into_owned();
-        let map = read_function_map(&path, "gprof").unwrap_or_default();
+        let map = read_function_map(f.path(), "gprof").unwrap_or_default();
         let got: Vec<(&str, &str, bool)> = map
             .iter()
             .map(|e| (e.function_name.as_str(), e.file_name.as_str(), e.is_first))
@@ -515,14 +523,14 @@ mod tests {
 
     #[test]
     fn map_errors_use_gprofs_words() {
-        let err = read_function_map("/nonexistent/map", "gprof").err();
+        let err = read_function_map("/nonexistent/map".as_ref(), "gprof").err();
         assert_eq!(
             err.map(|e| e.message),
             Some("gprof: could not open /nonexistent/map.\n".to_string())
         );
         let f = map_file("a.o:0000 T alpha\n:x\n");
-        let path = f.path().to_string_lossy().into_owned();
-        let err = read_function_map(&path, "gprof").err();
+        let err = read_function_map(f.path(), "gprof").err();
+        let path = f.path().to_string_lossy();
         assert_eq!(
             err.map(|e| e.message),
             Some(format!("gprof: unable to parse mapping file {path}.\n"))

@@ -71,7 +71,8 @@ Differences from GNU gprof:
     its caller's line or function.
   * The explanations (without -b) are this project's own text; everything
     else, including the form-feed lines between sections, is identical.
-  * -d (gprof's debugging dumps) is accepted and ignored.
+  * -d[N], --debug[=N] is accepted and does nothing: GNU gprof's debugging
+    trace, which it mixes into stdout, is not printed.
 
 Examples:
   gmon gprof -b ./prog gmon.out            flat profile, call graph, index
