@@ -269,7 +269,13 @@ impl CallGraph {
         for p in 0..n {
             self.nodes[p].child_time = 0.0;
             self.nodes[p].time = time.get(p).copied().unwrap_or(0.0);
-            if let Some(a) = self.find_arc(p, p) {
+            // A self arc is one of the node's children: most nodes have none to look up.
+            let self_arc = if self.nodes[p].children == NONE {
+                None
+            } else {
+                self.find_arc(p, p)
+            };
+            if let Some(a) = self_arc {
                 let c = self.arcs[a as usize].count;
                 self.nodes[p].ncalls = self.nodes[p].ncalls.wrapping_sub(c);
                 self.nodes[p].self_calls = c;
@@ -288,7 +294,7 @@ impl CallGraph {
         self.cycle_link();
         // msort by an integer key is the stable sort by that key (see `sort`).
         let mut top: Vec<u32> = (0..n as u32).collect();
-        top.sort_by_key(|&a| self.nodes[a as usize].top_order);
+        top.sort_unstable_by_key(|&a| (self.nodes[a as usize].top_order, a));
         self.propagate_flags(&top, symtab, specs);
         self.cycle_time();
         for &p in &top {
@@ -734,6 +740,9 @@ impl CallGraph {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FastHasher(u64);
 
+/// [`FastHasher`] for `HashMap`s.
+pub type FastHash = BuildHasherDefault<FastHasher>;
+
 impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
         self.0
@@ -757,8 +766,6 @@ impl Hasher for FastHasher {
         self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
-
-type FastHash = BuildHasherDefault<FastHasher>;
 
 /// Iterator over a linked arc list.
 #[derive(Debug)]

@@ -32,6 +32,9 @@ use std::cell::Cell;
 use std::collections::HashMap;
 
 use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
+
+use super::callgraph::FastHash;
+use super::die_walk::DieWalk;
 use object::{Object, ObjectSection};
 
 /// Interned string id (file names and function names).
@@ -106,7 +109,7 @@ struct ElfFunc {
 #[derive(Debug)]
 pub struct LineInfo {
     strings: Vec<String>,
-    string_ids: HashMap<String, StrId>,
+    string_ids: HashMap<String, StrId, FastHash>,
     units: Vec<Unit>,
     /// Which units cover an address, as a step function: from each start address on (until
     /// the next), the units `cover_units[first..first + len]`, in unit order.
@@ -131,7 +134,11 @@ pub struct LineInfo {
     resolved: u64,
 }
 
-fn interned(strings: &mut Vec<String>, ids: &mut HashMap<String, StrId>, s: &str) -> StrId {
+fn interned(
+    strings: &mut Vec<String>,
+    ids: &mut HashMap<String, StrId, FastHash>,
+    s: &str,
+) -> StrId {
     if let Some(&id) = ids.get(s) {
         return id;
     }
@@ -193,7 +200,7 @@ impl LineInfo {
     ) -> LineInfo {
         let mut info = LineInfo {
             strings: Vec::new(),
-            string_ids: HashMap::new(),
+            string_ids: HashMap::default(),
             units: Vec::new(),
             cover: Vec::new(),
             cover_units: Vec::new(),
@@ -448,7 +455,7 @@ impl LineInfo {
                 die_ranges(dwarf, unit, &attrs, &mut u.ranges);
             }
             if complete && functions {
-                self.read_functions(dwarf, unit, headers, lang, &mut raw, &mut u);
+                self.read_functions(dwarf, unit, headers, lang, &raw, &mut u);
             }
         }
         u.segments = build_segments(&u.funcs);
@@ -475,29 +482,37 @@ impl LineInfo {
         unit: &gimli::Unit<Reader<'_>>,
         headers: &[gimli::UnitHeader<Reader<'_>>],
         lang: Option<gimli::DwLang>,
-        raw: &mut gimli::EntriesRaw<'_, '_, Reader<'_>>,
+        raw: &gimli::EntriesRaw<'_, '_, Reader<'_>>,
         u: &mut Unit,
     ) {
         let mut attrs: Vec<gimli::Attribute<Reader<'_>>> = Vec::new();
-        while !raw.is_empty() {
-            let abbrev = match raw.read_abbreviation() {
-                Ok(Some(a)) => a,
-                Ok(None) => continue,
-                Err(_) => return,
+        let start = unit.header.header_size();
+        let Ok(entries) = unit.header.range_from(gimli::UnitOffset(start)..) else {
+            return;
+        };
+        let endian = gimli::Reader::endian(&entries);
+        let mut walk = DieWalk::new(entries.slice(), unit.encoding(), endian);
+        walk.resume_at(raw.next_offset().0.saturating_sub(start));
+        let wanted = |tag| {
+            tag == gimli::DW_TAG_subprogram
+                || tag == gimli::DW_TAG_inlined_subroutine
+                || tag == gimli::DW_TAG_entry_point
+        };
+        loop {
+            let pos = match walk.next_wanted(&unit.abbreviations, wanted) {
+                Ok(Some(pos)) => pos,
+                Ok(None) | Err(()) => return,
             };
-            let tag = abbrev.tag();
-            if tag != gimli::DW_TAG_subprogram
-                && tag != gimli::DW_TAG_inlined_subroutine
-                && tag != gimli::DW_TAG_entry_point
-            {
-                if raw.skip_attributes(abbrev.attributes()).is_err() {
-                    return;
-                }
-                continue;
-            }
-            if !read_attributes(raw, abbrev, &mut attrs) {
+            let Ok(mut raw) = unit.entries_raw(Some(gimli::UnitOffset(start + pos))) else {
+                return;
+            };
+            let Ok(Some(abbrev)) = raw.read_abbreviation() else {
+                return;
+            };
+            if !read_attributes(&mut raw, abbrev, &mut attrs) {
                 return;
             }
+            walk.resume_at(raw.next_offset().0.saturating_sub(start));
             let mut f = FuncInfo {
                 ranges: Vec::new(),
                 name: None,

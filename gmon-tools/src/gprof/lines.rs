@@ -157,8 +157,12 @@ pub fn line_symbol_table(
     let mut files = FileInterner::from_files(&functions.files);
     let mut syms: Vec<Symbol> = Vec::with_capacity(regions.len() + functions.symbols.len());
     let mut prev: Option<(usize, u32, bool)> = None; // (file, function name id, is_static)
+    // Regions repeat a few files: intern each once per LineInfo string.
+    let mut file_of: HashMap<u32, usize> = HashMap::new();
     for r in &regions {
-        let file = files.id(info.string(r.loc.file));
+        let file = *file_of
+            .entry(r.loc.file)
+            .or_insert_with(|| files.id(info.string(r.loc.file)));
         // is_static comes from the previous line symbol of the same function and file, else
         // from the function symbol that owns the address.
         let is_static = match prev {
@@ -193,7 +197,9 @@ pub fn line_symbol_table(
 pub fn finalize_merged(syms: Vec<Symbol>, text_end: u64) -> Vec<Symbol> {
     use super::symtab::{cmp_addr, prefer};
     let mut order: Vec<usize> = (0..syms.len()).collect();
-    super::sort::msort(&mut order, |&a, &b| match (syms.get(a), syms.get(b)) {
+    // A key order: the standard stable sort gives msort's result, and merges the two sorted
+    // runs (line symbols, function symbols) in linear time.
+    order.sort_by(|&a, &b| match (syms.get(a), syms.get(b)) {
         (Some(l), Some(r)) => cmp_addr(l, r),
         _ => std::cmp::Ordering::Equal,
     });

@@ -43,6 +43,7 @@ pub mod args;
 pub mod blurbs;
 pub mod callgraph;
 pub mod demangle;
+mod die_walk;
 pub mod dwarf;
 pub mod execcount;
 pub mod flat;

@@ -7,7 +7,6 @@
 //! matching symbols become one range; a table whose spec matched nothing stays empty, and an
 //! empty INCL table means "no filter" (gprof-behaviour.md §9.3).
 
-use super::sort::msort;
 use super::symtab::{Symbol, SymbolTable, cmp_addr, prefer};
 
 /// gprof's symbol tables, in its own enumeration order.
@@ -201,7 +200,31 @@ impl SpecTables {
             }
             m.prev = Some(i);
         }
+        // When every pattern names a symbol (the usual case: gprof's default exclusions), a
+        // symbol whose name length no pattern has matches none of them.
+        let mut lengths: Option<Vec<bool>> = Some(Vec::new());
+        for p in ids
+            .iter()
+            .flat_map(|id| std::iter::once(&id.left).chain(id.right.as_ref()))
+        {
+            match (&mut lengths, &p.name) {
+                (Some(l), Some(name)) => {
+                    if l.len() <= name.len() {
+                        l.resize(name.len() + 1, false);
+                    }
+                    if let Some(slot) = l.get_mut(name.len()) {
+                        *slot = true;
+                    }
+                }
+                _ => lengths = None,
+            }
+        }
         for (i, sym) in symtab.symbols.iter().enumerate() {
+            if let Some(l) = &lengths
+                && !l.get(sym.name.len()).copied().unwrap_or(false)
+            {
+                continue;
+            }
             for id in ids.iter_mut() {
                 if id.left.matches(sym) {
                     extend(&mut id.lm, i, sym, &mut tables[id.table as usize]);
@@ -292,7 +315,8 @@ fn finalize(tab: &mut Vec<SpecEntry>) {
         return;
     }
     let mut order: Vec<usize> = (0..tab.len()).collect();
-    msort(&mut order, |&a, &b| cmp_addr(&tab[a].sym, &tab[b].sym));
+    // A key order: the standard stable sort gives msort's result.
+    order.sort_by(|&a, &b| cmp_addr(&tab[a].sym, &tab[b].sym));
     let sorted: Vec<SpecEntry> = order.iter().filter_map(|&i| tab.get(i).cloned()).collect();
     let mut out: Vec<SpecEntry> = Vec::with_capacity(sorted.len());
     let mut prev_addr: Option<u64> = None;

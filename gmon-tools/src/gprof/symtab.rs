@@ -430,7 +430,9 @@ impl SymbolTable {
     /// last one).
     pub fn finalize(mut syms: Vec<Symbol>, text_end: u64) -> SymbolTable {
         let mut order: Vec<usize> = (0..syms.len()).collect();
-        super::sort::msort(&mut order, |&a, &b| cmp_addr(&syms[a], &syms[b]));
+        // cmp_addr is a key order, so any stable sort gives msort's result; the standard
+        // one is linear on the already sorted runs symbol tables consist of.
+        order.sort_by(|&a, &b| cmp_addr(&syms[a], &syms[b]));
         let mut sorted: Vec<Symbol> = Vec::with_capacity(syms.len());
         for &i in &order {
             let src = std::mem::replace(
