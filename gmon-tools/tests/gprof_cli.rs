@@ -176,3 +176,33 @@ fn corrupted_inputs_never_panic() {
         }
     }
 }
+
+/// `-S` (an nm-style symbol file) keeps the bytes of its file name: a symbol file whose name
+/// is not UTF-8 gives GNU gprof's report for the same file under a UTF-8 name (the traps-S
+/// golden, from a real gprof run).
+#[test]
+fn external_symbol_file_name_may_be_non_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let src = case("traps-pie-O0");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for f in ["prog", "gmon.out"] {
+        std::fs::copy(src.join(f), tmp.path().join(f)).expect("copy");
+    }
+    let odd = OsStr::from_bytes(b"nm\xff.txt");
+    std::fs::copy(src.join("nm.txt"), tmp.path().join(odd)).expect("copy");
+    let out = Command::new(env!("CARGO_BIN_EXE_gmon"))
+        .arg("gprof")
+        .args(["-b".as_ref(), "-S".as_ref(), odd])
+        .args(["prog", "gmon.out"])
+        .current_dir(tmp.path())
+        .env("LC_ALL", "C")
+        .output()
+        .expect("run gmon");
+    let want = std::fs::read(src.join("gprof/traps-S.out")).expect("golden");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&want)
+    );
+}

@@ -100,8 +100,8 @@ pub struct GprofArgs {
     pub directories: Vec<OsString>,
     /// `-O`.
     pub file_format: FileFormat,
-    /// `-S file`.
-    pub external_symbols: Option<String>,
+    /// `-S file`; bytes, like every file name here.
+    pub external_symbols: Option<PathBuf>,
     /// `-R map_file`; bytes, like every file name here.
     pub function_map: Option<PathBuf>,
     /// `-d[N]`: accepted and otherwise ignored (gprof's debug trace is not reproduced; `--help`
@@ -593,7 +593,7 @@ fn apply(a: &mut GprofArgs, c: char, raw: Option<OsString>, whoami: &str) -> Opt
             a.output_style |= SUMMARY_FILE;
             a.user_specified |= SUMMARY_FILE;
         }
-        'S' => a.external_symbols = Some(arg),
+        'S' => a.external_symbols = Some(PathBuf::from(raw.unwrap_or_default())),
         't' => a.table_length = atoi(&arg).clamp(0, i64::from(i32::MAX)) as i32,
         'T' => a.bsd_style = true,
         'v' => return Some(Parsed::Version),

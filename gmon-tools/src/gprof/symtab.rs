@@ -390,11 +390,12 @@ impl SymbolTable {
     /// `-S file`: symbols from `nm`-style lines `ADDRESS TYPE NAME` (only `t`/`T`; all are
     /// functions, `t` is static). The image still gives `.text`'s end.
     pub fn from_nm_file(
-        path: &str,
+        path: &std::path::Path,
         image: &Image,
         whoami: &str,
     ) -> Result<SymbolTable, GprofError> {
-        let text = std::fs::read(path).map_err(|e| GprofError::perror(path, &e))?;
+        let text =
+            std::fs::read(path).map_err(|e| GprofError::perror(&path.to_string_lossy(), &e))?;
         let text = String::from_utf8_lossy(&text);
         let mut out = Vec::new();
         let mut words = text.split_whitespace();
