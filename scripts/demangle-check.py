@@ -4,19 +4,28 @@
 Collects every `_Z` symbol of the given ELF files (default: the QA programs under
 /work/qa-scratch/progs/*/prog, the testdata cases, libstdc++ and the C++ programs in
 /usr/bin), demangles each with libiberty's `cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI)`
--- the call gprof 2.40 makes, loaded from binutils' own libbfd-2.40 through ctypes -- and
-writes "mangled<TAB>expected" rows. `c++filt` uses the same libiberty but adds DMGL_VERBOSE
-(it spells `Ss` as `std::basic_string<...>` where gprof prints `std::string`), so it is not
-the reference here.
+-- the call gprof 2.40 makes, loaded from binutils' own libbfd-2.40 through ctypes -- once in
+the default style and once in the Java style (`cplus_demangle_set_style(java)` first, as
+`gprof --demangle=java` does; libiberty then answers through `java_demangle_v3`), and writes
+"mangled<TAB>expected" rows (expected = the mangled name where libiberty gives up). `c++filt`
+uses the same libiberty but adds DMGL_VERBOSE (it spells `Ss` as `std::basic_string<...>`
+where gprof prints `std::string`), so it is not the reference here.
 
-Then it runs gmon-tools' `demangle_cases` test over the rows, which prints the mismatch count.
+Then it runs gmon-tools' `demangle_cases` test over the rows of each style, which prints the
+mismatch counts (the differing rows go to /tmp/demangle-check[-java].mismatches).
 
-Usage: scripts/demangle-check.py [--write-cases N] [ELF...]
-  --write-cases N   also write testdata/demangle/cases.tsv: up to N rows that gmon prints
-                    right, chosen to cover the tricky constructs (literals of every integer
-                    type, bool, lambdas, empty packs, substitutions, ...)
+Usage: scripts/demangle-check.py [--all-libs] [--mutate N] [--write-cases N] [ELF...]
+  --all-libs        also every shared library under /usr/lib/x86_64-linux-gnu (LLVM, boost,
+                    ICU, ...: about 100,000 more symbols)
+  --mutate N        also N names made by damaging real ones (cut short, a byte changed,
+                    inserted or a stretch dropped; seeded, so repeatable): the demangler must
+                    give up exactly where libiberty does and print the same where it does not
+  --write-cases N   also write testdata/demangle/cases.tsv and cases-java.tsv: up to N rows
+                    each that gmon prints right, chosen to cover the tricky constructs
+                    (literals of every integer type, bool, lambdas, empty packs,
+                    substitutions, unresolved names, ...)
 """
-import ctypes, glob, os, subprocess, sys
+import ctypes, glob, os, random, subprocess, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
@@ -53,53 +62,118 @@ def symbols(files):
                     syms.add(s)
     return sorted(syms)
 
-def main():
-    argv = sys.argv[1:]
-    write_cases = 0
-    if argv[:1] == ["--write-cases"]:
-        write_cases = int(argv[1])
-        argv = argv[2:]
-    files = argv or elf_files()
-    syms = symbols(files)
-    lib = ctypes.CDLL("/usr/lib/x86_64-linux-gnu/libbfd-2.40-system.so")
-    lib.cplus_demangle.restype = ctypes.c_char_p
-    lib.cplus_demangle.argtypes = [ctypes.c_char_p, ctypes.c_int]
-    DMGL_PARAMS, DMGL_ANSI = 1, 2
-    rows = []
-    for s in syms:
-        d = lib.cplus_demangle(s.encode(), DMGL_PARAMS | DMGL_ANSI)
-        rows.append((s, d.decode(errors="replace") if d else s))
-    allrows = "/tmp/demangle-check.tsv"
-    with open(allrows, "w") as fh:
+KEYS = ["JE", "Lm", "Lj", "Ll", "Lx", "Ly", "Lb", "Lc", "Li", "UlR", "Ul", "Ut", "Z", "C1I", "C2I",
+        "sr", "srN", "Dp", "li", "RA", "Ss", "So", "Si", "Sd", "NSoC", "NSsC", "NSoD", "TS", "TI",
+        "TV", "TT", "TC", "Th", "Tv", "Tc", "GV", "GR", "TH", "TW", "NKUlS", "NKUlN", "NSdC", "RZ",
+        "DpOT_", "DpOT0_", "DpRT_", "CI2", "_Zli", "XadL_Z", "IFN", "13basic_ostreamI",
+        "13basic_istreamI", "IFNS", "_Function_handlerIFN", "clEvEUlvE", "mOT2_", "UlRT_E_",
+        "XspT", "DpOT0_E2", "IFN2v88internal6ObjectEiE", "EUlOT_E_J", "DpRKT_", "_ZTC",
+        "E0_EES", "PKT_iPKT0_", "IJEEEvPN", "RKNSE_", "DT", "Dt", "Da", "Dc", "Dn", "DC", "fp",
+        "sZ", "sP", "L_Z", "LZ", "Dv", "cv", "B5cxx11", "B", "M", "A", "Do", "DO", "Dx", "fl",
+        "fr", "fL", "fR", "nw", "dt", "pt", "qu", "aa", "ix", "cl", "st", "sz", "at", "ad",
+        "Ld", "Lf", "Ln", "Lh", "Ls", "Lt", "La", "Dd", "Ds", "Di", "Du", "K", "V", "r", "O",
+        ".constprop", ".isra", ".cold", ".part", ".lto_priv", "_GLOBAL__N", "E_", "d_"]
+
+def mutations(syms, n):
+    rnd = random.Random(20261121)
+    alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+    out = set()
+    while len(out) < n and syms:
+        s = rnd.choice(syms)
+        if len(s) < 3:
+            continue
+        k = rnd.random()
+        i = rnd.randrange(2, len(s))
+        if k < 0.3:
+            s = s[:i]
+        elif k < 0.6:
+            s = s[:i] + rnd.choice(alpha) + s[i + 1:]
+        elif k < 0.8:
+            s = s[:i] + rnd.choice(alpha) + s[i:]
+        else:
+            s = s[:i] + s[rnd.randrange(2, len(s)):]
+        out.add(s)
+    return sorted(out)
+
+def run_test(rows, style, tag, env_base):
+    path = f"/tmp/demangle-check{tag}.tsv"
+    with open(path, "w") as fh:
         for s, d in rows:
             fh.write(f"{s}\t{d}\n")
-    print(f"{len(files)} ELF files, {len(rows)} distinct _Z symbols -> {allrows}")
-    env = dict(os.environ, DEMANGLE_CASES=allrows, DEMANGLE_MISMATCHES="/tmp/demangle-check.mismatches")
-    env.setdefault("CARGO_TARGET_DIR", "/work/targets/gfix")
+    env = dict(env_base, DEMANGLE_CASES=path, DEMANGLE_STYLE=style,
+               DEMANGLE_MISMATCHES=f"/tmp/demangle-check{tag}.mismatches")
     r = subprocess.run(["cargo", "test", "-q", "-p", "gmon-tools", "--test", "demangle_cases", "--", "--nocapture"],
                        cwd=root, env=env, capture_output=True, text=True)
     for line in (r.stdout + r.stderr).splitlines():
         if line.startswith("demangle:"):
-            print(line)
-    if write_cases:
-        bad = set()
-        if os.path.exists(env["DEMANGLE_MISMATCHES"]):
-            bad = {l.split("\t")[0] for l in open(env["DEMANGLE_MISMATCHES"]) if l.strip()}
-        keys = ["JE", "Lm", "Lj", "Ll", "Lx", "Ly", "Lb", "Lc", "Li", "UlR", "Ul", "Z", "C1I", "C2I", "sr", "Dp", "li", "RA", "Ss", "So", "Si", "Sd", "NSoC", "NSsC", "NSoD", "TS", "TI", "NKUlS", "NKUlN", "NSdC", "RZ", "DpOT_", "DpOT0_", "DpRT_", "CI2", "_Zli", "XadL_Z", "IFN", "13basic_ostreamI", "13basic_istreamI", "IFNS", "_Function_handlerIFN", "clEvEUlvE", "mOT2_", "UlRT_E_", "XspT", "DpOT0_E2", "IFN2v88internal6ObjectEiE", "EUlOT_E_J", "DpRKT_", "_ZTC", "E0_EES", "PKT_iPKT0_", "IJEEEvPN", "RKNSE_"]
-        picked = []
-        for k in keys:
-            cand = [s for s, _ in rows if k in s]
-            cand.sort(key=len)
-            # Only rows we print right: the committed table guards what is fixed; the
-            # script's count above is the measure of what is not.
-            picked += [s for s in cand if s not in bad][:6]
-        picked = sorted(set(picked), key=lambda s: (len(s), s))[:write_cases]
-        exp = dict(rows)
-        with open(os.path.join(root, "testdata/demangle/cases.tsv"), "w") as fh:
-            fh.write("# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI), written by scripts/demangle-check.py\n")
-            for s in picked:
-                fh.write(f"{s}\t{exp[s]}\n")
-        print(f"wrote {len(picked)} rows to testdata/demangle/cases.tsv")
-    return r.returncode
+            print(f"{line}   rows: {path}")
+    bad = set()
+    if os.path.exists(env["DEMANGLE_MISMATCHES"]):
+        bad = {l.split("\t")[0] for l in open(env["DEMANGLE_MISMATCHES"]) if l.strip()}
+    return r.returncode, bad
+
+def write_cases(rows, bad, n, name, header):
+    picked = []
+    for k in KEYS:
+        cand = [s for s, _ in rows if k in s]
+        cand.sort(key=len)
+        # Only rows we print right: the committed table guards what is fixed; the
+        # script's count above is the measure of what is not.
+        picked += [s for s in cand if s not in bad][:6]
+    picked = sorted(set(picked), key=lambda s: (len(s), s))[:n]
+    exp = dict(rows)
+    with open(os.path.join(root, "testdata/demangle", name), "w") as fh:
+        fh.write(header)
+        for s in picked:
+            fh.write(f"{s}\t{exp[s]}\n")
+    print(f"wrote {len(picked)} rows to testdata/demangle/{name}")
+
+def main():
+    argv = sys.argv[1:]
+    write_n = 0
+    all_libs = False
+    mutate = 0
+    while argv and argv[0].startswith("--"):
+        if argv[0] == "--write-cases":
+            write_n = int(argv[1]); argv = argv[2:]
+        elif argv[0] == "--mutate":
+            mutate = int(argv[1]); argv = argv[2:]
+        elif argv[0] == "--all-libs":
+            all_libs = True; argv = argv[1:]
+        else:
+            sys.exit(f"unknown option {argv[0]}")
+    files = argv or elf_files()
+    if all_libs:
+        files += sorted(f for f in glob.glob("/usr/lib/x86_64-linux-gnu/**/*.so*", recursive=True)
+                        if os.path.isfile(f) and not os.path.islink(f))
+    syms = symbols(files)
+    if mutate:
+        syms += [s for s in mutations(syms, mutate) if "@" not in s and not s.startswith((".", "$"))]
+    lib = ctypes.CDLL("/usr/lib/x86_64-linux-gnu/libbfd-2.40-system.so")
+    lib.cplus_demangle.restype = ctypes.c_char_p
+    lib.cplus_demangle.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    lib.cplus_demangle_name_to_style.argtypes = [ctypes.c_char_p]
+    lib.cplus_demangle_set_style.argtypes = [ctypes.c_int]
+    DMGL_PARAMS, DMGL_ANSI = 1, 2
+    results = {}
+    for style in ("auto", "java"):
+        lib.cplus_demangle_set_style(lib.cplus_demangle_name_to_style(style.encode()))
+        rows = []
+        for s in syms:
+            d = lib.cplus_demangle(s.encode(), DMGL_PARAMS | DMGL_ANSI)
+            rows.append((s, d.decode(errors="replace") if d else s))
+        results[style] = rows
+    lib.cplus_demangle_set_style(lib.cplus_demangle_name_to_style(b"auto"))
+    print(f"{len(files)} ELF files, {len(syms)} distinct _Z symbols" + (f" ({mutate} damaged)" if mutate else ""))
+    env = dict(os.environ)
+    env.setdefault("CARGO_TARGET_DIR", "/work/targets/demangle")
+    rc_auto, bad_auto = run_test(results["auto"], "auto", "", env)
+    rc_java, bad_java = run_test(results["java"], "java", "-java", env)
+    if write_n:
+        write_cases(results["auto"], bad_auto, write_n, "cases.tsv",
+                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI), written by scripts/demangle-check.py\n")
+        write_cases(results["java"], bad_java, write_n, "cases-java.tsv",
+                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI) in the java style (gprof --demangle=java), written by scripts/demangle-check.py\n")
+    return rc_auto or rc_java
 
 sys.exit(main())

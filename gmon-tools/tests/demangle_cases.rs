@@ -1,37 +1,67 @@
-//! The C++ demangler against libiberty's `cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI)` (what
-//! GNU gprof prints). `testdata/demangle/cases.tsv` holds `mangled<TAB>expected` rows written by
-//! `scripts/demangle-check.py` from libiberty itself; `DEMANGLE_CASES=FILE` checks another such
-//! file instead (the script passes all symbols of many binaries) and `DEMANGLE_MISMATCHES=FILE`
-//! receives the rows that differ as `mangled<TAB>expected<TAB>ours`.
+//! The C++ demangler against libiberty, which GNU gprof prints through: `cplus_demangle(name,
+//! DMGL_PARAMS | DMGL_ANSI)` for the default style, and the same call with the Java style
+//! (`--demangle=java`, libiberty's `java_demangle_v3`). `testdata/demangle/cases.tsv` and
+//! `cases-java.tsv` hold `mangled<TAB>expected` rows written by `scripts/demangle-check.py` from
+//! libiberty itself (expected = the mangled name where libiberty does not demangle it).
+//!
+//! `DEMANGLE_CASES=FILE` checks another such file instead (the script passes all symbols of
+//! many binaries), in the style `DEMANGLE_STYLE` names (`auto` unless set), and
+//! `DEMANGLE_MISMATCHES=FILE` receives the rows that differ as `mangled<TAB>expected<TAB>ours`.
 
 use gmon_tools::gprof::demangle::{Style, demangle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-#[test]
-fn demangler_matches_libiberty() {
-    let path = std::env::var_os("DEMANGLE_CASES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/demangle/cases.tsv")
-        });
-    let text = std::fs::read_to_string(&path).expect("read the cases file");
+/// Checks every row of `path` in `style`; returns (rows, mismatching rows).
+fn check(path: &Path, style: Style) -> (usize, Vec<String>) {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("read the cases file {}: {e}", path.display()));
     let mut total = 0usize;
     let mut bad = Vec::new();
     for line in text.lines() {
         if line.starts_with('#') || line.is_empty() {
             continue;
         }
-        let (mangled, expected) = line.split_once('\t').expect("a TAB in every row");
+        let (mangled, expected) = line
+            .split_once('\t')
+            .unwrap_or_else(|| panic!("no TAB in a row of {}: {line}", path.display()));
         total += 1;
-        let ours = demangle(mangled, Style::Auto).unwrap_or_else(|| mangled.to_string());
+        let ours = demangle(mangled, style).unwrap_or_else(|| mangled.to_string());
         if ours != expected {
             bad.push(format!("{mangled}\t{expected}\t{ours}\n"));
         }
     }
-    if let Some(out) = std::env::var_os("DEMANGLE_MISMATCHES") {
-        std::fs::write(out, bad.concat()).expect("write the mismatches");
+    (total, bad)
+}
+
+fn testdata(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/demangle")
+        .join(name)
+}
+
+#[test]
+fn demangler_matches_libiberty() {
+    let sets: Vec<(PathBuf, Style)> = match std::env::var_os("DEMANGLE_CASES") {
+        Some(p) => {
+            let style = std::env::var("DEMANGLE_STYLE").unwrap_or_else(|_| "auto".into());
+            let style = Style::from_name(&style)
+                .unwrap_or_else(|| panic!("DEMANGLE_STYLE: unknown style {style}"));
+            vec![(PathBuf::from(p), style)]
+        }
+        None => vec![
+            (testdata("cases.tsv"), Style::Auto),
+            (testdata("cases-java.tsv"), Style::Java),
+        ],
+    };
+    let mut all_bad = Vec::new();
+    for (path, style) in &sets {
+        let (total, bad) = check(path, *style);
+        eprintln!("demangle: {} of {total} differ ({style:?})", bad.len());
+        assert!(total > 0, "no cases in {}", path.display());
+        all_bad.extend(bad);
     }
-    eprintln!("demangle: {} of {total} differ", bad.len());
-    assert!(total > 0, "no cases in {}", path.display());
-    assert!(bad.is_empty(), "mismatches:\n{}", bad.concat());
+    if let Some(out) = std::env::var_os("DEMANGLE_MISMATCHES") {
+        std::fs::write(out, all_bad.concat()).expect("write the mismatches");
+    }
+    assert!(all_bad.is_empty(), "mismatches:\n{}", all_bad.concat());
 }
