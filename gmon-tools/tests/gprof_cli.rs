@@ -121,7 +121,7 @@ fn analysis_api_exposes_functions_arcs_and_cycles() {
     let names: Vec<&str> = cycles[0]
         .members
         .iter()
-        .map(|&m| a.symtab.symbols[m].name.as_str())
+        .map(|&m| &*a.symtab.symbols[m].name)
         .collect();
     assert!(
         names.contains(&"is_even") && names.contains(&"is_odd"),

@@ -286,9 +286,10 @@ impl CallGraph {
                 self.arc_add(p, c, 0);
             }
         }
+        let (mut stack, mut work) = (Vec::new(), Vec::new());
         for p in 0..n {
             if self.nodes[p].top_order == 0 {
-                self.dfn(p as u32);
+                self.dfn(p as u32, &mut stack, &mut work);
             }
         }
         self.cycle_link();
@@ -300,7 +301,7 @@ impl CallGraph {
         for &p in &top {
             self.propagate_time(p);
         }
-        self.name_rank = name_ranks(symtab.symbols.iter().map(|s| s.name.as_str()));
+        self.name_rank = name_ranks(symtab.symbols.iter().map(|s| &*s.name));
         let sorted = self.sort_by_total(symtab);
         for (i, &node) in sorted.iter().enumerate() {
             self.nodes[node as usize].index = (i + 1) as u32;
@@ -309,25 +310,28 @@ impl CallGraph {
     }
 
     /// `cg_dfn`, iteratively (deep call chains must not overflow the stack).
-    fn dfn(&mut self, root: u32) {
+    /// `stack` and `work` are scratch space, reused across roots (most roots are lone nodes,
+    /// and allocating per root was a tenth of a line-mode run).
+    fn dfn(&mut self, root: u32, stack: &mut Vec<u32>, work: &mut Vec<(u32, u32)>) {
         // gprof's dfn_stack is 1-based; `stack[0]` is unused.
-        let mut stack: Vec<u32> = vec![NONE];
+        stack.clear();
+        stack.push(NONE);
         // Work list: (node, next arc to visit) for nodes whose children are being visited.
-        let mut work: Vec<(u32, u32)> = Vec::new();
-        if !self.visit(root, &mut stack) {
+        work.clear();
+        if !self.visit(root, stack) {
             return;
         }
         work.push((root, self.nodes[root as usize].children));
         while let Some(&mut (node, ref mut next)) = work.last_mut() {
             if *next == NONE {
-                self.post_visit(node, &mut stack);
+                self.post_visit(node, stack);
                 work.pop();
                 continue;
             }
             let arc = *next;
             *next = self.arcs[arc as usize].next_child;
             let child = self.arcs[arc as usize].child as u32;
-            if self.visit(child, &mut stack) {
+            if self.visit(child, stack) {
                 work.push((child, self.nodes[child as usize].children));
             }
         }
@@ -622,7 +626,7 @@ impl CallGraph {
         if self.is_cycle_header(node) {
             None
         } else {
-            symtab.symbols.get(node as usize).map(|s| s.name.as_str())
+            symtab.symbols.get(node as usize).map(|s| &*s.name)
         }
     }
 

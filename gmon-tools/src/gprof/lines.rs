@@ -11,6 +11,7 @@
 //! the symbols come from the second pass, and so they do here.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::dwarf::{LineInfo, Location};
 use super::symtab::{Image, SourceFile, Symbol, SymbolTable};
@@ -159,6 +160,8 @@ pub fn line_symbol_table(
     let mut prev: Option<(usize, u32, bool)> = None; // (file, function name id, is_static)
     // Regions repeat a few files: intern each once per LineInfo string.
     let mut file_of: HashMap<u32, usize> = HashMap::new();
+    // And one shared name per function.
+    let mut name_of: HashMap<u32, Arc<str>> = HashMap::new();
     for r in &regions {
         let file = *file_of
             .entry(r.loc.file)
@@ -174,7 +177,11 @@ pub fn line_symbol_table(
         };
         prev = Some((file, r.loc.function, is_static));
         syms.push(Symbol {
-            name: info.string(r.loc.function).to_string(),
+            name: Arc::clone(
+                name_of
+                    .entry(r.loc.function)
+                    .or_insert_with(|| Arc::from(info.string(r.loc.function))),
+            ),
             addr: r.addr,
             end_addr: 0,
             is_static,
@@ -439,7 +446,7 @@ mod tests {
 
     fn sym(name: &str, addr: u64, end_addr: u64, is_func: bool) -> Symbol {
         Symbol {
-            name: name.to_string(),
+            name: name.into(),
             addr,
             end_addr,
             is_static: false,
@@ -462,7 +469,7 @@ mod tests {
         let out = finalize_merged(syms, 0x300);
         let got: Vec<(&str, u64, u64, bool)> = out
             .iter()
-            .map(|s| (s.name.as_str(), s.addr, s.end_addr, s.is_func))
+            .map(|s| (&*s.name, s.addr, s.end_addr, s.is_func))
             .collect();
         assert_eq!(
             got,

@@ -124,7 +124,7 @@ pub fn apply_function_map(table: &mut SymbolTable, map: &[MapEntry], text_end: u
         match bsearch(map, &s.name) {
             Some(e) if !e.is_first => {}
             Some(e) => kept.push(Symbol {
-                name: e.file_name.clone(),
+                name: e.file_name.as_str().into(),
                 end_addr: 0,
                 ..s
             }),
@@ -148,7 +148,7 @@ struct Placer<'a> {
 
 impl Placer<'_> {
     fn name(&self, s: usize) -> &str {
-        self.a.symtab.symbols.get(s).map_or("", |x| x.name.as_str())
+        self.a.symtab.symbols.get(s).map_or("", |x| &*x.name)
     }
 
     fn print(&mut self, s: usize) {
@@ -434,7 +434,7 @@ pub fn print_file_ordering(out: &mut dyn Write, a: &Analysis, map: &[MapEntry]) 
         .symtab
         .symbols
         .iter()
-        .map(|s| files.contains(s.name.as_str()))
+        .map(|s| files.contains(&*s.name))
         .collect();
     let is_mapped = |s: usize| mapped.get(s).copied().unwrap_or(false);
     let mapped_names: std::collections::HashSet<&str> = a
@@ -443,7 +443,7 @@ pub fn print_file_ordering(out: &mut dyn Write, a: &Analysis, map: &[MapEntry]) 
         .iter()
         .enumerate()
         .filter(|&(s, _)| is_mapped(s))
-        .map(|(_, sym)| sym.name.as_str())
+        .map(|(_, sym)| &*sym.name)
         .collect();
     let mut p = new_placer(a);
     let arcs = global_arcs(a);

@@ -107,7 +107,7 @@ impl Pattern {
             return false;
         }
         if let Some(n) = &self.name
-            && n != &sym.name
+            && n.as_str() != &*sym.name
         {
             return false;
         }

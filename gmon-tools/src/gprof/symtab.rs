@@ -8,6 +8,7 @@
 //! used: a symbol owns every byte up to the next symbol.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use gmon_format::{Encoding, Endian, PtrWidth};
 use goblin::elf::{Elf, section_header, sym};
@@ -35,8 +36,9 @@ impl SourceFile {
 /// One symbol of gprof's table: a function, or (in line mode) the start of a source line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Symbol {
-    /// The raw (mangled) name from the ELF string table.
-    pub name: String,
+    /// The raw (mangled) name from the ELF string table. Shared: the line symbols of one
+    /// function (hundreds of thousands in a large program) all hold its name.
+    pub name: Arc<str>,
     /// Link-time address of the first byte.
     pub addr: u64,
     /// Last byte owned (next symbol's address − 1; for the last symbol, end of `.text` − 1).
@@ -317,7 +319,7 @@ impl SymbolTable {
             };
             let name = elf.strtab.get_at(s.st_name).unwrap_or("").to_string();
             out.push(Symbol {
-                name,
+                name: name.into(),
                 addr: s.st_value,
                 end_addr: 0,
                 is_static: class == Class::Static,
@@ -407,7 +409,7 @@ impl SymbolTable {
                 continue;
             }
             out.push(Symbol {
-                name: name.to_string(),
+                name: name.into(),
                 addr,
                 end_addr: 0,
                 is_static: typ == "t",
@@ -439,7 +441,7 @@ impl SymbolTable {
             let src = std::mem::replace(
                 &mut syms[i],
                 Symbol {
-                    name: String::new(),
+                    name: Arc::from(""),
                     addr: 0,
                     end_addr: 0,
                     is_static: false,
