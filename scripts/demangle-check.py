@@ -74,6 +74,22 @@ KEYS = ["JE", "Lm", "Lj", "Ll", "Lx", "Ly", "Lb", "Lc", "Li", "UlR", "Ul", "Ut",
         "Ld", "Lf", "Ln", "Lh", "Ls", "Lt", "La", "Dd", "Ds", "Di", "Du", "K", "V", "r", "O",
         ".constprop", ".isra", ".cold", ".part", ".lto_priv", "_GLOBAL__N", "E_", "d_"]
 
+def stress_names():
+    """Deep nesting up to libiberty's 1024-byte limit (and just past it): pointers, function
+    types, templates, expressions, substitutions and packs. Written into the committed
+    tables so that the test also guards the stack and the length limit."""
+    names = []
+    for n in (100, 500, 1018, 1100):
+        names.append("_Z1f" + "P" * n + "i")
+        names.append("_Z1f" + "PF" * (n // 2) + "i" + "vE" * (n // 2))
+        names.append("_Z1f" + "1aI" * (n // 3) + "i" + "E" * (n // 3))
+        names.append("_Z1fIiEvT_" + "S_" * (n // 2))
+        names.append("_Z1fILi1EEvAX" + "ngng" * (n // 4) + "Li1EE_i")
+        names.append("_ZN" + "1a" * (n // 2) + "E")
+        names.append("_Z1fIJ" + "i" * n + "EEvDpT_")
+        names.append("_Z1f" + "RA1_" * (n // 4) + "i")
+    return names
+
 def mutations(syms, n):
     rnd = random.Random(20261121)
     alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
@@ -112,7 +128,7 @@ def run_test(rows, style, tag, env_base):
         bad = {l.split("\t")[0] for l in open(env["DEMANGLE_MISMATCHES"]) if l.strip()}
     return r.returncode, bad
 
-def write_cases(rows, bad, n, name, header):
+def write_cases(rows, bad, n, name, header, extra):
     picked = []
     for k in KEYS:
         cand = [s for s, _ in rows if k in s]
@@ -126,7 +142,9 @@ def write_cases(rows, bad, n, name, header):
         fh.write(header)
         for s in picked:
             fh.write(f"{s}\t{exp[s]}\n")
-    print(f"wrote {len(picked)} rows to testdata/demangle/{name}")
+        for s, d in extra:
+            fh.write(f"{s}\t{d}\n")
+    print(f"wrote {len(picked) + len(extra)} rows to testdata/demangle/{name}")
 
 def main():
     argv = sys.argv[1:]
@@ -156,24 +174,31 @@ def main():
     lib.cplus_demangle_set_style.argtypes = [ctypes.c_int]
     DMGL_PARAMS, DMGL_ANSI = 1, 2
     results = {}
+    stress = {}
     for style in ("auto", "java"):
         lib.cplus_demangle_set_style(lib.cplus_demangle_name_to_style(style.encode()))
-        rows = []
-        for s in syms:
-            d = lib.cplus_demangle(s.encode(), DMGL_PARAMS | DMGL_ANSI)
-            rows.append((s, d.decode(errors="replace") if d else s))
-        results[style] = rows
+        def expect(names):
+            rows = []
+            for s in names:
+                d = lib.cplus_demangle(s.encode(), DMGL_PARAMS | DMGL_ANSI)
+                rows.append((s, d.decode(errors="replace") if d else s))
+            return rows
+        results[style] = expect(syms)
+        stress[style] = expect(stress_names())
     lib.cplus_demangle_set_style(lib.cplus_demangle_name_to_style(b"auto"))
     print(f"{len(files)} ELF files, {len(syms)} distinct _Z symbols" + (f" ({mutate} damaged)" if mutate else ""))
     env = dict(os.environ)
     env.setdefault("CARGO_TARGET_DIR", "/work/targets/demangle")
     rc_auto, bad_auto = run_test(results["auto"], "auto", "", env)
     rc_java, bad_java = run_test(results["java"], "java", "-java", env)
+    rc_stress, bad_stress = run_test(stress["auto"], "auto", "-stress", env)
     if write_n:
         write_cases(results["auto"], bad_auto, write_n, "cases.tsv",
-                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI), written by scripts/demangle-check.py\n")
+                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI), written by scripts/demangle-check.py\n",
+                    [r for r in stress["auto"] if r[0] not in bad_stress])
         write_cases(results["java"], bad_java, write_n, "cases-java.tsv",
-                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI) in the java style (gprof --demangle=java), written by scripts/demangle-check.py\n")
-    return rc_auto or rc_java
+                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI) in the java style (gprof --demangle=java), written by scripts/demangle-check.py\n",
+                    [])
+    return rc_auto or rc_java or rc_stress
 
 sys.exit(main())

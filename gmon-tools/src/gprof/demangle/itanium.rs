@@ -30,9 +30,11 @@ const MAX_NAME_LEN: usize = 1024;
 const MAX_FUNCTION_NESTING: u32 = 2048;
 /// libiberty's limit on nested printing calls.
 const MAX_PRINT_RECURSION: u32 = 1024;
-/// Our own limit on the parser's recursion (libiberty has none besides the function-type one;
-/// real names never come close, and Rust threads have small stacks).
-const MAX_PARSE_DEPTH: u32 = 512;
+/// Our own bound on the parser's recursion (libiberty has none besides the function-type one).
+/// A name of at most `MAX_NAME_LEN` bytes nests at most two levels per byte, so this never
+/// cuts a name libiberty reads; it only bounds the stack (the deepest 1024-byte names need
+/// about 256 KiB in a release build).
+const MAX_PARSE_DEPTH: u32 = 2 * MAX_NAME_LEN as u32 + 16;
 /// Our own cap on the printed text: a pack expanded inside a pack can multiply a short name.
 const MAX_OUTPUT: usize = 1 << 20;
 
