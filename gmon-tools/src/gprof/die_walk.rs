@@ -1,4 +1,4 @@
-//! A walk over a compilation unit's DIEs that stops only at the tags the caller wants.
+//! A walk over a compilation unit's DIEs that stops only at the ones the caller wants.
 //!
 //! gprof's line information needs the subprograms and inlined subroutines of a unit, about one
 //! DIE in ten; the others (types, members, variables, parameters) only have to be stepped over.
@@ -63,13 +63,13 @@ impl<'a> DieWalk<'a> {
         self.cursor.pos = pos;
     }
 
-    /// The position (bytes from the start of the entries) of the next DIE whose tag `want`
-    /// accepts, or `None` at the end. `Err` when a DIE cannot be stepped over (an unknown
+    /// The position (bytes from the start of the entries) of the next DIE whose abbreviation
+    /// `want` accepts, or `None` at the end. `Err` when a DIE cannot be stepped over (an unknown
     /// abbreviation or form, or truncated data): the rest of the unit is unreadable.
     pub fn next_wanted(
         &mut self,
         abbrevs: &gimli::Abbreviations,
-        want: impl Fn(gimli::DwTag) -> bool,
+        want: impl Fn(&gimli::Abbreviation) -> bool,
     ) -> Result<Option<usize>, ()> {
         loop {
             let c = &mut self.cursor;
@@ -117,10 +117,10 @@ impl<'a> DieWalk<'a> {
 
 fn plan(
     abbrev: &gimli::Abbreviation,
-    want: &impl Fn(gimli::DwTag) -> bool,
+    want: &impl Fn(&gimli::Abbreviation) -> bool,
     cursor: &Cursor<'_>,
 ) -> Plan {
-    if want(abbrev.tag()) {
+    if want(abbrev) {
         return Plan::Want;
     }
     let mut steps: Vec<Step> = Vec::new();
@@ -305,7 +305,9 @@ mod tests {
         entries.extend([5, 2, 0, 0xaa, 0xbb]); // inlined subroutine, block2 of 2 bytes
         entries.extend([0, 0]); // end of children, end of unit
         let abbrevs = abbrevs();
-        let want = |t| t == gimli::DW_TAG_subprogram || t == gimli::DW_TAG_inlined_subroutine;
+        let want = |a: &gimli::Abbreviation| {
+            a.tag() == gimli::DW_TAG_subprogram || a.tag() == gimli::DW_TAG_inlined_subroutine
+        };
         let mut walk = DieWalk::new(&entries, encoding(), RunTimeEndian::Little);
         assert_eq!(walk.next_wanted(&abbrevs, want), Ok(Some(first)));
         // The caller reads the subprogram (code + 4 + 8 bytes) and resumes after it.
@@ -318,7 +320,7 @@ mod tests {
     #[test]
     fn unknown_codes_and_truncation_stop_the_walk() {
         let abbrevs = abbrevs();
-        let want = |t| t == gimli::DW_TAG_subprogram;
+        let want = |a: &gimli::Abbreviation| a.tag() == gimli::DW_TAG_subprogram;
         let mut walk = DieWalk::new(&[9, 0], encoding(), RunTimeEndian::Little);
         assert_eq!(walk.next_wanted(&abbrevs, want), Err(()));
         // A string without its terminating NUL.

@@ -30,6 +30,7 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
 
@@ -136,23 +137,35 @@ pub struct LineInfo {
 /// Interned strings: file and function names, each stored once.
 #[derive(Debug, Default)]
 struct Strings {
-    list: Vec<String>,
-    ids: HashMap<String, StrId, FastHash>,
+    list: Vec<Arc<str>>,
+    ids: HashMap<Arc<str>, StrId, FastHash>,
 }
 
 impl Strings {
     fn intern(&mut self, s: &str) -> StrId {
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+        match self.ids.get(s) {
+            Some(&id) => id,
+            None => self.add(Arc::from(s)),
         }
+    }
+
+    /// [`Strings::intern`] for a string another table holds (shared, not copied).
+    fn intern_shared(&mut self, s: &Arc<str>) -> StrId {
+        match self.ids.get(s) {
+            Some(&id) => id,
+            None => self.add(Arc::clone(s)),
+        }
+    }
+
+    fn add(&mut self, s: Arc<str>) -> StrId {
         let id = StrId::try_from(self.list.len()).unwrap_or(StrId::MAX);
-        self.list.push(s.to_string());
-        self.ids.insert(s.to_string(), id);
+        self.ids.insert(Arc::clone(&s), id);
+        self.list.push(s);
         id
     }
 
     fn get(&self, id: StrId) -> &str {
-        self.list.get(id as usize).map_or("", |s| s.as_str())
+        self.list.get(id as usize).map_or("", |s| s)
     }
 }
 
@@ -281,7 +294,12 @@ impl LineInfo {
             .map_or(0, |c| c.len());
         let parallel = threads.unwrap_or(functions && size >= PARALLEL_DEBUG_INFO);
         for r in read_units(&dwarf, &headers, functions, parallel) {
-            let map: Vec<StrId> = r.strings.list.iter().map(|s| info.intern(s)).collect();
+            let map: Vec<StrId> = r
+                .strings
+                .list
+                .iter()
+                .map(|s| info.strings.intern_shared(s))
+                .collect();
             let mut u = r.unit;
             remap_strings(&mut u, &map);
             info.units.push(u);
@@ -603,11 +621,39 @@ impl LineInfo {
 #[derive(Debug, Default)]
 struct UnitReader {
     strings: Strings,
+    /// Strings by where their bytes are (`.debug_str` and friends): a C++ program names the
+    /// same long mangled function in thousands of DIEs, and this skips decoding and hashing
+    /// it again each time.
+    by_place: HashMap<(usize, usize), StrId, FastHash>,
+    /// The names an abstract origin or specification gives, by its `.debug_info` offset
+    /// (every inlined copy of a function refers to the same one).
+    origins: HashMap<usize, Vec<NameEvent>, FastHash>,
+}
+
+/// A name found while following `DW_AT_abstract_origin` / `DW_AT_specification`, in the
+/// order BFD meets them.
+#[derive(Clone, Copy, Debug)]
+enum NameEvent {
+    /// `DW_AT_name`: used when no name was found before.
+    Name(StrId),
+    /// `DW_AT_linkage_name` / `DW_AT_MIPS_linkage_name`: always used.
+    Linkage(StrId),
 }
 
 impl UnitReader {
     fn intern(&mut self, s: &str) -> StrId {
         self.strings.intern(s)
+    }
+
+    /// Interns the string whose bytes are `b` (a slice of a DWARF section).
+    fn intern_bytes(&mut self, b: &[u8]) -> StrId {
+        let place = (b.as_ptr() as usize, b.len());
+        if let Some(&id) = self.by_place.get(&place) {
+            return id;
+        }
+        let id = self.strings.intern(&String::from_utf8_lossy(b));
+        self.by_place.insert(place, id);
+        id
     }
 
     fn read_unit(
@@ -677,10 +723,16 @@ impl UnitReader {
         let endian = gimli::Reader::endian(&entries);
         let mut walk = DieWalk::new(entries.slice(), unit.encoding(), endian);
         walk.resume_at(raw.next_offset().0.saturating_sub(start));
-        let wanted = |tag| {
-            tag == gimli::DW_TAG_subprogram
+        // Only DIEs that can have an address range: in C++ most subprograms are member
+        // declarations without one, and BFD keeps no function without a range.
+        let wanted = |a: &gimli::Abbreviation| {
+            let tag = a.tag();
+            (tag == gimli::DW_TAG_subprogram
                 || tag == gimli::DW_TAG_inlined_subroutine
-                || tag == gimli::DW_TAG_entry_point
+                || tag == gimli::DW_TAG_entry_point)
+                && a.attributes()
+                    .iter()
+                    .any(|s| s.name() == gimli::DW_AT_low_pc || s.name() == gimli::DW_AT_ranges)
         };
         loop {
             let pos = match walk.next_wanted(&unit.abbreviations, wanted) {
@@ -704,16 +756,21 @@ impl UnitReader {
                 low: 0,
                 high: 0,
             };
+            // Names cost (C++ names are long); a function without a range is not kept.
+            die_ranges(dwarf, unit, &attrs, &mut f.ranges);
+            if f.ranges.is_empty() {
+                continue;
+            }
             for attr in &attrs {
                 match attr.name() {
                     gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
-                        self.abstract_name(dwarf, unit, headers, attr.value(), lang, 0, &mut f);
+                        self.abstract_name(dwarf, unit, headers, attr.value(), lang, &mut f);
                     }
                     gimli::DW_AT_name => {
                         if f.name.is_none()
                             && let Ok(s) = dwarf.attr_string(unit, attr.value())
                         {
-                            f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
+                            f.name = Some(self.intern_bytes(s.slice()));
                             if c_like(lang) {
                                 f.is_linkage = true;
                             }
@@ -721,14 +778,13 @@ impl UnitReader {
                     }
                     gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
                         if let Ok(s) = dwarf.attr_string(unit, attr.value()) {
-                            f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
+                            f.name = Some(self.intern_bytes(s.slice()));
                             f.is_linkage = true;
                         }
                     }
                     _ => {}
                 }
             }
-            die_ranges(dwarf, unit, &attrs, &mut f.ranges);
             if let Some(&(lo, hi)) = f.ranges.first() {
                 f.low = f.ranges.iter().fold(lo, |m, r| m.min(r.0));
                 f.high = f.ranges.iter().fold(hi, |m, r| m.max(r.1));
@@ -746,8 +802,55 @@ impl UnitReader {
         headers: &[gimli::UnitHeader<Reader<'_>>],
         value: AttributeValue<Reader<'_>>,
         lang: Option<gimli::DwLang>,
-        depth: u32,
         f: &mut FuncInfo,
+    ) {
+        let key = match value {
+            AttributeValue::UnitRef(o) => unit
+                .header
+                .offset()
+                .as_debug_info_offset()
+                .map(|u| u.0.saturating_add(o.0)),
+            AttributeValue::DebugInfoRef(o) => Some(o.0),
+            _ => None,
+        };
+        let events = match key.and_then(|k| self.origins.get(&k)) {
+            Some(e) => e.clone(),
+            None => {
+                let mut e = Vec::new();
+                self.name_events(dwarf, unit, headers, value, 0, &mut e);
+                if let Some(k) = key {
+                    self.origins.insert(k, e.clone());
+                }
+                e
+            }
+        };
+        for ev in events {
+            match ev {
+                NameEvent::Name(id) => {
+                    if f.name.is_none() {
+                        f.name = Some(id);
+                        if c_like(lang) {
+                            f.is_linkage = true;
+                        }
+                    }
+                }
+                NameEvent::Linkage(id) => {
+                    f.name = Some(id);
+                    f.is_linkage = true;
+                }
+            }
+        }
+    }
+
+    /// The names of the DIE `value` refers to, following its specification, in order.
+    fn name_events(
+        &mut self,
+        dwarf: &gimli::Dwarf<Reader<'_>>,
+        unit: &gimli::Unit<Reader<'_>>,
+        headers: &[gimli::UnitHeader<Reader<'_>>],
+        value: AttributeValue<Reader<'_>>,
+        depth: u32,
+        out: &mut Vec<NameEvent>,
     ) {
         if depth > 100 {
             return;
@@ -779,30 +882,16 @@ impl UnitReader {
         while let Ok(Some(attr)) = attrs.next() {
             match attr.name() {
                 gimli::DW_AT_name => {
-                    if f.name.is_none()
-                        && let Ok(s) = dwarf.attr_string(target_unit, attr.value())
-                    {
-                        f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
-                        if c_like(lang) {
-                            f.is_linkage = true;
-                        }
+                    if let Ok(s) = dwarf.attr_string(target_unit, attr.value()) {
+                        out.push(NameEvent::Name(self.intern_bytes(s.slice())));
                     }
                 }
                 gimli::DW_AT_specification => {
-                    self.abstract_name(
-                        dwarf,
-                        target_unit,
-                        headers,
-                        attr.value(),
-                        lang,
-                        depth + 1,
-                        f,
-                    );
+                    self.name_events(dwarf, target_unit, headers, attr.value(), depth + 1, out);
                 }
                 gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
                     if let Ok(s) = dwarf.attr_string(target_unit, attr.value()) {
-                        f.name = Some(self.intern(&String::from_utf8_lossy(s.slice())));
-                        f.is_linkage = true;
+                        out.push(NameEvent::Linkage(self.intern_bytes(s.slice())));
                     }
                 }
                 _ => {}
