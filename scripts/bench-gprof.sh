@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: `gmon gprof` against GNU gprof, in the same run, on the same inputs.
 #
-#   scripts/bench-gprof.sh [--no-real] [--runs N]
+#   scripts/bench-gprof.sh [--no-real] [--runs N] [--extra DIR]
 #
 # Programs:
 #   gen20k   a generated 20,000-function C program (scripts/random-compare/gen.py --bench), -O2 -g,
@@ -9,6 +9,8 @@
 #            not overflow ("call graph buffer size limit exceeded" would leave no gmon.out).
 #   objdump  GNU objdump from Debian's binutils-source package, built with -O2 -g -pg and run as
 #            `objdump -d -l` on gen20k (skipped with --no-real or when the package is unavailable).
+#   --extra  every DIR/*/ holding `prog` and `gmon.out` (e.g. the C++ programs that
+#            scripts/qa/build-progs2.sh builds): `-b` and `-b -l` on each.
 # Cases per program: `-b`, `-b -l`, and `-b` over a sum of 100 profiles.
 #
 # For each case: both outputs are compared (cmp), timed with hyperfine (or a plain loop when
@@ -22,11 +24,13 @@ target=${CARGO_TARGET_DIR:-$root/target}
 gprof=${GPROF:-/usr/bin/gprof}
 runs=5
 real=1
+extra=
 while [ $# -gt 0 ]; do
     case $1 in
         --no-real) real=0 ;;
         --runs) runs=$2; shift ;;
-        *) echo "usage: $0 [--no-real] [--runs N]" >&2; exit 2 ;;
+        --extra) extra=$2; shift ;;
+        *) echo "usage: $0 [--no-real] [--runs N] [--extra DIR]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -179,5 +183,15 @@ if [ -n "$obj" ]; then
     bench "objdump -b" "$obj" "$runs" -b objdump objdump.gmon1
     bench "objdump -b -l" "$obj" 2 -b -l objdump objdump.gmon1
     bench "objdump -b (100 profiles)" "$obj" "$runs" -b objdump $(cd "$obj" && ls sum100/*.gmon | sort -V)
+fi
+if [ -n "$extra" ]; then
+    for d in "$extra"/*/; do
+        [ -f "$d/prog" ] && [ -f "$d/gmon.out" ] || continue
+        name=$(basename "$d")
+        nfun=$(nm "$d/prog" | grep -c ' [Tt] ' || true)
+        say "$name: $nfun text symbols, .text $(size -A "$d/prog" | awk '$1==".text"{print $2}') bytes"
+        bench "$name -b" "$d" "$runs" -b prog gmon.out
+        bench "$name -b -l" "$d" 2 -b -l prog gmon.out
+    done
 fi
 echo "results in $results" >&2

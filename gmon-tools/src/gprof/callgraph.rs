@@ -795,3 +795,63 @@ impl Iterator for ArcIter<'_> {
         Some(a)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gprof::symtab::Symbol;
+
+    /// The key sort of [`CallGraph::sort_by_total`] against msort with `cmp_total` itself, on
+    /// nodes that exercise every rule: equal times, cycle headers (with and without time),
+    /// names with and without '_', repeated names, calls, and idle nodes.
+    #[test]
+    fn total_order_matches_msort_of_cmp_total() {
+        let names = ["b", "_a", "a", "b", "__x", "c", "_a", "a"];
+        for seed in 0..50u64 {
+            let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let mut next = |m: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % m
+            };
+            let nsyms = 40 + next(40) as usize;
+            let symtab = SymbolTable {
+                symbols: (0..nsyms)
+                    .map(|i| Symbol {
+                        name: names[next(names.len() as u64) as usize].into(),
+                        addr: i as u64 * 16,
+                        end_addr: i as u64 * 16 + 15,
+                        is_static: false,
+                        is_func: true,
+                        file: None,
+                        line: 0,
+                    })
+                    .collect(),
+                files: Vec::new(),
+            };
+            let mut g = CallGraph::new(nsyms);
+            g.ncycles = 1 + next(3) as usize;
+            for c in 0..g.ncycles {
+                let mut n = Node::new((nsyms + c) as u32);
+                n.cyc_num = c as u32 + 1;
+                g.nodes.push(n);
+            }
+            for n in g.nodes.iter_mut() {
+                // Mostly idle nodes; some times and calls, drawn from few values so they tie.
+                if next(3) == 0 {
+                    n.prop_self = next(3) as f64 * 0.5;
+                    n.prop_child = next(2) as f64;
+                }
+                if next(3) == 0 {
+                    n.ncalls = next(4);
+                }
+            }
+            g.name_rank = name_ranks(symtab.symbols.iter().map(|s| &*s.name));
+            let total = (nsyms + g.ncycles) as u32;
+            let mut want: Vec<u32> = (0..total).collect();
+            msort(&mut want, |&a, &b| g.cmp_total(&symtab, a, b));
+            assert_eq!(g.sort_by_total(&symtab), want, "seed {seed}");
+        }
+    }
+}
