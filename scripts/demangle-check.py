@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare gmon's C++ demangler with binutils' libiberty on real symbols.
 
-Collects every `_Z` symbol of the given ELF files (default: the QA programs under
+Collects every `_Z` (C++, legacy Rust) and `_R` (Rust v0) symbol of the given ELF files (default: the QA programs under
 /work/qa-scratch/progs/*/prog, the testdata cases, libstdc++ and the C++ programs in
 /usr/bin), demangles each with libiberty's `cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI)`
 -- the call gprof 2.40 makes, loaded from binutils' own libbfd-2.40 through ctypes -- once in
@@ -58,7 +58,7 @@ def symbols(files):
                 if not parts:
                     continue
                 s = parts[-1].split("@")[0]
-                if s.startswith("_Z") and "\t" not in s:
+                if s.startswith(("_Z", "_R")) and "\t" not in s:
                     syms.add(s)
     return sorted(syms)
 
@@ -186,7 +186,7 @@ def main():
         results[style] = expect(syms)
         stress[style] = expect(stress_names())
     lib.cplus_demangle_set_style(lib.cplus_demangle_name_to_style(b"auto"))
-    print(f"{len(files)} ELF files, {len(syms)} distinct _Z symbols" + (f" ({mutate} damaged)" if mutate else ""))
+    print(f"{len(files)} ELF files, {len(syms)} distinct _Z/_R symbols" + (f" ({mutate} damaged)" if mutate else ""))
     env = dict(os.environ)
     env.setdefault("CARGO_TARGET_DIR", "/work/targets/demangle")
     rc_auto, bad_auto = run_test(results["auto"], "auto", "", env)

@@ -127,38 +127,61 @@ fn demangle_gnat(name: &str) -> String {
     }
 }
 
-/// libiberty only takes a `_ZN…E` name for Rust when its last component is `h` + 16 hex digits.
-fn is_rust_legacy(name: &str) -> bool {
-    let Some(body) = name.strip_prefix("_ZN").and_then(|b| b.strip_suffix('E')) else {
-        return false;
-    };
-    // Bytes, not `str` slices: a name may hold any bytes (shown lossily as UTF-8).
-    let b = body.as_bytes();
-    let Some(tail) = b.len().checked_sub(19).and_then(|i| b.get(i..)) else {
-        return false;
-    };
-    if !tail.starts_with(b"17h") {
-        return false;
+/// libiberty only takes a `_ZN…E` name for Rust when its last component is `h` + 16
+/// lower-case hex digits (at least 5 distinct ones), after dropping a `.suffix` behind the
+/// final `E` (`.llvm.1234`). Returns the name without the suffix.
+fn rust_legacy_core(name: &str) -> Option<&str> {
+    if !name.starts_with("_ZN") {
+        return None;
     }
-    // Lower-case hex digits only, and at least 5 distinct ones (libiberty's test, so that a
-    // C++ name that merely ends in `h` + 16 digits stays C++).
+    // Bytes, not `str` slices: a name may hold any bytes (shown lossily as UTF-8).
+    let b = name.as_bytes();
+    if !b
+        .iter()
+        .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b':' | b'@'))
+    {
+        return None;
+    }
+    // Back to the last `E` that ends the name or is followed by a `.`.
+    let mut len = b.len();
+    let mut dot_suffix = true;
+    while len > 0 && !(dot_suffix && b[len - 1] == b'E') {
+        dot_suffix = b[len - 1] == b'.';
+        len -= 1;
+    }
+    if len == 0 {
+        return None;
+    }
+    let body = &b[..len - 1];
+    let tail = body.get(body.len().checked_sub(19)?..)?;
+    if body.len() <= 19 || !tail.starts_with(b"17h") {
+        return None;
+    }
     let mut seen = 0u16;
     for &c in &tail[3..] {
         let nibble = match c {
             b'0'..=b'9' => c - b'0',
             b'a'..=b'f' => c - b'a' + 10,
-            _ => return false,
+            _ => return None,
         };
         seen |= 1 << nibble;
     }
-    seen.count_ones() >= 5
+    (seen.count_ones() >= 5).then(|| name.get(..len)).flatten()
 }
 
+/// libiberty's Rust demangler: legacy `_ZN…17h<hash>E` names and v0 `_R…` names, each without
+/// its `.suffix` (v0 names end at the first `.`), printed without hash or disambiguators.
 fn demangle_rust(name: &str) -> Option<String> {
-    if !(is_rust_legacy(name) || name.starts_with("_R")) {
-        return None;
-    }
-    let d = rustc_demangle::try_demangle(name).ok()?;
+    let core = if name.starts_with("_R") {
+        let core = &name[..name.find('.').unwrap_or(name.len())];
+        if !core.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+            return None;
+        }
+        core
+    } else {
+        rust_legacy_core(name)?
+    };
+    let d = rustc_demangle::try_demangle(core).ok()?;
     Some(format!("{d:#}"))
 }
 
@@ -258,6 +281,16 @@ mod tests {
             demangle("_ZN7mycrate3foo17h0000111122223333E", Style::Auto).as_deref(),
             Some("mycrate::foo::h0000111122223333")
         );
+    }
+
+    #[test]
+    fn rust_suffixes_are_dropped() {
+        let d = |n: &str| demangle(n, Style::Auto);
+        assert_eq!(
+            d("_ZN4core3fmt5write17h0123456789abcdefE.llvm.1234").as_deref(),
+            Some("core::fmt::write")
+        );
+        assert_eq!(d("_RNvC3foo3bar.llvm.123").as_deref(), Some("foo::bar"));
     }
 
     #[test]

@@ -370,6 +370,10 @@ pub fn demangle(name: &str, java: bool) -> Option<String> {
     if pr.failed {
         return None;
     }
+    // A Java `__U<hex>_` escape can decode to NUL, where libiberty's C string ends.
+    if let Some(nul) = pr.out.iter().position(|&c| c == 0) {
+        pr.out.truncate(nul);
+    }
     Some(match String::from_utf8(pr.out) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -3278,6 +3282,8 @@ mod tests {
         );
         let long = format!("_Z1f{}", "i".repeat(1100));
         assert_eq!(d(&long), None);
+        assert_eq!(j("_ZN1a6b__U_1E").as_deref(), Some("a.b"));
+        assert_eq!(j("_ZN1a8b__U41_cE").as_deref(), Some("a.bAc"));
     }
 
     #[test]
