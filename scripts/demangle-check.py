@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Compare gmon's C++ demangler with binutils' libiberty on real symbols.
 
-Collects every `_Z` (C++, legacy Rust) and `_R` (Rust v0) symbol of the given ELF files (default: the QA programs under
-/work/qa-scratch/progs/*/prog, the testdata cases, libstdc++ and the C++ programs in
-/usr/bin), demangles each with libiberty's `cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI)`
--- the call gprof 2.40 makes, loaded from binutils' own libbfd-2.40 through ctypes -- once in
-the default style and once in the Java style (`cplus_demangle_set_style(java)` first, as
+Collects every `_Z` (C++, legacy Rust) and `_R` (Rust v0) symbol of the given ELF files
+(default: the QA programs under /work/qa-scratch/progs/*/prog, the testdata cases, libstdc++
+and the C++ programs in /usr/bin), keeping `@version` suffixes, demangles each with
+`bfd_demangle(NULL, name, DMGL_PARAMS | DMGL_ANSI)` -- the call gprof 2.40 makes (leading
+`.`/`$` and the `@...` suffix set aside, then libiberty's `cplus_demangle`), loaded from
+binutils' own libbfd-2.40 through ctypes -- once in the default style and once in the Java
+style (`cplus_demangle_set_style(java)` first, as
 `gprof --demangle=java` does; libiberty then answers through `java_demangle_v3`), and writes
 "mangled<TAB>expected" rows (expected = the mangled name where libiberty gives up). `c++filt`
 uses the same libiberty but adds DMGL_VERBOSE (it spells `Ss` as `std::basic_string<...>`
@@ -57,8 +59,8 @@ def symbols(files):
                 parts = line.split()
                 if not parts:
                     continue
-                s = parts[-1].split("@")[0]
-                if s.startswith(("_Z", "_R")) and "\t" not in s:
+                s = parts[-1]
+                if s.lstrip(".$").startswith(("_Z", "_R")) and "\t" not in s:
                     syms.add(s)
     return sorted(syms)
 
@@ -72,7 +74,8 @@ KEYS = ["JE", "Lm", "Lj", "Ll", "Lx", "Ly", "Lb", "Lc", "Li", "UlR", "Ul", "Ut",
         "sZ", "sP", "L_Z", "LZ", "Dv", "cv", "B5cxx11", "B", "M", "A", "Do", "DO", "Dx", "fl",
         "fr", "fL", "fR", "nw", "dt", "pt", "qu", "aa", "ix", "cl", "st", "sz", "at", "ad",
         "Ld", "Lf", "Ln", "Lh", "Ls", "Lt", "La", "Dd", "Ds", "Di", "Du", "K", "V", "r", "O",
-        ".constprop", ".isra", ".cold", ".part", ".lto_priv", "_GLOBAL__N", "E_", "d_"]
+        ".constprop", ".isra", ".cold", ".part", ".lto_priv", "_GLOBAL__N", "E_", "d_", "@", "@@",
+        "_R", "17h"]
 
 def stress_names():
     """Deep nesting up to libiberty's 1024-byte limit (and just past it): pointers, function
@@ -166,10 +169,10 @@ def main():
                         if os.path.isfile(f) and not os.path.islink(f))
     syms = symbols(files)
     if mutate:
-        syms += [s for s in mutations(syms, mutate) if "@" not in s and not s.startswith((".", "$"))]
+        syms += mutations(syms, mutate)
     lib = ctypes.CDLL("/usr/lib/x86_64-linux-gnu/libbfd-2.40-system.so")
-    lib.cplus_demangle.restype = ctypes.c_char_p
-    lib.cplus_demangle.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    lib.bfd_demangle.restype = ctypes.c_char_p
+    lib.bfd_demangle.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
     lib.cplus_demangle_name_to_style.argtypes = [ctypes.c_char_p]
     lib.cplus_demangle_set_style.argtypes = [ctypes.c_int]
     DMGL_PARAMS, DMGL_ANSI = 1, 2
@@ -180,7 +183,7 @@ def main():
         def expect(names):
             rows = []
             for s in names:
-                d = lib.cplus_demangle(s.encode(), DMGL_PARAMS | DMGL_ANSI)
+                d = lib.bfd_demangle(None, s.encode(), DMGL_PARAMS | DMGL_ANSI)
                 rows.append((s, d.decode(errors="replace") if d else s))
             return rows
         results[style] = expect(syms)
@@ -194,10 +197,10 @@ def main():
     rc_stress, bad_stress = run_test(stress["auto"], "auto", "-stress", env)
     if write_n:
         write_cases(results["auto"], bad_auto, write_n, "cases.tsv",
-                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI), written by scripts/demangle-check.py\n",
+                    "# mangled<TAB>bfd_demangle(NULL, mangled, DMGL_PARAMS|DMGL_ANSI) from libbfd 2.40, written by scripts/demangle-check.py\n",
                     [r for r in stress["auto"] if r[0] not in bad_stress])
         write_cases(results["java"], bad_java, write_n, "cases-java.tsv",
-                    "# mangled<TAB>libiberty cplus_demangle(DMGL_PARAMS|DMGL_ANSI) in the java style (gprof --demangle=java), written by scripts/demangle-check.py\n",
+                    "# mangled<TAB>bfd_demangle(NULL, mangled, DMGL_PARAMS|DMGL_ANSI) from libbfd 2.40 in the java style (gprof --demangle=java), written by scripts/demangle-check.py\n",
                     [])
     return rc_auto or rc_java or rc_stress
 

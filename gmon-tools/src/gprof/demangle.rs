@@ -2,8 +2,8 @@
 //!
 //! libiberty's "auto" style tries the Rust demangler first (legacy `_ZN…17h<hash>E` and v0
 //! `_R…`), then the Itanium C++ ABI demangler ([`itanium`], which prints exactly libiberty's
-//! text). Without `DMGL_VERBOSE` the Rust hash and crate disambiguators are left out. A leading
-//! `.` or `$` is skipped and a `@version` suffix is demangled separately and appended again.
+//! text). Without `DMGL_VERBOSE` the Rust hash and crate disambiguators are left out. Leading
+//! `.`s and `$`s are skipped and a `@version` suffix is demangled separately and appended again.
 //! When nothing demangles, the raw name is printed.
 //!
 //! The style comes from `--demangle=STYLE`, as libiberty's `cplus_demangle` applies it:
@@ -52,12 +52,9 @@ impl Style {
 
 /// Demangles `name` like `bfd_demangle`; `None` when it is not a mangled name.
 pub fn demangle(name: &str, style: Style) -> Option<String> {
-    let mut pre = "";
-    let mut rest = name;
-    if let Some(r) = rest.strip_prefix('.').or_else(|| rest.strip_prefix('$')) {
-        pre = &name[..1];
-        rest = r;
-    }
+    // Every leading `.` and `$` (PowerPC64 and XCOFF function descriptors), as bfd does.
+    let rest = name.trim_start_matches(['.', '$']);
+    let pre = &name[..name.len() - rest.len()];
     let (base, suffix) = match rest.find('@') {
         Some(at) => (&rest[..at], &rest[at..]),
         None => (rest, ""),
@@ -199,6 +196,10 @@ mod tests {
         assert_eq!(
             demangle("_ZL6helperi.constprop.0", Style::Auto).as_deref(),
             Some("helper(int) [clone .constprop.0]")
+        );
+        assert_eq!(
+            demangle("$.._Z1fv@plt", Style::Auto).as_deref(),
+            Some("$..f()@plt")
         );
     }
 
