@@ -16,14 +16,16 @@ where gprof prints `std::string`), so it is not the reference here.
 Then it runs gmon-tools' `demangle_cases` test over the rows of each style, which prints the
 mismatch counts (the differing rows go to /tmp/demangle-check[-java].mismatches).
 
-Usage: scripts/demangle-check.py [--all-libs] [--mutate N] [--write-cases N] [ELF...]
+Usage: scripts/demangle-check.py [--all-libs] [--all-styles] [--mutate N] [--write-cases N] [ELF...]
   --all-libs        also every shared library under /usr/lib/x86_64-linux-gnu (LLVM, boost,
                     ICU, ...: about 100,000 more symbols)
+  --all-styles      also every defined symbol, C names included, in the gnu-v3, gnat, rust,
+                    dlang and none styles (and 100,000 GNAT look-alikes for gnat)
   --mutate N        also N names made by damaging real ones (cut short, a byte changed,
                     inserted or a stretch dropped; seeded, so repeatable): the demangler must
                     give up exactly where libiberty does and print the same where it does not
-  --write-cases N   also write testdata/demangle/cases.tsv and cases-java.tsv: up to N rows
-                    each that gmon prints right, chosen to cover the tricky constructs
+  --write-cases N   also write testdata/demangle/cases.tsv, cases-java.tsv and cases-gnat.tsv
+                    (implies --all-styles): up to N rows each that gmon prints right, chosen to cover the tricky constructs
                     (literals of every integer type, bool, lambdas, empty packs,
                     substitutions, unresolved names, ...)
 """
@@ -50,7 +52,8 @@ def elf_files():
             pass
     return files
 
-def symbols(files):
+def symbols(files, every=False):
+    """The `_Z`/`_R` symbols of `files` (with `every`, all defined symbols: C names too)."""
     syms = set()
     for f in files:
         for args in (["nm", "--defined-only", f], ["nm", "-D", "--defined-only", f]):
@@ -60,7 +63,7 @@ def symbols(files):
                 if not parts:
                     continue
                 s = parts[-1]
-                if s.lstrip(".$").startswith(("_Z", "_R")) and "\t" not in s:
+                if "\t" not in s and (every or s.lstrip(".$").startswith(("_Z", "_R"))):
                     syms.add(s)
     return sorted(syms)
 
@@ -92,6 +95,40 @@ def stress_names():
         names.append("_Z1fIJ" + "i" * n + "EEvDpT_")
         names.append("_Z1f" + "RA1_" * (n // 4) + "i")
     return names
+
+ADA_TOKENS = ["pkg", "a", "b1", "x_y", "__", "___elabb", "___elabs", "___size", "___alignment",
+              "___assign", "___foo", "TK__", "TKB", "TK", "X", "Xnb", "Xb", "SR", "SW", "SI", "SO",
+              "SQ", "DF", "DA", "DZ", "_B12s", "_E3s", "_B1", ".3", ".", "Oadd", "Oeq", "One",
+              "Onot", "Oxx", "__2", "__1_2", "__3X", "__3Xnb", "E", "P", "N", "S", "_", "1",
+              "_ada_", "<", "Z", "9"]
+
+def ada_names(n):
+    """GNAT-encoding look-alikes made of the pieces libiberty's ada_demangle reads (seeded)."""
+    rnd = random.Random(7)
+    out = set()
+    while len(out) < n:
+        out.add("".join(rnd.choice(ADA_TOKENS) for _ in range(rnd.randint(1, 6))))
+    return sorted(out)
+
+def other_styles(files, lib, env):
+    """Every defined symbol (C names included) in the styles besides auto and java, plus
+    GNAT look-alikes for gnat; returns the gnat rows and the names that differ."""
+    every = symbols(files, every=True)
+    rc = 0
+    gnat = ([], set())
+    for style in ("gnu-v3", "gnat", "rust", "dlang", "none"):
+        names = every + (ada_names(100000) if style == "gnat" else [])
+        lib.cplus_demangle_set_style(lib.cplus_demangle_name_to_style(style.encode()))
+        rows = []
+        for s in names:
+            d = lib.bfd_demangle(None, s.encode(errors="surrogateescape"), 3)
+            rows.append((s, d.decode(errors="replace") if d else s))
+        r, bad = run_test(rows, style, f"-{style}", env)
+        rc = rc or r
+        if style == "gnat":
+            gnat = (rows, bad)
+    lib.cplus_demangle_set_style(lib.cplus_demangle_name_to_style(b"auto"))
+    return rc, gnat
 
 def mutations(syms, n):
     rnd = random.Random(20261121)
@@ -131,9 +168,9 @@ def run_test(rows, style, tag, env_base):
         bad = {l.split("\t")[0] for l in open(env["DEMANGLE_MISMATCHES"]) if l.strip()}
     return r.returncode, bad
 
-def write_cases(rows, bad, n, name, header, extra):
+def write_cases(rows, bad, n, name, header, extra, keys=KEYS):
     picked = []
-    for k in KEYS:
+    for k in keys:
         cand = [s for s, _ in rows if k in s]
         cand.sort(key=len)
         # Only rows we print right: the committed table guards what is fixed; the
@@ -153,6 +190,7 @@ def main():
     argv = sys.argv[1:]
     write_n = 0
     all_libs = False
+    all_styles = False
     mutate = 0
     while argv and argv[0].startswith("--"):
         if argv[0] == "--write-cases":
@@ -161,6 +199,8 @@ def main():
             mutate = int(argv[1]); argv = argv[2:]
         elif argv[0] == "--all-libs":
             all_libs = True; argv = argv[1:]
+        elif argv[0] == "--all-styles":
+            all_styles = True; argv = argv[1:]
         else:
             sys.exit(f"unknown option {argv[0]}")
     files = argv or elf_files()
@@ -195,6 +235,9 @@ def main():
     rc_auto, bad_auto = run_test(results["auto"], "auto", "", env)
     rc_java, bad_java = run_test(results["java"], "java", "-java", env)
     rc_stress, bad_stress = run_test(stress["auto"], "auto", "-stress", env)
+    rc_styles = 0
+    if all_styles or write_n:
+        rc_styles, (gnat_rows, gnat_bad) = other_styles(files, lib, env)
     if write_n:
         write_cases(results["auto"], bad_auto, write_n, "cases.tsv",
                     "# mangled<TAB>bfd_demangle(NULL, mangled, DMGL_PARAMS|DMGL_ANSI) from libbfd 2.40, written by scripts/demangle-check.py\n",
@@ -202,6 +245,11 @@ def main():
         write_cases(results["java"], bad_java, write_n, "cases-java.tsv",
                     "# mangled<TAB>bfd_demangle(NULL, mangled, DMGL_PARAMS|DMGL_ANSI) from libbfd 2.40 in the java style (gprof --demangle=java), written by scripts/demangle-check.py\n",
                     [])
-    return rc_auto or rc_java or rc_stress
+        # GNAT: the real names the decoder changes (`buf.4`) and the look-alikes.
+        rows = [(s, d) for s, d in gnat_rows if d != f"<{s}>" and d != s]
+        write_cases(rows, gnat_bad, write_n, "cases-gnat.tsv",
+                    "# mangled<TAB>bfd_demangle(NULL, mangled, DMGL_PARAMS|DMGL_ANSI) from libbfd 2.40 in the gnat style (gprof --demangle=gnat), written by scripts/demangle-check.py\n",
+                    [], ADA_TOKENS)
+    return rc_auto or rc_java or rc_stress or rc_styles
 
 sys.exit(main())

@@ -1,8 +1,9 @@
 //! The C++ demangler against libiberty, which GNU gprof prints through: `cplus_demangle(name,
 //! DMGL_PARAMS | DMGL_ANSI)` for the default style, and the same call with the Java style
-//! (`--demangle=java`, libiberty's `java_demangle_v3`). `testdata/demangle/cases.tsv` and
-//! `cases-java.tsv` hold `mangled<TAB>expected` rows written by `scripts/demangle-check.py` from
-//! libiberty itself (expected = the mangled name where libiberty does not demangle it).
+//! (`--demangle=java`, libiberty's `java_demangle_v3`), and the GNAT decoder of
+//! `--demangle=gnat`. `testdata/demangle/cases.tsv`, `cases-java.tsv` and `cases-gnat.tsv` hold
+//! `mangled<TAB>expected` rows written by `scripts/demangle-check.py` from libbfd's own
+//! `bfd_demangle` (expected = the mangled name where it does not demangle it).
 //!
 //! `DEMANGLE_CASES=FILE` checks another such file instead (the script passes all symbols of
 //! many binaries), in the style `DEMANGLE_STYLE` names (`auto` unless set), and
@@ -51,6 +52,7 @@ fn demangler_matches_libiberty() {
         None => vec![
             (testdata("cases.tsv"), Style::Auto),
             (testdata("cases-java.tsv"), Style::Java),
+            (testdata("cases-gnat.tsv"), Style::Gnat),
         ],
     };
     let mut all_bad = Vec::new();

@@ -82,46 +82,186 @@ fn demangle_plain(name: &str, style: Style) -> Option<String> {
     }
 }
 
-/// libiberty's `ada_demangle` for the common cases: an optional `_ada_` prefix, lower-case
-/// identifiers (digits and single `_` inside), `__` between units printed as `.`. Any other name
-/// is printed in angle brackets.
+/// Ada operator names (`Oadd` = `"+"`).
+const ADA_OPERATORS: [(&str, &str); 19] = [
+    ("Oabs", "abs"),
+    ("Oand", "and"),
+    ("Omod", "mod"),
+    ("Onot", "not"),
+    ("Oor", "or"),
+    ("Orem", "rem"),
+    ("Oxor", "xor"),
+    ("Oeq", "="),
+    ("One", "/="),
+    ("Olt", "<"),
+    ("Ole", "<="),
+    ("Ogt", ">"),
+    ("Oge", ">="),
+    ("Oadd", "+"),
+    ("Osubtract", "-"),
+    ("Oconcat", "&"),
+    ("Omultiply", "*"),
+    ("Odivide", "/"),
+    ("Oexpon", "**"),
+];
+
+/// Ada attribute subprograms after `___`.
+const ADA_SPECIALS: [(&str, &str); 5] = [
+    ("_elabb", "'Elab_Body"),
+    ("_elabs", "'Elab_Spec"),
+    ("_size", "'Size"),
+    ("_alignment", "'Alignment"),
+    ("_assign", ".\":=\""),
+];
+
+/// libiberty's `ada_demangle` (the GNAT encoding of gcc/ada/exp_dbug.ads): an optional
+/// `_ada_` prefix, lower-case identifiers, `__` between units printed as `.`, operator names
+/// (`Oadd` = `"+"`), overloading numbers, task, protected, stream and controlled-type
+/// suffixes, and `.N` nested-subprogram numbers dropped. Anything else is printed in angle
+/// brackets (without the `_ada_`).
 fn demangle_gnat(name: &str) -> String {
-    let unknown = || {
-        if name.starts_with('<') {
-            name.to_string()
-        } else {
-            format!("<{name}>")
-        }
-    };
-    let b = name.strip_prefix("_ada_").unwrap_or(name).as_bytes();
-    let lower_or_digit = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let mut out = String::new();
-    let mut i = 0;
+    let mangled = name.strip_prefix("_ada_").unwrap_or(name);
+    match ada_decode(mangled.as_bytes()) {
+        Some(d) => String::from_utf8_lossy(&d).into_owned(),
+        None if mangled.starts_with('<') => mangled.to_string(),
+        None => format!("<{mangled}>"),
+    }
+}
+
+/// The decoding proper; `None` where libiberty gives up ("unknown").
+fn ada_decode(m: &[u8]) -> Option<Vec<u8>> {
+    let at = |i: usize| m.get(i).copied().unwrap_or(0);
+    let lower = |c: u8| c.is_ascii_lowercase();
+    let digit = |c: u8| c.is_ascii_digit();
+    if !lower(at(0)) {
+        return None;
+    }
+    let mut d = Vec::with_capacity(m.len() + 8);
+    let mut p = 0;
     loop {
-        if !b.get(i).is_some_and(|c| c.is_ascii_lowercase()) {
-            return unknown();
+        // An entity name: a lower-case identifier or an operator.
+        if lower(at(p)) {
+            loop {
+                d.push(at(p));
+                p += 1;
+                let c = at(p);
+                if !(lower(c) || digit(c) || (c == b'_' && (lower(at(p + 1)) || digit(at(p + 1)))))
+                {
+                    break;
+                }
+            }
+        } else if at(p) == b'O' {
+            let rest = m.get(p..)?;
+            let &(code, op) = ADA_OPERATORS
+                .iter()
+                .find(|(code, _)| rest.starts_with(code.as_bytes()))?;
+            p += code.len();
+            d.push(b'"');
+            d.extend_from_slice(op.as_bytes());
+            d.push(b'"');
+        } else {
+            return None;
         }
-        while let Some(&c) = b.get(i) {
-            if lower_or_digit(c) || (c == b'_' && b.get(i + 1).is_some_and(|&n| lower_or_digit(n)))
-            {
-                out.push(c as char);
-                i += 1;
-            } else {
+        // Upper-case suffixes.
+        if at(p) == b'T' && at(p + 1) == b'K' {
+            if at(p + 2) == b'B' && at(p + 3) == 0 {
                 break;
+            } else if at(p + 2) == b'_' && at(p + 3) == b'_' {
+                p += 4;
+                d.push(b'.');
+                continue;
+            }
+            return None;
+        }
+        if at(p) == b'E' && at(p + 1) == 0 {
+            return None;
+        }
+        if matches!(at(p), b'P' | b'N') && at(p + 1) == 0 {
+            break;
+        }
+        if at(p) == b'S' && at(p + 1) == 0 {
+            return None;
+        }
+        if at(p) == b'X' {
+            p += 1;
+            while matches!(at(p), b'n' | b'b') {
+                p += 1;
             }
         }
-        if i == b.len() {
-            return out;
+        if at(p) == b'S' && at(p + 1) != 0 && matches!(at(p + 2), b'_' | 0) {
+            let attr = match at(p + 1) {
+                b'R' => "'Read",
+                b'W' => "'Write",
+                b'I' => "'Input",
+                b'O' => "'Output",
+                _ => return None,
+            };
+            p += 2;
+            d.extend_from_slice(attr.as_bytes());
+        } else if at(p) == b'D' {
+            let op = match at(p + 1) {
+                b'F' => ".Finalize",
+                b'A' => ".Adjust",
+                _ => return None,
+            };
+            d.extend_from_slice(op.as_bytes());
+            break;
         }
-        if b.get(i..i + 2) == Some(b"__".as_slice())
-            && b.get(i + 2).is_some_and(|c| c.is_ascii_lowercase())
-        {
-            out.push('.');
-            i += 2;
-            continue;
+        if at(p) == b'_' {
+            if at(p + 1) == b'_' {
+                p += 2;
+                if digit(at(p)) {
+                    // An overloading number.
+                    loop {
+                        p += 1;
+                        if !(digit(at(p)) || (at(p) == b'_' && digit(at(p + 1)))) {
+                            break;
+                        }
+                    }
+                    if at(p) == b'X' {
+                        p += 1;
+                        while matches!(at(p), b'n' | b'b') {
+                            p += 1;
+                        }
+                    }
+                } else if at(p) == b'_' && at(p + 1) != b'_' {
+                    let rest = m.get(p..)?;
+                    let &(_, attr) = ADA_SPECIALS
+                        .iter()
+                        .find(|(code, _)| rest.starts_with(code.as_bytes()))?;
+                    d.extend_from_slice(attr.as_bytes());
+                    break;
+                } else {
+                    d.push(b'.');
+                    continue;
+                }
+            } else if matches!(at(p + 1), b'B' | b'E') {
+                // An entry body or barrier evaluation.
+                p += 2;
+                while digit(at(p)) {
+                    p += 1;
+                }
+                if at(p) == b's' && at(p + 1) == 0 {
+                    break;
+                }
+                return None;
+            } else {
+                return None;
+            }
         }
-        return unknown();
+        if at(p) == b'.' && digit(at(p + 1)) {
+            // A nested subprogram's number.
+            p += 2;
+            while digit(at(p)) {
+                p += 1;
+            }
+        }
+        if at(p) == 0 {
+            break;
+        }
+        return None;
     }
+    Some(d)
 }
 
 /// libiberty only takes a `_ZN…E` name for Rust when its last component is `h` + 16
@@ -270,6 +410,11 @@ mod tests {
         assert_eq!(d("pkg__sub__proc").as_deref(), Some("pkg.sub.proc"));
         assert_eq!(d("_init").as_deref(), Some("<_init>"));
         assert_eq!(d("_Z3mixi").as_deref(), Some("<_Z3mixi>"));
+        assert_eq!(d("buf.4").as_deref(), Some("buf"));
+        assert_eq!(d("_ada_Foo").as_deref(), Some("<Foo>"));
+        assert_eq!(d("pkg__Oadd").as_deref(), Some("pkg.\"+\""));
+        assert_eq!(d("pkg__f__2").as_deref(), Some("pkg.f"));
+        assert_eq!(d("pkg___elabb").as_deref(), Some("pkg'Elab_Body"));
     }
 
     #[test]
