@@ -539,11 +539,12 @@ impl<'a> Parser<'a> {
         Some(())
     }
 
+    /// One level deeper into the grammar; `None` (and no level taken) past the bound.
     fn enter(&mut self) -> Option<()> {
-        self.depth += 1;
-        if self.depth > MAX_PARSE_DEPTH {
+        if self.depth >= MAX_PARSE_DEPTH {
             return None;
         }
+        self.depth += 1;
         Some(())
     }
 
@@ -2460,7 +2461,7 @@ impl<'p, 'a> Printer<'p, 'a> {
                     // An empty pack printed nothing: take the ", " back (the last
                     // character stays the blank, as in libiberty).
                     if self.out.len() == len {
-                        self.out.truncate(len - 2);
+                        self.out.truncate(len.saturating_sub(2));
                     }
                 }
             }
