@@ -343,3 +343,75 @@ fn gprof_debug_option_is_accepted_ignored_and_documented() {
         "{help}"
     );
 }
+
+/// Runs a binutils tool in DIR; false when it is missing or fails.
+fn binutils(dir: &Path, tool: &str, args: &[&str]) -> bool {
+    std::process::Command::new(tool)
+        .current_dir(dir)
+        .args(args)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// QA2 #1: an executable whose DWARF was moved to a separate file (`strip --strip-debug` +
+/// `objcopy --add-gnu-debuglink`) is read as GNU gprof reads it: BFD follows the link (same
+/// directory, then `.debug/`), so the static functions' file names in the index and the line
+/// mode are those of the unstripped program — GNU gprof's goldens b.out and ln-l.out. Without
+/// the debug file the report differs (no file names), so the link is really followed.
+#[test]
+fn gprof_follows_gnu_debuglink_like_bfd() {
+    let c = case("multifile-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::copy(c.join("prog"), d.join("prog")).unwrap();
+    std::fs::copy(c.join("gmon.out"), d.join("gmon.out")).unwrap();
+    let made = binutils(d, "objcopy", &["--only-keep-debug", "prog", "prog.debug"])
+        && binutils(d, "strip", &["--strip-debug", "prog"])
+        && binutils(d, "objcopy", &["--add-gnu-debuglink=prog.debug", "prog"]);
+    assert!(made, "objcopy/strip (binutils) are needed for this test");
+    let golden_b = std::fs::read(c.join("gprof/b.out")).unwrap();
+    let golden_l = std::fs::read(c.join("gprof/ln-l.out")).unwrap();
+    let run = |opts: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> = opts.iter().map(|o| o.as_ref()).collect();
+        args.extend([
+            std::ffi::OsStr::new("prog"),
+            std::ffi::OsStr::new("gmon.out"),
+        ]);
+        let o = gprof_in(d, &args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.stdout
+    };
+    assert!(run(&["-b"]) == golden_b, "-b differs from gprof's b.out");
+    assert!(
+        run(&["-b", "-l"]) == golden_l,
+        "-b -l differs from gprof's ln-l.out"
+    );
+    // In the .debug subdirectory, from another working directory.
+    std::fs::create_dir(d.join(".debug")).unwrap();
+    std::fs::rename(d.join("prog.debug"), d.join(".debug/prog.debug")).unwrap();
+    let o = gmon(&[
+        "gprof".as_ref(),
+        "-b".as_ref(),
+        d.join("prog").as_os_str(),
+        d.join("gmon.out").as_os_str(),
+    ]);
+    assert!(
+        o.stdout == golden_b,
+        "-b (.debug/) differs from gprof's b.out"
+    );
+    // A debug file whose CRC does not match is not used.
+    let mut bytes = std::fs::read(d.join(".debug/prog.debug")).unwrap();
+    if let Some(last) = bytes.last_mut() {
+        *last ^= 0xff;
+    }
+    std::fs::write(d.join(".debug/prog.debug"), bytes).unwrap();
+    assert!(
+        run(&["-b"]) != golden_b,
+        "a debug file with another CRC was used"
+    );
+}

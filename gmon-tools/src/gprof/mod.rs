@@ -42,6 +42,7 @@ pub mod annotate;
 pub mod args;
 pub mod blurbs;
 pub mod callgraph;
+pub mod debuglink;
 pub mod demangle;
 mod die_walk;
 pub mod dwarf;
