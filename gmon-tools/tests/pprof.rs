@@ -565,3 +565,49 @@ fn help_says_how_call_counts_are_kept() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("stacks estimated from call counts"), "{text}");
 }
+
+/// `gmon pprof` (and `gmon flame`, which loads the same way) reads an executable whose DWARF
+/// was moved to a separate file as GNU gprof does: following `.gnu_debuglink`, so functions
+/// keep their source files and lines.
+#[test]
+fn separate_debug_file_gives_the_same_locations() {
+    let case = case_dir("multifile-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("linked");
+    std::fs::create_dir(&d).unwrap();
+    for f in ["prog", "gmon.out"] {
+        std::fs::copy(case.join(f), d.join(f)).unwrap();
+    }
+    let tool = |t: &str, args: &[&str]| {
+        std::process::Command::new(t)
+            .current_dir(&d)
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    assert!(
+        tool("objcopy", &["--only-keep-debug", "prog", "prog.debug"])
+            && tool("strip", &["--strip-debug", "prog"])
+            && tool("objcopy", &["--add-gnu-debuglink=prog.debug", "prog"]),
+        "objcopy/strip (binutils) are needed for this test"
+    );
+    let places = |p: &Profile| -> Vec<(String, String, i64)> {
+        let s = |i: i64| p.string_table[i as usize].clone();
+        let mut v: Vec<_> = p
+            .function
+            .iter()
+            .map(|f| (s(f.name), s(f.filename), f.start_line))
+            .collect();
+        v.sort();
+        v
+    };
+    let want = decode_gz(&gmon_pprof(&case, &tmp.path().join("a.pb.gz")));
+    let got = decode_gz(&gmon_pprof(&d, &tmp.path().join("b.pb.gz")));
+    let want = places(&want);
+    assert!(want.iter().filter(|w| !w.1.is_empty()).count() >= 3);
+    assert_eq!(places(&got), want);
+    // Without the debug file, the file names are gone: the link was really followed.
+    std::fs::remove_file(d.join("prog.debug")).unwrap();
+    let bare = decode_gz(&gmon_pprof(&d, &tmp.path().join("c.pb.gz")));
+    assert_ne!(places(&bare), want);
+}

@@ -205,6 +205,19 @@ impl LineInfo {
         LineInfo::from_elf_with(data, true)
     }
 
+    /// [`LineInfo::from_elf`] for the executable at `path`: its own DWARF, or when it has
+    /// none, that of its separate debug file (build ID or `.gnu_debuglink`, see
+    /// [`super::debuglink`]), with the executable's symbols, as BFD reads it.
+    pub fn for_executable(path: &std::path::Path, data: &[u8]) -> LineInfo {
+        match super::debuglink::separate_debug_data(path, data) {
+            Some(debug) => {
+                let elf = goblin::elf::Elf::parse(data).ok();
+                LineInfo::from_parsed_elf(&debug, elf.as_ref(), true)
+            }
+            None => LineInfo::from_elf(data),
+        }
+    }
+
     /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
     /// DWARF functions are not read, which is most of the reading time. The file and line of
     /// an address are then the same; only the function *name* may differ (the nearest ELF

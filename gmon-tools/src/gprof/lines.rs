@@ -243,23 +243,6 @@ pub fn finalize_merged(syms: Vec<Symbol>, text_end: u64) -> Vec<Symbol> {
     dst
 }
 
-/// Line mode (`-l`, `-s`): `functions` plus the line symbols of `image`'s `.text`.
-pub fn with_line_symbols(
-    functions: &SymbolTable,
-    image: &Image,
-) -> Result<SymbolTable, super::GprofError> {
-    let mut info = LineInfo::from_elf(&image.data);
-    // gprof looks up the function symbols first (this also primes BFD's name memory).
-    let mut functions = functions.clone();
-    functions.files.clear();
-    for s in &mut functions.symbols {
-        s.file = None;
-        s.line = 0;
-    }
-    attach_function_sources(&mut functions, &mut info);
-    line_symbol_table(&functions, &mut info, image)
-}
-
 /// Puts [`SymbolTable::files`] in the order gprof creates its source files: first the files of
 /// the function symbols in ELF symbol-table order (`core_create_function_syms` looks each up),
 /// then those first met by line symbols (address order). gprof prepends each new file to its
