@@ -3,7 +3,8 @@
 #
 # Build-option traps for the second QA round (same drivers as build-progs2.sh): compressed
 # debug sections (-gz), DWARF 4, split DWARF (.dwo files), LTO, a separate debug file reached
-# through .gnu_debuglink, -ffunction-sections with --gc-sections, and clang (when installed).
+# through .gnu_debuglink, -ffunction-sections with --gc-sections, clang (when installed) and
+# -m32 (when g++-multilib is installed). ONLY_M32=1 builds only the -m32 cases.
 # Each case: OUT_DIR/<name>/{prog,gmon.out,gmon.2.out,sources}.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +33,7 @@ json() { # json NAME CXX FLAGS...
     runs "$d" ./prog
     echo "built $d" >&2
 }
+[ -n "${ONLY_M32:-}" ] || {
 zstd zstd-gz-O2 gcc -g -O2 -gz
 json json-gz-O0 g++ -g -O0 -gz
 zstd zstd-dwarf4-O2 gcc -gdwarf-4 -O2
@@ -49,4 +51,10 @@ if command -v clang > /dev/null; then
     zstd zstd-clang-O0 clang -g -O0
     json json-clang-O2 clang++ -g -O2
     json json-clang-O0 clang++ -g -O0
+fi
+}
+# 32-bit (needs g++-multilib): C++ names and DWARF in a 32-bit ELF, 32-bit gmon.out
+if echo 'int main(){}' | g++ -m32 -x c++ - -o /dev/null 2> /dev/null; then
+    json json-m32-O2 g++ -m32 -g -O2 -no-pie
+    json json-m32-O0 g++ -m32 -g -O0
 fi

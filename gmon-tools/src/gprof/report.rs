@@ -73,6 +73,9 @@ Differences from GNU gprof:
     else, including the form-feed lines between sections, is identical.
   * -d[N], --debug[=N] is accepted and does nothing: GNU gprof's debugging
     trace, which it mixes into stdout, is not printed.
+  * -R MAP with several functions per object file: GNU gprof 2.40 reads an
+    uninitialised flag for all but the first, so its output varies with
+    the heap; here only each object's first function stands for it.
 
 Examples:
   gmon gprof -b ./prog gmon.out            flat profile, call graph, index
