@@ -28,6 +28,7 @@ programs=$here/programs
 cases=$here/cases
 
 # name        program    lang link   opt  runs (args of run 1; run 2; ...; "-" = no args)
+# lang: c (gcc), cxx (g++) or clang (Debian's clang; the case is named <program>-clang-...)
 CASES=(
 	"recurse    c   pie    O0  -;2;3"
 	"recurse    c   nopie  O0  -"
@@ -62,6 +63,8 @@ CASES=(
 	"asmsyms    c   nopie  O2  -"
 	"pltcalls   c   pie    O0  -"
 	"pltcalls   c   nopie  O2  -"
+	"inlined    c   pie    O2  -"
+	"inlined    clang pie  O2  -"
 )
 
 # Per-program extra flags (sources are every *.c / *.cpp / *.S in the directory; a file
@@ -110,10 +113,14 @@ selected() {
 build_case() {
 	local program=$1 lang=$2 link=$3 opt=$4 runs=$5
 	local name=$program-$link-$opt
-	local dir=$cases/$name
 	local src=$programs/$program
 	local cc sources
-	if [ "$lang" = cxx ]; then cc=g++; else cc=gcc; fi
+	case $lang in
+	cxx) cc=g++ ;;
+	clang) cc=clang; name=$program-clang-$link-$opt ;;
+	*) cc=gcc ;;
+	esac
+	local dir=$cases/$name
 	# Sorted, relative source names: the same command line on every machine.
 	sources=$(cd "$src" && shopt -s nullglob && printf '%s\n' *.c *.cpp *.S | grep -v '\.nopg\.c$' | LC_ALL=C sort | tr '\n' ' ' || true)
 	nopg=$(cd "$src" && shopt -s nullglob && printf '%s\n' *.nopg.c | LC_ALL=C sort | tr '\n' ' ')
@@ -176,7 +183,8 @@ if [ $build_only -eq 1 ]; then
 	for row in "${CASES[@]}"; do
 		# shellcheck disable=SC2086
 		set -- $row
-		selected "$1-$3-$4" || continue
+		if [ "$2" = clang ]; then n=$1-clang-$3-$4; else n=$1-$3-$4; fi
+		selected "$n" || continue
 		build_case "$1" "$2" "$3" "$4" "$5"
 	done
 fi

@@ -1308,6 +1308,10 @@ fn die_ranges(
                     _ => return,
                 },
             },
+            // BFD 2.40 reads DW_FORM_rnglistx (clang's DWARF 5) but does not take it for an
+            // offset it knows (`is_int_form` leaves it out): such an entry has no range there.
+            gimli::DW_AT_ranges
+                if matches!(attr.value(), AttributeValue::DebugRngListsIndex(_)) => {}
             gimli::DW_AT_ranges => match dwarf.attr_ranges(unit, attr.value()) {
                 Ok(Some(mut list)) => {
                     while let Ok(Some(r)) = list.next() {
