@@ -9,7 +9,7 @@
 //! unless `--` ends the options; `@file` words are replaced by the file's words.
 
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 use super::demangle::Style;
@@ -153,8 +153,8 @@ pub enum Parsed {
     Version,
     /// A command-line error: the message for stderr, and whether the usage follows it.
     Error {
-        /// gprof's message.
-        message: String,
+        /// gprof's message: bytes, since getopt echoes the offending bytes as they are.
+        message: Vec<u8>,
         /// getopt errors are followed by the usage text.
         usage: bool,
     },
@@ -242,47 +242,76 @@ pub fn atoi(s: &str) -> i64 {
     if neg { -v } else { v }
 }
 
-/// Expands `@file` words like libiberty's `expandargv` (whitespace-separated words, with
-/// single/double quotes and backslash escapes). A file that cannot be read leaves the word.
-/// Words are kept as the bytes they are: Linux file names need not be UTF-8.
-pub fn expand_response_files<S: AsRef<OsStr>>(args: &[S]) -> Vec<OsString> {
-    let mut out = Vec::new();
-    for a in args {
-        let a = a.as_ref();
-        if let Some(path) = a.as_bytes().strip_prefix(b"@")
-            && let Ok(text) = std::fs::read_to_string(OsStr::from_bytes(path))
-        {
-            out.extend(split_words(&text).into_iter().map(OsString::from));
+/// How many `@file` words libiberty's `expandargv` expands before it gives up (a response
+/// file that names itself would loop forever).
+const RESPONSE_FILE_LIMIT: usize = 2000;
+
+/// Expands `@file` words like libiberty's `expandargv`: the file's words (separated by C's
+/// `isspace` bytes, with single/double quotes and backslash escapes) replace the word, and are
+/// looked at again, so a response file may name further response files. A word whose file does
+/// not exist or cannot be read stays as it is. Words are bytes: Linux file names need not be
+/// UTF-8. Errors (exit 1, no usage) are libiberty's: a directory, or too many expansions.
+pub fn expand_response_files<S: AsRef<OsStr>>(
+    args: &[S],
+    whoami: &str,
+) -> Result<Vec<OsString>, String> {
+    let mut words: Vec<OsString> = args.iter().map(|a| a.as_ref().to_os_string()).collect();
+    let mut budget = RESPONSE_FILE_LIMIT;
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        let Some(path) = word.as_bytes().strip_prefix(b"@").map(OsStr::from_bytes) else {
+            i += 1;
             continue;
+        };
+        budget -= 1;
+        if budget == 0 {
+            return Err(format!("{whoami}: error: too many @-files encountered\n"));
         }
-        out.push(a.to_os_string());
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return Err(format!("{whoami}: error: @-file refers to a directory\n"));
+            }
+            Ok(_) => {}
+            Err(_) => {
+                i += 1;
+                continue;
+            }
+        }
+        let Ok(bytes) = std::fs::read(path) else {
+            i += 1;
+            continue;
+        };
+        // The file's words take the @file's place and are examined in turn (nested @files).
+        words.splice(i..=i, split_words(&bytes));
     }
-    out
+    Ok(words)
 }
 
-fn split_words(text: &str) -> Vec<String> {
+/// libiberty's `buildargv` on bytes: C `isspace` separates words; a backslash takes the next
+/// byte literally (inside quotes too); quotes group and vanish.
+fn split_words(text: &[u8]) -> Vec<OsString> {
     let mut words = Vec::new();
-    let mut cur = String::new();
+    let mut cur: Vec<u8> = Vec::new();
     let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
+    let mut quote: Option<u8> = None;
+    let mut bytes = text.iter().copied();
+    while let Some(c) = bytes.next() {
         match (quote, c) {
-            (_, '\\') => {
-                if let Some(n) = chars.next() {
+            (_, b'\\') => {
+                if let Some(n) = bytes.next() {
                     cur.push(n);
                 }
                 in_word = true;
             }
             (Some(q), c) if c == q => quote = None,
             (Some(_), c) => cur.push(c),
-            (None, '\'' | '"') => {
+            (None, b'\'' | b'"') => {
                 quote = Some(c);
                 in_word = true;
             }
-            (None, c) if c.is_whitespace() => {
+            (None, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') => {
                 if in_word {
-                    words.push(std::mem::take(&mut cur));
+                    words.push(OsString::from_vec(std::mem::take(&mut cur)));
                     in_word = false;
                 }
             }
@@ -293,7 +322,7 @@ fn split_words(text: &str) -> Vec<String> {
         }
     }
     if in_word {
-        words.push(cur);
+        words.push(OsString::from_vec(cur));
     }
     words
 }
@@ -304,12 +333,20 @@ fn split_words(text: &str) -> Vec<String> {
 /// arguments of `-I`, `-R` and `-S` keep their bytes (Linux file names need not be UTF-8); other
 /// option arguments are text (symspecs, numbers), read lossily if they are not UTF-8.
 pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
-    let args = expand_response_files(args);
+    let args = match expand_response_files(args, whoami) {
+        Ok(a) => a,
+        Err(message) => {
+            return Parsed::Error {
+                message: message.into_bytes(),
+                usage: false,
+            };
+        }
+    };
     let mut a = GprofArgs::default();
     let mut positional: Vec<PathBuf> = Vec::new();
     let mut i = 0;
     let err = |message: String| Parsed::Error {
-        message,
+        message: message.into_bytes(),
         usage: true,
     };
     while i < args.len() {
@@ -340,10 +377,17 @@ pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
                         .collect();
                     match cands.as_slice() {
                         [] => {
-                            return err(format!(
-                                "{whoami}: unrecognized option '{}'\n",
-                                word_os.to_string_lossy()
-                            ));
+                            // getopt echoes the word's bytes as they are.
+                            return Parsed::Error {
+                                message: [
+                                    whoami.as_bytes(),
+                                    b": unrecognized option '",
+                                    word,
+                                    b"'\n",
+                                ]
+                                .concat(),
+                                usage: true,
+                            };
                         }
                         [one] => **one,
                         many => {
@@ -406,7 +450,11 @@ pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
                     '\u{fffd}'
                 };
                 let Some(has) = short_has_arg(c) else {
-                    return err(format!("{whoami}: invalid option -- '{c}'\n"));
+                    return Parsed::Error {
+                        message: [whoami.as_bytes(), b": invalid option -- '", &[byte], b"'\n"]
+                            .concat(),
+                        usage: true,
+                    };
                 };
                 let rest = letters.get(k..).unwrap_or_default();
                 let value = match has {
@@ -532,7 +580,7 @@ fn apply(a: &mut GprofArgs, c: char, raw: Option<OsString>, whoami: &str) -> Opt
                 // gprof swaps the two arguments of this message.
                 _ => {
                     return Some(Parsed::Error {
-                        message: format!("{arg}: unknown file format {whoami}\n"),
+                        message: format!("{arg}: unknown file format {whoami}\n").into_bytes(),
                         usage: false,
                     });
                 }
@@ -617,7 +665,8 @@ fn apply(a: &mut GprofArgs, c: char, raw: Option<OsString>, whoami: &str) -> Opt
                     Some(st) => a.demangle_style = st,
                     None => {
                         return Some(Parsed::Error {
-                            message: format!("{whoami}: unknown demangling style `{s}'\n"),
+                            message: format!("{whoami}: unknown demangling style `{s}'\n")
+                                .into_bytes(),
                             usage: false,
                         });
                     }
@@ -628,7 +677,7 @@ fn apply(a: &mut GprofArgs, c: char, raw: Option<OsString>, whoami: &str) -> Opt
         OPT_INLINE_FILE_NAMES => a.inline_file_names = true,
         _ => {
             return Some(Parsed::Error {
-                message: format!("{whoami}: invalid option -- '{c}'\n"),
+                message: format!("{whoami}: invalid option -- '{c}'\n").into_bytes(),
                 usage: true,
             });
         }
@@ -678,10 +727,57 @@ mod tests {
     }
 
     #[test]
+    fn response_files_nest_and_keep_bytes() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let inner = dir.path().join("inner");
+        let outer = dir.path().join("outer");
+        std::fs::write(&inner, b"-p 'my prog' \"g\\\"x\" caf\xe9\xa0.out\x0b\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut o = b"-b\t@".to_vec();
+        o.extend_from_slice(inner.as_os_str().as_bytes());
+        std::fs::write(&outer, o).unwrap_or_else(|e| panic!("{e}"));
+        let arg = |b: &[u8]| OsStr::from_bytes(b).to_os_string();
+        let mut at_outer = b"@".to_vec();
+        at_outer.extend_from_slice(outer.as_os_str().as_bytes());
+        let got = expand_response_files(&[arg(&at_outer), arg(b"@/nonexistent/x")], "gprof");
+        assert_eq!(
+            got,
+            Ok(vec![
+                arg(b"-b"),
+                arg(b"-p"),
+                arg(b"my prog"),
+                arg(b"g\"x"),
+                // 0xa0 is not a C-locale space: it stays in the word; \v separates.
+                arg(b"caf\xe9\xa0.out"),
+                arg(b"@/nonexistent/x"),
+            ])
+        );
+        let looping = dir.path().join("loop");
+        let mut l = b"@".to_vec();
+        l.extend_from_slice(looping.as_os_str().as_bytes());
+        std::fs::write(&looping, &l).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            expand_response_files(&[arg(&l)], "gprof"),
+            Err("gprof: error: too many @-files encountered\n".to_string())
+        );
+        let mut d = b"@".to_vec();
+        d.extend_from_slice(dir.path().as_os_str().as_bytes());
+        assert_eq!(
+            expand_response_files(&[arg(&d)], "gprof"),
+            Err("gprof: error: @-file refers to a directory\n".to_string())
+        );
+        // getopt echoes an unknown option byte as it is.
+        let p = parse(&[arg(b"-b\xa0")], "gprof");
+        assert!(
+            matches!(p, Parsed::Error { ref message, usage: true } if message == b"gprof: invalid option -- '\xa0'\n")
+        );
+    }
+
+    #[test]
     fn errors() {
         let p = parse(&["--no".to_string()], "gprof");
         assert!(
-            matches!(p, Parsed::Error { ref message, .. } if message.starts_with("gprof: option '--no' is ambiguous"))
+            matches!(p, Parsed::Error { ref message, .. } if message.starts_with(b"gprof: option '--no' is ambiguous"))
         );
         let p = parse(&["-e".to_string()], "gprof");
         assert_eq!(

@@ -110,7 +110,7 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
             return Ok(0);
         }
         Parsed::Error { message, usage: u } => {
-            err.write_all(message.as_bytes())?;
+            err.write_all(&message)?;
             if u {
                 err.write_all(usage().as_bytes())?;
             }
