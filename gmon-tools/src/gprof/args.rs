@@ -332,7 +332,16 @@ fn split_words(text: &[u8]) -> Vec<OsString> {
 /// Words are bytes, as getopt sees them: operands (the executable and the profiles) and the file
 /// arguments of `-I`, `-R` and `-S` keep their bytes (Linux file names need not be UTF-8); other
 /// option arguments are text (symspecs, numbers), read lossily if they are not UTF-8.
+///
+/// With `POSIXLY_CORRECT` in the environment (any value), glibc's getopt stops at the first
+/// operand, and every later word is an operand too ([`parse_with`]).
 pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
+    parse_with(args, whoami, std::env::var_os("POSIXLY_CORRECT").is_some())
+}
+
+/// [`parse`] with glibc's ordering chosen by the caller: `posixly_correct` stops option
+/// parsing at the first operand (REQUIRE_ORDER) instead of permuting operands to the end.
+pub fn parse_with<S: AsRef<OsStr>>(args: &[S], whoami: &str, posixly_correct: bool) -> Parsed {
     let args = match expand_response_files(args, whoami) {
         Ok(a) => a,
         Err(message) => {
@@ -484,6 +493,10 @@ pub fn parse<S: AsRef<OsStr>>(args: &[S], whoami: &str) -> Parsed {
             continue;
         }
         positional.push(PathBuf::from(word_os));
+        if posixly_correct {
+            positional.extend(args.iter().skip(i).map(PathBuf::from));
+            break;
+        }
     }
     let mut pos = positional.into_iter();
     if let Some(img) = pos.next() {
@@ -770,6 +783,22 @@ mod tests {
         let p = parse(&[arg(b"-b\xa0")], "gprof");
         assert!(
             matches!(p, Parsed::Error { ref message, usage: true } if message == b"gprof: invalid option -- '\xa0'\n")
+        );
+    }
+
+    #[test]
+    fn posixly_correct_stops_at_the_first_operand() {
+        let p = parse_with(&["prog", "-b", "gmon.out"], "gprof", true);
+        let Parsed::Run(a) = p else { panic!("{p:?}") };
+        assert!(!a.brief);
+        assert_eq!(a.image, PathBuf::from("prog"));
+        assert_eq!(
+            a.profiles,
+            vec![PathBuf::from("-b"), PathBuf::from("gmon.out")]
+        );
+        let p = parse_with(&["prog", "-b", "gmon.out"], "gprof", false);
+        assert!(
+            matches!(p, Parsed::Run(ref a) if a.brief && a.profiles == vec![PathBuf::from("gmon.out")])
         );
     }
 
