@@ -28,7 +28,8 @@ programs=$here/programs
 cases=$here/cases
 
 # name        program    lang link   opt  runs (args of run 1; run 2; ...; "-" = no args)
-# lang: c (gcc), cxx (g++) or clang (Debian's clang; the case is named <program>-clang-...)
+# lang: c (gcc), cxx (g++), clang (Debian's clang; the case is named <program>-clang-...) or
+# c-split (gcc -gsplit-dwarf, the .dwo file is not kept; <program>-split-...)
 CASES=(
 	"recurse    c   pie    O0  -;2;3"
 	"recurse    c   nopie  O0  -"
@@ -65,6 +66,7 @@ CASES=(
 	"pltcalls   c   nopie  O2  -"
 	"inlined    c   pie    O2  -"
 	"inlined    clang pie  O2  -"
+	"inlined    c-split pie O2 -"
 )
 
 # Per-program extra flags (sources are every *.c / *.cpp / *.S in the directory; a file
@@ -118,6 +120,7 @@ build_case() {
 	case $lang in
 	cxx) cc=g++ ;;
 	clang) cc=clang; name=$program-clang-$link-$opt ;;
+	c-split) cc="gcc -gsplit-dwarf"; name=$program-split-$link-$opt ;;
 	*) cc=gcc ;;
 	esac
 	local dir=$cases/$name
@@ -147,6 +150,8 @@ build_case() {
 	done
 	(cd "$src" && $cmd -o "$tmp/prog" >/dev/null) || { rm -rf "$tmp"; return 1; }
 	for f in $objects; do rm -f "$src/$f"; done
+	# Split DWARF's .dwo files (gcc writes them beside the sources): BFD never reads them.
+	rm -f "$src"/*.dwo "$tmp"/*.dwo
 	mv "$tmp/prog" "$dir/prog"
 
 	{
@@ -183,7 +188,11 @@ if [ $build_only -eq 1 ]; then
 	for row in "${CASES[@]}"; do
 		# shellcheck disable=SC2086
 		set -- $row
-		if [ "$2" = clang ]; then n=$1-clang-$3-$4; else n=$1-$3-$4; fi
+		case $2 in
+		clang) n=$1-clang-$3-$4 ;;
+		c-split) n=$1-split-$3-$4 ;;
+		*) n=$1-$3-$4 ;;
+		esac
 		selected "$n" || continue
 		build_case "$1" "$2" "$3" "$4" "$5"
 	done

@@ -694,11 +694,16 @@ impl UnitReader {
             {
                 lang = Some(l);
             }
-            if complete {
-                die_ranges(dwarf, unit, &attrs, &mut u.ranges);
+            // A range list BFD cannot read makes it drop the whole unit (parse_comp_unit or
+            // scan_unit_for_symbols fails): no lines, no functions from it.
+            if complete && !die_ranges(dwarf, unit, &attrs, &mut u.ranges) {
+                return Unit::default();
             }
-            if complete && functions {
-                self.read_functions(dwarf, unit, headers, lang, &raw, &mut u);
+            if complete
+                && functions
+                && !self.read_functions(dwarf, unit, headers, lang, &raw, &mut u)
+            {
+                return Unit::default();
             }
         }
         u.segments = build_segments(&u.funcs);
@@ -718,7 +723,8 @@ impl UnitReader {
 
     /// BFD's `scan_unit_for_symbols`: every subprogram, inlined subroutine and entry point
     /// below the unit DIE that has an address range, with the name BFD gives it. Stops at the
-    /// first DIE that cannot be read, as BFD does.
+    /// first DIE that cannot be read, as BFD does. False when BFD would fail on the unit (a
+    /// range list it cannot read).
     fn read_functions(
         &mut self,
         dwarf: &gimli::Dwarf<Reader<'_>>,
@@ -727,11 +733,11 @@ impl UnitReader {
         lang: Option<gimli::DwLang>,
         raw: &gimli::EntriesRaw<'_, '_, Reader<'_>>,
         u: &mut Unit,
-    ) {
+    ) -> bool {
         let mut attrs: Vec<gimli::Attribute<Reader<'_>>> = Vec::new();
         let start = unit.header.header_size();
         let Ok(entries) = unit.header.range_from(gimli::UnitOffset(start)..) else {
-            return;
+            return true;
         };
         let endian = gimli::Reader::endian(&entries);
         let mut walk = DieWalk::new(entries.slice(), unit.encoding(), endian);
@@ -750,16 +756,16 @@ impl UnitReader {
         loop {
             let pos = match walk.next_wanted(&unit.abbreviations, wanted) {
                 Ok(Some(pos)) => pos,
-                Ok(None) | Err(()) => return,
+                Ok(None) | Err(()) => return true,
             };
             let Ok(mut raw) = unit.entries_raw(Some(gimli::UnitOffset(start + pos))) else {
-                return;
+                return true;
             };
             let Ok(Some(abbrev)) = raw.read_abbreviation() else {
-                return;
+                return true;
             };
             if !read_attributes(&mut raw, abbrev, &mut attrs) {
-                return;
+                return true;
             }
             walk.resume_at(raw.next_offset().0.saturating_sub(start));
             let mut f = FuncInfo {
@@ -770,7 +776,9 @@ impl UnitReader {
                 high: 0,
             };
             // Names cost (C++ names are long); a function without a range is not kept.
-            die_ranges(dwarf, unit, &attrs, &mut f.ranges);
+            if !die_ranges(dwarf, unit, &attrs, &mut f.ranges) {
+                return false;
+            }
             if f.ranges.is_empty() {
                 continue;
             }
@@ -1287,40 +1295,47 @@ fn read_attributes<'a>(
 /// The address ranges of an entry from its `DW_AT_low_pc`, `DW_AT_high_pc` (an address or a
 /// length) and `DW_AT_ranges`, added to `out` with [`add_range`]. Same rules as gimli's
 /// `Dwarf::die_ranges`: a range list wins as soon as it is met, and an address attribute of
-/// an unexpected form makes the entry rangeless.
+/// an unexpected form makes the entry rangeless. False when BFD 2.40 fails on the range list:
+/// it does not read the DWARF 5 entries that index `.debug_addr` (split DWARF skeletons use
+/// them).
 fn die_ranges(
     dwarf: &gimli::Dwarf<Reader<'_>>,
     unit: &gimli::Unit<Reader<'_>>,
     attrs: &[gimli::Attribute<Reader<'_>>],
     out: &mut Vec<(u64, u64)>,
-) {
+) -> bool {
     let (mut low, mut high, mut size) = (None, None, None);
     for attr in attrs {
         match attr.name() {
             gimli::DW_AT_low_pc => match dwarf.attr_address(unit, attr.value()) {
                 Ok(Some(a)) => low = Some(a),
-                _ => return,
+                _ => return true,
             },
             gimli::DW_AT_high_pc => match attr.value() {
                 AttributeValue::Udata(n) => size = Some(n),
                 v => match dwarf.attr_address(unit, v) {
                     Ok(Some(a)) => high = Some(a),
-                    _ => return,
+                    _ => return true,
                 },
             },
             // BFD 2.40 reads DW_FORM_rnglistx (clang's DWARF 5) but does not take it for an
             // offset it knows (`is_int_form` leaves it out): such an entry has no range there.
             gimli::DW_AT_ranges
                 if matches!(attr.value(), AttributeValue::DebugRngListsIndex(_)) => {}
-            gimli::DW_AT_ranges => match dwarf.attr_ranges(unit, attr.value()) {
-                Ok(Some(mut list)) => {
-                    while let Ok(Some(r)) = list.next() {
-                        add_range(out, r.begin, r.end);
+            gimli::DW_AT_ranges => match dwarf.attr_ranges_offset(unit, attr.value()) {
+                Ok(Some(offset)) => {
+                    if unit.header.version() >= 5 && indexes_debug_addr(dwarf, unit, offset) {
+                        return false;
                     }
-                    return;
+                    if let Ok(mut list) = dwarf.ranges(unit, offset) {
+                        while let Ok(Some(r)) = list.next() {
+                            add_range(out, r.begin, r.end);
+                        }
+                    }
+                    return true;
                 }
                 Ok(None) => {}
-                Err(_) => return,
+                Err(_) => return true,
             },
             _ => {}
         }
@@ -1330,6 +1345,30 @@ fn die_ranges(
     {
         add_range(out, begin, end);
     }
+    true
+}
+
+/// Whether the range list at `offset` has an entry that takes its address from `.debug_addr`
+/// (`DW_RLE_base_addressx`, `DW_RLE_startx_endx`, `DW_RLE_startx_length`).
+fn indexes_debug_addr(
+    dwarf: &gimli::Dwarf<Reader<'_>>,
+    unit: &gimli::Unit<Reader<'_>>,
+    offset: gimli::RangeListsOffset,
+) -> bool {
+    let Ok(mut raw) = dwarf.raw_ranges(unit, offset) else {
+        return false;
+    };
+    while let Ok(Some(e)) = raw.next() {
+        if matches!(
+            e,
+            gimli::RawRngListEntry::BaseAddressx { .. }
+                | gimli::RawRngListEntry::StartxEndx { .. }
+                | gimli::RawRngListEntry::StartxLength { .. }
+        ) {
+            return true;
+        }
+    }
+    false
 }
 
 /// `arange_add`: ignores empty ranges and extends an adjacent one.
