@@ -206,3 +206,51 @@ fn external_symbol_file_name_may_be_non_utf8() {
         String::from_utf8_lossy(&want)
     );
 }
+
+/// An executable whose string table is not UTF-8 (here the `STT_FILE` symbol of a Latin-1
+/// source name, `recurs\xe9.c`) is read as GNU gprof reads it: before, goblin's strict parse
+/// refused the whole file ("not in executable format"). gprof ignores file symbols, so the
+/// report is the golden of the unpatched program.
+#[test]
+fn string_table_need_not_be_utf8() {
+    let src = case("recurse-pie-O0");
+    let mut data = std::fs::read(src.join("prog")).expect("prog");
+    let elf = goblin::elf::Elf::parse(&data).expect("elf");
+    let strtab = elf
+        .section_headers
+        .iter()
+        .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".strtab"))
+        .map(|s| (s.sh_offset as usize, s.sh_size as usize))
+        .expect(".strtab");
+    drop(elf);
+    let table = &data[strtab.0..strtab.0 + strtab.1];
+    let at = table
+        .windows(10)
+        .position(|w| w == b"recurse.c\0")
+        .expect("the file symbol's name");
+    data[strtab.0 + at + 6] = 0xe9;
+    assert!(
+        goblin::elf::Elf::parse(&data).is_err(),
+        "goblin's strict parse refuses it"
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("prog"), &data).expect("write");
+    std::fs::copy(src.join("gmon.out"), tmp.path().join("gmon.out")).expect("copy");
+    for (args, golden) in [
+        (&["-b", "prog", "gmon.out"][..], "b.out"),
+        (&["-b", "-l", "prog", "gmon.out"][..], "ln-l.out"),
+    ] {
+        let out = gmon(tmp.path(), args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = std::fs::read(src.join("gprof").join(golden)).expect("golden");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&want)
+        );
+    }
+}

@@ -211,7 +211,7 @@ impl LineInfo {
     pub fn for_executable(path: &std::path::Path, data: &[u8]) -> LineInfo {
         match super::debuglink::separate_debug_data(path, data) {
             Some(debug) => {
-                let elf = goblin::elf::Elf::parse(data).ok();
+                let elf = super::symtab::parse_elf(data).ok();
                 LineInfo::from_parsed_elf(&debug, elf.as_ref(), true)
             }
             None => LineInfo::from_elf(data),
@@ -224,7 +224,7 @@ impl LineInfo {
     /// symbol is used), and function-level gprof never looks at it: an address in `.text`
     /// always has a preceding ELF symbol, so the name is never missing.
     pub fn from_elf_with(data: &[u8], functions: bool) -> LineInfo {
-        let elf = goblin::elf::Elf::parse(data).ok();
+        let elf = super::symtab::parse_elf(data).ok();
         LineInfo::from_parsed_elf(data, elf.as_ref(), functions)
     }
 
@@ -1535,7 +1535,7 @@ mod tests {
         let Ok(data) = std::fs::read(path) else {
             panic!("{path} is part of the repository");
         };
-        let elf = goblin::elf::Elf::parse(&data).ok();
+        let elf = crate::gprof::symtab::parse_elf(&data).ok();
         let mut one = LineInfo::read(&data, elf.as_ref(), true, Some(false));
         let mut many = LineInfo::read(&data, elf.as_ref(), true, Some(true));
         assert!(one.units.len() > 1);

@@ -406,7 +406,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
             super::ordering::apply_function_map(&mut symtab, &map, image.text_end());
         }
         // Parsed once for the line information's symbols and the file order.
-        let elf = goblin::elf::Elf::parse(&image.data).ok();
+        let elf = super::symtab::parse_elf(&image.data).ok();
         // Without DWARF of its own, BFD reads the separate debug file (build ID or
         // .gnu_debuglink); the symbols stay the executable's.
         let separate = super::debuglink::separate_debug_data(&a.image, &image.data);

@@ -139,7 +139,7 @@ impl Image {
 
     fn from_data(path: String, data: ImageBytes, whoami: &str) -> Result<Image, GprofError> {
         let not_exec = || GprofError::new(format!("{whoami}: {path}: not in executable format\n"));
-        let elf = Elf::parse(&data).map_err(|_| not_exec())?;
+        let elf = parse_elf(&data).map_err(|_| not_exec())?;
         let encoding = Encoding {
             endian: if elf.little_endian {
                 Endian::Little
@@ -294,7 +294,7 @@ impl SymbolTable {
         opts: &SymtabOptions,
         whoami: &str,
     ) -> Result<SymbolTable, GprofError> {
-        let elf = Elf::parse(&image.data).map_err(|_| {
+        let elf = parse_elf(&image.data).map_err(|_| {
             GprofError::new(format!(
                 "{whoami}: {}: not in executable format\n",
                 image.path
@@ -317,7 +317,7 @@ impl SymbolTable {
             let Some(class) = Self::classify(&elf, &s, strtab_raw, opts) else {
                 continue;
             };
-            let name = elf.strtab.get_at(s.st_name).unwrap_or("").to_string();
+            let name = symbol_name(&elf, strtab_raw, s.st_name);
             out.push(Symbol {
                 name: name.into(),
                 addr: s.st_value,
@@ -376,7 +376,7 @@ impl SymbolTable {
         if !local {
             return Some(Class::Global);
         }
-        let name = elf.strtab.get_at(s.st_name).unwrap_or("");
+        let name = symbol_name(elf, strtab, s.st_name);
         if name.is_empty() || !local_name_passes(strtab, s.st_name) {
             return None;
         }
@@ -538,6 +538,36 @@ pub fn cmp_addr(l: &Symbol, r: &Symbol) -> std::cmp::Ordering {
                 _ => Ordering::Equal,
             },
         })
+}
+
+/// goblin's ELF parse, also accepting string tables that are not UTF-8 (BFD takes any bytes:
+/// a Latin-1 source file name in an `STT_FILE` symbol is enough for goblin's strict mode to
+/// refuse the whole file). Only that error is retried, in goblin's permissive mode, which
+/// gives such strings as "" ([`symbol_name`] reads them from the raw bytes).
+pub fn parse_elf(data: &[u8]) -> goblin::error::Result<Elf<'_>> {
+    match Elf::parse(data) {
+        Err(e) if e.to_string().contains("invalid utf8") => {
+            Elf::parse_with_opts(data, &goblin::options::ParseOptions::permissive())
+        }
+        r => r,
+    }
+}
+
+/// The name of the symbol whose `st_name` is `offset`: goblin's string, or, when goblin could
+/// not take the bytes as UTF-8, the raw `.strtab` bytes up to their NUL (lossily).
+fn symbol_name<'a>(
+    elf: &Elf<'a>,
+    strtab_raw: &'a [u8],
+    offset: usize,
+) -> std::borrow::Cow<'a, str> {
+    match elf.strtab.get_at(offset) {
+        Some(name) if !name.is_empty() => std::borrow::Cow::Borrowed(name),
+        _ => {
+            let rest = strtab_raw.get(offset..).unwrap_or(&[]);
+            let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+            String::from_utf8_lossy(rest.get(..end).unwrap_or(&[]))
+        }
+    }
 }
 
 /// `symtab_finalize`'s rule for two symbols at one address: does `src` replace `kept`?
