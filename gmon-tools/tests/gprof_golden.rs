@@ -220,6 +220,18 @@ fn check(case_dir: &Path, name: &str, argv: &[String]) -> Result<(), Failed> {
                 eb.len()
             ));
         } else {
+            // The prose is ours, but its form feeds are where gprof has them: tools such as
+            // gprof2dot split reports at form feeds.
+            for (e, g) in eb.iter().zip(&gb) {
+                let ff = |s: &str| s.matches('\x0c').count();
+                if ff(e) != ff(g) {
+                    problems.push(format!(
+                        "an explanation block has {} form feeds, gprof's has {}",
+                        ff(g),
+                        ff(e)
+                    ));
+                }
+            }
             let bsd_flat = format!("\n\n\nflat profile:\n{}", blurbs::FLAT);
             for b in &gb {
                 let ours = if bsd {

@@ -78,6 +78,8 @@ call graph profile:
  called+self  calls from other functions, plus calls to itself.
 
  Members of a cycle carry <cycle N>, and each cycle has an entry of its
- own. Explanations written for gmon; use -b to omit them.
+ own.
+\x0c
+ Explanations written for gmon; use -b to omit them.
 
 ";
