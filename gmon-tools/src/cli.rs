@@ -44,10 +44,19 @@ pub enum Command {
 
 /// Entry point of the binary: runs the command and maps errors to `gmon: ...` and exit 1.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `gmon gprof` takes GNU gprof's command line as it is, bytes included: clap does not see
+    // it (it refuses a first word such as a non-UTF-8 `--fo\xff`, which gprof reports in its
+    // own words).
+    let mut argv = std::env::args_os();
+    let command = match (argv.next(), argv.next()) {
+        (Some(_), Some(sub)) if sub == "gprof" => Command::Gprof(commands::gprof::Args {
+            rest: argv.collect(),
+        }),
+        _ => Cli::parse().command,
+    };
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    let result = match cli.command {
+    let result = match command {
         Command::Gprof(args) => commands::gprof::run(args, &mut out),
         Command::Merge(args) => commands::merge::run(args, &mut out),
         Command::Diff(args) => commands::diff::run(args, &mut out),

@@ -254,3 +254,25 @@ fn string_table_need_not_be_utf8() {
         );
     }
 }
+
+/// The whole command line of `gmon gprof` goes to gprof's own parser, also its first word:
+/// an unknown long option that is not UTF-8 gets gprof's message with its raw bytes and exit
+/// status 1 (clap used to reject it first, with its own message and status 2).
+#[test]
+fn first_word_may_be_a_non_utf8_option() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_gmon"))
+        .arg("gprof")
+        .arg(OsStr::from_bytes(b"--fo\xff"))
+        .current_dir(case("recurse-pie-O0"))
+        .output()
+        .expect("run gmon");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stderr
+            .starts_with(b"gprof: unrecognized option '--fo\xff'\n"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
