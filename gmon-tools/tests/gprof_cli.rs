@@ -276,3 +276,36 @@ fn first_word_may_be_a_non_utf8_option() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `GPROF_PATH` keeps its bytes like `-I`: sources found in a non-UTF-8 directory named there
+/// give gprof's annotated source (the ln-A-cycle golden).
+#[test]
+fn gprof_path_may_be_non_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let c = case("cycle-pie-O0");
+    let golden = std::fs::read(c.join("gprof/ln-A-cycle.out")).expect("golden");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let src = tmp.path().join(OsStr::from_bytes(b"src\xe9"));
+    std::fs::create_dir(&src).expect("mkdir");
+    std::fs::copy(c.join("../../programs/cycle/cycle.c"), src.join("cycle.c")).expect("copy");
+    let mut path = b"/nonexistent:".to_vec();
+    path.extend_from_slice(src.as_os_str().as_bytes());
+    let out = Command::new(env!("CARGO_BIN_EXE_gmon"))
+        .args(["gprof", "-A", "prog", "gmon.out"])
+        .env("GPROF_PATH", OsStr::from_bytes(&path))
+        .env("LC_ALL", "C")
+        .current_dir(&c)
+        .output()
+        .expect("run gmon");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout == golden,
+        "-A with GPROF_PATH differs from gprof's ln-A-cycle.out"
+    );
+}

@@ -346,7 +346,7 @@ pub fn print_trailing_reports_with_blocks(
         )?;
     }
     if output_style & style::ANNOTATED_SOURCE != 0 {
-        let gprof_path = std::env::var("GPROF_PATH").ok();
+        let gprof_path = std::env::var_os("GPROF_PATH");
         let opts = super::annotate::AnnotateOptions {
             ignore_zeros: !args.display_unused,
             min_count: args.min_count,
