@@ -13,6 +13,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::callgraph::FastHash;
+
 use super::dwarf::{LineInfo, Location};
 use super::symtab::{Image, SourceFile, Symbol, SymbolTable};
 
@@ -159,9 +161,9 @@ pub fn line_symbol_table(
     let mut syms: Vec<Symbol> = Vec::with_capacity(regions.len() + functions.symbols.len());
     let mut prev: Option<(usize, u32, bool)> = None; // (file, function name id, is_static)
     // Regions repeat a few files: intern each once per LineInfo string.
-    let mut file_of: HashMap<u32, usize> = HashMap::new();
+    let mut file_of: HashMap<u32, usize, FastHash> = HashMap::default();
     // And one shared name per function.
-    let mut name_of: HashMap<u32, Arc<str>> = HashMap::new();
+    let mut name_of: HashMap<u32, Arc<str>, FastHash> = HashMap::default();
     for r in &regions {
         let file = *file_of
             .entry(r.loc.file)

@@ -2,9 +2,11 @@
 //! ` (file:line)` in line mode or with `--inline-file-names`) and `print_name` (plus
 //! ` <cycle N>` and ` [index]` / ` (index)`).
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use super::Analysis;
+use super::callgraph::FastHash;
 use super::demangle::{Style, demangle};
 
 /// Printing switches shared by every report.
@@ -43,16 +45,18 @@ impl Default for PrintOptions {
     }
 }
 
-/// Each symbol's demangled name (`None`: printed as it is), worked out on its first print and
-/// kept for the whole analysis: the call graph prints a name many times (as parent, child and
-/// entry), the flat profile and the index print it again, and demangling a C++ name costs far
-/// more than copying it. One demangling style per analysis (the first one asked for); a printer
-/// with another style demangles on every print. Entries are by symbol index, so a caller that
-/// renames symbols of a finished analysis would see the old names.
+/// Demangled names (`None`: printed as it is), worked out on a name's first print and kept for
+/// the whole analysis: the call graph prints a name many times (as parent, child and entry),
+/// the flat profile and the index print it again, and demangling a C++ name costs far more than
+/// copying it. Keyed by the shared name itself (`Arc<str>` address and length; a function's
+/// line symbols share one), so only printed names take room. One demangling style per
+/// analysis (the first one asked for); a printer with another style demangles on every print.
 #[derive(Debug, Default)]
 pub struct Demangled {
-    cache: OnceLock<(Style, Vec<OnceLock<Option<String>>>)>,
+    cache: Mutex<Option<(Style, DemangleMap)>>,
 }
+
+type DemangleMap = HashMap<(usize, usize), Option<Arc<str>>, FastHash>;
 
 /// Name printer over one analysis.
 #[derive(Debug)]
@@ -84,26 +88,11 @@ impl<'a> Names<'a> {
             return 0;
         };
         let start = buf.len();
-        let uncached;
-        let shown = match (self.opts.bsd, self.opts.demangle) {
-            (false, Some(style)) => {
-                let (cached_style, cells) = self.a.demangled.cache.get_or_init(|| {
-                    let cells = self.a.symtab.symbols.iter().map(|_| OnceLock::new());
-                    (style, cells.collect())
-                });
-                match cells.get(node) {
-                    Some(cell) if *cached_style == style => {
-                        cell.get_or_init(|| demangle(&sym.name, style)).as_deref()
-                    }
-                    _ => {
-                        uncached = demangle(&sym.name, style);
-                        uncached.as_deref()
-                    }
-                }
-            }
+        let shown: Option<Arc<str>> = match (self.opts.bsd, self.opts.demangle) {
+            (false, Some(style)) => self.demangled(&sym.name, style),
             _ => None,
         };
-        buf.extend_from_slice(shown.unwrap_or(&sym.name).as_bytes());
+        buf.extend_from_slice(shown.as_deref().unwrap_or(&sym.name).as_bytes());
         if (self.opts.line_granularity || self.opts.inline_file_names)
             && let Some(fname) = sym.file.and_then(|f| self.file_name(f))
         {
@@ -115,6 +104,25 @@ impl<'a> Names<'a> {
             buf.extend_from_slice(s.as_bytes());
         }
         buf.len() - start
+    }
+
+    /// `name` demangled in `style`, through the analysis' cache.
+    fn demangled(&self, name: &Arc<str>, style: Style) -> Option<Arc<str>> {
+        let key = (name.as_ptr() as usize, name.len());
+        // A poisoned lock only means another printer panicked; the map is still usable.
+        let mut cache = self
+            .a
+            .demangled
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (cached_style, map) = cache.get_or_insert_with(|| (style, HashMap::default()));
+        if *cached_style != style {
+            return demangle(name, style).map(Arc::from);
+        }
+        map.entry(key)
+            .or_insert_with(|| demangle(name, style).map(Arc::from))
+            .clone()
     }
 
     /// `print_name`: the name, ` <cycle N>` for cycle members, and the graph index.
