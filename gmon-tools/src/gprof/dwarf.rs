@@ -306,17 +306,10 @@ impl LineInfo {
             .get(gimli::SectionId::DebugInfo.name())
             .map_or(0, |c| c.len());
         let parallel = threads.unwrap_or(functions && size >= PARALLEL_DEBUG_INFO);
-        for r in read_units(&dwarf, &headers, functions, parallel) {
-            let map: Vec<StrId> = r
-                .strings
-                .list
-                .iter()
-                .map(|s| info.strings.intern_shared(s))
-                .collect();
-            let mut u = r.unit;
-            remap_strings(&mut u, &map);
-            info.units.push(u);
-        }
+        let strings = std::mem::take(&mut info.strings);
+        let (units, strings) = read_units(&dwarf, &headers, functions, parallel, strings);
+        info.strings = strings;
+        info.units = units;
         info.index_unit_ranges();
         info
     }
@@ -1100,34 +1093,80 @@ impl UnitReader {
     }
 }
 
-/// A unit read by a [`UnitReader`], with its string table.
-struct ReadUnit {
-    unit: Unit,
-    strings: Strings,
-}
-
-/// Reads the units of `headers`, on several threads when there is enough DWARF to share.
+/// Reads the units of `headers` into `strings`, in unit order; with `parallel`, a second thread
+/// reads about half of the DWARF (by unit size) into a table of its own, merged afterwards.
 fn read_units(
     dwarf: &gimli::Dwarf<Reader<'_>>,
     headers: &[gimli::UnitHeader<Reader<'_>>],
     functions: bool,
     parallel: bool,
-) -> Vec<ReadUnit> {
-    let read = |h: &gimli::UnitHeader<Reader<'_>>| -> Option<ReadUnit> {
-        let unit = dwarf.unit(*h).ok()?;
-        let mut r = UnitReader::default();
-        let u = r.read_unit(dwarf, &unit, headers, functions);
-        Some(ReadUnit {
-            unit: u,
-            strings: r.strings,
-        })
+    strings: Strings,
+) -> (Vec<Unit>, Strings) {
+    // One reader for many units: its caches (strings by place, names by origin) are shared.
+    let read = |indices: &[usize], strings: Strings| -> (Vec<(usize, Unit)>, Strings) {
+        let mut r = UnitReader {
+            strings,
+            ..UnitReader::default()
+        };
+        let mut out = Vec::with_capacity(indices.len());
+        for &i in indices {
+            if let Some(unit) = headers.get(i).and_then(|h| dwarf.unit(*h).ok()) {
+                out.push((i, r.read_unit(dwarf, &unit, headers, functions)));
+            }
+        }
+        (out, r.strings)
     };
-    if parallel {
-        use rayon::prelude::*;
-        headers.par_iter().filter_map(read).collect()
-    } else {
-        headers.iter().filter_map(read).collect()
+    let all: Vec<usize> = (0..headers.len()).collect();
+    if !parallel || headers.len() < 2 {
+        let (units, strings) = read(&all, strings);
+        return (units.into_iter().map(|(_, u)| u).collect(), strings);
     }
+    // Largest units first, each to the lighter share.
+    let mut by_size = all;
+    by_size.sort_by_key(|&i| {
+        std::cmp::Reverse(headers.get(i).map_or(0, |h| h.length_including_self()))
+    });
+    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    let (mut my_load, mut their_load) = (0usize, 0usize);
+    for i in by_size {
+        let size = headers.get(i).map_or(0, |h| h.length_including_self());
+        if my_load <= their_load {
+            mine.push(i);
+            my_load += size;
+        } else {
+            theirs.push(i);
+            their_load += size;
+        }
+    }
+    mine.sort_unstable();
+    theirs.sort_unstable();
+    let ((mut units, mut strings), other) = std::thread::scope(|scope| {
+        let helper = scope.spawn(|| read(&theirs, Strings::default()));
+        let here = read(&mine, strings);
+        (here, helper.join())
+    });
+    match other {
+        Ok((their_units, their_strings)) => {
+            let map: Vec<StrId> = their_strings
+                .list
+                .iter()
+                .map(|s| strings.intern_shared(s))
+                .collect();
+            for (i, mut u) in their_units {
+                remap_strings(&mut u, &map);
+                units.push((i, u));
+            }
+        }
+        // The helper cannot panic on input (every lookup is checked); should it ever, read its
+        // share here rather than lose it.
+        Err(_) => {
+            let (again, s) = read(&theirs, strings);
+            strings = s;
+            units.extend(again);
+        }
+    }
+    units.sort_unstable_by_key(|(i, _)| *i);
+    (units.into_iter().map(|(_, u)| u).collect(), strings)
 }
 
 /// Gives `u`'s string ids the values `map` assigns them (a unit's table → the merged one).
