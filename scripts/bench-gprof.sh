@@ -156,8 +156,10 @@ print((time.time() - t) / n)' "$n" "$gmon" gprof $args)
         c_gmon=$t_gmon
     fi
     local m_gprof m_gmon
-    m_gprof=$(cd "$dir" && /usr/bin/time -f %M "$gprof" $args 2>&1 > /dev/null | tail -1)
-    m_gmon=$(cd "$dir" && /usr/bin/time -f %M "$gmon" gprof $args 2>&1 > /dev/null | tail -1)
+    # A run may fail as gprof does (e.g. "somebody miscounted" on C++ -O2 in line mode): the
+    # time and memory of the failing run are still measured.
+    m_gprof=$(cd "$dir" && /usr/bin/time -f %M "$gprof" $args 2>&1 > /dev/null | tail -1 || true)
+    m_gmon=$(cd "$dir" && /usr/bin/time -f %M "$gmon" gprof $args 2>&1 > /dev/null | tail -1 || true)
     # Wall time can be distorted on a busy machine; CPU time (user + system) less so.
     python3 -c '
 import sys
