@@ -162,7 +162,8 @@ pub fn load_with(
     let mut symtab = SymbolTable::from_image(&image, &opts.symtab, &opts.whoami)
         .map_err(gprof_err)
         .context("reading symbols")?;
-    let mut line_info = LineInfo::for_executable(&exe_path, &image.data);
+    let elf = crate::gprof::symtab::parse_elf(&image.data).ok();
+    let mut line_info = LineInfo::for_executable(&exe_path, &image.data, elf.as_ref(), true);
     attach_function_sources(&mut symtab, &mut line_info);
     let line_table = if load.line_credit {
         line_symbol_table(&symtab, &mut line_info, &image).ok()

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::sort::{bucket_sort, merge_by_key, msort, name_ranks, ordered_f64};
+use super::sort::{msort, name_ranks, ordered_f64, sort_mostly_idle};
 use super::symspec::{SpecTables, TableId};
 use super::symtab::{SymIdx, SymbolTable};
 
@@ -632,12 +632,10 @@ impl CallGraph {
 
     /// Every node in `cmp_total` order: the stable sort by the key that comparator follows
     /// (see `sort`), or msort itself when a time is NaN. Nodes with no time and no calls
-    /// (most line symbols) differ only by name: they are bucket-sorted by name rank and merged
-    /// with the others.
+    /// (most line symbols) differ only by name: they are bucket-sorted by name rank.
     fn sort_by_total(&self, symtab: &SymbolTable) -> Vec<u32> {
         use std::cmp::Reverse;
         let total = (self.nsyms + self.ncycles) as u32;
-        let zero = ordered_f64(0.0);
         // Cycle headers first among equal times, in input order; then names not starting
         // with '_', then calls (descending), then the name.
         let class_rank = |i: u32| match self.name(symtab, i) {
@@ -651,30 +649,15 @@ impl CallGraph {
             let node = &self.nodes[i as usize];
             let (class, rank) = class_rank(i);
             let calls = if class == 0 { 0 } else { node.ncalls };
-            let t = ordered_f64(node.prop_self + node.prop_child).unwrap_or(0);
-            (Reverse(t), class, Reverse(calls), rank, i)
+            let t = ordered_f64(node.prop_self + node.prop_child)?;
+            Some((Reverse(t), class, Reverse(calls), rank))
         };
-        let mut busy = Vec::new();
-        let mut idle: Vec<(u32, u32)> = Vec::new();
+        // An idle node's bucket: its name's rank, names not starting with '_' first.
         let nranks = self.name_rank.iter().max().map_or(0, |&m| m as usize + 1);
-        // Bucket of a rank: names not starting with '_' first, then the others.
         let mut underscore = vec![false; nranks];
-        for i in 0..total {
-            let node = &self.nodes[i as usize];
-            let t = ordered_f64(node.prop_self + node.prop_child);
-            if t.is_none() {
-                let mut sorted: Vec<u32> = (0..total).collect();
-                msort(&mut sorted, |&a, &b| self.cmp_total(symtab, a, b));
-                return sorted;
-            }
-            let (class, rank) = class_rank(i);
-            if t == zero && class != 0 && node.ncalls == 0 {
-                if let Some(u) = underscore.get_mut(rank as usize) {
-                    *u = class == 2;
-                }
-                idle.push((rank, i));
-            } else {
-                busy.push(key(i));
+        for (s, &r) in symtab.symbols.iter().zip(&self.name_rank) {
+            if let Some(u) = underscore.get_mut(r as usize) {
+                *u = s.name.starts_with('_');
             }
         }
         let mut bucket = vec![0u32; nranks];
@@ -689,12 +672,20 @@ impl CallGraph {
                 }
             }
         }
-        for item in &mut idle {
-            item.0 = bucket.get(item.0 as usize).copied().unwrap_or(0);
-        }
-        busy.sort_unstable();
-        let busy: Vec<u32> = busy.into_iter().map(|k| k.4).collect();
-        merge_by_key(&busy, &bucket_sort(&idle, nranks), key)
+        let zero = ordered_f64(0.0);
+        let idle = |i: u32| {
+            let node = &self.nodes[i as usize];
+            let (class, rank) = class_rank(i);
+            (class != 0
+                && node.ncalls == 0
+                && ordered_f64(node.prop_self + node.prop_child) == zero)
+                .then(|| bucket.get(rank as usize).copied().unwrap_or(0))
+        };
+        sort_mostly_idle(total, key, idle, nranks).unwrap_or_else(|| {
+            let mut sorted: Vec<u32> = (0..total).collect();
+            msort(&mut sorted, |&a, &b| self.cmp_total(symtab, a, b));
+            sorted
+        })
     }
 
     /// gprof's `cmp_total` (not a total order: a cycle header on the left always sorts first).

@@ -205,17 +205,18 @@ impl LineInfo {
         LineInfo::from_elf_with(data, true)
     }
 
-    /// [`LineInfo::from_elf`] for the executable at `path`: its own DWARF, or when it has
-    /// none, that of its separate debug file (build ID or `.gnu_debuglink`, see
-    /// [`super::debuglink`]), with the executable's symbols, as BFD reads it.
-    pub fn for_executable(path: &std::path::Path, data: &[u8]) -> LineInfo {
-        match super::debuglink::separate_debug_data(path, data) {
-            Some(debug) => {
-                let elf = super::symtab::parse_elf(data).ok();
-                LineInfo::from_parsed_elf(&debug, elf.as_ref(), true)
-            }
-            None => LineInfo::from_elf(data),
-        }
+    /// [`LineInfo::from_parsed_elf`] for the executable at `path` (`data`, parsed as `elf`):
+    /// its own DWARF, or when it has none, that of its separate debug file (build ID or
+    /// `.gnu_debuglink`, see [`super::debuglink`]), with the executable's symbols, as BFD
+    /// reads it.
+    pub fn for_executable(
+        path: &std::path::Path,
+        data: &[u8],
+        elf: Option<&goblin::elf::Elf<'_>>,
+        functions: bool,
+    ) -> LineInfo {
+        let separate = super::debuglink::separate_debug_data(path, data);
+        LineInfo::from_parsed_elf(separate.as_deref().unwrap_or(data), elf, functions)
     }
 
     /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
@@ -357,10 +358,6 @@ impl LineInfo {
         }
     }
 
-    fn intern(&mut self, s: &str) -> StrId {
-        self.strings.intern(s)
-    }
-
     /// The text of an interned string.
     pub fn string(&self, id: StrId) -> &str {
         self.strings.get(id)
@@ -403,7 +400,7 @@ impl LineInfo {
                 continue;
             }
             let name = elf.strtab.get_at(s.st_name).unwrap_or("");
-            let name = self.intern(name);
+            let name = self.strings.intern(name);
             self.elf_funcs.push(ElfFunc {
                 value: s.st_value.wrapping_sub(text.sh_addr),
                 size: if s.st_size == 0 { 1 } else { s.st_size },
@@ -647,10 +644,6 @@ enum NameEvent {
 }
 
 impl UnitReader {
-    fn intern(&mut self, s: &str) -> StrId {
-        self.strings.intern(s)
-    }
-
     /// Interns the string whose bytes are `b` (a slice of a DWARF section).
     fn intern_bytes(&mut self, b: &[u8]) -> StrId {
         let place = (b.as_ptr() as usize, b.len());
@@ -1087,7 +1080,7 @@ impl UnitReader {
             return id;
         }
         let name = concat_filename(files, dirs, comp_dir, direct, n);
-        let id = Some(self.intern(&name));
+        let id = Some(self.strings.intern(&name));
         memo.insert(n, id);
         id
     }

@@ -8,7 +8,7 @@ use super::Analysis;
 use super::blurbs;
 use super::fmt::{g_string, put_f, put_s, put_sw, put_u};
 use super::names::{Names, PrintOptions};
-use super::sort::{bucket_sort, merge_by_key, msort, ordered_f64};
+use super::sort::{msort, ordered_f64, sort_mostly_idle};
 use super::symspec::TableId;
 
 /// SI prefixes gprof picks the per-call unit from (`SItab`).
@@ -50,47 +50,40 @@ fn cmp_time(a: &Analysis, l: usize, r: usize) -> Ordering {
 
 /// Every symbol in `cmp_time` order: the stable sort by (time, calls, name) descending,
 /// descending, ascending (see `sort`), or msort itself when a time is NaN. Symbols with no
-/// time and no calls are bucket-sorted by name rank and merged with the others.
+/// time and no calls are bucket-sorted by name rank.
 fn sort_by_time(a: &Analysis) -> Vec<usize> {
     use std::cmp::Reverse;
     let n = a.symtab.len();
     let ranks = &a.graph.name_rank;
-    let fallback = || {
-        let mut sorted: Vec<usize> = (0..n).collect();
-        msort(&mut sorted, |&l, &r| cmp_time(a, l, r));
-        sorted
-    };
-    if ranks.len() != n || a.graph.nodes.len() < n || u32::try_from(n).is_err() {
-        return fallback();
-    }
-    let zero = ordered_f64(0.0);
-    let key = |i: u32| {
-        let node = &a.graph.nodes[i as usize];
-        let t = ordered_f64(node.time).unwrap_or(0);
-        let rank = ranks.get(i as usize).copied().unwrap_or(0);
-        (Reverse(t), Reverse(node.ncalls), rank, i)
-    };
-    let mut busy = Vec::new();
-    let mut idle: Vec<(u32, u32)> = Vec::new();
-    for (i, node) in a.graph.nodes.iter().take(n).enumerate() {
-        let i = i as u32;
-        let t = ordered_f64(node.time);
-        if t.is_none() {
-            return fallback();
+    let sorted = match u32::try_from(n) {
+        Ok(n32) if ranks.len() == n && a.graph.nodes.len() >= n => {
+            let rank = |i: u32| ranks.get(i as usize).copied().unwrap_or(0);
+            let key = |i: u32| {
+                let node = &a.graph.nodes[i as usize];
+                Some((
+                    Reverse(ordered_f64(node.time)?),
+                    Reverse(node.ncalls),
+                    rank(i),
+                ))
+            };
+            let zero = ordered_f64(0.0);
+            let idle = |i: u32| {
+                let node = &a.graph.nodes[i as usize];
+                (node.ncalls == 0 && ordered_f64(node.time) == zero).then(|| rank(i))
+            };
+            let nranks = ranks.iter().max().map_or(0, |&m| m as usize + 1);
+            sort_mostly_idle(n32, key, idle, nranks)
         }
-        if t == zero && node.ncalls == 0 {
-            idle.push((ranks.get(i as usize).copied().unwrap_or(0), i));
-        } else {
-            busy.push(key(i));
+        _ => None,
+    };
+    match sorted {
+        Some(v) => v.into_iter().map(|i| i as usize).collect(),
+        None => {
+            let mut sorted: Vec<usize> = (0..n).collect();
+            msort(&mut sorted, |&l, &r| cmp_time(a, l, r));
+            sorted
         }
     }
-    busy.sort_unstable();
-    let busy: Vec<u32> = busy.into_iter().map(|k| k.3).collect();
-    let nranks = ranks.iter().max().map_or(0, |&m| m as usize + 1);
-    merge_by_key(&busy, &bucket_sort(&idle, nranks), key)
-        .into_iter()
-        .map(|i| i as usize)
-        .collect()
 }
 
 /// Prints the flat profile. `first_output` is gprof's section-separator flag.

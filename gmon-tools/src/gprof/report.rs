@@ -407,11 +407,8 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         }
         // Parsed once for the line information's symbols and the file order.
         let elf = super::symtab::parse_elf(&image.data).ok();
-        // Without DWARF of its own, BFD reads the separate debug file (build ID or
-        // .gnu_debuglink); the symbols stay the executable's.
-        let separate = super::debuglink::separate_debug_data(&a.image, &image.data);
-        let dwarf_bytes: &[u8] = separate.as_deref().unwrap_or(&image.data);
-        let mut info = super::dwarf::LineInfo::from_parsed_elf(dwarf_bytes, elf.as_ref(), line);
+        let mut info =
+            super::dwarf::LineInfo::for_executable(&a.image, &image.data, elf.as_ref(), line);
         super::lines::attach_function_sources(&mut symtab, &mut info);
         if line {
             symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;

@@ -88,9 +88,38 @@ pub fn name_ranks<'a, I: IntoIterator<Item = &'a str>>(names: I) -> Vec<u32> {
         .collect()
 }
 
+/// The stable sort of the items `0..n` by `key`, where the *idle* items (those `idle` puts in a
+/// bucket: in gprof's tables, the many symbols with no time and no calls) differ from each
+/// other only by their bucket, and `key` orders them by bucket, then input order. The idle
+/// items are bucket-sorted in linear time, the others sorted, and the two runs merged. `None`
+/// when an item has no key (a NaN time): the caller falls back to [`msort`].
+pub fn sort_mostly_idle<K: Ord>(
+    n: u32,
+    key: impl Fn(u32) -> Option<K>,
+    idle: impl Fn(u32) -> Option<u32>,
+    nbuckets: usize,
+) -> Option<Vec<u32>> {
+    let mut busy = Vec::new();
+    let mut idle_items = Vec::new();
+    for i in 0..n {
+        let k = key(i)?;
+        match idle(i) {
+            Some(bucket) => idle_items.push((bucket, i)),
+            None => busy.push((k, i)),
+        }
+    }
+    busy.sort_unstable();
+    let busy: Vec<u32> = busy.into_iter().map(|(_, i)| i).collect();
+    Some(merge_by_key(
+        &busy,
+        &bucket_sort(&idle_items, nbuckets),
+        |i| (key(i), i),
+    ))
+}
+
 /// Stable bucket sort of `items` — `(bucket, item)` pairs listed in the order they should keep
 /// within a bucket — into bucket order, in linear time.
-pub fn bucket_sort(items: &[(u32, u32)], nbuckets: usize) -> Vec<u32> {
+fn bucket_sort(items: &[(u32, u32)], nbuckets: usize) -> Vec<u32> {
     let mut start = vec![0usize; nbuckets + 1];
     for &(b, _) in items {
         if let Some(c) = start.get_mut(b as usize + 1) {
@@ -116,7 +145,7 @@ pub fn bucket_sort(items: &[(u32, u32)], nbuckets: usize) -> Vec<u32> {
 }
 
 /// Merges two runs of items, each sorted by `key` (a key with no ties: it ends on the item).
-pub fn merge_by_key<K: Ord>(a: &[u32], b: &[u32], key: impl Fn(u32) -> K) -> Vec<u32> {
+fn merge_by_key<K: Ord>(a: &[u32], b: &[u32], key: impl Fn(u32) -> K) -> Vec<u32> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) {
