@@ -19,7 +19,10 @@ const GPROF: &str = "/usr/bin/gprof";
 fn have_gprof() -> bool {
     let ok = Path::new(GPROF).exists();
     if !ok {
-        eprintln!("{GPROF} not installed: skipping the comparison with GNU gprof");
+        common::skip(
+            "merge_cli",
+            &format!("{GPROF} is not installed: no comparison with GNU gprof"),
+        );
     }
     ok
 }

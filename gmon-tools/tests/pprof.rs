@@ -362,13 +362,10 @@ fn find_pprof() -> Option<PathBuf> {
 #[test]
 fn go_pprof_accepts_our_profiles() {
     let Some(pprof) = find_pprof() else {
-        // Written to the real stderr, past the test harness's capture, so the skip shows in
-        // `cargo test` output.
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED go_pprof_accepts_our_profiles: Go's pprof is not on PATH and $PPROF is \
-             unset (build it with ../shared/tools/install-pprof.sh)"
+        common::skip(
+            "go_pprof_accepts_our_profiles",
+            "Go's pprof is not on PATH and $PPROF is unset (build it with \
+             ../shared/tools/install-pprof.sh)",
         );
         return;
     };

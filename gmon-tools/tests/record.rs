@@ -149,7 +149,7 @@ fn record_a_c_program_and_read_it_with_gprof() {
         .arg(&out)
         .output();
     let Ok(gprof) = gprof else {
-        eprintln!("GNU gprof not installed: skipped the gprof comparison");
+        runtime_common::skip("record", "GNU gprof is not installed: no gprof comparison");
         return;
     };
     assert!(gprof.status.success(), "gprof: {}", text(&gprof));

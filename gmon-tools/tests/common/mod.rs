@@ -49,3 +49,14 @@ pub fn run_ok(cmd: &mut assert_cmd::Command) -> std::process::Output {
     );
     out
 }
+
+/// Says that a check could not run: written past the test harness's capture (straight to
+/// stderr) so that `cargo test` shows it. When `GMON_TEST_NO_SKIP` is set to a non-empty value
+/// (`.ci/run` sets it) a skip is a failure instead, so CI never counts an unrun check as passed.
+pub fn skip(test: &str, why: &str) {
+    use std::io::Write;
+    if std::env::var_os("GMON_TEST_NO_SKIP").is_some_and(|v| !v.is_empty()) {
+        panic!("SKIPPED {test}: {why} (GMON_TEST_NO_SKIP is set, so a skip fails)");
+    }
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
