@@ -28,7 +28,7 @@ fn fail(e: &Error, errno: c_int) -> c_int {
 
 fn errno_of(e: &Error) -> c_int {
     match e {
-        Error::SigprofInUse | Error::ItimerProfInUse | Error::AlreadyActive(_) => libc::EBUSY,
+        Error::AlreadyActive(_) => libc::EBUSY,
         Error::NotRunning => libc::ESRCH,
         Error::BadRate(_) => libc::EINVAL,
         Error::Os { source, .. } | Error::Write { source, .. } => {

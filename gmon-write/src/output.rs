@@ -9,8 +9,7 @@ use crate::{Error, Result};
 /// Whether the process runs set-uid/set-gid (`getauxval(AT_SECURE)`): then `GMON_OUT_PREFIX`
 /// is ignored, as glibc ignores it.
 pub fn is_secure() -> bool {
-    // SAFETY: no preconditions.
-    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+    crate::sys::is_secure()
 }
 
 /// Where a profile goes.

@@ -58,6 +58,16 @@ pub fn runtime_library_dir(profile_dir: &Path, libs: &[&str]) -> Option<PathBuf>
     Some(dir)
 }
 
+/// The directory holding fresh `libgmon_write.{so,a}` for gmon-write's own integration tests.
+/// The test binary lives in `<target>/<profile>/deps/`, and `cargo build` puts the libraries in
+/// `<profile>/`; see [`runtime_library_dir`] for when they are built elsewhere.
+pub fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    runtime_library_dir(dir, &["libgmon_write.so", "libgmon_write.a"])
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
 /// The modification time of the newest file under `gmon-write/src`: a library older than that
 /// is stale (e.g. only `--test runtime` was built since the last change) and is rebuilt.
 fn newest_runtime_source() -> SystemTime {
