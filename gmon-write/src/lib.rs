@@ -36,8 +36,10 @@
 
 mod arch;
 pub mod capi;
+mod env;
 mod error;
 mod exec;
+mod files;
 mod objects;
 pub mod output;
 mod pcsample;

@@ -4,36 +4,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// Compiles `tests/programs/<name>.c` into `dir`.
-fn build(dir: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.c"));
-    let prog = dir.join(name);
-    let out = Command::new("gcc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
-        .arg(&prog)
-        .arg(&src)
-        .output()
-        .expect("gcc is installed");
-    assert!(
-        out.status.success(),
-        "gcc {name}.c:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    prog
-}
-
-/// `cmd` with the runtime preloaded, writing its profile to `gmon` at `hz`.
-fn preloaded(mut cmd: Command, gmon: &Path, hz: u32) -> Command {
-    let lib = common::library_dir().join("libgmon_write.so");
-    cmd.env("LD_PRELOAD", lib)
-        .env("GMON_RECORD_OUT", gmon)
-        .env("GMON_RECORD_HZ", hz.to_string())
-        .env_remove("GMON_RECORD_OWNER");
-    cmd
-}
+use common::{build_program as build, preloaded};
 
 fn run(mut cmd: Command) -> Output {
     cmd.output().expect("run the program")
@@ -56,7 +30,7 @@ fn field(text: &str, key: &str) -> i64 {
 #[test]
 fn own_sigprof_and_itimer_prof_keep_working() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = build(dir.path(), "ownprof");
+    let prog = build(dir.path(), "ownprof", &[]);
     let gmon = dir.path().join("own.out");
     // ITIMER_PROF's count varies with the machine's load (pending SIGPROFs merge), alone as
     // much as under the runtime: up to 3 attempts, each comparing a plain and a profiled run.
@@ -92,7 +66,7 @@ fn own_sigprof_and_itimer_prof_keep_working() {
 #[test]
 fn blocked_threads_are_sampled_and_the_signal_stays_the_programs() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = build(dir.path(), "blockall");
+    let prog = build(dir.path(), "blockall", &[]);
     let gmon = dir.path().join("block.out");
     let out = run(preloaded(Command::new(&prog), &gmon, 1000));
     assert!(out.status.success(), "{out:?}");
