@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_char, c_int, c_long, c_uint};
 use std::sync::atomic::{AtomicU16, AtomicU64};
 
 use crate::pcsample::SampleBuffer;
-use crate::profil::Histogram;
+use crate::profil::ProfilBuffer;
 use crate::{Error, Profiler, env};
 
 /// `gmon_start` flag: record call stacks.
@@ -67,7 +67,7 @@ pub unsafe extern "C" fn gmon_profil(
     // layout.
     let bins: &'static [AtomicU16] =
         unsafe { std::slice::from_raw_parts(buf.cast::<AtomicU16>(), bufsiz / 2) };
-    let h = Box::new(Histogram::from_atomic(bins, offset as u64, scale));
+    let h = Box::new(ProfilBuffer::from_atomic(bins, offset as u64, scale));
     match crate::sampler::raw::publish_profil(h, profil_hz()) {
         Ok(()) => 0,
         Err(e) => fail(&e, errno_of(&e)),

@@ -28,14 +28,14 @@ use std::time::Duration;
 
 use crate::arch::Native;
 use crate::pcsample::SampleBuffer;
-use crate::profil::Histogram;
+use crate::profil::ProfilBuffer;
 use crate::session::Session;
 use crate::{Error, Result, signals, sys};
 
 /// The running profiler's session, or null.
 static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
 /// The active `profil` histogram, or null.
-static PROFIL: AtomicPtr<Histogram<'static>> = AtomicPtr::new(std::ptr::null_mut());
+static PROFIL: AtomicPtr<ProfilBuffer<'static>> = AtomicPtr::new(std::ptr::null_mut());
 /// The active `pcsample` buffer, or null.
 static PCSAMPLE: AtomicPtr<SampleBuffer<'static>> = AtomicPtr::new(std::ptr::null_mut());
 /// Number of handlers currently running (a sink is freed only when this is 0).
@@ -102,7 +102,7 @@ extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
 /// only.
 #[inline(always)]
 fn count_tick(regs: &crate::arch::Registers, weight: u32) {
-    // SAFETY (all three loads): a published sink stays alive while IN_FLIGHT > 0.
+    // SAFETY: a published sink stays alive while IN_FLIGHT > 0 (so below).
     if let Some(s) = unsafe { SESSION.load(Ordering::SeqCst).as_ref() } {
         s.record(regs, sys::gettid() as u64, weight);
     }
@@ -353,7 +353,6 @@ fn register_process_hooks() {
         // SAFETY: registering plain extern "C" functions.
         unsafe {
             libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
-            libc::atexit(at_exit);
         }
     });
 }
@@ -516,10 +515,6 @@ pub(crate) fn after_failed_exec() {
     rescan(&mut c, -1);
 }
 
-extern "C" fn at_exit() {
-    crate::profiler::finish_at_exit();
-}
-
 /// Takes the control lock at exit without risking a hang: the interrupted code may be the
 /// runtime itself holding it (exit from a signal handler), so give up after about 2 s.
 fn lock_at_exit() -> Option<ControlGuard> {
@@ -595,11 +590,31 @@ pub(crate) fn stop_session() -> Option<(Box<Session>, bool, bool)> {
     c.session.take().map(|s| (s, forked, replaced))
 }
 
-/// While alive, ticks are counted into a `profil` histogram.
+impl ProfilBuffer<'_> {
+    /// Runs `f` while the process is sampled at `hz` ticks per second (per thread of CPU time),
+    /// counting every tick into this buffer; stops before returning.
+    ///
+    /// Fails when another `profil` buffer is already active.
+    pub fn profile<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R> {
+        let _active = ProfilScope::enter(self, hz)?;
+        Ok(f())
+    }
+}
+
+impl SampleBuffer<'_> {
+    /// Runs `f` while every thread's PC is stored here at `hz` ticks per second of its CPU
+    /// time; stops before returning.
+    pub fn sample<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R> {
+        let _active = PcSampleScope::enter(self, hz)?;
+        Ok(f())
+    }
+}
+
+/// While alive, ticks are counted into a `profil` buffer.
 pub(crate) struct ProfilScope(());
 
 impl ProfilScope {
-    pub(crate) fn enter(h: &Histogram<'_>, hz: u32) -> Result<ProfilScope> {
+    pub(crate) fn enter(h: &ProfilBuffer<'_>, hz: u32) -> Result<ProfilScope> {
         let mut c = lock();
         if !PROFIL.load(Ordering::SeqCst).is_null() {
             return Err(Error::AlreadyActive("a profil histogram"));
@@ -607,7 +622,7 @@ impl ProfilScope {
         start_engine(&mut c, hz)?;
         // The pointer is unpublished (and handlers drained) in Drop, before `h`'s borrow ends.
         PROFIL.store(
-            (h as *const Histogram<'_>).cast_mut().cast(),
+            (h as *const ProfilBuffer<'_>).cast_mut().cast(),
             Ordering::SeqCst,
         );
         Ok(ProfilScope(()))
@@ -654,7 +669,7 @@ impl Drop for PcSampleScope {
 pub(crate) mod raw {
     use super::*;
 
-    pub(crate) fn publish_profil(h: Box<Histogram<'static>>, hz: u32) -> Result<()> {
+    pub(crate) fn publish_profil(h: Box<ProfilBuffer<'static>>, hz: u32) -> Result<()> {
         let mut c = lock();
         start_engine(&mut c, hz)?;
         let old = PROFIL.swap(Box::into_raw(h), Ordering::SeqCst);
