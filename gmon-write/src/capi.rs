@@ -21,8 +21,7 @@ const PROFIL_HZ: u32 = 100;
 
 fn fail(e: &Error, errno: c_int) -> c_int {
     eprintln!("gmon-write: {e}");
-    // SAFETY: errno is thread-local.
-    unsafe { *libc::__errno_location() = errno };
+    crate::sys::set_errno(errno);
     -1
 }
 
@@ -59,8 +58,7 @@ pub unsafe extern "C" fn gmon_profil(
         return 0;
     }
     if buf.align_offset(std::mem::align_of::<u16>()) != 0 {
-        // SAFETY: errno is thread-local.
-        unsafe { *libc::__errno_location() = libc::EFAULT };
+        crate::sys::set_errno(libc::EFAULT);
         return -1;
     }
     // SAFETY: the caller guarantees `buf` lives until profiling stops; AtomicU16 has u16's

@@ -222,10 +222,7 @@ fn register_at_exit() {
     extern "C" fn at_exit() {
         finish_at_exit();
     }
-    // SAFETY: registering a plain extern "C" function.
-    ONCE.call_once(|| unsafe {
-        libc::atexit(at_exit);
-    });
+    ONCE.call_once(|| crate::sys::atexit(at_exit));
 }
 
 /// The `atexit` hook: writes a profile whose guard was leaked or never dropped.
@@ -262,8 +259,7 @@ pub(crate) fn finish_at_exit() {
 /// Writes `parts` to stderr (async-signal-safe).
 fn note(parts: &[&[u8]]) {
     for p in parts {
-        // SAFETY: writing initialised bytes to descriptor 2.
-        unsafe { libc::write(2, p.as_ptr().cast(), p.len()) };
+        let _ = crate::sys::write(2, p);
     }
 }
 

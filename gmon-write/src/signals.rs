@@ -40,7 +40,7 @@ pub(crate) fn sample_signal() -> c_int {
     if s != 0 {
         return s;
     }
-    let s = libc::SIGRTMAX() - 1;
+    let s = sys::sigrtmax() - 1;
     SIG.store(s, Ordering::Relaxed);
     s
 }
@@ -198,8 +198,7 @@ pub(crate) fn forward(sig: c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_
             release();
             sys::sigaction(sig, Some(&sys::action(libc::SIG_DFL, 0)), None);
             sys::thread_sigmask(libc::SIG_UNBLOCK, Some(&sys::set_of(sig)), None);
-            // SAFETY: raise has no preconditions.
-            unsafe { libc::raise(sig) };
+            sys::raise(sig);
         }
         h => {
             let mut old = sys::empty_set();

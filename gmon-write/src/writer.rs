@@ -337,10 +337,9 @@ fn merged_stacks<'a>(
 fn collect_objects(b: &mut OutputBuffers) {
     b.objects.len = 0;
     b.object_count = 0;
-    let cap = b.exe.capacity();
-    // SAFETY: readlink writes at most `cap` bytes into the path's buffer.
-    let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), b.exe.buf_ptr(), cap) };
-    b.exe.set_len(usize::try_from(n).unwrap_or(0));
+    if b.exe.read_link(c"/proc/self/exe").is_err() {
+        b.exe.set(b"");
+    }
     let (exe, objects, count) = (&b.exe, &mut b.objects, &mut b.object_count);
     for_each_object(|o| {
         let path = if o.first && !exe.bytes().is_empty() {
