@@ -145,6 +145,9 @@ pub extern "C" fn gmon_flush() -> c_int {
 /// written at exit. The first process claims `GMON_RECORD_OUT` and records its pid in
 /// `GMON_RECORD_OWNER`; other processes (children of the command) write `OUT.<pid>`.
 extern "C" fn preload_init() {
+    // The interposed signal functions may first be called from a signal handler, where dlsym
+    // is not safe: look libc's definitions up now, profiling or not.
+    crate::sys::resolve_all();
     // Nothing is read in a set-uid/set-gid process (env.rs).
     let Some(out) = env::var(env::RECORD_OUT) else {
         return;
