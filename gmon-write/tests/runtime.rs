@@ -1,7 +1,7 @@
 //! Integration tests of the runtime: profil/pcsample semantics, the handler's hygiene, accuracy,
 //! threads, fork and exec.
 //!
-//! Tests that install SIGPROF run one at a time (the `serial()` lock): the runtime is
+//! Tests that start sampling run one at a time (the `serial()` lock): the runtime is
 //! process-global. Timing-based tests measure each thread's CPU time with
 //! `CLOCK_THREAD_CPUTIME_ID` and compare the samples with it, so a loaded machine changes how
 //! long they take but not what they expect. Their bounds are several standard deviations wide
