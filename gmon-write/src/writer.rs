@@ -78,8 +78,8 @@ pub(crate) struct OutputBuffers {
     files: Scratch,
     exe: FixedPath,
     bins: Box<[u32]>,
-    pcs: Box<[(u64, u64)]>,
-    threads: Box<[(u64, u64)]>,
+    pcs: Box<[[u64; 2]]>,
+    threads: Box<[[u64; 2]]>,
     stacks: Box<[u32]>,
     objects: FixedBytes,
     object_count: u32,
@@ -93,8 +93,8 @@ impl OutputBuffers {
             files: Scratch::new(),
             exe: FixedPath::new(),
             bins: vec![0u32; nbins].into_boxed_slice(),
-            pcs: vec![(0, 0); pcs].into_boxed_slice(),
-            threads: vec![(0, 0); threads].into_boxed_slice(),
+            pcs: vec![[0u64; 2]; pcs].into_boxed_slice(),
+            threads: vec![[0u64; 2]; threads].into_boxed_slice(),
             stacks: vec![0u32; stacks].into_boxed_slice(),
             objects: FixedBytes::new(OBJECTS_CAP),
             object_count: 0,
@@ -224,8 +224,8 @@ pub(crate) struct HistRange {
 struct SidecarParts<'a> {
     objects: &'a [u8],
     object_count: u32,
-    pcs: &'a [(u64, u64)],
-    threads: &'a [(u64, u64)],
+    pcs: &'a [[u64; 2]],
+    threads: &'a [[u64; 2]],
     stacks: &'a [u32],
     link: Option<(u64, u64)>,
 }
@@ -271,7 +271,7 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
 
     section(sink, SECTION_PC_SAMPLES, 4 + 16 * p.pcs.len() as u64);
     put_u32(sink, p.pcs.len() as u32);
-    for &(pc, count) in p.pcs {
+    for &[pc, count] in p.pcs {
         put_u64(sink, pc);
         put_u64(sink, count);
     }
@@ -300,7 +300,7 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
 
     section(sink, SECTION_THREADS, 4 + 12 * p.threads.len() as u64);
     put_u32(sink, p.threads.len() as u32);
-    for &(tid, samples) in p.threads {
+    for &[tid, samples] in p.threads {
         put_u32(sink, tid as u32);
         put_u64(sink, samples);
     }
