@@ -37,7 +37,6 @@
 #![deny(missing_docs)]
 
 mod convert;
-pub mod detect;
 mod error;
 pub mod ext;
 mod merge;
@@ -55,5 +54,6 @@ pub use merge::{
     Merged, Merger, Rebinned, fit_counts, merge,
 };
 pub use model::*;
-pub use read::{ReadOptions, read, read_with};
+pub use read::detect::{self, Detected, Plausibility, Reading};
+pub use read::{ReadOptions, read, read_detailed, read_with};
 pub use write::{record_offsets, to_vec, write};
