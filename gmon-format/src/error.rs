@@ -245,6 +245,20 @@ pub enum Error {
         problem: &'static str,
     },
 
+    /// A written file would be read back, without the executable, as something else
+    /// (`spec/gmon-out.md`, "Detection without the executable"); the writer refuses it.
+    #[error(
+        "refusing to write a file that reads back differently: written as {written}, it would be \
+         read as {read_as} by a reader without the executable; choose another variant or \
+         encoding (GNU is the least ambiguous)"
+    )]
+    ReadsBackDifferently {
+        /// The reading the file was written for.
+        written: String,
+        /// What detection would make of it.
+        read_as: String,
+    },
+
     /// [`crate::ReadOptions`] that contradict each other.
     #[error("invalid read options: {problem}")]
     InvalidOptions {
@@ -284,6 +298,7 @@ impl Error {
             Error::BadHeader { .. } => "bad-header",
             Error::CannotConvert { .. } => "cannot-convert",
             Error::InvalidOptions { .. } => "invalid-options",
+            Error::ReadsBackDifferently { .. } => "reads-back-differently",
             Error::Io(_) => "io",
         }
     }
@@ -312,6 +327,7 @@ impl Error {
             | Error::Unrepresentable { .. }
             | Error::BadHeader { .. }
             | Error::InvalidOptions { .. }
+            | Error::ReadsBackDifferently { .. }
             | Error::CannotConvert { .. }
             | Error::Io(_) => None,
         }

@@ -56,4 +56,4 @@ pub use merge::{
 pub use model::*;
 pub use read::detect::{self, Detected, Plausibility, Reading};
 pub use read::{ReadOptions, read, read_detailed, read_with};
-pub use write::{record_offsets, to_vec, write};
+pub use write::{record_offsets, to_vec, to_vec_unchecked, write};
