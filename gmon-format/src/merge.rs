@@ -1672,10 +1672,7 @@ mod tests {
             msg.starts_with("cannot write the merged profile as gnu: "),
             "{msg}"
         );
-        assert!(
-            msg.contains("in all (at most 65536 are written)"),
-            "{msg}"
-        );
+        assert!(msg.contains("in all (at most 65536 are written)"), "{msg}");
         assert!(msg.contains("from_pc 0x10 -> self_pc 0x100"), "{msg}");
         // Many histogram ranges, each within its own cap, are bounded in total too.
         let bins = vec![4000 * MAX_BIN_COUNT; 1 << 10];

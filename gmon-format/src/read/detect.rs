@@ -228,6 +228,56 @@ pub(crate) fn read_detected(bytes: &[u8], opts: &ReadOptions) -> Result<Detected
     })
 }
 
+/// The writer's read-back check (`spec/gmon-out.md`, "Writers check what they write"), done
+/// cheaply: `bytes` were written from `p` as `written`, and the layouts' readers give `p` back
+/// under that reading by construction (the round trip the property tests check), so only the
+/// other candidates are parsed, and most of them fail within a few bytes. Returns the reading
+/// detection would choose instead, when that reading gives another header, records or trailing
+/// bytes, or a description of the refusal when detection would reject the file outright.
+pub(crate) fn misread_as(
+    bytes: &[u8],
+    p: &Profile,
+    written: Reading,
+    opts: &ReadOptions,
+) -> Option<String> {
+    if opts.variant.is_none()
+        && let Err(e) = refuse_unsupported(bytes)
+    {
+        return Some(format!("nothing ({e})"));
+    }
+    let candidates = match candidates(bytes, opts) {
+        Ok(c) => c,
+        Err(e) => return Some(format!("nothing ({e})")),
+    };
+    let Some(at) = candidates.iter().position(|c| *c == written) else {
+        // Not even a candidate (e.g. old BSD bytes with GMONVERSION at 2P+4): say what
+        // detection makes of the file instead.
+        return Some(match read_detected(bytes, opts) {
+            Ok(d) => d.reading.to_string(),
+            Err(e) => format!("nothing ({e})"),
+        });
+    };
+    let mut best: (Plausibility, usize, Option<Profile>) = (Plausibility::of(p), at, None);
+    for (i, cand) in candidates.iter().enumerate() {
+        if i == at {
+            continue;
+        }
+        if let Ok(q) = cand.parse(bytes) {
+            let score = Plausibility::of(&q);
+            // Strictly more plausible, or as plausible and earlier in the fixed order.
+            if score > best.0 || (score == best.0 && i < best.1) {
+                best = (score, i, Some(q));
+            }
+        }
+    }
+    match best.2 {
+        Some(q) if q.header != p.header || q.records != p.records || q.trailing != p.trailing => {
+            Some(candidates[best.1].to_string())
+        }
+        _ => None,
+    }
+}
+
 /// The candidate readings in the spec's fixed order.
 fn candidates(bytes: &[u8], opts: &ReadOptions) -> Result<Vec<Reading>> {
     if let Some(size) = opts.bsd_old_header_size {

@@ -70,15 +70,8 @@ fn check_reads_back(p: &Profile, bytes: &[u8]) -> Result<()> {
     if written.header_size == Some(24) {
         opts = opts.with_bsd_old_header_size(24);
     }
-    let read_as = match crate::read::read_detailed(bytes, &opts) {
-        Ok(d) => {
-            let q = &d.profile;
-            if q.header == p.header && q.records == p.records && q.trailing == p.trailing {
-                return Ok(());
-            }
-            d.reading.to_string()
-        }
-        Err(e) => format!("nothing ({e})"),
+    let Some(read_as) = crate::read::detect::misread_as(bytes, p, written, &opts) else {
+        return Ok(());
     };
     Err(Error::ReadsBackDifferently {
         written: written.to_string(),
