@@ -35,6 +35,8 @@
 //! Cargo features: none.
 
 #![deny(missing_docs)]
+// Nothing here needs `unsafe`: the readers slice through one bounds-checked cursor.
+#![forbid(unsafe_code)]
 
 mod convert;
 mod error;

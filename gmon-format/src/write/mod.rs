@@ -22,6 +22,8 @@ mod gnu;
 
 use std::io::Write;
 
+use byteorder::{BigEndian, ByteOrder, LittleEndian};
+
 use crate::error::{Error, Result};
 use crate::model::{Endian, Header, Profile, PtrWidth};
 use crate::read::ReadOptions;
@@ -147,15 +149,15 @@ impl Emitter {
                 max,
             });
         }
-        let all = match self.endian {
-            Endian::Little => value.to_le_bytes(),
-            Endian::Big => value.to_be_bytes(),
-        };
-        let range = match self.endian {
-            Endian::Little => 0..size,
-            Endian::Big => 8 - size..8,
-        };
-        self.out.extend_from_slice(&all[range]);
+        // `value <= max_for(size)` above, so byteorder's `write_uint` (which panics on a value
+        // wider than `size` bytes) cannot panic; `size` is 1, 2, 4 or 8.
+        let start = self.out.len();
+        self.out.resize(start + size, 0);
+        let field = &mut self.out[start..];
+        match self.endian {
+            Endian::Little => LittleEndian::write_uint(field, value, size),
+            Endian::Big => BigEndian::write_uint(field, value, size),
+        }
         Ok(())
     }
 
