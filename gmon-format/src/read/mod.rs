@@ -11,6 +11,7 @@ pub(crate) mod bsd_old;
 pub(crate) mod cursor;
 pub mod detect;
 pub(crate) mod gnu;
+pub(crate) mod gnu_view;
 
 use crate::error::Result;
 use crate::model::{Endian, Profile, PtrWidth, Variant};
