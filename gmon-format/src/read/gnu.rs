@@ -15,9 +15,10 @@
 //! Records follow each other to the end of the file, which must end on a record boundary.
 
 use super::cursor::Cursor;
+use super::records;
 use crate::error::{Error, Result};
 use crate::model::{
-    Arc, BasicBlockCount, BasicBlockRecord, Dimension, Encoding, GMON_MAGIC, GMON_SHOBJ_VERSION,
+    BasicBlockCount, BasicBlockRecord, Dimension, Encoding, GMON_MAGIC, GMON_SHOBJ_VERSION,
     GMON_TAG_BB_COUNT, GMON_TAG_CG_ARC, GMON_TAG_TIME_HIST, GnuHeader, Header, Histogram,
     LegacyBlockInfo, ProfRate, Profile, Record,
 };
@@ -100,16 +101,9 @@ fn read_record(c: &mut Cursor<'_>, enc: Encoding, version: u32) -> Result<Record
     c.u8(what)?;
     match tag {
         GMON_TAG_TIME_HIST => read_histogram(c, enc).map(Record::Histogram),
-        GMON_TAG_CG_ARC => {
-            let from_pc = c.ptr(enc.ptr_width, what)?;
-            let self_pc = c.ptr(enc.ptr_width, what)?;
-            let count = u64::from(c.u32(what)?);
-            Ok(Record::Arc(Arc {
-                from_pc,
-                self_pc,
-                count,
-            }))
-        }
+        GMON_TAG_CG_ARC => c
+            .parse(fixed - 1, what, records::gnu_arc(enc))
+            .map(Record::Arc),
         _ if version == 0 => read_blocks_v0(c, enc).map(Record::BasicBlocks),
         _ => read_blocks_v1(c, enc).map(Record::BasicBlocks),
     }
@@ -118,13 +112,10 @@ fn read_record(c: &mut Cursor<'_>, enc: Encoding, version: u32) -> Result<Record
 /// Tag 0 after its tag byte.
 fn read_histogram(c: &mut Cursor<'_>, enc: Encoding) -> Result<Histogram> {
     let what = "histogram record header";
-    let low_pc = c.ptr(enc.ptr_width, what)?;
-    let high_pc = c.ptr(enc.ptr_width, what)?;
-    let count_offset = c.offset();
-    let nbins = c.u32(what)?;
-    let prof_rate = ProfRate(c.u32(what)?);
-    let name = c.array::<15>(what)?;
-    let abbrev = c.u8(what)?;
+    let p = enc.ptr_width.bytes();
+    let count_offset = c.offset() + 2 * p as u64;
+    let h = c.parse(2 * p + 24, what, records::gnu_hist_header(enc))?;
+    let nbins = h.bins;
     let needed = u64::from(nbins) * 2;
     if needed > c.remaining() as u64 {
         return Err(Error::HistogramTooLarge {
@@ -134,15 +125,15 @@ fn read_histogram(c: &mut Cursor<'_>, enc: Encoding) -> Result<Histogram> {
             available: c.remaining() as u64,
         });
     }
-    let mut bins = Vec::with_capacity(nbins as usize);
-    for _ in 0..nbins {
-        bins.push(u64::from(c.u16("histogram bins")?));
-    }
+    let bins = records::u16_bins(c.bytes(needed as usize, "histogram bins")?, enc.endian);
     Ok(Histogram {
-        low_pc,
-        high_pc,
-        prof_rate,
-        dimension: Dimension { name, abbrev },
+        low_pc: h.low_pc,
+        high_pc: h.high_pc,
+        prof_rate: ProfRate(h.prof_rate),
+        dimension: Dimension {
+            name: h.dimen,
+            abbrev: h.abbrev,
+        },
         bins,
     })
 }
@@ -164,8 +155,11 @@ fn read_blocks_v1(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
     }
     let mut blocks = Vec::with_capacity(nblocks as usize);
     for _ in 0..nblocks {
-        let address = c.ptr(enc.ptr_width, "basic-block count")?;
-        let count = c.ptr(enc.ptr_width, "basic-block count")?;
+        let (address, count) = c.parse(
+            pair as usize,
+            "basic-block count",
+            records::gnu_block_v1(enc),
+        )?;
         blocks.push(BasicBlockCount {
             address,
             count,
@@ -187,11 +181,11 @@ fn read_blocks_v0(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
     for _ in 0..nblocks {
         let what = "version-0 basic block";
         // Count and address are one unit: a block cut short in them is reported at its start.
-        if c.remaining() < 2 * enc.ptr_width.bytes() {
-            return Err(c.eof(what, 2 * enc.ptr_width.bytes() as u64));
-        }
-        let count = c.ptr(enc.ptr_width, what)?;
-        let address = c.ptr(enc.ptr_width, what)?;
+        let (count, address) = c.parse(
+            2 * enc.ptr_width.bytes(),
+            what,
+            records::gnu_block_v0_counts(enc),
+        )?;
         let function = c.cstr("version-0 basic-block function name")?;
         let file = c.cstr("version-0 basic-block file name")?;
         // The host `int` is 4 bytes on every system gprof ran on; the bits are kept as is.
@@ -215,7 +209,7 @@ fn read_blocks_v0(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Endian, PtrWidth};
+    use crate::model::{Arc, Endian, PtrWidth};
     use crate::read::{ReadOptions, read_with};
     use crate::test_util::{ALL, Bytes};
 

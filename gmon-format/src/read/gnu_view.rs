@@ -1,6 +1,7 @@
 //! A GNU file seen in place for the merge's fast path: histogram bins stay bytes, arcs are
 //! decoded. The full reader (`gnu.rs`) reads whatever this declines.
 
+use super::records;
 use crate::model::{Arc, Dimension, Encoding, GMON_VERSION, ProfRate};
 
 /// A histogram record of a [`GnuView`]: the header fields, and the bins as the file's bytes.
@@ -42,31 +43,15 @@ impl<'a> GnuView<'a> {
     /// `low_pc` above `high_pc` — the full reader (`crate::read`) then reads it or says exactly
     /// what is wrong.
     pub fn parse(bytes: &'a [u8], encoding: Encoding) -> Option<GnuView<'a>> {
-        let big = encoding.endian == crate::model::Endian::Big;
         let p = encoding.ptr_width.bytes();
-        let u32_at = |o: usize| -> Option<u32> {
-            let b: [u8; 4] = bytes.get(o..o.checked_add(4)?)?.try_into().ok()?;
-            Some(if big {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            })
-        };
-        let addr_at = |o: usize| -> Option<u64> {
-            let b = bytes.get(o..o.checked_add(p)?)?;
-            Some(match (<[u8; 8]>::try_from(b), <[u8; 4]>::try_from(b)) {
-                (Ok(b8), _) if big => u64::from_be_bytes(b8),
-                (Ok(b8), _) => u64::from_le_bytes(b8),
-                (_, Ok(b4)) if big => u64::from(u32::from_be_bytes(b4)),
-                (_, Ok(b4)) => u64::from(u32::from_le_bytes(b4)),
-                _ => return None,
-            })
-        };
+        let version = bytes
+            .get(4..8)
+            .map(|w| super::cursor::decode(w, encoding.endian));
         // A header cut short must reach the full reader, which reports it with its offset;
         // without this check a file of 8..19 bytes looked like a valid empty profile.
         if bytes.len() < GNU_HEADER_SIZE
             || bytes.get(0..4)? != crate::model::GMON_MAGIC
-            || u32_at(4)? != GMON_VERSION
+            || version? != u64::from(GMON_VERSION)
         {
             return None;
         }
@@ -75,38 +60,36 @@ impl<'a> GnuView<'a> {
             histograms: Vec::new(),
             arcs: Vec::new(),
         };
+        // The record layouts are the full reader's nom parsers (records.rs); any failure, a
+        // bad tag or a truncated record is `None`.
         let mut o = GNU_HEADER_SIZE;
         while o < bytes.len() {
             match *bytes.get(o)? {
                 crate::model::GMON_TAG_TIME_HIST => {
-                    let low_pc = addr_at(o + 1)?;
-                    let high_pc = addr_at(o + 1 + p)?;
-                    let n = usize::try_from(u32_at(o + 1 + 2 * p)?).ok()?;
-                    let prof_rate = ProfRate(u32_at(o + 5 + 2 * p)?);
-                    let name: [u8; 15] =
-                        bytes.get(o + 9 + 2 * p..o + 24 + 2 * p)?.try_into().ok()?;
-                    let abbrev = *bytes.get(o + 24 + 2 * p)?;
+                    let fixed = bytes.get(o + 1..o + 25 + 2 * p)?;
+                    let (_, h) = records::gnu_hist_header(encoding)(fixed).ok()?;
                     let start = o + 25 + 2 * p;
-                    let end = start.checked_add(n.checked_mul(2)?)?;
-                    if low_pc > high_pc {
+                    let end = start.checked_add(usize::try_from(h.bins).ok()?.checked_mul(2)?)?;
+                    if h.low_pc > h.high_pc {
                         return None;
                     }
                     view.histograms.push(HistogramView {
-                        low_pc,
-                        high_pc,
-                        prof_rate,
-                        dimension: Dimension { name, abbrev },
+                        low_pc: h.low_pc,
+                        high_pc: h.high_pc,
+                        prof_rate: ProfRate(h.prof_rate),
+                        dimension: Dimension {
+                            name: h.dimen,
+                            abbrev: h.abbrev,
+                        },
                         bins: bytes.get(start..end)?,
                         offset: start,
                     });
                     o = end;
                 }
                 crate::model::GMON_TAG_CG_ARC => {
-                    view.arcs.push(Arc {
-                        from_pc: addr_at(o + 1)?,
-                        self_pc: addr_at(o + 1 + p)?,
-                        count: u64::from(u32_at(o + 1 + 2 * p)?),
-                    });
+                    let body = bytes.get(o + 1..o + 5 + 2 * p)?;
+                    let (_, arc) = records::gnu_arc(encoding)(body).ok()?;
+                    view.arcs.push(arc);
                     o += 5 + 2 * p;
                 }
                 _ => return None,

@@ -12,6 +12,7 @@ pub(crate) mod cursor;
 pub mod detect;
 pub(crate) mod gnu;
 pub(crate) mod gnu_view;
+pub(crate) mod records;
 
 use crate::error::Result;
 use crate::model::{Endian, Profile, PtrWidth, Variant};

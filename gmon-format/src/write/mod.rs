@@ -149,15 +149,23 @@ impl Emitter {
                 max,
             });
         }
-        // `value <= max_for(size)` above, so byteorder's `write_uint` (which panics on a value
-        // wider than `size` bytes) cannot panic; `size` is 1, 2, 4 or 8.
-        let start = self.out.len();
-        self.out.resize(start + size, 0);
-        let field = &mut self.out[start..];
-        match self.endian {
-            Endian::Little => LittleEndian::write_uint(field, value, size),
-            Endian::Big => BigEndian::write_uint(field, value, size),
+        // `value <= max_for(size)` above, so the narrowing casts keep every bit; a size other
+        // than 1, 2, 4 or 8 is never asked for. One fixed-width byteorder call per size: the
+        // generic `write_uint` made writing several times slower.
+        let mut buf = [0u8; 8];
+        let field = &mut buf[..size.min(8)];
+        match (self.endian, size) {
+            (_, 1) => field[0] = value as u8,
+            (Endian::Little, 2) => LittleEndian::write_u16(field, value as u16),
+            (Endian::Big, 2) => BigEndian::write_u16(field, value as u16),
+            (Endian::Little, 4) => LittleEndian::write_u32(field, value as u32),
+            (Endian::Big, 4) => BigEndian::write_u32(field, value as u32),
+            (Endian::Little, 8) => LittleEndian::write_u64(field, value),
+            (Endian::Big, 8) => BigEndian::write_u64(field, value),
+            (Endian::Little, _) => LittleEndian::write_uint(field, value, field.len()),
+            (Endian::Big, _) => BigEndian::write_uint(field, value, field.len()),
         }
+        self.out.extend_from_slice(field);
         Ok(())
     }
 
