@@ -12,6 +12,9 @@ pub mod diff;
 pub mod dump;
 pub mod flame;
 pub mod gprof;
+pub mod input;
+#[doc(hidden)]
+pub mod input_args;
 pub mod merge;
 pub mod output;
 pub mod pprof;

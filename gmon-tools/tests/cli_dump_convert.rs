@@ -132,7 +132,10 @@ fn dump_json_is_the_model() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The schema version that spec/json.md documents, then the files.
+    assert_eq!(doc["version"], 1);
+    let v = &doc["files"];
     assert_eq!(v[0]["file"], a.display().to_string());
     assert_eq!(v[1]["profile"]["header"]["variant"], "bsd44");
     assert_eq!(v[1]["profile"]["encoding"]["endian"], "big");

@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::diff::{PrintOptions, diff_functions, diff_ranges, differential_folded};
 use crate::gprof::{Analysis, AnalysisOptions, Image};
-use crate::output::read_input;
+use crate::input::read_input;
 
 /// Arguments of `gmon diff`.
 #[derive(Debug, clap::Args)]

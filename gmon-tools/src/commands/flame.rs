@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::flame::{self, SvgOptions, folded_lines};
-use crate::output::write_atomically;
+use crate::output::write_output;
 
 /// Arguments of `gmon flame`.
 #[derive(Debug, clap::Args)]
@@ -57,8 +57,9 @@ pub struct Args {
     /// Random colours (the default hashes names, so the same input gives the same bytes).
     #[arg(long)]
     pub random_colors: bool,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short = 'o', long, value_name = "FILE")]
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE",
+          long_help = super::output_help!("Write to this file instead of stdout."))]
     pub output: Option<PathBuf>,
 }
 
@@ -95,7 +96,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             let new_exe = match (&args.new_exe, &exe) {
                 (Some(ne), _) => Some(ne.clone()),
                 (None, Some(e)) => {
-                    let bytes = crate::output::read_input(new)?;
+                    let bytes = crate::input::read_input(new)?;
                     let profile =
                         gmon_format::read(&bytes).with_context(|| format!("{}", new.display()))?;
                     super::diff::check_new_against(e, new, &profile)?;
@@ -149,7 +150,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     };
     match &args.output {
-        Some(path) => write_atomically(path, render)?,
+        Some(path) => write_output(path, render)?,
         None => render(out)?,
     }
     Ok(ExitCode::SUCCESS)

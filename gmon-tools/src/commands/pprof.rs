@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::output::write_atomically;
+use crate::output::write_output;
 use crate::{flame, pprof};
 
 /// Arguments of `gmon pprof`.
@@ -35,14 +35,11 @@ pub struct Args {
     /// gmon.out files; several are summed. gprof's order, an executable first, is accepted too.
     #[arg(value_name = "GMON", required = true)]
     pub gmon: Vec<PathBuf>,
-    /// The profile to write (gzip'd protobuf), written atomically.
-    #[arg(
-        short = 'o',
-        long,
-        value_name = "FILE",
-        default_value = "profile.pb.gz"
-    )]
-    pub output: PathBuf,
+    /// The profile to write (gzip'd protobuf) [default: profile.pb.gz, announced on stderr].
+    #[arg(short = 'o', long, value_name = "FILE",
+          long_help = super::output_help!("The profile to write (gzip'd protobuf) [default: \
+                                           profile.pb.gz, announced on stderr]."))]
+    pub output: Option<PathBuf>,
 }
 
 /// Runs `gmon pprof`.
@@ -71,6 +68,10 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("internal error: the profile would be refused by pprof: {e}")
     })?;
     let bytes = pprof::encode_gzip(&profile)?;
-    write_atomically(&args.output, |w| Ok(w.write_all(&bytes)?))?;
+    let output = args.output.as_deref().unwrap_or("profile.pb.gz".as_ref());
+    write_output(output, |w| Ok(w.write_all(&bytes)?))?;
+    if args.output.is_none() {
+        eprintln!("gmon pprof: wrote {} (no -o given)", output.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -146,7 +146,7 @@ pub fn load_with(
     let mut profiles = Vec::with_capacity(gmon.len());
     let mut raw = Vec::with_capacity(gmon.len());
     for path in gmon {
-        let bytes = crate::output::read_input(path)?;
+        let bytes = crate::input::read_input(path)?;
         let p = gmon_format::read(&bytes).with_context(|| format!("{}", path.display()))?;
         profiles.push(p);
         raw.push(bytes);

@@ -551,9 +551,9 @@ pub fn print_reports(
 fn write_sum(profiles: &[gmon_format::Profile]) -> Result<(), GprofError> {
     let merged = gmon_format::merge(profiles.iter(), &gmon_format::MergeOptions::new())
         .map_err(|e| GprofError::new(format!("{WHOAMI}: cannot sum the profiles: {e}\n")))?;
-    crate::output::write_atomically(Path::new("gmon.sum"), |w| {
+    crate::output::write_output(Path::new("gmon.sum"), |w| {
         gmon_format::write(&merged.profile, w)?;
         Ok(())
     })
-    .map_err(|e| GprofError::new(format!("{WHOAMI}: gmon.sum: {e:#}\n")))
+    .map_err(|e| GprofError::new(format!("{WHOAMI}: {e:#}\n")))
 }

@@ -1,0 +1,172 @@
+//! Reading input files, with errors that name the file and the real problem: a directory, a
+//! file that is not a profile at all (and what it looks like instead), or a profile broken at a
+//! byte offset.
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::output::os_reason;
+
+/// An input that could not be read: `PATH: is a directory`, `PATH: No such file or directory`.
+#[derive(Debug)]
+pub struct ReadError {
+    /// The path as given.
+    pub name: String,
+    /// The OS error's kind.
+    pub kind: io::ErrorKind,
+    reason: String,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.reason)
+    }
+}
+
+// No `source()`: the OS reason is already in the message.
+impl std::error::Error for ReadError {}
+
+/// Reads a whole input file, naming it in the error (a directory says so).
+pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
+    fs::read(path).map_err(|e| {
+        let reason = if e.kind() == io::ErrorKind::IsADirectory {
+            "is a directory".to_owned()
+        } else {
+            os_reason(&e)
+        };
+        ReadError {
+            name: path.display().to_string(),
+            kind: e.kind(),
+            reason,
+        }
+        .into()
+    })
+}
+
+/// A file that no gmon.out layout explains. Its message is one line (the best reason); the
+/// layouts tried and why each failed are kept for `-v`.
+#[derive(Debug)]
+pub struct NotAProfile {
+    /// The path as given.
+    pub name: String,
+    /// Why, in a few words.
+    pub reason: String,
+    /// Every layout tried and why it failed ([`gmon_format::Error::UnknownFormat`]'s list),
+    /// when detection got that far.
+    pub tried: Option<String>,
+}
+
+impl fmt::Display for NotAProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: not a gmon.out profile: {}", self.name, self.reason)
+    }
+}
+
+impl std::error::Error for NotAProfile {}
+
+/// The generic reason when the bytes say nothing more specific.
+pub const NO_LAYOUT_FITS: &str = "no GNU (\"gmon\" magic), 4.4BSD or old BSD header fits its first \
+                                  bytes (-v lists each layout tried)";
+
+/// What a file that is not a profile looks like, from its first bytes.
+fn what_it_is(bytes: &[u8]) -> &'static str {
+    let head = &bytes[..bytes.len().min(4096)];
+    if bytes.is_empty() {
+        "the file is empty"
+    } else if head.starts_with(b"\x7fELF") {
+        "it is an ELF file (an executable or library?)"
+    } else if head.starts_with(&gmon_format::ext::GMONX_MAGIC) {
+        "it is a gmon-write sidecar (.gmonx); give the profile beside it"
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        "it is gzip-compressed data (a pprof profile?)"
+    } else if is_text(head) {
+        "it is a text file"
+    } else {
+        NO_LAYOUT_FITS
+    }
+}
+
+/// No NUL byte and valid UTF-8 (a character cut at the end of the sample is allowed).
+fn is_text(head: &[u8]) -> bool {
+    !head.contains(&0)
+        && match std::str::from_utf8(head) {
+            Ok(_) => true,
+            Err(e) => e.error_len().is_none(),
+        }
+}
+
+/// Reads and parses a profile: returns it with the file's size. A file that no layout explains
+/// gives a [`NotAProfile`]; a profile broken at some offset gives the reader's error after the
+/// file's name.
+pub fn read_profile(
+    path: &Path,
+    opts: &gmon_format::ReadOptions,
+) -> anyhow::Result<(gmon_format::Profile, u64)> {
+    let bytes = read_input(path)?;
+    let not_a_profile = |reason: &str, tried: Option<String>| NotAProfile {
+        name: path.display().to_string(),
+        reason: reason.to_owned(),
+        tried,
+    };
+    if bytes.is_empty() {
+        return Err(not_a_profile(what_it_is(&bytes), None).into());
+    }
+    match gmon_format::read_with(&bytes, opts) {
+        Ok(p) => Ok((p, bytes.len() as u64)),
+        Err(gmon_format::Error::UnknownFormat { tried, .. }) => {
+            Err(not_a_profile(what_it_is(&bytes), Some(tried)).into())
+        }
+        Err(e) => Err(e).with_context(|| path.display().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_from_the_first_bytes() {
+        assert_eq!(what_it_is(b""), "the file is empty");
+        assert!(what_it_is(b"\x7fELF\x02\x01\x01\0\0\0\0\0").contains("ELF"));
+        assert!(what_it_is(b"gmonext\0\x01\0\0\0").contains("sidecar"));
+        assert!(what_it_is(&[0x1f, 0x8b, 8, 0]).contains("gzip"));
+        assert_eq!(
+            what_it_is("int main() { return 0; } // é".as_bytes()),
+            "it is a text file"
+        );
+        // A multi-byte character cut by the 4096-byte sample is still text.
+        let mut cut = vec![b'a'; 4095];
+        cut.extend_from_slice("é".as_bytes());
+        assert_eq!(what_it_is(&cut), "it is a text file");
+        assert_eq!(what_it_is(&[0xff, 0xfe, 0, 1, 2, 3]), NO_LAYOUT_FITS);
+    }
+
+    #[test]
+    fn a_directory_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = format!("{:#}", read_input(dir.path()).unwrap_err());
+        assert_eq!(msg, format!("{}: is a directory", dir.path().display()));
+    }
+
+    #[test]
+    fn source_text_is_not_a_profile_in_one_line_with_the_guesses_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hot.c");
+        fs::write(&path, "int main(void) { for (;;) ; }\n".repeat(20)).unwrap();
+        let err = read_profile(&path, &gmon_format::ReadOptions::new()).unwrap_err();
+        let msg = format!("{err:#}");
+        assert_eq!(
+            msg,
+            format!(
+                "{}: not a gmon.out profile: it is a text file",
+                path.display()
+            )
+        );
+        let tried = err.downcast_ref::<NotAProfile>().unwrap().tried.as_deref();
+        assert!(tried.is_some_and(|t| t.contains("4.4BSD")), "{tried:?}");
+    }
+}
