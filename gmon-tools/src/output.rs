@@ -51,7 +51,7 @@ where
 /// The operating system's reason for `e` without the path tempfile adds: tempfile reports
 /// "REASON at path \"TMP\"" as a custom error (its inner error is private), so the suffix is
 /// cut from the text.
-fn os_reason(e: &std::io::Error) -> String {
+pub fn os_reason(e: &std::io::Error) -> String {
     if let Some(code) = e.raw_os_error() {
         return std::io::Error::from_raw_os_error(code).to_string();
     }

@@ -168,6 +168,12 @@ extern "C" fn preload_init() {
         .ok()
         .and_then(|v| v.parse::<u32>().ok());
     let append_pid = match owner {
+        // `gmon record --no-inherit`: a process other than the first is not profiled.
+        Some(o)
+            if o != pid && std::env::var_os("GMON_RECORD_INHERIT").is_some_and(|v| v == "0") =>
+        {
+            return;
+        }
         Some(o) => o != pid,
         None => {
             // SAFETY: constructors run before main, while the process is single-threaded.
