@@ -2,7 +2,8 @@
 //!
 //! Every subcommand is a thin layer in [`commands`] over functions here that tests call directly:
 //! the gprof engine ([`gprof`]: symbol table, histogram credit, call graph with cycles and
-//! propagation, and GNU gprof's printers), [`diff`], [`flame`], [`pprof`] and [`dump`].
+//! propagation, and GNU gprof's printers), [`diff`], [`flame`], [`pprof`], [`dump`] and the
+//! [`record`] engine.
 
 #![deny(missing_docs)]
 
@@ -18,3 +19,4 @@ pub mod input_args;
 pub mod merge;
 pub mod output;
 pub mod pprof;
+pub mod record;

@@ -18,13 +18,17 @@
 //! # Ok::<(), gmon_write::Error>(())
 //! ```
 //!
-//! Sampling uses one CPU-time timer per thread delivering `SIGPROF` (see `spec/runtime.md`).
+//! Sampling uses one CPU-time timer per thread delivering a real-time signal the runtime
+//! reserves (`SIGRTMAX - 1`); the program's own `SIGPROF` and `ITIMER_PROF` are untouched (see
+//! `spec/runtime.md`).
 //! Call stacks need frame pointers: build with `-C force-frame-pointers=yes` (Rust) or
 //! `-fno-omit-frame-pointer` (C/C++).
 //!
-//! The library defines `execve`, `execv`, `execvp`, `execvpe` and `fexecve` (forwarding to
-//! libc) so that an exec never delivers a stray `SIGPROF` to the new program, and
-//! `pthread_create` (forwarding too) so that a new thread is sampled from its first instruction.
+//! The library defines (interposes, forwarding to libc) `sigaction`, `signal`, `sigprocmask`,
+//! `pthread_sigmask`, `sigsuspend`, `sigwait`, `sigwaitinfo`, `sigtimedwait` and `signalfd`, so
+//! the program can neither replace nor block the sample signal; `execve`, `execv`, `execvp`,
+//! `execvpe` and `fexecve`, so that an exec never delivers a stray tick to the new program; and
+//! `pthread_create`, so that a new thread is sampled from its first instruction.
 //!
 //! Cargo features: none.
 
@@ -32,8 +36,10 @@
 
 mod arch;
 pub mod capi;
+mod env;
 mod error;
 mod exec;
+mod files;
 mod objects;
 pub mod output;
 mod pcsample;
@@ -41,8 +47,10 @@ mod profil;
 mod profiler;
 mod sampler;
 mod session;
+mod signals;
 mod stack;
 mod stopsig;
+mod sys;
 mod tables;
 mod threads;
 

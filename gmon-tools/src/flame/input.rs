@@ -408,7 +408,7 @@ fn matching_sidecars(
 }
 
 /// The file name of the gmon-write runtime that `gmon record` preloads.
-const RUNTIME_LIBRARY: &str = crate::commands::record::LIB_NAME;
+const RUNTIME_LIBRARY: &str = crate::record::LIB_NAME;
 
 /// Whether the frame at `depth` (0: the sampled program counter) of a sampled stack is a caller
 /// inside the profiler's own shared library, which is left out: the runtime's thread-start
