@@ -616,3 +616,49 @@ fn every_manual_page_renders_with_man() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("flame"), "{}", stderr(&o));
 }
+
+/// The command line (cli.rs, commands/, input_args.rs) belongs to the binary: the library
+/// declares none of it and no library file reaches into it (issue 13).
+#[test]
+fn the_command_line_is_private_to_the_binary() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let binary_only = ["cli", "commands", "input_args"];
+    let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
+    for m in binary_only {
+        assert!(!lib.contains(&format!("mod {m};")), "lib.rs declares {m}");
+    }
+    let main = fs::read_to_string(src.join("main.rs")).unwrap();
+    for m in binary_only {
+        assert!(
+            main.contains(&format!("mod {m};")),
+            "main.rs does not declare {m}"
+        );
+    }
+    let mut stack = vec![src.clone()];
+    let mut checked = 0;
+    while let Some(dir) = stack.pop() {
+        for e in fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            let in_binary = rel == "main.rs"
+                || rel == "cli.rs"
+                || rel == "input_args.rs"
+                || rel.starts_with("commands");
+            if p.is_dir() {
+                if !in_binary {
+                    stack.push(p);
+                }
+            } else if !in_binary && rel.ends_with(".rs") {
+                let text = fs::read_to_string(&p).unwrap();
+                for m in binary_only {
+                    assert!(
+                        !text.contains(&format!("crate::{m}")),
+                        "{rel} uses crate::{m}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "{checked} library files");
+}

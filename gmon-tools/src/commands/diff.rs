@@ -70,10 +70,8 @@ fn analyse(exe: &Path, profile: gmon_format::Profile) -> anyhow::Result<Analysis
     let image = Image::open(exe, "gmon")
         .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
         .context("cannot read the executable")?;
-    let opts = AnalysisOptions {
-        whoami: "gmon".to_owned(),
-        ..AnalysisOptions::default()
-    };
+    let mut opts = AnalysisOptions::default();
+    opts.whoami = "gmon".to_owned();
     Analysis::new(&image, &[profile], &opts)
         .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
         .with_context(|| format!("analysing {}", exe.display()))
@@ -131,7 +129,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     } else if args.folded {
         crate::diff::print_folded(out, &diff)?;
     } else {
-        crate::diff::print_text(out, &diff, &PrintOptions { limit: args.limit })?;
+        let mut opts = PrintOptions::default();
+        opts.limit = args.limit;
+        crate::diff::print_text(out, &diff, &opts)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -61,9 +61,8 @@ pub struct Args {
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut read_opts = args.input.to_options();
     read_opts.bsd_old_header_size = args.bsd_old_header_size;
-    let opts = DumpOptions {
-        all_bins: args.bins,
-    };
+    let mut opts = DumpOptions::default();
+    opts.all_bins = args.bins;
     let mut profiles = Vec::new();
     for (i, path) in args.files.iter().enumerate() {
         let (p, size) = read_profile(path, &read_opts)?;

@@ -65,14 +65,13 @@ pub struct Args {
 
 impl Args {
     fn svg_options(&self) -> SvgOptions {
-        SvgOptions {
-            title: self.title.clone(),
-            reverse: self.reverse,
-            min_width: self.min_width,
-            colors: self.colors,
-            deterministic: !self.random_colors,
-            ..SvgOptions::default()
-        }
+        let mut o = SvgOptions::default();
+        o.title = self.title.clone();
+        o.reverse = self.reverse;
+        o.min_width = self.min_width;
+        o.colors = self.colors;
+        o.deterministic = !self.random_colors;
+        o
     }
 }
 

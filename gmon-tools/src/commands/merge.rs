@@ -78,18 +78,17 @@ pub struct Args {
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let paths = expand_inputs(&args.inputs, &args.from_list)?;
     let executable = args.exe.as_deref().map(ExecutableInfo::open).transpose()?;
-    let opts = MergeFilesOptions {
-        merge: MergeOptions::new().rebin(args.rebin),
-        read: InputFormat {
-            variant: args.from,
-            endian: None,
-            ptr_width: None,
-        }
-        .to_options(),
-        executable,
-        progress: true,
-        batch: 0,
-    };
+    let mut opts = MergeFilesOptions::default();
+    opts.merge = MergeOptions::new().rebin(args.rebin);
+    opts.read = InputFormat {
+        variant: args.from,
+        endian: None,
+        ptr_width: None,
+    }
+    .to_options();
+    opts.executable = executable;
+    opts.progress = true;
+    opts.batch = 0;
     let merged = merge_files(&paths, &opts)?;
     for note in &merged.rebinned {
         eprintln!("gmon: notice: --rebin: {note} (counts split proportionally, totals exact)");

@@ -46,14 +46,13 @@ pub struct Args {
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
     let l = flame::load(exe.as_deref(), &gmon)?;
-    let opts = pprof::PprofOptions {
-        prof_rate: l.prof_rate,
-        cpu_stacks: l.cpu_stacks.clone(),
-        comments: gmon
-            .iter()
-            .map(|p| format!("input: {}", p.display()))
-            .collect(),
-    };
+    let mut opts = pprof::PprofOptions::default();
+    opts.prof_rate = l.prof_rate;
+    opts.cpu_stacks = l.cpu_stacks.clone();
+    opts.comments = gmon
+        .iter()
+        .map(|p| format!("input: {}", p.display()))
+        .collect();
     for note in &l.notes {
         eprintln!("gmon pprof: {note}");
     }

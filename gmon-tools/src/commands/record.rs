@@ -7,9 +7,6 @@ use std::process::ExitCode;
 
 use crate::record::{self, RecordOptions, Refusal};
 
-/// The runtime library's file name (kept here for callers of the old path).
-pub const LIB_NAME: &str = record::LIB_NAME;
-
 /// Arguments of `gmon record`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
