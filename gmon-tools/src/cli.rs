@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::commands;
-use crate::input::{NO_LAYOUT_FITS, NotAProfile};
+use crate::input::{NO_LAYOUT_FITS, NotAProfile, VERBOSE_HINT};
 use crate::output::{Checked, WriteError};
 
 /// Tools for the gmon.out profile format.
@@ -112,7 +112,7 @@ pub fn main() -> ExitCode {
 fn message(err: &anyhow::Error, verbose: bool) -> String {
     let (text, tried) =
         if let Some(e) = err.downcast_ref::<NotAProfile>() {
-            (e.to_string(), e.tried.as_deref())
+            (e.to_string(), e.tried.as_str())
         } else if let Some((i, tried)) = err.chain().enumerate().find_map(|(i, e)| {
             match e.downcast_ref::<gmon_format::Error>() {
                 Some(gmon_format::Error::UnknownFormat { tried, .. }) => Some((i, tried.as_str())),
@@ -123,17 +123,15 @@ fn message(err: &anyhow::Error, verbose: bool) -> String {
             // the contexts (the file's name) and the generic reason.
             let mut parts: Vec<String> = err.chain().take(i).map(|e| e.to_string()).collect();
             parts.push(format!("not a gmon.out profile: {NO_LAYOUT_FITS}"));
-            (parts.join(": "), Some(tried))
+            (parts.join(": "), tried)
         } else {
             return format!("{err:#}");
         };
-    match tried {
-        Some(tried) if verbose => {
-            let lines: Vec<String> = tried.split("; ").map(|t| format!("  tried {t}")).collect();
-            format!("{text}\n{}", lines.join("\n"))
-        }
-        _ => text,
+    if !verbose {
+        return text;
     }
+    let lines: Vec<String> = tried.split("; ").map(|t| format!("  tried {t}")).collect();
+    format!("{}\n{}", text.replace(VERBOSE_HINT, ""), lines.join("\n"))
 }
 
 /// glibc's malloc gives every block of 128 KiB or more its own mapping and unmaps it when it is

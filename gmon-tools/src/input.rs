@@ -55,9 +55,8 @@ pub struct NotAProfile {
     pub name: String,
     /// Why, in a few words.
     pub reason: String,
-    /// Every layout tried and why it failed ([`gmon_format::Error::UnknownFormat`]'s list),
-    /// when detection got that far.
-    pub tried: Option<String>,
+    /// Every layout tried and why it failed ([`gmon_format::Error::UnknownFormat`]'s list).
+    pub tried: String,
 }
 
 impl fmt::Display for NotAProfile {
@@ -72,12 +71,13 @@ impl std::error::Error for NotAProfile {}
 pub const NO_LAYOUT_FITS: &str = "no GNU (\"gmon\" magic), 4.4BSD or old BSD header fits its first \
                                   bytes (-v lists each layout tried)";
 
+/// The end of [`NO_LAYOUT_FITS`] that points at `-v` (left out when `-v` was given).
+pub const VERBOSE_HINT: &str = " (-v lists each layout tried)";
+
 /// What a file that is not a profile looks like, from its first bytes.
 fn what_it_is(bytes: &[u8]) -> &'static str {
     let head = &bytes[..bytes.len().min(4096)];
-    if bytes.is_empty() {
-        "the file is empty"
-    } else if head.starts_with(b"\x7fELF") {
+    if head.starts_with(b"\x7fELF") {
         "it is an ELF file (an executable or library?)"
     } else if head.starts_with(&gmon_format::ext::GMONX_MAGIC) {
         "it is a gmon-write sidecar (.gmonx); give the profile beside it"
@@ -100,26 +100,30 @@ fn is_text(head: &[u8]) -> bool {
 }
 
 /// Reads and parses a profile: returns it with the file's size. A file that no layout explains
-/// gives a [`NotAProfile`]; a profile broken at some offset gives the reader's error after the
-/// file's name.
+/// gives a [`NotAProfile`]; a profile broken at some offset (an empty file too: a header was
+/// expected at offset 0) gives the reader's error after the file's name.
 pub fn read_profile(
     path: &Path,
     opts: &gmon_format::ReadOptions,
 ) -> anyhow::Result<(gmon_format::Profile, u64)> {
     let bytes = read_input(path)?;
-    let not_a_profile = |reason: &str, tried: Option<String>| NotAProfile {
-        name: path.display().to_string(),
-        reason: reason.to_owned(),
-        tried,
-    };
-    if bytes.is_empty() {
-        return Err(not_a_profile(what_it_is(&bytes), None).into());
-    }
-    match gmon_format::read_with(&bytes, opts) {
-        Ok(p) => Ok((p, bytes.len() as u64)),
-        Err(gmon_format::Error::UnknownFormat { tried, .. }) => {
-            Err(not_a_profile(what_it_is(&bytes), Some(tried)).into())
+    Ok((parse_profile(path, &bytes, opts)?, bytes.len() as u64))
+}
+
+/// Parses the bytes of the profile at `path`, with [`read_profile`]'s errors.
+pub fn parse_profile(
+    path: &Path,
+    bytes: &[u8],
+    opts: &gmon_format::ReadOptions,
+) -> anyhow::Result<gmon_format::Profile> {
+    match gmon_format::read_with(bytes, opts) {
+        Ok(p) => Ok(p),
+        Err(gmon_format::Error::UnknownFormat { tried, .. }) => Err(NotAProfile {
+            name: path.display().to_string(),
+            reason: what_it_is(bytes).to_owned(),
+            tried,
         }
+        .into()),
         Err(e) => Err(e).with_context(|| path.display().to_string()),
     }
 }
@@ -130,7 +134,6 @@ mod tests {
 
     #[test]
     fn reasons_from_the_first_bytes() {
-        assert_eq!(what_it_is(b""), "the file is empty");
         assert!(what_it_is(b"\x7fELF\x02\x01\x01\0\0\0\0\0").contains("ELF"));
         assert!(what_it_is(b"gmonext\0\x01\0\0\0").contains("sidecar"));
         assert!(what_it_is(&[0x1f, 0x8b, 8, 0]).contains("gzip"));
@@ -166,7 +169,7 @@ mod tests {
                 path.display()
             )
         );
-        let tried = err.downcast_ref::<NotAProfile>().unwrap().tried.as_deref();
-        assert!(tried.is_some_and(|t| t.contains("4.4BSD")), "{tried:?}");
+        let tried = &err.downcast_ref::<NotAProfile>().unwrap().tried;
+        assert!(tried.contains("4.4BSD"), "{tried}");
     }
 }

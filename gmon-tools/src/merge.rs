@@ -269,8 +269,7 @@ fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Res
                 return Ok(());
             }
             // Not the simple case: read it in full, which handles or reports everything.
-            gmon_format::read_with(&bytes, read)
-                .with_context(|| format!("{}: malformed profile", l.path.display()))?
+            crate::input::parse_profile(&l.path, &bytes, read)?
         }
     };
     merger
@@ -285,7 +284,7 @@ fn load(
     exe: Option<&ExecutableInfo>,
     fast: Option<gmon_format::Encoding>,
 ) -> anyhow::Result<Loaded> {
-    let bytes = fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let bytes = crate::input::read_input(path)?;
     let id = sidecar_build_id(path)?;
     let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
     if let Some(encoding) = fast
@@ -305,8 +304,7 @@ fn load(
             id,
         });
     }
-    let profile = gmon_format::read_with(&bytes, read)
-        .with_context(|| format!("{}: malformed profile", path.display()))?;
+    let profile = crate::input::parse_profile(path, &bytes, read)?;
     if let Some(exe) = exe {
         exe.check(&profile).map_err(not_this_exe)?;
     }

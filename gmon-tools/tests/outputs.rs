@@ -444,6 +444,36 @@ fn not_a_profile_is_one_line_and_verbose_lists_the_guesses() {
         stderr(&o),
         format!("gmon: {}: is a directory\n", d.display())
     );
+    // merge classifies too; -v drops the pointer to -v.
+    let o = run(&["merge".into(), s(&hot), "-o".into(), "m".into()], d);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "gmon: {}: not a gmon.out profile: it is a text file\n",
+            hot.display()
+        )
+    );
+    let noise = d.join("noise");
+    fs::write(&noise, [0xffu8, 0xfe, 0, 1].repeat(16)).unwrap();
+    let o = run(&["merge".into(), s(&noise), "-o".into(), "m".into()], d);
+    assert!(
+        stderr(&o).contains("(-v lists each layout tried)\n"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = run(
+        &[
+            "merge".into(),
+            "-v".into(),
+            s(&noise),
+            "-o".into(),
+            "m".into(),
+        ],
+        d,
+    );
+    assert!(!stderr(&o).contains("-v lists"), "{}", stderr(&o));
+    assert!(stderr(&o).lines().count() > 2, "{}", stderr(&o));
     // The library's own loaders (flame) get the one-line form too.
     let o = run(&["flame".into(), "--exe".into(), s(&exe), s(&hot)], d);
     assert_eq!(o.status.code(), Some(1));
