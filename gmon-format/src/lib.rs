@@ -35,9 +35,10 @@
 //! Cargo features: none.
 
 #![deny(missing_docs)]
+// Nothing here needs `unsafe`: the readers slice through one bounds-checked cursor.
+#![forbid(unsafe_code)]
 
 mod convert;
-pub mod detect;
 mod error;
 pub mod ext;
 mod merge;
@@ -55,5 +56,6 @@ pub use merge::{
     Merged, Merger, Rebinned, fit_counts, merge,
 };
 pub use model::*;
-pub use read::{ReadOptions, read, read_with};
-pub use write::{record_offsets, to_vec, write};
+pub use read::detect::{self, Detected, Plausibility, Reading};
+pub use read::{ReadOptions, read, read_detailed, read_with};
+pub use write::{record_offsets, to_vec, to_vec_unchecked, write};

@@ -37,16 +37,21 @@ pub const MAX_GNU_ARC_COUNT: u64 = u32::MAX as u64;
 /// 2.7 × 10⁸), so that a corrupt sum cannot make the output explode.
 pub const MAX_SPLIT_HISTOGRAMS: u64 = 4096;
 
-/// [`fit_counts`] writes at most this many records for one arc (counts up to about 4.5 × 10¹⁵).
-pub const MAX_SPLIT_ARCS: u64 = 1 << 20;
+/// [`fit_counts`] writes at most this many records for one arc (counts up to about 2.8 × 10¹⁴,
+/// some 75 years of calls at a billion per second).
+pub const MAX_SPLIT_ARCS: u64 = 1 << 16;
 
 /// [`fit_counts`] writes at most this many arc (and basic-block) records beyond one per arc in
 /// all: the per-arc cap alone lets a few hundred absurd counts ask for billions of records.
-const MAX_EXTRA_RECORDS: u64 = 1 << 22;
+/// 2¹⁶ records of at most 29 bytes: the output grows by under 2 MB, the records in memory take
+/// under 6 MB (a 136-byte BSD file with four absurd 64-bit counts once asked for 88 MB and
+/// 405 MB).
+const MAX_EXTRA_RECORDS: u64 = 1 << 16;
 
 /// [`fit_counts`] writes at most this many histogram bins (64-bit each while in memory) in the
 /// extra histogram records that carry the excess of bins above 65535, over all ranges.
-const MAX_EXTRA_BINS: u64 = 1 << 26;
+/// 2²³ bins: 16 MB of output and 64 MB of memory at most.
+const MAX_EXTRA_BINS: u64 = 1 << 23;
 
 /// Everything that stops a merge.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -1655,22 +1660,19 @@ mod tests {
 
     #[test]
     fn many_large_arcs_are_refused_by_their_total_before_allocating() {
-        // Each arc alone is within the per-arc cap (2^19 records); together they are not.
-        let count = (1u64 << 19) * MAX_GNU_ARC_COUNT;
+        // Each arc alone is within the per-arc cap (2^15 records); together they are not.
+        let count = (1u64 << 15) * MAX_GNU_ARC_COUNT;
         let records: Vec<Record> = (0..10).map(|i| arc(0x10 + i, 0x100 + i, count)).collect();
         // Not unwrap_err: an accepted result would be millions of records to print.
         let Err(err) = fit_counts(&profile(records), Variant::Gnu) else {
-            panic!("10 arcs of 2^19 records each were accepted");
+            panic!("10 arcs of 2^15 records each were accepted");
         };
         let msg = err.to_string();
         assert!(
             msg.starts_with("cannot write the merged profile as gnu: "),
             "{msg}"
         );
-        assert!(
-            msg.contains("in all (at most 4194304 are written)"),
-            "{msg}"
-        );
+        assert!(msg.contains("in all (at most 65536 are written)"), "{msg}");
         assert!(msg.contains("from_pc 0x10 -> self_pc 0x100"), "{msg}");
         // Many histogram ranges, each within its own cap, are bounded in total too.
         let bins = vec![4000 * MAX_BIN_COUNT; 1 << 10];

@@ -7,8 +7,6 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use anyhow::Context;
-
 use crate::output::os_reason;
 
 /// An input that could not be read: `PATH: is a directory`, `PATH: No such file or directory`.
@@ -110,21 +108,38 @@ pub fn read_profile(
     Ok((parse_profile(path, &bytes, opts)?, bytes.len() as u64))
 }
 
+/// Like [`read_profile`], and also which reading detection chose and which others the file
+/// allows ([`gmon_format::read_detailed`]).
+pub fn read_detected(
+    path: &Path,
+    opts: &gmon_format::ReadOptions,
+) -> anyhow::Result<(gmon_format::Detected, u64)> {
+    let bytes = read_input(path)?;
+    let detected =
+        gmon_format::read_detailed(&bytes, opts).map_err(|e| explain(path, &bytes, e))?;
+    Ok((detected, bytes.len() as u64))
+}
+
 /// Parses the bytes of the profile at `path`, with [`read_profile`]'s errors.
 pub fn parse_profile(
     path: &Path,
     bytes: &[u8],
     opts: &gmon_format::ReadOptions,
 ) -> anyhow::Result<gmon_format::Profile> {
-    match gmon_format::read_with(bytes, opts) {
-        Ok(p) => Ok(p),
-        Err(gmon_format::Error::UnknownFormat { tried, .. }) => Err(NotAProfile {
+    gmon_format::read_with(bytes, opts).map_err(|e| explain(path, bytes, e))
+}
+
+/// The reader's error for the file at `path`: a [`NotAProfile`] when no layout explains it,
+/// else the error after the file's name.
+fn explain(path: &Path, bytes: &[u8], e: gmon_format::Error) -> anyhow::Error {
+    match e {
+        gmon_format::Error::UnknownFormat { tried, .. } => NotAProfile {
             name: path.display().to_string(),
             reason: what_it_is(bytes).to_owned(),
             tried,
         }
-        .into()),
-        Err(e) => Err(e).with_context(|| path.display().to_string()),
+        .into(),
+        e => anyhow::Error::new(e).context(path.display().to_string()),
     }
 }
 
@@ -170,6 +185,6 @@ mod tests {
             )
         );
         let tried = &err.downcast_ref::<NotAProfile>().unwrap().tried;
-        assert!(tried.contains("4.4BSD"), "{tried}");
+        assert!(tried.contains("old BSD"), "{tried}");
     }
 }

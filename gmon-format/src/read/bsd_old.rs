@@ -9,7 +9,7 @@
 //! ```
 //!
 //! The header size `H` is 12 for 4-byte pointers, and 20 (GNU gprof's view) or 24 (FreeBSD's
-//! padded struct) for 8-byte pointers. The file does not say which; see [`crate::detect`].
+//! padded struct) for 8-byte pointers. The file does not say which; see [`super::detect`].
 
 use super::bsd44::{check_range, finish, histogram_bins};
 use super::cursor::Cursor;

@@ -4,6 +4,8 @@
 //! short, so the parsers never index or slice unchecked. The byte order is settled once per file
 //! and every integer read goes through [`Cursor::uint`], the single place that applies it.
 
+use byteorder::{BigEndian, ByteOrder, LittleEndian};
+
 use crate::error::{Error, Result};
 use crate::model::{Endian, PtrWidth};
 
@@ -117,12 +119,15 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Decodes up to 8 bytes as an unsigned integer in `endian` order.
+/// Decodes up to 8 bytes as an unsigned integer in `endian` order (byteorder's `read_uint`,
+/// which would panic on 0 or more than 8 bytes: those give 0, and no caller passes them).
 pub(crate) fn decode(raw: &[u8], endian: Endian) -> u64 {
-    let fold = |acc: u64, &b: &u8| (acc << 8) | u64::from(b);
+    if raw.is_empty() || raw.len() > 8 {
+        return 0;
+    }
     match endian {
-        Endian::Big => raw.iter().fold(0, fold),
-        Endian::Little => raw.iter().rev().fold(0, fold),
+        Endian::Big => BigEndian::read_uint(raw, raw.len()),
+        Endian::Little => LittleEndian::read_uint(raw, raw.len()),
     }
 }
 

@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::dump::{DumpOptions, JsonFile, print_json, print_profile};
-use crate::input::read_profile;
+use crate::dump::{DumpOptions, JsonFile, print_detected, print_json};
+use crate::input::read_detected;
 use crate::input_args::{InputFormat, header_size_parser};
 
 /// Arguments of `gmon dump`.
@@ -18,7 +18,8 @@ use crate::input_args::{InputFormat, header_size_parser};
                   forced), the header, then each record with its file offset. Addresses are in \
                   hex; histograms are summarised as runs of nonzero bins (all bins with --bins).\n\n\
                   JSON (spec/json.md): {\"version\": 1, \"files\": [...]} with one \
-                  {\"file\", \"size\", \"profile\"} object per FILE; the version changes when \
+                  {\"file\", \"size\", \"profile\", \"reading\", \"ambiguous\", \
+                  \"less_plausible\"} object per FILE; the version changes when \
                   a field changes meaning or disappears. The profile's field names are stable:\n  \
                   encoding: {endian: little|big, ptr_width: 4|8}\n  \
                   header: {variant: gnu, version, spare} | {variant: bsd44, version, prof_rate, \
@@ -29,6 +30,10 @@ use crate::input_args::{InputFormat, header_size_parser};
                   {kind: basic-blocks, legacy_name?, blocks: [{address, count, legacy?: \
                   {function, file, line}}]}\n  \
                   trailing: present only when a BSD file ends in a partial arc\n\
+                  Next to profile: reading {variant, encoding, header_size?} (the reading chosen), \
+                  ambiguous and less_plausible (the other readings the file allows: as plausible, \
+                  or less; spec/gmon-out.md \"Ambiguity\"). The text output prints them as \
+                  \"ambiguous:\" and \"less plausible:\" lines.\n\
                   Numbers are JSON integers (addresses too); byte strings are arrays of integers.\n\n\
                   EXAMPLES:\n  gmon dump gmon.out\n  gmon dump --bins gmon.out\n  \
                   gmon dump --json gmon.out gmon.2.out > profiles.json\n  \
@@ -65,24 +70,20 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     opts.all_bins = args.bins;
     let mut profiles = Vec::new();
     for (i, path) in args.files.iter().enumerate() {
-        let (p, size) = read_profile(path, &read_opts)?;
+        let (p, size) = read_detected(path, &read_opts)?;
         if args.json {
             profiles.push((path.display().to_string(), size, p));
         } else {
             if i > 0 {
                 writeln!(out)?;
             }
-            print_profile(out, &path.display().to_string(), size, &p, &opts)?;
+            print_detected(out, &path.display().to_string(), size, &p, &opts)?;
         }
     }
     if args.json {
         let files: Vec<JsonFile<'_>> = profiles
             .iter()
-            .map(|(file, size, profile)| JsonFile {
-                file,
-                size: *size,
-                profile,
-            })
+            .map(|(file, size, detected)| JsonFile::detected(file, *size, detected))
             .collect();
         print_json(out, &files)?;
     }
