@@ -316,6 +316,65 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
     }
 }
 
+/// Issue 12: a `calls/count` sample [callee, caller] carries exactly the call graph's count for
+/// that pair, self-recursion included (it was counted twice: the arc and the function's
+/// self-calls again).
+#[test]
+fn testdata_call_counts_equal_the_call_graphs_arcs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = testdata_cases();
+    assert!(cases.len() >= 10, "testdata/cases is missing");
+    let mut self_arcs = 0;
+    for dir in cases {
+        let out = tmp.path().join("p.pb.gz");
+        let p = decode_gz(&gmon_pprof(&dir, &out));
+        let s = |i: i64| p.string_table[i as usize].clone();
+        let loc_fn: BTreeMap<u64, u64> = p
+            .location
+            .iter()
+            .map(|l| (l.id, l.line[0].function_id))
+            .collect();
+        let fn_name: BTreeMap<u64, String> = p
+            .function
+            .iter()
+            .map(|f| (f.id, s(f.system_name)))
+            .collect();
+        let mut got: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for smp in &p.sample {
+            if smp.value[2] != 0 {
+                assert_eq!(smp.location_id.len(), 2, "{}", dir.display());
+                let callee = fn_name[&loc_fn[&smp.location_id[0]]].clone();
+                let caller = fn_name[&loc_fn[&smp.location_id[1]]].clone();
+                *got.entry((caller, callee)).or_insert(0) += smp.value[2];
+            }
+        }
+        let image = Image::open(&dir.join("prog"), "test").unwrap();
+        let profile = common::read(&dir.join("gmon.out"));
+        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let name: BTreeMap<usize, String> = a
+            .functions()
+            .map(|f| (f.index, f.name.to_owned()))
+            .collect();
+        let mut want: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for arc in a.arcs() {
+            if arc.count == 0 {
+                continue;
+            }
+            if let (Some(p), Some(c)) = (name.get(&arc.parent), name.get(&arc.child)) {
+                if p == c {
+                    self_arcs += 1;
+                }
+                *want.entry((p.clone(), c.clone())).or_insert(0) += arc.count as i64;
+            }
+        }
+        assert_eq!(got, want, "{}", dir.display());
+    }
+    assert!(
+        self_arcs > 0,
+        "the testdata has self-recursive arcs to check"
+    );
+}
+
 #[test]
 fn testdata_functions_have_dwarf_files_lines_and_both_names() {
     let tmp = tempfile::tempdir().unwrap();

@@ -283,16 +283,11 @@ pub fn graph_from_analysis(
     if let Some(la) = lines {
         add_line_credit(analysis, la, &by_index, &mut functions);
     }
+    // The engine's arcs include self-arcs (recursion); a function's `self_calls` is the same
+    // count again, so it is not added (issue 12: pprof showed recursive calls twice).
     for arc in analysis.arcs() {
         if let (Some(&p), Some(&c)) = (by_index.get(&arc.parent), by_index.get(&arc.child)) {
             graph.add_calls(p, c, arc.count)?;
-        }
-    }
-    for f in &stats {
-        if f.self_calls > 0
-            && let Some(&id) = by_index.get(&f.index)
-        {
-            graph.add_calls(id, id, f.self_calls)?;
         }
     }
     let cycles: Vec<CycleGroup> = analysis
