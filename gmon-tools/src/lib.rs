@@ -2,7 +2,8 @@
 //!
 //! Every subcommand is a thin layer in [`commands`] over functions here that tests call directly:
 //! the gprof engine ([`gprof`]: symbol table, histogram credit, call graph with cycles and
-//! propagation, and GNU gprof's printers), [`diff`], [`flame`], [`pprof`] and [`dump`].
+//! propagation, and GNU gprof's printers), [`stacks`] (the model the views print),
+//! [`diff`], [`flame`], [`pprof`] and [`dump`].
 
 #![deny(missing_docs)]
 
@@ -15,3 +16,4 @@ pub mod gprof;
 pub mod merge;
 pub mod output;
 pub mod pprof;
+pub mod stacks;

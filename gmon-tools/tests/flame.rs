@@ -5,20 +5,20 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{case_dir, gmon as gmon_cmd, run_ok, testdata_cases};
-use gmon_tools::flame::{
-    CallGraph, CycleGroup, Frame, NodeId, StackSource, SvgOptions, estimate_stacks, folded_lines,
-    largest_remainder, write_svg,
+use gmon_tools::flame::{SvgOptions, folded_lines, write_svg};
+use gmon_tools::stacks::{
+    CycleGroup, Frame, NodeId, StackSource, WeightedCallGraph, estimate_stacks, largest_remainder,
 };
 use proptest::prelude::*;
 
-fn folded(g: &CallGraph) -> Vec<String> {
+fn folded(g: &WeightedCallGraph) -> Vec<String> {
     let stacks = estimate_stacks(g).expect("estimate");
     folded_lines(&stacks, g)
 }
 
 #[test]
 fn chain_keeps_every_sample_on_its_path() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 1);
     let a = g.add_node("a", 10);
     g.add_calls(main, a, 1).unwrap();
@@ -27,7 +27,7 @@ fn chain_keeps_every_sample_on_its_path() {
 
 #[test]
 fn self_time_follows_call_counts() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 0);
     let a = g.add_node("a", 0);
     let b = g.add_node("b", 0);
@@ -53,7 +53,7 @@ fn largest_remainder_is_exact_and_breaks_ties_by_order() {
 
 #[test]
 fn recursive_self_arc_is_ignored() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 0);
     let f = g.add_node("f", 5);
     g.add_calls(main, f, 1).unwrap();
@@ -63,7 +63,7 @@ fn recursive_self_arc_is_ignored() {
 
 #[test]
 fn spontaneous_functions_are_roots() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     g.add_node("handler", 3);
     let main = g.add_node("main", 2);
     let f = g.add_node("f", 1);
@@ -71,8 +71,8 @@ fn spontaneous_functions_are_roots() {
     assert_eq!(folded(&g), ["f 1", "handler 3", "main 2"]);
 }
 
-fn even_odd() -> (CallGraph, [NodeId; 4]) {
-    let mut g = CallGraph::new();
+fn even_odd() -> (WeightedCallGraph, [NodeId; 4]) {
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 0);
     let even = g.add_node("is_even", 4);
     let odd = g.add_node("is_odd", 6);
@@ -160,7 +160,7 @@ fn svg_is_deterministic_xml_with_every_function() {
 
 #[test]
 fn empty_graph_is_an_error_not_an_error_svg() {
-    let g = CallGraph::new();
+    let g = WeightedCallGraph::new();
     let stacks = estimate_stacks(&g).unwrap();
     let lines = folded_lines(&stacks, &g);
     let mut out = Vec::new();
@@ -218,14 +218,14 @@ pub fn svg_titles(svg: &str) -> Vec<String> {
     titles
 }
 
-fn arb_graph() -> impl Strategy<Value = CallGraph> {
+fn arb_graph() -> impl Strategy<Value = WeightedCallGraph> {
     (1usize..12).prop_flat_map(|n| {
         (
             proptest::collection::vec(0u64..50, n),
             proptest::collection::vec((0..n, 0..n, 0u64..20), 0..(n * 3)),
         )
             .prop_map(move |(samples, arcs)| {
-                let mut g = CallGraph::new();
+                let mut g = WeightedCallGraph::new();
                 let ids: Vec<NodeId> = samples
                     .iter()
                     .enumerate()
@@ -264,7 +264,8 @@ proptest! {
 
 use std::path::{Path, PathBuf};
 
-use gmon_tools::flame::{LoadOptions, Loaded, load_with, write_folded};
+use gmon_tools::flame::write_folded;
+use gmon_tools::stacks::{LoadOptions, Loaded, load_with};
 
 /// Flame graphs load without per-line credit, as `gmon flame` does.
 fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
@@ -697,7 +698,7 @@ fn cli_accepts_gprofs_order_executable_first() {
 
 #[test]
 fn whole_samples_round_gprofs_credit_to_its_rounded_total() {
-    use gmon_tools::flame::whole_samples;
+    use gmon_tools::stacks::whole_samples;
     // 2.2 ticks in all -> 2 samples; the spare one goes to the first of the equal fractions.
     assert_eq!(whole_samples(&[0.5, 0.5, 1.2]), [1, 0, 1]);
     // The traps case: 4.507 + 4.007 + 0.501 = 9.015 -> 9.

@@ -86,7 +86,7 @@ pub fn check_new_against(
     path: &Path,
     profile: &gmon_format::Profile,
 ) -> anyhow::Result<()> {
-    let info = crate::merge::ExecutableInfo::open(exe)?;
+    let info = crate::stacks::Executable::open(exe)?;
     crate::merge::check_belongs(&info, path, profile).map_err(|e| {
         anyhow::anyhow!("{e:#} (NEW is read with --exe's executable; give its own with --new-exe)")
     })
@@ -111,8 +111,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let diff = match (&args.exe, new_exe) {
         (Some(be), Some(ne)) => {
             if args.folded {
-                let b = crate::flame::load(Some(be), std::slice::from_ref(&args.base))?;
-                let n = crate::flame::load(Some(ne), std::slice::from_ref(&args.new))?;
+                let b = crate::stacks::load(Some(be), std::slice::from_ref(&args.base))?;
+                let n = crate::stacks::load(Some(ne), std::slice::from_ref(&args.new))?;
                 let lines = differential_folded(
                     &crate::flame::folded_lines(&b.stacks, &b.graph),
                     &crate::flame::folded_lines(&n.stacks, &n.graph),

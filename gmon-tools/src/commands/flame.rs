@@ -8,6 +8,7 @@ use anyhow::Context;
 
 use crate::flame::{self, SvgOptions, folded_lines};
 use crate::output::write_atomically;
+use crate::stacks;
 
 /// Arguments of `gmon flame`.
 #[derive(Debug, clap::Args)]
@@ -81,16 +82,16 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--min-width must be a percentage between 0 and 100");
     }
     let opts = args.svg_options();
-    let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
+    let (exe, gmon) = stacks::split_executable(args.exe.as_deref(), &args.gmon);
     let render = |w: &mut dyn Write| -> anyhow::Result<()> {
         if args.diff {
             let [base, new] = gmon.as_slice() else {
                 anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
             };
-            let b = flame::load_with(
+            let b = stacks::load_with(
                 exe.as_deref(),
                 std::slice::from_ref(base),
-                &flame::LoadOptions::STACKS_ONLY,
+                &stacks::LoadOptions::STACKS_ONLY,
             )?;
             let new_exe = match (&args.new_exe, &exe) {
                 (Some(ne), _) => Some(ne.clone()),
@@ -103,10 +104,10 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 }
                 (None, None) => None,
             };
-            let n = flame::load_with(
+            let n = stacks::load_with(
                 new_exe.as_deref(),
                 std::slice::from_ref(new),
-                &flame::LoadOptions::STACKS_ONLY,
+                &stacks::LoadOptions::STACKS_ONLY,
             )?;
             print_notes(&b.notes);
             print_notes(&n.notes);
@@ -123,7 +124,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
         } else {
-            let l = flame::load_with(exe.as_deref(), &gmon, &flame::LoadOptions::STACKS_ONLY)?;
+            let l = stacks::load_with(exe.as_deref(), &gmon, &stacks::LoadOptions::STACKS_ONLY)?;
             print_notes(&l.notes);
             if args.folded {
                 flame::write_folded(w, &l.stacks, &l.graph)?;

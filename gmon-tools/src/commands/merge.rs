@@ -8,8 +8,9 @@ use anyhow::Context;
 use gmon_format::{MergeOptions, Variant, fit_counts};
 
 use super::dump::{InputFormat, VariantArg};
-use crate::merge::{ExecutableInfo, MergeFilesOptions, expand_inputs, merge_files};
+use crate::merge::{MergeFilesOptions, expand_inputs, merge_files};
 use crate::output::write_atomically;
+use crate::stacks::Executable;
 
 /// Arguments of `gmon merge`.
 #[derive(Debug, clap::Args)]
@@ -73,7 +74,7 @@ pub struct Args {
 /// Runs `gmon merge`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let paths = expand_inputs(&args.inputs, &args.from_list)?;
-    let executable = args.exe.as_deref().map(ExecutableInfo::open).transpose()?;
+    let executable = args.exe.as_deref().map(Executable::open).transpose()?;
     let opts = MergeFilesOptions {
         merge: MergeOptions::new().rebin(args.rebin),
         read: InputFormat {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::output::write_atomically;
-use crate::{flame, pprof};
+use crate::{pprof, stacks};
 
 /// Arguments of `gmon pprof`.
 #[derive(Debug, clap::Args)]
@@ -47,8 +47,8 @@ pub struct Args {
 
 /// Runs `gmon pprof`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
-    let l = flame::load(exe.as_deref(), &gmon)?;
+    let (exe, gmon) = stacks::split_executable(args.exe.as_deref(), &args.gmon);
+    let l = stacks::load(exe.as_deref(), &gmon)?;
     let opts = pprof::PprofOptions {
         prof_rate: l.prof_rate,
         cpu_stacks: l.cpu_stacks.clone(),

@@ -15,7 +15,7 @@ use anyhow::{Context, bail};
 /// The environment variable that names the runtime library explicitly.
 pub const LIB_ENV: &str = "GMON_WRITE_LIB";
 /// The runtime library's file name.
-pub const LIB_NAME: &str = "libgmon_write.so";
+pub const LIB_NAME: &str = crate::stacks::RUNTIME_LIBRARY;
 
 /// Arguments of `gmon record`.
 #[derive(Debug, clap::Args)]

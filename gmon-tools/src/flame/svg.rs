@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use inferno::flamegraph::{self, Direction, Palette, TextTruncateDirection};
 
-use super::estimate::StackSource;
+use crate::stacks::StackSource;
 
 /// How to draw a flame graph. Deterministic colours by default.
 #[derive(Clone, Debug)]

@@ -1,5 +1,5 @@
 //! From files to stacks: reads the gmon.out files, runs the gprof engine's analysis on the
-//! executable, and turns its result into a [`CallGraph`] and [`Stacks`] (exact ones when the
+//! executable, and turns its result into a [`WeightedCallGraph`] and [`Stacks`] (exact ones when the
 //! runtime's sidecar has them, estimated ones otherwise). Shared by `gmon flame` and
 //! `gmon pprof`.
 
@@ -9,19 +9,21 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use gmon_format::{Extension, read_extension, sidecar_path};
 
-use super::estimate::{Frame, Stack, StackSource, Stacks, estimate_stacks};
-use super::graph::{CallGraph, CycleGroup, GraphError, NodeId};
+use super::estimate::{StackSource, Stacks, estimate_stacks};
+use super::exact::exact_stacks;
+use super::executable::Executable;
+use super::function::{BinSample, FunctionInfo};
+use super::graph::{CycleGroup, GraphError, NodeId, WeightedCallGraph};
 use crate::gprof::dwarf::LineInfo;
 use crate::gprof::lines::{attach_function_sources, line_symbol_table};
 use crate::gprof::{Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable};
-use crate::pprof::{BinSample, Executable, FunctionInfo, build_id_hex};
 
 /// Everything the flame and pprof writers need.
 #[derive(Debug)]
 pub struct Loaded {
     /// One node per symbol of the executable (address order), plus nodes for shared objects
     /// and unknown code when exact stacks reach them.
-    pub graph: CallGraph,
+    pub graph: WeightedCallGraph,
     /// The stacks to draw, in whole samples.
     pub stacks: Stacks,
     /// For estimated stacks: the same estimation weighted by each function's CPU time in
@@ -178,21 +180,15 @@ pub fn load_with(
         line_table.and_then(|t| run_analysis(t, &image, gmon, &profiles, &opts).ok());
 
     let mut notes = Vec::new();
-    let data = std::fs::read(&exe_path).with_context(|| format!("{}", exe_path.display()))?;
-    let executable = Executable {
-        path: std::fs::canonicalize(&exe_path)
-            .unwrap_or(exe_path.clone())
-            .display()
-            .to_string(),
-        build_id: build_id_hex(&data),
-    };
+    let executable = Executable::from_bytes(&exe_path, &image.data)?;
 
     let (mut graph, mut functions) = graph_from_analysis(&analysis, line_analysis.as_ref())?;
     let sidecars = matching_sidecars(gmon, &raw, &mut notes);
     let stacks = match sidecars {
         Some(exts) if exts.iter().any(|e| !e.stacks.is_empty()) => {
             for e in &exts {
-                if let (Some(main), Some(ours)) = (e.main_object(), executable.build_id.as_deref())
+                if let (Some(main), Some(ours)) =
+                    (e.main_object(), executable.build_id_hex().as_deref())
                     && !main.build_id.is_empty()
                     && main.build_id_hex() != ours
                 {
@@ -245,11 +241,11 @@ pub fn load_with(
 pub fn graph_from_analysis(
     analysis: &Analysis,
     lines: Option<&Analysis>,
-) -> Result<(CallGraph, Vec<FunctionInfo>), GraphError> {
+) -> Result<(WeightedCallGraph, Vec<FunctionInfo>), GraphError> {
     let stats: Vec<_> = analysis.functions().collect();
     let ticks: Vec<f64> = stats.iter().map(|f| f.self_ticks).collect();
     let samples = whole_samples(&ticks);
-    let mut graph = CallGraph::new();
+    let mut graph = WeightedCallGraph::new();
     let mut functions = Vec::with_capacity(stats.len());
     let mut by_index: BTreeMap<usize, NodeId> = BTreeMap::new();
     let demangled: Vec<String> = stats.iter().map(|f| f.demangled()).collect();
@@ -400,120 +396,4 @@ fn matching_sidecars(
         }
     }
     Some(exts)
-}
-
-/// The file name of the gmon-write runtime that `gmon record` preloads.
-const RUNTIME_LIBRARY: &str = crate::commands::record::LIB_NAME;
-
-/// Whether the frame at `depth` (0: the sampled program counter) of a sampled stack is a caller
-/// inside the profiler's own shared library, which is left out: the runtime's thread-start
-/// wrapper would otherwise be the root of every thread's stack, where users look for the thread
-/// function. A sample whose program counter itself is in the runtime (its own overhead) keeps
-/// that leaf. The main executable is never left out, even when it links gmon-write itself.
-fn is_runtime_caller(depth: usize, obj: &gmon_format::ext::MappedObject) -> bool {
-    depth != 0
-        && !obj.is_main()
-        && Path::new(&obj.path)
-            .file_name()
-            .is_some_and(|n| n == RUNTIME_LIBRARY)
-}
-
-/// Stacks exactly as the runtime sampled them (without the runtime's own callers, see
-/// [`is_runtime_caller`]): each program counter resolved to a function of
-/// the executable, to `[object]` for a shared object, or to `[unknown]`.
-fn exact_stacks(
-    analysis: &Analysis,
-    exts: &[Extension],
-    graph: &mut CallGraph,
-    functions: &mut Vec<FunctionInfo>,
-) -> Stacks {
-    // Node k of the graph is the k-th function of the analysis (see graph_from_analysis).
-    let node_of_symbol: BTreeMap<usize, NodeId> = analysis
-        .functions()
-        .enumerate()
-        .map(|(k, f)| (f.index, NodeId(k)))
-        .collect();
-    let mut extra: BTreeMap<String, NodeId> = BTreeMap::new();
-    let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
-    let mut extra_node =
-        |name: String, graph: &mut CallGraph, functions: &mut Vec<FunctionInfo>| {
-            *extra.entry(name.clone()).or_insert_with(|| {
-                functions.push(FunctionInfo::default());
-                graph.add_node(name, 0)
-            })
-        };
-    for ext in exts {
-        for st in &ext.stacks {
-            let mut frames = Vec::with_capacity(st.pcs.len());
-            for (depth, &pc) in st.pcs.iter().enumerate() {
-                // Return addresses point after the call: step back into it.
-                let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
-                let id = match ext.resolve(pc) {
-                    Some((obj, _)) if is_runtime_caller(depth, obj) => continue,
-                    Some((obj, addr)) if obj.is_main() => {
-                        match analysis
-                            .symtab
-                            .lookup(addr)
-                            .and_then(|i| node_of_symbol.get(&i))
-                        {
-                            Some(&id) => id,
-                            None => extra_node("[unknown]".to_owned(), graph, functions),
-                        }
-                    }
-                    Some((obj, _)) => {
-                        let base = Path::new(&obj.path)
-                            .file_name()
-                            .map_or(obj.path.clone(), |n| n.to_string_lossy().into_owned());
-                        extra_node(format!("[{base}]"), graph, functions)
-                    }
-                    None => extra_node("[unknown]".to_owned(), graph, functions),
-                };
-                frames.push(Frame::Function(id));
-            }
-            frames.reverse();
-            if frames.is_empty() || st.count == 0 {
-                continue;
-            }
-            let slot = out.entry(frames).or_insert(0);
-            *slot = slot.saturating_add(st.count);
-        }
-    }
-    Stacks {
-        stacks: out
-            .into_iter()
-            .map(|(frames, samples)| Stack { frames, samples })
-            .collect(),
-        source: StackSource::Exact,
-        outside_samples: 0,
-    }
-}
-
-#[cfg(test)]
-mod runtime_frame_tests {
-    use super::*;
-    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
-
-    fn object(path: &str, flags: u32) -> MappedObject {
-        MappedObject {
-            path: path.to_owned(),
-            build_id: Vec::new(),
-            load_bias: 0,
-            flags,
-            ranges: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn callers_inside_the_runtime_library_are_left_out_but_not_its_own_leaf() {
-        let rt = object("/opt/gmon/lib/libgmon_write.so", 0);
-        assert!(is_runtime_caller(1, &rt));
-        assert!(is_runtime_caller(7, &rt));
-        assert!(!is_runtime_caller(0, &rt));
-        assert!(!is_runtime_caller(3, &object("/lib/libc.so.6", 0)));
-        assert!(!is_runtime_caller(
-            3,
-            &object("/x/libgmon_write.so", OBJECT_FLAG_MAIN)
-        ));
-        assert!(!is_runtime_caller(3, &object("/x/libgmon_write.so.bak", 0)));
-    }
 }
