@@ -11,6 +11,7 @@ mod function;
 mod graph;
 mod load;
 mod names;
+mod symbolize;
 
 pub use estimate::{
     Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
@@ -23,6 +24,7 @@ pub use load::{
     whole_samples,
 };
 pub use names::{frame_name, sanitize};
+pub use symbolize::{ObjectFunction, ObjectSymbols, display_name};
 
 /// The file name of the gmon-write runtime library that `gmon record` preloads; its frames are
 /// the profiler's, not the program's (spec/stacks.md §8).

@@ -10,6 +10,7 @@ use super::RUNTIME_LIBRARY;
 use super::estimate::{Frame, Stack, StackSource, Stacks};
 use super::function::FunctionInfo;
 use super::graph::{NodeId, WeightedCallGraph};
+use super::symbolize::{ObjectSymbols, display_name};
 use crate::gprof::Analysis;
 
 /// Whether the frame at `depth` (0: the sampled program counter) of a sampled stack is a caller
@@ -26,10 +27,15 @@ fn is_runtime_caller(depth: usize, obj: &gmon_format::ext::MappedObject) -> bool
 }
 
 /// Stacks exactly as the runtime sampled them (without the runtime's own callers, see
-/// [`is_runtime_caller`]): each program counter resolved to a function of
-/// the executable, to `[object]` for a shared object, or to `[unknown]`.
+/// [`is_runtime_caller`]), every program counter named (spec/stacks.md §8, §9): in the
+/// executable, the function of the gprof engine's table unless the executable's own symbols
+/// put a function gprof's rules leave out there (a compiler clone such as `f.part.0`), or the
+/// executable's symbols / unwind table when gprof's table has nothing; in a shared object, the
+/// object's own symbols ([`ObjectSymbols`]), `[object]` when the object cannot be read or is
+/// another build than the one sampled; `[unknown]` outside every object.
 pub(super) fn exact_stacks(
     analysis: &Analysis,
+    main_symbols: Option<&ObjectSymbols>,
     exts: &[Extension],
     graph: &mut WeightedCallGraph,
     functions: &mut Vec<FunctionInfo>,
@@ -41,14 +47,21 @@ pub(super) fn exact_stacks(
         .map(|(k, f)| (f.index, NodeId(k)))
         .collect();
     let mut extra: BTreeMap<String, NodeId> = BTreeMap::new();
+    let mut libraries: BTreeMap<String, Option<ObjectSymbols>> = BTreeMap::new();
     let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
-    let mut extra_node =
-        |name: String, graph: &mut WeightedCallGraph, functions: &mut Vec<FunctionInfo>| {
-            *extra.entry(name.clone()).or_insert_with(|| {
-                functions.push(FunctionInfo::default());
-                graph.add_node(name, 0)
-            })
-        };
+    let mut extra_node = |(name, system): (String, String),
+                          graph: &mut WeightedCallGraph,
+                          functions: &mut Vec<FunctionInfo>| {
+        *extra.entry(name.clone()).or_insert_with(|| {
+            functions.push(FunctionInfo {
+                name: name.clone(),
+                system_name: system,
+                ..FunctionInfo::default()
+            });
+            graph.add_node(name, 0)
+        })
+    };
+    let plain = |n: &str| (n.to_owned(), n.to_owned());
     for ext in exts {
         for st in &ext.stacks {
             let mut frames = Vec::with_capacity(st.pcs.len());
@@ -58,22 +71,44 @@ pub(super) fn exact_stacks(
                 let id = match ext.resolve(pc) {
                     Some((obj, _)) if is_runtime_caller(depth, obj) => continue,
                     Some((obj, addr)) if obj.is_main() => {
-                        match analysis
-                            .symtab
-                            .lookup(addr)
-                            .and_then(|i| node_of_symbol.get(&i))
-                        {
-                            Some(&id) => id,
-                            None => extra_node("[unknown]".to_owned(), graph, functions),
+                        let gprofs = analysis.symtab.lookup(addr).and_then(|i| {
+                            Some((
+                                analysis.symtab.symbols.get(i)?.addr,
+                                *node_of_symbol.get(&i)?,
+                            ))
+                        });
+                        let ours = main_symbols.and_then(|m| m.function_at(addr));
+                        match (gprofs, ours) {
+                            (Some((start, _)), Some(f)) if f.from_symbol && f.start > start => {
+                                extra_node(
+                                    (display_name(&f.name), f.name.clone()),
+                                    graph,
+                                    functions,
+                                )
+                            }
+                            (Some((_, id)), _) => id,
+                            (None, _) => match main_symbols {
+                                Some(m) => extra_node(m.name_at(addr), graph, functions),
+                                None => extra_node(plain("[unknown]"), graph, functions),
+                            },
                         }
                     }
-                    Some((obj, _)) => {
+                    Some((obj, addr)) => {
                         let base = Path::new(&obj.path)
                             .file_name()
                             .map_or(obj.path.clone(), |n| n.to_string_lossy().into_owned());
-                        extra_node(format!("[{base}]"), graph, functions)
+                        let syms = libraries
+                            .entry(obj.path.clone())
+                            .or_insert_with(|| library_symbols(obj));
+                        match syms {
+                            // The runtime's own leaf stays one frame: its overhead, visible.
+                            Some(s) if base != RUNTIME_LIBRARY => {
+                                extra_node(s.name_at(addr), graph, functions)
+                            }
+                            _ => extra_node(plain(&format!("[{base}]")), graph, functions),
+                        }
                     }
-                    None => extra_node("[unknown]".to_owned(), graph, functions),
+                    None => extra_node(plain("[unknown]"), graph, functions),
                 };
                 frames.push(Frame::Function(id));
             }
@@ -93,6 +128,20 @@ pub(super) fn exact_stacks(
         source: StackSource::Exact,
         outside_samples: 0,
     }
+}
+
+/// The symbols of a shared object the runtime recorded, when its file is still there and is
+/// the build that was sampled (same build id, when the runtime recorded one).
+fn library_symbols(obj: &gmon_format::ext::MappedObject) -> Option<ObjectSymbols> {
+    let path = Path::new(&obj.path);
+    let data = std::fs::read(path).ok()?;
+    if !obj.build_id.is_empty() {
+        let elf = crate::gprof::symtab::parse_elf(&data).ok()?;
+        if super::executable::gnu_build_id(&elf, &data).as_deref() != Some(&obj.build_id[..]) {
+            return None;
+        }
+    }
+    ObjectSymbols::from_bytes(path, &data)
 }
 
 #[cfg(test)]

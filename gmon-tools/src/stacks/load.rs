@@ -14,8 +14,10 @@ use super::exact::exact_stacks;
 use super::executable::Executable;
 use super::function::{BinSample, FunctionInfo};
 use super::graph::{CycleGroup, GraphError, NodeId, WeightedCallGraph};
+use super::symbolize::ObjectSymbols;
 use crate::gprof::dwarf::LineInfo;
 use crate::gprof::lines::{attach_function_sources, line_symbol_table};
+use crate::gprof::symtab::Symbol;
 use crate::gprof::{Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable};
 
 /// Everything the flame and pprof writers need.
@@ -156,14 +158,34 @@ pub fn load_with(
     // The gprof engine twice: per function (as `gprof` reports), and per source line (as
     // `gprof -l` reports) for pprof's line-level leaf locations. Symbols get their source file
     // and line as gprof attaches them (BFD's lookup, in gprof/dwarf.rs).
+    let mut notes = Vec::new();
     let gprof_err = |e: crate::gprof::GprofError| anyhow::anyhow!("{}", e.without_program("gmon"));
     let opts = AnalysisOptions {
         whoami: "gmon".to_owned(),
         ..AnalysisOptions::default()
     };
-    let mut symtab = SymbolTable::from_image(&image, &opts.symtab, &opts.whoami)
-        .map_err(gprof_err)
-        .context("reading symbols")?;
+    // The executable's own functions, by the views' rules (clones kept, .dynsym and the unwind
+    // table when stripped): spec/stacks.md §9.
+    let main_symbols = ObjectSymbols::from_bytes(&exe_path, &image.data);
+    // A stripped executable has nothing gprof's rules accept: the views name its code from
+    // .dynsym and the unwind table instead of refusing it.
+    let mut symtab = match SymbolTable::from_image(&image, &opts.symtab, &opts.whoami) {
+        Ok(t) => t,
+        Err(e) => match main_symbols
+            .as_ref()
+            .and_then(|m| fallback_symtab(m, &image))
+        {
+            Some(t) => {
+                notes.push(format!(
+                    "{}: no symbol table (stripped); functions named from .dynsym and the \
+                     unwind table",
+                    exe_path.display()
+                ));
+                t
+            }
+            None => return Err(gprof_err(e)).context("reading symbols"),
+        },
+    };
     let elf = crate::gprof::symtab::parse_elf(&image.data).ok();
     let mut line_info = LineInfo::for_executable(&exe_path, &image.data, elf.as_ref(), true);
     attach_function_sources(&mut symtab, &mut line_info);
@@ -179,7 +201,6 @@ pub fn load_with(
     let line_analysis =
         line_table.and_then(|t| run_analysis(t, &image, gmon, &profiles, &opts).ok());
 
-    let mut notes = Vec::new();
     let executable = Executable::from_bytes(&exe_path, &image.data)?;
 
     let (mut graph, mut functions) = graph_from_analysis(&analysis, line_analysis.as_ref())?;
@@ -201,7 +222,13 @@ pub fn load_with(
                     ));
                 }
             }
-            exact_stacks(&analysis, &exts, &mut graph, &mut functions)
+            exact_stacks(
+                &analysis,
+                main_symbols.as_ref(),
+                &exts,
+                &mut graph,
+                &mut functions,
+            )
         }
         _ => estimate_stacks(&graph)?,
     };
@@ -396,4 +423,24 @@ fn matching_sidecars(
         }
     }
     Some(exts)
+}
+
+/// A gprof symbol table made of the views' functions of a stripped executable (its `.dynsym`
+/// functions and the unwind table's unnamed ones), so the engine can credit its histogram;
+/// `None` when there are none.
+fn fallback_symtab(symbols: &ObjectSymbols, image: &Image) -> Option<SymbolTable> {
+    let syms: Vec<Symbol> = symbols
+        .functions()
+        .iter()
+        .map(|f| Symbol {
+            name: f.name.as_str().into(),
+            addr: f.start,
+            end_addr: 0,
+            is_static: !f.from_symbol,
+            is_func: true,
+            file: None,
+            line: 0,
+        })
+        .collect();
+    (!syms.is_empty()).then(|| SymbolTable::finalize(syms, image.text_end()))
 }
