@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use gmon_format::{
     Arc, ExecutableId, GnuView, HistogramView, MergeOptions, Merged, Merger, Profile, ReadOptions,
-    Variant, read_extension, sidecar_path,
+    Variant,
 };
 use rayon::prelude::*;
 
-use crate::stacks::Executable;
+use crate::stacks::{Executable, sidecar_build_id};
 
 /// How to merge files.
 #[derive(Debug, Clone, Default)]
@@ -212,41 +212,6 @@ fn load(
         parsed: Parsed::Full(profile),
         id,
     })
-}
-
-/// The build id of the main executable named by the gmon-write runtime's sidecar of the
-/// profile at `path` (`PATH.gmonx`), when there is a sidecar and it records one.
-pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
-    let sidecar = sidecar_path(path);
-    match fs::read(&sidecar) {
-        Ok(b) => Ok(read_extension(&b)
-            .with_context(|| format!("{}", sidecar.display()))?
-            .main_object()
-            .filter(|o| !o.build_id.is_empty())
-            .map(|o| ExecutableId(o.build_id.clone()))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("{}", sidecar.display())),
-    }
-}
-
-/// The check `gmon merge --exe` makes, for one profile file that another command reads with
-/// `exe`: its sidecar's build id (when both have one) must be `exe`'s, and its addresses must
-/// lie in `exe`'s code ([`Executable::check`]). The error names `path`.
-pub fn check_belongs(exe: &Executable, path: &Path, profile: &Profile) -> anyhow::Result<()> {
-    if let (Some(want), Some(got)) = (&exe.build_id, sidecar_build_id(path)?)
-        && *want != got
-    {
-        anyhow::bail!(
-            "{}: its runtime sidecar names build id {}, {} has {}: not a profile of this \
-             executable",
-            path.display(),
-            got,
-            exe.path.display(),
-            want
-        );
-    }
-    exe.check(profile)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 fn progress_bar(wanted: bool, len: usize) -> indicatif::ProgressBar {

@@ -203,3 +203,72 @@ fn inferno_reads_the_differential_folded_output() {
         "not drawn as a differential graph"
     );
 }
+
+/// Issue 12: `gmon diff EXE BASE NEW` names the executable as gprof does, and means the same as
+/// `--exe EXE`.
+#[test]
+fn the_executable_can_be_named_first_as_gprof_takes_it() {
+    let (exe, b, n) = (
+        case().join("prog"),
+        case().join("gmon.out"),
+        case().join("gmon.3.out"),
+    );
+    let first = run_ok(gmon().arg("diff").arg(&exe).arg(&b).arg(&n));
+    let flag = run_ok(gmon().arg("diff").arg("--exe").arg(&exe).arg(&b).arg(&n));
+    assert_eq!(first.stdout, flag.stdout);
+    assert!(String::from_utf8_lossy(&first.stdout).contains("fib"));
+    // Too many or too few operands, and an executable twice, are refused with the reason.
+    for (args, says) in [
+        (vec![exe.clone(), b.clone()], "takes two profiles"),
+        (
+            vec![exe.clone(), b.clone(), n.clone(), n.clone()],
+            "no more were expected",
+        ),
+        (
+            vec![b.clone(), n.clone(), exe.clone()],
+            "is an executable, not a profile",
+        ),
+    ] {
+        let o = gmon().arg("diff").args(&args).output().unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let o = gmon()
+        .arg("diff")
+        .arg("--exe")
+        .arg(&exe)
+        .arg(&exe)
+        .arg(&b)
+        .arg(&n)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("and only once"));
+}
+
+/// Issue 12: a profile of another program is refused by diff with the check that failed, and
+/// read with --force.
+#[test]
+fn diff_refuses_a_profile_of_another_program_unless_forced() {
+    let exe = case().join("prog");
+    let other = case_dir("cxx-pie-O0").join("gmon.out");
+    let o = gmon()
+        .arg("diff")
+        .arg(&exe)
+        .arg(&other)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("failed check: arc"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    let forced = run_ok(
+        gmon()
+            .args(["diff", "--force"])
+            .arg(&exe)
+            .arg(&other)
+            .arg(&other),
+    );
+    assert!(String::from_utf8_lossy(&forced.stderr).contains("--force"));
+}

@@ -920,3 +920,129 @@ fn compiler_clones_keep_their_own_names() {
         assert_eq!(syms.name_at(addr + 1).1, name);
     }
 }
+
+// ---- Operands and the executable a profile belongs to (issue 12) ------------------------------
+
+/// Runs `gmon ARGS` in `dir` and returns (success, stderr).
+fn gmon_in(dir: &Path, args: &[&std::ffi::OsStr]) -> (bool, String) {
+    let o = gmon_cmd().current_dir(dir).args(args).output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn operands_of_the_wrong_kind_are_named_as_such() {
+    let c = case_dir("recurse-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(c.join("prog"), tmp.path().join("hot")).unwrap();
+    std::fs::copy(c.join("gmon.out"), tmp.path().join("gmon.out")).unwrap();
+    std::fs::create_dir(tmp.path().join("somedir")).unwrap();
+    for cmd in [
+        &["flame"][..],
+        &["pprof", "-o", "p.pb.gz"][..],
+        &["diff"][..],
+    ] {
+        let with = |ops: &[&str]| -> Vec<std::ffi::OsString> {
+            cmd.iter().chain(ops).map(|s| s.into()).collect()
+        };
+        for (ops, says) in [
+            // Operands swapped: the executable after the profile.
+            (
+                &["gmon.out", "hot"][..],
+                "hot: is an executable, not a profile",
+            ),
+            (&["somedir", "gmon.out"][..], "somedir: is a directory"),
+            (&["hot", "somedir"][..], "somedir: is a directory"),
+            (
+                &["--exe", "gmon.out", "gmon.out"][..],
+                "gmon.out: is a gmon.out profile, not an executable",
+            ),
+            (
+                &["--exe", "somedir", "gmon.out"][..],
+                "somedir: is a directory, not an executable",
+            ),
+        ] {
+            let args = with(ops);
+            let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+            // diff needs two profiles: add one where only one is given.
+            let mut refs = refs;
+            if cmd[0] == "diff" && !ops.contains(&"hot") {
+                refs.push("gmon.out".as_ref());
+            }
+            let (ok, err) = gmon_in(tmp.path(), &refs);
+            assert!(!ok, "{refs:?} was accepted");
+            assert!(err.contains(says), "{refs:?}: {err}");
+            assert!(!err.contains("a.out"), "{refs:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn flame_and_pprof_refuse_a_profile_of_another_program_and_force_reads_it() {
+    let exe = case_dir("recurse-pie-O0").join("prog");
+    let other = case_dir("cxx-pie-O0").join("gmon.out");
+    let tmp = tempfile::tempdir().unwrap();
+    let pb = tmp.path().join("p.pb.gz");
+    for cmd in [&["flame"][..], &["pprof", "-o", pb.to_str().unwrap()][..]] {
+        let args: Vec<&std::ffi::OsStr> = cmd
+            .iter()
+            .map(|s| s.as_ref())
+            .chain([exe.as_os_str(), other.as_os_str()])
+            .collect();
+        let (ok, err) = gmon_in(tmp.path(), &args);
+        assert!(!ok, "{cmd:?} accepted another program's profile");
+        assert!(err.contains("not a profile of"), "{err}");
+        assert!(err.contains("failed check: arc"), "{err}");
+        let mut forced = args.clone();
+        forced.insert(1, "--force".as_ref());
+        let (ok, err) = gmon_in(tmp.path(), &forced);
+        assert!(ok, "{err}");
+        assert!(err.contains("although a check failed (--force)"), "{err}");
+    }
+    assert!(!pb.exists() || std::fs::metadata(&pb).unwrap().len() > 0);
+}
+
+#[test]
+fn a_sidecar_with_another_build_id_is_refused_and_a_corrupt_one_explains_a_out() {
+    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+    let c = case_dir("recurse-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    let gmon = tmp.path().join("gmon.out");
+    std::fs::copy(c.join("gmon.out"), &gmon).unwrap();
+    let ext = gmon_format::Extension {
+        rate_hz: 100,
+        objects: vec![MappedObject {
+            path: "/gone/prog".into(),
+            build_id: vec![0xde, 0xad, 0xbe, 0xef],
+            load_bias: 0,
+            flags: OBJECT_FLAG_MAIN,
+            ranges: Vec::new(),
+        }],
+        ..Default::default()
+    };
+    let mut side = Vec::new();
+    gmon_format::write_extension(&ext, &mut side).unwrap();
+    std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
+    let (ok, err) = gmon_in(
+        tmp.path(),
+        &[
+            "flame".as_ref(),
+            c.join("prog").as_os_str(),
+            "gmon.out".as_ref(),
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("failed check: build id"), "{err}");
+    assert!(err.contains("deadbeef"), "{err}");
+    // Corrupt: without an executable, the error says why a.out was tried.
+    std::fs::write(gmon_format::sidecar_path(&gmon), b"garbage").unwrap();
+    let (ok, err) = gmon_in(tmp.path(), &["flame".as_ref(), "gmon.out".as_ref()]);
+    assert!(!ok);
+    assert!(
+        err.contains("sidecar gmon.out.gmonx cannot be read"),
+        "{err}"
+    );
+    assert!(err.contains("so a.out is used"), "{err}");
+}

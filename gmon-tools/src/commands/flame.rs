@@ -10,6 +10,8 @@ use crate::flame::{self, SvgOptions, folded_lines};
 use crate::output::write_atomically;
 use crate::stacks;
 
+use super::diff::print_notes;
+
 /// Arguments of `gmon flame`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -22,7 +24,9 @@ spread over its callers in proportion to call counts, up to the roots, with cycl
 gprof collapses them (spec/stacks.md). The subtitle says \"stacks estimated from call counts\". \
 When the gmon-write runtime stored sampled stacks next to the profile (GMON.gmonx), those exact \
 stacks are drawn instead and the subtitle says so. Samples outside every function are not drawn; \
-the subtitle gives their number.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame --exe ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
+the subtitle gives their number.\n\nThe executable comes first (as gprof takes it) or with --exe. A \
+profile that cannot belong to it is refused, naming the failed check (build id, histogram range, \
+arc addresses, arc callees, samples in functions; spec/stacks.md §10); --force reads it anyway.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
@@ -36,6 +40,10 @@ pub struct Args {
     /// NEW is read with --exe's executable and refused when it cannot belong to it.
     #[arg(long, value_name = "EXECUTABLE", requires = "diff")]
     pub new_exe: Option<PathBuf>,
+    /// Read a profile that fails the checks that it belongs to the executable (build id,
+    /// histogram range, arc addresses, samples in functions).
+    #[arg(long)]
+    pub force: bool,
     /// Print folded stacks (`root;caller;leaf N`) instead of SVG.
     #[arg(long)]
     pub folded: bool,
@@ -82,35 +90,23 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--min-width must be a percentage between 0 and 100");
     }
     let opts = args.svg_options();
-    let (exe, gmon) = stacks::split_executable(args.exe.as_deref(), &args.gmon);
+    let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    if let Some(ne) = &args.new_exe {
+        stacks::check_executable_operand(ne)?;
+    }
+    let load = stacks::LoadOptions::STACKS_ONLY.with_force(args.force);
     let render = |w: &mut dyn Write| -> anyhow::Result<()> {
         if args.diff {
             let [base, new] = gmon.as_slice() else {
                 anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
             };
-            let b = stacks::load_with(
-                exe.as_deref(),
-                std::slice::from_ref(base),
-                &stacks::LoadOptions::STACKS_ONLY,
-            )?;
-            let new_exe = match (&args.new_exe, &exe) {
-                (Some(ne), _) => Some(ne.clone()),
-                (None, Some(e)) => {
-                    let bytes = crate::output::read_input(new)?;
-                    let profile =
-                        gmon_format::read(&bytes).with_context(|| format!("{}", new.display()))?;
-                    super::diff::check_new_against(e, new, &profile)?;
-                    Some(e.clone())
-                }
-                (None, None) => None,
+            let b = stacks::load_with(exe.as_deref(), std::slice::from_ref(base), &load)?;
+            let n = match (&args.new_exe, &exe) {
+                (Some(ne), _) => super::diff::load_new(ne, new, true, &load)?,
+                (None, Some(e)) => super::diff::load_new(e, new, false, &load)?,
+                (None, None) => stacks::load_with(None, std::slice::from_ref(new), &load)?,
             };
-            let n = stacks::load_with(
-                new_exe.as_deref(),
-                std::slice::from_ref(new),
-                &stacks::LoadOptions::STACKS_ONLY,
-            )?;
-            print_notes(&b.notes);
-            print_notes(&n.notes);
+            print_notes("flame", b.notes.iter().chain(&n.notes));
             let (bl, nl) = (
                 folded_lines(&b.stacks, &b.graph),
                 folded_lines(&n.stacks, &n.graph),
@@ -124,8 +120,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
         } else {
-            let l = stacks::load_with(exe.as_deref(), &gmon, &stacks::LoadOptions::STACKS_ONLY)?;
-            print_notes(&l.notes);
+            let l = stacks::load_with(exe.as_deref(), &gmon, &load)?;
+            print_notes("flame", l.notes.iter());
             if args.folded {
                 flame::write_folded(w, &l.stacks, &l.graph)?;
                 return Ok(());
@@ -154,12 +150,4 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None => render(out)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Notes from loading (stale sidecar, build-id mismatch) go to stderr: they are about the input,
-/// not part of the output.
-fn print_notes(notes: &[String]) {
-    for note in notes {
-        eprintln!("gmon flame: {note}");
-    }
 }

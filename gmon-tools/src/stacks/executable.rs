@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gmon_format::{Arc, ExecutableId, Profile};
+use gmon_format::{Arc, ExecutableId, Profile, read_extension, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
 /// What the views and `gmon merge --exe` need to know of the executable.
@@ -140,4 +140,19 @@ pub fn gnu_build_id(elf: &goblin::elf::Elf<'_>, data: &[u8]) -> Option<Vec<u8>> 
         .into_iter()
         .flatten()
         .find_map(pick)
+}
+
+/// The build id of the main executable named by the gmon-write runtime's sidecar of the
+/// profile at `path` (`PATH.gmonx`), when there is a sidecar and it records one.
+pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
+    let sidecar = sidecar_path(path);
+    match std::fs::read(&sidecar) {
+        Ok(b) => Ok(read_extension(&b)
+            .with_context(|| format!("{}", sidecar.display()))?
+            .main_object()
+            .filter(|o| !o.build_id.is_empty())
+            .map(|o| ExecutableId(o.build_id.clone()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("{}", sidecar.display())),
+    }
 }
