@@ -6,5 +6,6 @@ mod svg;
 
 pub use folded::{folded_lines, write_folded};
 pub use svg::{
-    NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg, write_svg,
+    DiffColours, NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg,
+    write_svg,
 };

@@ -272,3 +272,48 @@ fn diff_refuses_a_profile_of_another_program_unless_forced() {
     );
     assert!(String::from_utf8_lossy(&forced.stderr).contains("--force"));
 }
+
+/// The fields spec/diff.md lists in the table under `heading` (first column, in backticks).
+fn spec_fields(spec: &str, heading: &str) -> std::collections::BTreeSet<String> {
+    let start = spec.find(heading).expect("section in spec/diff.md");
+    let rest = &spec[start + heading.len()..];
+    let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn keys(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// Issue 12: `gmon diff --json` carries a schema version, and spec/diff.md documents every field
+/// of the output, and nothing the output lacks.
+#[test]
+fn json_schema_version_and_fields_are_the_spec() {
+    let spec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/diff.md"))
+            .unwrap();
+    let c = case();
+    let out = gmon_diff(
+        &["--json", c.join("prog").to_str().unwrap()],
+        &c.join("gmon.out"),
+        &c.join("gmon.3.out"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], gmon_tools::diff::JSON_VERSION);
+    assert!(spec.contains(&format!(
+        "describes **version {}**",
+        gmon_tools::diff::JSON_VERSION
+    )));
+    assert_eq!(keys(&v), spec_fields(&spec, "## Top level"));
+    assert_eq!(keys(&v["base"]), spec_fields(&spec, "## Totals"));
+    assert_eq!(keys(&v["entries"][0]), spec_fields(&spec, "## Entries"));
+    assert_eq!(
+        keys(&v["entries"][0]["new"]),
+        spec_fields(&spec, "## One side of an entry")
+    );
+}

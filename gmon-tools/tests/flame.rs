@@ -5,7 +5,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{case_dir, gmon as gmon_cmd, run_ok, testdata_cases};
-use gmon_tools::flame::{SvgOptions, folded_lines, write_svg};
+use gmon_tools::flame::{DiffColours, SvgOptions, folded_lines, write_diff_svg, write_svg};
 use gmon_tools::stacks::{
     CycleGroup, Frame, NodeId, StackSource, WeightedCallGraph, estimate_stacks, largest_remainder,
 };
@@ -455,7 +455,8 @@ fn cli_folded_and_svg_are_deterministic() {
     assert_eq!(a, svg(&[]), "same input, same bytes");
     let text = String::from_utf8(a).unwrap();
     assert!(text.contains("stacks estimated from call counts"));
-    let icicle = String::from_utf8(svg(&["--reverse", "--colors", "mem", "--title", "T"])).unwrap();
+    let icicle =
+        String::from_utf8(svg(&["--inverted", "--colors", "mem", "--title", "T"])).unwrap();
     assert!(icicle.contains(">T<") && icicle != text);
     svg_titles(&icicle);
 }
@@ -1045,4 +1046,131 @@ fn a_sidecar_with_another_build_id_is_refused_and_a_corrupt_one_explains_a_out()
         "{err}"
     );
     assert!(err.contains("so a.out is used"), "{err}");
+}
+
+// ---- inferno's option names and meanings (issue 12) -----------------------------------------
+
+/// The SVG `write_svg` draws for `lines` with `opts`.
+fn draw(lines: &[&str], opts: &SvgOptions) -> String {
+    let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let mut out = Vec::new();
+    write_svg(&mut out, &lines, opts, StackSource::Estimated, 0).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn inverted_draws_an_icicle_and_reverse_reverses_the_stacks() {
+    let lines = ["main;a 3", "main;b 1"];
+    let plain = draw(&lines, &SvgOptions::default());
+    let count = |svg: &str, name: &str| {
+        svg_titles(svg)
+            .iter()
+            .filter(|t| t.starts_with(&format!("{name} (")))
+            .count()
+    };
+    assert_eq!(count(&plain, "main"), 1);
+    // Reversed stacks (a;main, b;main): main is drawn twice, above a and above b.
+    let mut o = SvgOptions::default();
+    o.reverse_stacks = true;
+    assert_eq!(count(&draw(&lines, &o), "main"), 2);
+    // Inverted: the same frames, drawn top-down.
+    let mut o = SvgOptions::default();
+    o.inverted = true;
+    let icicle = draw(&lines, &o);
+    assert_eq!(count(&icicle, "main"), 1);
+    assert_ne!(icicle, plain);
+}
+
+#[test]
+fn flame_takes_inferno_option_names() {
+    let c = case_dir("recurse-pie-O0");
+    let run = |extra: &[&str]| -> String {
+        let o = run_ok(
+            gmon_cmd()
+                .arg("flame")
+                .args(extra)
+                .arg(c.join("prog"))
+                .arg(c.join("gmon.out")),
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let svg = run(&[
+        "--title",
+        "TT",
+        "--subtitle",
+        "SUB",
+        "--width",
+        "900",
+        "--fontsize",
+        "15",
+        "--countname",
+        "ticks",
+        "--notes",
+        "NOTE",
+        "--colors",
+        "blue",
+        "--hash",
+        "--minwidth",
+        "0.5",
+    ]);
+    assert!(svg.contains(">TT<"), "title");
+    assert!(
+        svg.contains("SUB (stacks estimated from call counts"),
+        "the subtitle keeps where stacks came from"
+    );
+    assert!(svg.contains("width=\"900\""), "width");
+    assert!(svg.contains("font-size:15px"), "fontsize");
+    assert!(
+        svg_titles(&svg).iter().any(|t| t.contains(" ticks, ")),
+        "countname"
+    );
+    assert!(svg.contains("NOTE"), "notes");
+    // The old spelling of --minwidth still works and means the same.
+    assert_eq!(run(&["--minwidth", "2"]), run(&["--min-width", "2"]));
+    // --reverse is inferno's (stacks reversed), no longer the icicle graph.
+    assert_ne!(run(&["--reverse"]), run(&["--inverted"]));
+    let help = run_ok(gmon_cmd().args(["flame", "--help"])).stdout;
+    let help = String::from_utf8(help).unwrap();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("--inverted") && help.contains("that is --inverted now"),
+        "{help}"
+    );
+}
+
+/// The fill of the frame whose title starts with `name (`: (red, blue).
+fn fill_of(svg: &str, name: &str) -> (u8, u8) {
+    let at = svg.find(&format!("<title>{name} (")).expect("frame drawn");
+    let rest = &svg[at..];
+    let rgb = rest.find("fill=\"rgb(").expect("a fill") + "fill=\"rgb(".len();
+    let parts: Vec<u8> = rest[rgb..]
+        .split(')')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|p| p.trim().parse().unwrap())
+        .collect();
+    (parts[0], parts[2])
+}
+
+#[test]
+fn differential_graph_colours_by_share_by_default_and_raw_counts_on_request() {
+    // a: 83 of 100 samples, then 158 of 200: more samples, a smaller share (83% -> 79%).
+    let base = vec!["main;a 83".to_owned(), "main;b 17".to_owned()];
+    let new = vec!["main;a 158".to_owned(), "main;b 42".to_owned()];
+    let svg = |colours: DiffColours| {
+        let mut o = SvgOptions::default();
+        o.diff_colours = colours;
+        let mut out = Vec::new();
+        write_diff_svg(&mut out, &base, &new, &o, StackSource::Estimated).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let share = svg(DiffColours::Share);
+    let (r, b) = fill_of(&share, "a");
+    assert!(b > r, "share fell: blue, got rgb({r},_,{b})");
+    assert!(share.contains("change in share of samples"));
+    let counts = svg(DiffColours::Counts);
+    let (r, b) = fill_of(&counts, "a");
+    assert!(r > b, "count rose: red, got rgb({r},_,{b})");
+    assert!(counts.contains("change in raw sample counts"));
 }

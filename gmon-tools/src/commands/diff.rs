@@ -28,8 +28,8 @@ use crate::stacks::{self, LoadOptions};
                   that failed (the build id its runtime sidecar records, a histogram beyond the \
                   code, arcs outside it, most samples outside every function); --force reads \
                   it anyway.\n\n\
-                  --json prints one object with stable field names (version 1; see the \
-                  `gmon_tools::diff::Diff` documentation). --folded prints differential folded \
+                  --json prints one object with stable field names and a schema version \
+                  (`version`, 1; every field is described in spec/diff.md). --folded prints differential folded \
                   stacks (`stack base_count new_count`), estimated from the call graph with \
                   --exe, single frames without, for inferno's differential flame graph.\n\n\
                   EXAMPLES:\n  gmon diff ./prog old/gmon.out new/gmon.out\n  \

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::flame::{self, SvgOptions, folded_lines};
+use crate::flame::{self, DiffColours, SvgOptions, folded_lines};
 use crate::output::write_atomically;
 use crate::stacks;
 
@@ -26,7 +26,11 @@ When the gmon-write runtime stored sampled stacks next to the profile (GMON.gmon
 stacks are drawn instead and the subtitle says so. Samples outside every function are not drawn; \
 the subtitle gives their number.\n\nThe executable comes first (as gprof takes it) or with --exe. A \
 profile that cannot belong to it is refused, naming the failed check (build id, histogram range, \
-arc addresses, arc callees, samples in functions; spec/stacks.md §10); --force reads it anyway.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
+arc addresses, arc callees, samples in functions; spec/stacks.md §10); --force reads it anyway.\n\nOptions have inferno's names and meanings. Changed: --reverse used to \
+draw an icicle graph; that is --inverted now, and --reverse reverses each stack as inferno's does. \
+--min-width still works for --minwidth. --diff colours each frame by the change in its share of \
+the samples (BASE scaled to NEW's total, as inferno-diff-folded -n and gmon diff), --raw-counts by \
+the change in raw counts; the subtitle says which.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --inverted --minwidth 0.5 --colors mem ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
@@ -53,19 +57,51 @@ pub struct Args {
     /// Title at the top of the graph.
     #[arg(long, default_value = "Flame Graph")]
     pub title: String,
-    /// Icicle graph: roots at the top, growing down.
+    /// Text before the subtitle (which always says where the stacks came from).
+    #[arg(long, value_name = "TEXT")]
+    pub subtitle: Option<String>,
+    /// Icicle graph: roots at the top, growing down (gmon's old --reverse).
+    #[arg(long)]
+    pub inverted: bool,
+    /// Reverse each stack (leaf first) before drawing, as inferno's --reverse. (It used to draw
+    /// an icicle graph: that is --inverted.)
     #[arg(long)]
     pub reverse: bool,
-    /// Leave out frames narrower than this percentage of the width.
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.1)]
-    pub min_width: f64,
+    /// Leave out frames narrower than this percentage of the width (--min-width still works).
+    #[arg(
+        long,
+        visible_alias = "min-width",
+        value_name = "PERCENT",
+        default_value_t = 0.1
+    )]
+    pub minwidth: f64,
+    /// Width of the image in pixels (default: inferno's fluid width).
+    #[arg(long, value_name = "PIXELS")]
+    pub width: Option<usize>,
+    /// Font size.
+    #[arg(long, value_name = "SIZE", default_value_t = 12)]
+    pub fontsize: usize,
+    /// What a sample is called in the tooltips.
+    #[arg(long, value_name = "NAME", default_value = "samples")]
+    pub countname: String,
+    /// Notes stored in the SVG's notes element.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub notes: String,
     /// Colour palette: hot, mem, io, red, green, blue, aqua, yellow, purple, orange, java, js,
     /// perl, python, rust, wakeup.
     #[arg(long, value_name = "PALETTE", default_value = "hot")]
     pub colors: inferno::flamegraph::Palette,
-    /// Random colours (the default hashes names, so the same input gives the same bytes).
+    /// Colours by a hash of the function name, so the same input gives the same bytes (the
+    /// default here; inferno's default is random).
+    #[arg(long, conflicts_with = "random_colors")]
+    pub hash: bool,
+    /// Random colours instead of hashed ones.
     #[arg(long)]
     pub random_colors: bool,
+    /// With --diff: colour by the change in raw sample counts instead of the change in each
+    /// frame's share of the samples (the default, like inferno-diff-folded -n and gmon diff).
+    #[arg(long, requires = "diff")]
+    pub raw_counts: bool,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -75,19 +111,29 @@ impl Args {
     fn svg_options(&self) -> SvgOptions {
         SvgOptions {
             title: self.title.clone(),
-            reverse: self.reverse,
-            min_width: self.min_width,
+            subtitle: self.subtitle.clone(),
+            inverted: self.inverted,
+            reverse_stacks: self.reverse,
+            min_width: self.minwidth,
+            width: self.width,
+            font_size: self.fontsize,
             colors: self.colors,
             deterministic: !self.random_colors,
-            ..SvgOptions::default()
+            count_name: self.countname.clone(),
+            notes: self.notes.clone(),
+            diff_colours: if self.raw_counts {
+                DiffColours::Counts
+            } else {
+                DiffColours::Share
+            },
         }
     }
 }
 
 /// Runs `gmon flame`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    if !(args.min_width >= 0.0 && args.min_width <= 100.0) {
-        anyhow::bail!("--min-width must be a percentage between 0 and 100");
+    if !(args.minwidth >= 0.0 && args.minwidth <= 100.0) {
+        anyhow::bail!("--minwidth must be a percentage between 0 and 100");
     }
     let opts = args.svg_options();
     let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
