@@ -4,8 +4,8 @@
 //! `src/input_args.rs`, which are private to it) is a thin layer over functions here that tests
 //! call directly:
 //! the gprof engine ([`gprof`]: symbol table, histogram credit, call graph with cycles and
-//! propagation, and GNU gprof's printers), [`diff`], [`flame`], [`pprof`], [`dump`] and the
-//! [`record`] engine.
+//! propagation, and GNU gprof's printers), [`stacks`] (the model the views print),
+//! [`diff`], [`flame`], [`pprof`], [`dump`] and the [`record`] engine.
 
 #![deny(missing_docs)]
 
@@ -18,3 +18,4 @@ pub mod merge;
 pub mod output;
 pub mod pprof;
 pub mod record;
+pub mod stacks;

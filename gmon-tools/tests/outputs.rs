@@ -541,6 +541,7 @@ fn bash_completion_completes_subcommands_and_every_option() {
         // Option lines: `  -o, --output <OUT>  Where ...`: the long names before the text.
         for line in help
             .lines()
+            .filter(|l| l.starts_with(' '))
             .map(str::trim_start)
             .filter(|l| l.starts_with('-'))
         {

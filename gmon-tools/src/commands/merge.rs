@@ -8,8 +8,9 @@ use anyhow::Context;
 use gmon_format::{MergeOptions, Variant, fit_counts};
 
 use crate::input_args::{InputFormat, VariantArg};
-use crate::merge::{ExecutableInfo, MergeFilesOptions, expand_inputs, merge_files};
+use crate::merge::{MergeFilesOptions, expand_inputs, merge_files};
 use crate::output::write_output;
+use crate::stacks::Executable;
 
 /// The output when no `-o` is given (said on stderr, since nothing on the command line named it).
 const DEFAULT_OUTPUT: &str = "gmon.sum";
@@ -77,7 +78,7 @@ pub struct Args {
 /// Runs `gmon merge`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let paths = expand_inputs(&args.inputs, &args.from_list)?;
-    let executable = args.exe.as_deref().map(ExecutableInfo::open).transpose()?;
+    let executable = args.exe.as_deref().map(Executable::open).transpose()?;
     let mut opts = MergeFilesOptions::default();
     opts.merge = MergeOptions::new().rebin(args.rebin);
     opts.read = InputFormat {

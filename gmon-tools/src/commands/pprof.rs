@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::output::write_output;
-use crate::{flame, pprof};
+use crate::{pprof, stacks};
 
 /// Arguments of `gmon pprof`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +35,10 @@ pub struct Args {
     /// gmon.out files; several are summed. gprof's order, an executable first, is accepted too.
     #[arg(value_name = "GMON", required = true)]
     pub gmon: Vec<PathBuf>,
+    /// Read a profile that fails the checks that it belongs to the executable (build id,
+    /// histogram range, arc addresses, samples in functions).
+    #[arg(long)]
+    pub force: bool,
     /// The profile to write (gzip'd protobuf) [default: profile.pb.gz, announced on stderr].
     #[arg(short = 'o', long, value_name = "FILE",
           long_help = super::output_help!("The profile to write (gzip'd protobuf) [default: \
@@ -44,8 +48,9 @@ pub struct Args {
 
 /// Runs `gmon pprof`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
-    let l = flame::load(exe.as_deref(), &gmon)?;
+    let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    let load = stacks::LoadOptions::default().with_force(args.force);
+    let l = stacks::load_with(exe.as_deref(), &gmon, &load)?;
     let mut opts = pprof::PprofOptions::default();
     opts.prof_rate = l.prof_rate;
     opts.cpu_stacks = l.cpu_stacks.clone();
