@@ -221,9 +221,7 @@ fn check_valid_catches_what_go_refuses() {
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gmon_tools::gprof::{
-    Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions,
-};
+use gmon_tools::gprof::{AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions};
 use gmon_tools::stacks::load;
 
 /// Runs `gmon pprof` through the binary and returns the written bytes.
@@ -297,9 +295,8 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
                     .or_insert(0) += smp.value[1];
             }
         }
-        let image = Image::open(&dir.join("prog"), "test").unwrap();
         let profile = common::read(&dir.join("gmon.out"));
-        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let a = common::views_analysis(&dir.join("prog"), profile);
         let mut credit: BTreeMap<&str, i64> = BTreeMap::new();
         for f in a.functions() {
             let ns = (f.self_ticks * 1e9 / f64::from(a.hz())).round() as i64;
@@ -351,9 +348,8 @@ fn testdata_call_counts_equal_the_call_graphs_arcs() {
                 *got.entry((caller, callee)).or_insert(0) += smp.value[2];
             }
         }
-        let image = Image::open(&dir.join("prog"), "test").unwrap();
         let profile = common::read(&dir.join("gmon.out"));
-        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let a = common::views_analysis(&dir.join("prog"), profile);
         let name: BTreeMap<usize, String> = a
             .functions()
             .map(|f| (f.index, f.name.to_owned()))
@@ -479,9 +475,8 @@ fn go_pprof_accepts_our_profiles() {
         if name == "cycle-pie-O0" {
             assert!(top.contains("<cycle 1>"), "{top}");
         }
-        let image = Image::open(&dir.join("prog"), "test").unwrap();
         let profile = common::read(&dir.join("gmon.out"));
-        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let a = common::views_analysis(&dir.join("prog"), profile);
         let mut credit: BTreeMap<String, f64> = BTreeMap::new();
         for f in a.functions().filter(|f| f.self_ticks > 0.0) {
             *credit.entry(f.demangled()).or_insert(0.0) += f.self_seconds;

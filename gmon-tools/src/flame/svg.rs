@@ -231,7 +231,8 @@ pub fn write_diff_svg(
         )
     } else {
         format!(
-            "{}; colour: change in raw sample counts from the base: red = more, blue = fewer",
+            "{}; colour: change in raw sample counts: red = more samples than the base, \
+             blue = fewer",
             source.description()
         )
     });

@@ -15,7 +15,7 @@ use super::executable::Executable;
 use super::function::{BinSample, FunctionInfo};
 use super::graph::{CycleGroup, GraphError, NodeId, WeightedCallGraph};
 use super::operands::{OperandKind, executable_and_profiles, operand_kind};
-use super::symbolize::ObjectSymbols;
+use super::symbolize::{ObjectFunction, ObjectSymbols};
 use crate::gprof::dwarf::LineInfo;
 use crate::gprof::lines::{attach_function_sources, line_symbol_table};
 use crate::gprof::symtab::Symbol;
@@ -212,23 +212,15 @@ pub fn load_with(
     };
     // A stripped executable has nothing gprof's rules accept: the views name its code from
     // .dynsym and the unwind table instead of refusing it.
-    let mut symtab = match SymbolTable::from_image(&image, &opts.symtab, &opts.whoami) {
-        Ok(t) => t,
-        Err(e) => match main_symbols
-            .as_ref()
-            .and_then(|m| fallback_symtab(m, &image))
-        {
-            Some(t) => {
-                notes.push(format!(
-                    "{}: no symbol table (stripped); functions named from .dynsym and the \
-                     unwind table",
-                    exe_path.display()
-                ));
-                t
-            }
-            None => return Err(gprof_err(e)).context("reading symbols"),
-        },
-    };
+    let (mut symtab, stripped) = views_symbol_table(&image, main_symbols.as_ref(), &opts)
+        .map_err(gprof_err)
+        .context("reading symbols")?;
+    if stripped {
+        notes.push(format!(
+            "{}: no symbol table (stripped); functions named from .dynsym and the unwind table",
+            exe_path.display()
+        ));
+    }
     let elf = crate::gprof::symtab::parse_elf(&image.data).ok();
     let mut line_info = LineInfo::for_executable(&exe_path, &image.data, elf.as_ref(), true);
     attach_function_sources(&mut symtab, &mut line_info);
@@ -460,24 +452,53 @@ fn matching_sidecars(
     Some(exts)
 }
 
-/// A gprof symbol table made of the views' functions of a stripped executable (its `.dynsym`
-/// functions and the unwind table's unnamed ones), so the engine can credit its histogram;
-/// `None` when there are none.
-fn fallback_symtab(symbols: &ObjectSymbols, image: &Image) -> Option<SymbolTable> {
-    let syms: Vec<Symbol> = symbols
-        .functions()
-        .iter()
-        .map(|f| Symbol {
-            name: f.name.as_str().into(),
-            addr: f.start,
-            end_addr: 0,
-            is_static: !f.from_symbol,
-            is_func: true,
-            file: None,
-            line: 0,
-        })
-        .collect();
-    (!syms.is_empty()).then(|| SymbolTable::finalize(syms, image.text_end()))
+/// The symbol table the views credit samples with (spec/stacks.md §9): gprof's, plus the
+/// functions gprof's rules leave out (compiler clones such as `f.part.0` or `f.isra.0`, whose
+/// samples gprof credits to the symbol before them), or, for a stripped executable, the views'
+/// functions alone (`.dynsym` and the unwind table). The flag says it was stripped. `gmon gprof`
+/// does not use this: it keeps GNU gprof's rules.
+pub fn views_symbol_table(
+    image: &Image,
+    functions: Option<&ObjectSymbols>,
+    opts: &AnalysisOptions,
+) -> Result<(SymbolTable, bool), crate::gprof::GprofError> {
+    let views = |f: &ObjectFunction| Symbol {
+        name: f.name.as_str().into(),
+        addr: f.start,
+        end_addr: 0,
+        is_static: true,
+        is_func: true,
+        file: None,
+        line: 0,
+    };
+    match SymbolTable::from_image(image, &opts.symtab, &opts.whoami) {
+        Ok(table) => {
+            let Some(functions) = functions else {
+                return Ok((table, false));
+            };
+            let known: std::collections::HashSet<u64> =
+                table.symbols.iter().map(|s| s.addr).collect();
+            let missing: Vec<Symbol> = functions
+                .functions()
+                .iter()
+                .filter(|f| f.from_symbol && !known.contains(&f.start))
+                .map(views)
+                .collect();
+            if missing.is_empty() {
+                return Ok((table, false));
+            }
+            let mut all = table.symbols;
+            all.extend(missing);
+            Ok((SymbolTable::finalize(all, image.text_end()), false))
+        }
+        Err(e) => match functions {
+            Some(f) if !f.functions().is_empty() => {
+                let all = f.functions().iter().map(views).collect();
+                Ok((SymbolTable::finalize(all, image.text_end()), true))
+            }
+            _ => Err(e),
+        },
+    }
 }
 
 /// The checks that a profile can belong to `exe` before it is analysed: the build id its
