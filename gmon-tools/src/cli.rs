@@ -110,23 +110,27 @@ pub fn main() -> ExitCode {
 /// The error as one line (`{:#}`), except that a file no gmon.out layout explains is said in
 /// a few words; with `-v`, every layout tried follows, one per line.
 fn message(err: &anyhow::Error, verbose: bool) -> String {
-    let (text, tried) =
-        if let Some(e) = err.downcast_ref::<NotAProfile>() {
-            (e.to_string(), e.tried.as_str())
-        } else if let Some((i, tried)) = err.chain().enumerate().find_map(|(i, e)| {
-            match e.downcast_ref::<gmon_format::Error>() {
-                Some(gmon_format::Error::UnknownFormat { tried, .. }) => Some((i, tried.as_str())),
-                _ => None,
-            }
-        }) {
-            // Found by a loader that does not classify (the library's flame and merge readers):
-            // the contexts (the file's name) and the generic reason.
-            let mut parts: Vec<String> = err.chain().take(i).map(|e| e.to_string()).collect();
-            parts.push(format!("not a gmon.out profile: {NO_LAYOUT_FITS}"));
-            (parts.join(": "), tried)
-        } else {
-            return format!("{err:#}");
-        };
+    // The first link of the chain that says "not a profile": ours, classified by input.rs, or
+    // the reader's own from a loader that does not classify (its contexts name the file).
+    let found = err.chain().enumerate().find_map(|(i, e)| {
+        if let Some(e) = e.downcast_ref::<NotAProfile>() {
+            return Some((i, e.to_string(), e.tried.as_str()));
+        }
+        match e.downcast_ref::<gmon_format::Error>() {
+            Some(gmon_format::Error::UnknownFormat { tried, .. }) => Some((
+                i,
+                format!("not a gmon.out profile: {NO_LAYOUT_FITS}"),
+                tried.as_str(),
+            )),
+            _ => None,
+        }
+    });
+    let Some((i, last, tried)) = found else {
+        return format!("{err:#}");
+    };
+    let mut parts: Vec<String> = err.chain().take(i).map(|e| e.to_string()).collect();
+    parts.push(last);
+    let text = parts.join(": ");
     if !verbose {
         return text;
     }
