@@ -1,7 +1,9 @@
 //! Writing a command's output file the way users expect of Unix tools (`-o PATH`):
 //!
 //! - `-` is standard output;
-//! - a symbolic link is written through to its target (followed link by link), never replaced;
+//! - a symbolic link is written through to its target (followed link by link), never replaced,
+//!   except that another user's link in a sticky shared directory such as /tmp is refused, as the
+//!   kernel's `fs.protected_symlinks` refuses it to `open`;
 //! - a FIFO, a character device (`/dev/null`, a terminal) or a socket is opened and written in
 //!   place: never created, truncated or replaced;
 //! - `/dev/stdout`, `/dev/fd/N` and `/proc/self/fd/N` are this process's descriptor N, written
@@ -97,6 +99,7 @@ fn resolve(path: &Path) -> io::Result<Sink> {
             Err(e) => return Err(e),
         };
         if meta.file_type().is_symlink() {
+            refuse_planted_link(&p, &meta)?;
             let target = fs::read_link(&p)?;
             let next = match p.parent() {
                 Some(dir) if target.is_relative() => dir.join(target),
@@ -123,6 +126,26 @@ fn resolve(path: &Path) -> io::Result<Sink> {
         };
     }
     Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// The kernel's `fs.protected_symlinks` rule, which following a link by hand would otherwise
+/// bypass: in a sticky directory that others may write to (/tmp), a link is followed only when
+/// it belongs to us or to the directory's owner. Another user's link planted at `-o`'s name
+/// (`/tmp/report.svg -> ~/.profile`) is refused with EACCES, as `> /tmp/report.svg` is.
+fn refuse_planted_link(link: &Path, meta: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = match link.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir_meta = fs::metadata(dir)?;
+    let shared_sticky = dir_meta.mode() & 0o1002 == 0o1002;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if shared_sticky && meta.uid() != me && meta.uid() != dir_meta.uid() {
+        return Err(io::Error::from_raw_os_error(libc::EACCES));
+    }
+    Ok(())
 }
 
 fn is_a_directory() -> io::Error {

@@ -191,6 +191,52 @@ fn a_symlink_is_written_through_to_its_target() {
     }
 }
 
+/// In a sticky directory anyone may write to (like /tmp), a link planted by another user at the
+/// output's name is not followed (the kernel's fs.protected_symlinks rule, which following by
+/// hand would bypass): root's `-o /tmp/x.svg` never replaces the file the link points to.
+#[test]
+fn another_users_link_in_a_sticky_shared_directory_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shared = d.join("tmp");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).unwrap();
+    fs::write(d.join("precious"), b"keep").unwrap();
+    let link = shared.join("report");
+    std::os::unix::fs::symlink(d.join("precious"), &link).unwrap();
+    // `nobody` (65534) plants the link; only root can give it away.
+    if std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).is_err() {
+        common::skip(
+            "another_users_link_in_a_sticky_shared_directory_is_refused",
+            "not root: cannot make a link owned by another user",
+        );
+        return;
+    }
+    for w in writers() {
+        let o = run(&(w.args)(&link), d);
+        assert_eq!(o.status.code(), Some(1), "{}: {}", w.name, stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "gmon: {}: cannot write: Permission denied\n",
+                link.display()
+            ),
+            "{}",
+            w.name
+        );
+        assert_eq!(fs::read(d.join("precious")).unwrap(), b"keep", "{}", w.name);
+        assert_eq!(names(&shared), ["report"], "{}", w.name);
+    }
+    // Our own link there is followed as usual.
+    let own = shared.join("mine");
+    std::os::unix::fs::symlink(d.join("mine.out"), &own).unwrap();
+    let w = &writers()[0];
+    let o = run(&(w.args)(&own), d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("mine.out").is_file());
+}
+
 #[test]
 fn a_fifo_is_written_in_place_to_its_reader() {
     for w in writers() {
