@@ -1,11 +1,14 @@
 //! Command-line front end: one subcommand per module in [`crate::commands`].
 
 use std::io::{self, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 use crate::commands;
+use crate::input::{NO_LAYOUT_FITS, NotAProfile, VERBOSE_HINT};
+use crate::output::{Checked, WriteError};
 
 /// Tools for the gmon.out profile format.
 #[derive(Debug, Parser)]
@@ -19,6 +22,10 @@ pub struct Cli {
     /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
+
+    /// Say more when something fails (e.g. every layout tried for a file that is not a profile).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 /// The subcommands.
@@ -40,6 +47,10 @@ pub enum Command {
     Convert(commands::convert::Args),
     /// Profile an unmodified program with the gmon-write runtime (LD_PRELOAD).
     Record(commands::record::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(commands::completions::Args),
+    /// Print or install the manual pages (gmon.1 and gmon-SUBCOMMAND.1).
+    Man(commands::man::Args),
 }
 
 /// Entry point of the binary: runs the command and maps errors to `gmon: ...` and exit 1.
@@ -49,14 +60,22 @@ pub fn main() -> ExitCode {
     // it (it refuses a first word such as a non-UTF-8 `--fo\xff`, which gprof reports in its
     // own words).
     let mut argv = std::env::args_os();
-    let command = match (argv.next(), argv.next()) {
-        (Some(_), Some(sub)) if sub == "gprof" => Command::Gprof(commands::gprof::Args {
-            rest: argv.collect(),
-        }),
-        _ => Cli::parse().command,
+    let (command, verbose) = match (argv.next(), argv.next()) {
+        (Some(_), Some(sub)) if sub == "gprof" => (
+            Command::Gprof(commands::gprof::Args {
+                rest: argv.collect(),
+            }),
+            false,
+        ),
+        _ => {
+            let cli = Cli::parse();
+            (cli.command, cli.verbose)
+        }
     };
+    // Standard output through a writer that keeps its first error, so that a full disk or
+    // /dev/full is reported once, as standard output's, whatever the command made of it.
     let stdout = io::stdout();
-    let mut out = stdout.lock();
+    let mut out = Checked::new(stdout.lock());
     let result = match command {
         Command::Gprof(args) => commands::gprof::run(args, &mut out),
         Command::Merge(args) => commands::merge::run(args, &mut out),
@@ -66,20 +85,57 @@ pub fn main() -> ExitCode {
         Command::Dump(args) => commands::dump::run(args, &mut out),
         Command::Convert(args) => commands::convert::run(args, &mut out),
         Command::Record(args) => commands::record::run(args, &mut out),
+        Command::Completions(args) => commands::completions::run(args, &mut out),
+        Command::Man(args) => commands::man::run(args, &mut out),
     };
     let result = result.and_then(|code| {
         out.flush()?;
         Ok(code)
     });
+    let result = match (result, out.take_error()) {
+        (Err(_), Some(e)) => Err(WriteError::new(Path::new("-"), "cannot write", &e).into()),
+        (result, _) => result,
+    };
     match result {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let _ = out.flush();
-            eprintln!("gmon: {err:#}");
+            eprintln!("gmon: {}", message(&err, verbose));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error as one line (`{:#}`), except that a file no gmon.out layout explains is said in
+/// a few words; with `-v`, every layout tried follows, one per line.
+fn message(err: &anyhow::Error, verbose: bool) -> String {
+    // The first link of the chain that says "not a profile": ours, classified by input.rs, or
+    // the reader's own from a loader that does not classify (its contexts name the file).
+    let found = err.chain().enumerate().find_map(|(i, e)| {
+        if let Some(e) = e.downcast_ref::<NotAProfile>() {
+            return Some((i, e.to_string(), e.tried.as_str()));
+        }
+        match e.downcast_ref::<gmon_format::Error>() {
+            Some(gmon_format::Error::UnknownFormat { tried, .. }) => Some((
+                i,
+                format!("not a gmon.out profile: {NO_LAYOUT_FITS}"),
+                tried.as_str(),
+            )),
+            _ => None,
+        }
+    });
+    let Some((i, last, tried)) = found else {
+        return format!("{err:#}");
+    };
+    let mut parts: Vec<String> = err.chain().take(i).map(|e| e.to_string()).collect();
+    parts.push(last);
+    let text = parts.join(": ");
+    if !verbose {
+        return text;
+    }
+    let lines: Vec<String> = tried.split("; ").map(|t| format!("  tried {t}")).collect();
+    format!("{}\n{}", text.replace(VERBOSE_HINT, ""), lines.join("\n"))
 }
 
 /// glibc's malloc gives every block of 128 KiB or more its own mapping and unmaps it when it is
@@ -104,5 +160,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            || e.downcast_ref::<WriteError>()
+                .is_some_and(|e| e.kind == io::ErrorKind::BrokenPipe)
     })
 }

@@ -98,6 +98,10 @@ pub struct Totals {
     pub calls: u64,
 }
 
+/// The schema version of `gmon diff --json` ([`Diff::version`]; spec/diff.md): changed when a
+/// field is removed, renamed or changes meaning.
+pub const JSON_VERSION: u32 = 1;
+
 /// The whole comparison. The JSON output (`--json`) is this struct; its field names are
 /// stable: `version` (1), `granularity` (`function` | `address-range`), `hz`, `base` and `new`
 /// (`label`, `samples`, `calls`), `normalized` (whether the totals differ and neither is 0), `scale` (factor
@@ -332,7 +336,7 @@ fn build(
     });
     let calls = |side: fn(&Entry) -> u64| entries.iter().map(side).fold(0u64, u64::saturating_add);
     Diff {
-        version: 1,
+        version: JSON_VERSION,
         granularity,
         hz,
         base: Totals {
@@ -518,7 +522,7 @@ pub fn print_folded(out: &mut dyn Write, d: &Diff) -> io::Result<()> {
         .map(|e| {
             format!(
                 "{} {} {}",
-                crate::flame::sanitize(&e.name),
+                crate::stacks::sanitize(&e.name),
                 e.base.self_samples.round() as u64,
                 e.new.self_samples.round() as u64
             )

@@ -3,13 +3,15 @@
 //!
 //! # JSON output
 //!
-//! [`print_json`] prints one JSON array with an object per file:
-//! `{"file": NAME, "size": BYTES, "profile": PROFILE, "reading": READING, "ambiguous":
-//! [READING…], "less_plausible": [READING…]}`, where `READING` is `{"variant", "encoding",
-//! "header_size"?}` (`header_size` for old BSD only): the reading detection chose and the other
-//! readings the file also allows, as plausible as the chosen one or less (spec/gmon-out.md,
-//! "Ambiguity"; both lists are empty when only one reading was accepted). `PROFILE` is gmon-format's serde form of
-//! [`Profile`], whose field names are stable:
+//! [`print_json`] prints one JSON object `{"version": 1, "files": [FILE...]}` (spec/json.md),
+//! with an object per file: `{"file": NAME, "size": BYTES, "profile": PROFILE, "reading":
+//! READING, "ambiguous": [READING…], "less_plausible": [READING…]}`, where `READING` is
+//! `{"variant", "encoding", "header_size"?}` (`header_size` for old BSD only): the reading
+//! detection chose and the other readings the file also allows, as plausible as the chosen one
+//! or less (spec/gmon-out.md, "Ambiguity"; both lists are empty when only one reading was
+//! accepted). `version` ([`JSON_VERSION`]) changes whenever a field changes meaning or
+//! disappears (new fields may be added within a version). `PROFILE` is gmon-format's serde form
+//! of [`Profile`], whose field names are stable:
 //!
 //! * `encoding`: `{"endian": "little"|"big", "ptr_width": 4|8}`
 //! * `header`: `{"variant": "gnu", "version", "spare": [12 bytes]}`,
@@ -351,9 +353,23 @@ impl<'a> JsonFile<'a> {
     }
 }
 
-/// Prints the files as one pretty-printed JSON array (field names in the module doc).
+/// The version of `gmon dump --json`'s schema (spec/json.md).
+pub const JSON_VERSION: u32 = 1;
+
+/// The whole JSON document: the schema version, then the files.
+#[derive(serde::Serialize)]
+struct JsonDump<'a> {
+    version: u32,
+    files: &'a [JsonFile<'a>],
+}
+
+/// Prints the files as one pretty-printed JSON object (field names in the module doc).
 pub fn print_json<W: Write + ?Sized>(out: &mut W, files: &[JsonFile<'_>]) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, files)?;
+    let doc = JsonDump {
+        version: JSON_VERSION,
+        files,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 
@@ -471,10 +487,12 @@ mod tests {
         )
         .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v[0]["file"], "a");
-        assert_eq!(v[0]["profile"]["header"]["variant"], "gnu");
-        assert_eq!(v[0]["profile"]["records"][1]["kind"], "arc");
-        let back: Profile = serde_json::from_value(v[0]["profile"].clone()).unwrap();
+        assert_eq!(v["version"], JSON_VERSION);
+        let f = &v["files"][0];
+        assert_eq!(f["file"], "a");
+        assert_eq!(f["profile"]["header"]["variant"], "gnu");
+        assert_eq!(f["profile"]["records"][1]["kind"], "arc");
+        let back: Profile = serde_json::from_value(f["profile"].clone()).unwrap();
         assert_eq!(back, p);
     }
 }

@@ -1,22 +1,11 @@
-//! Flame graphs from gmon.out: a weighted call graph ([`CallGraph`]), the stack estimation
-//! that spreads self samples over callers ([`estimate_stacks`], specified in
-//! `spec/stacks.md`), folded stacks ([`write_folded`]) and SVG through inferno ([`write_svg`]).
+//! Flame graphs: folded stacks ([`write_folded`]) and SVG through inferno ([`write_svg`]), printed
+//! from the stacks model ([`crate::stacks`]).
 
-mod estimate;
 mod folded;
-mod graph;
-mod input;
 mod svg;
 
-pub use estimate::{
-    Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
-};
-pub use folded::{folded_lines, frame_name, sanitize, write_folded};
-pub use graph::{CallGraph, CycleGroup, Edge, GraphError, Node, NodeId};
-pub use input::{
-    LoadOptions, Loaded, choose_executable, graph_from_analysis, load, load_with, split_executable,
-    whole_samples,
-};
+pub use folded::{folded_lines, write_folded};
 pub use svg::{
-    NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg, write_svg,
+    DiffColours, NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg,
+    write_svg,
 };

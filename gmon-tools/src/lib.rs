@@ -1,17 +1,21 @@
 //! The library behind the `gmon` command.
 //!
-//! Every subcommand is a thin layer in [`commands`] over functions here that tests call directly:
+//! Every subcommand of the binary (`src/main.rs`, with `src/cli.rs`, `src/commands/` and
+//! `src/input_args.rs`, which are private to it) is a thin layer over functions here that tests
+//! call directly:
 //! the gprof engine ([`gprof`]: symbol table, histogram credit, call graph with cycles and
-//! propagation, and GNU gprof's printers), [`diff`], [`flame`], [`pprof`] and [`dump`].
+//! propagation, and GNU gprof's printers), [`stacks`] (the model the views print),
+//! [`diff`], [`flame`], [`pprof`], [`dump`] and the [`record`] engine.
 
 #![deny(missing_docs)]
 
-pub mod cli;
-pub mod commands;
 pub mod diff;
 pub mod dump;
 pub mod flame;
 pub mod gprof;
+pub mod input;
 pub mod merge;
 pub mod output;
 pub mod pprof;
+pub mod record;
+pub mod stacks;

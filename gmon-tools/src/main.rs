@@ -1,8 +1,16 @@
-//! The `gmon` command. All the work is in the `gmon_tools` library; this is only the boundary:
-//! parse arguments, run the subcommand, turn errors into a message and an exit status.
+//! The `gmon` command: the command line (`cli`: parse arguments, run the subcommand, turn errors
+//! into a message and an exit status) and one thin module per subcommand (`commands`). They are
+//! private to this binary; all the work is in the `gmon_tools` library, which never sees them.
 
-use std::process::ExitCode;
+mod cli;
+mod commands;
+mod input_args;
 
-fn main() -> ExitCode {
-    gmon_tools::cli::main()
+// The library's modules at this crate's root, so that the commands name them `crate::flame`,
+// `crate::output`, ... as any module of the library would (a glob: a module the library adds
+// is reachable the same way).
+use gmon_tools::*;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
 }

@@ -13,114 +13,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use gmon_format::{
     Arc, ExecutableId, GnuView, HistogramView, MergeOptions, Merged, Merger, Profile, ReadOptions,
-    Variant, read_extension, sidecar_path,
+    Variant,
 };
-use object::{Object, ObjectSection, SectionFlags};
 use rayon::prelude::*;
 
-/// What `gmon merge --exe` learned from the executable.
-#[derive(Debug, Clone)]
-pub struct ExecutableInfo {
-    /// The path, for messages.
-    pub path: PathBuf,
-    /// Its GNU build id, when it has one.
-    pub build_id: Option<ExecutableId>,
-    /// Byte order and pointer width, which gprof also takes from the executable.
-    pub encoding: gmon_format::Encoding,
-    /// Link-time address ranges of its code sections (`SHF_EXECINSTR`), sorted.
-    pub code: Vec<(u64, u64)>,
-}
-
-impl ExecutableInfo {
-    /// Reads the ELF (or other object) file at `path`.
-    pub fn open(path: &Path) -> anyhow::Result<ExecutableInfo> {
-        let data = fs::read(path).with_context(|| format!("{}", path.display()))?;
-        let file = object::File::parse(&*data)
-            .with_context(|| format!("{}: not an executable", path.display()))?;
-        let endian = if file.is_little_endian() {
-            gmon_format::Endian::Little
-        } else {
-            gmon_format::Endian::Big
-        };
-        let ptr_width = if file.is_64() {
-            gmon_format::PtrWidth::Eight
-        } else {
-            gmon_format::PtrWidth::Four
-        };
-        let build_id = file
-            .build_id()
-            .ok()
-            .flatten()
-            .map(|b| ExecutableId(b.to_vec()));
-        let mut code = Vec::new();
-        for s in file.sections() {
-            let exec = match s.flags() {
-                SectionFlags::Elf { sh_flags } => {
-                    sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
-                }
-                _ => s.kind() == object::SectionKind::Text,
-            };
-            if exec && s.size() > 0 {
-                code.push((s.address(), s.address().saturating_add(s.size())));
-            }
-        }
-        code.sort_unstable();
-        Ok(ExecutableInfo {
-            path: path.to_path_buf(),
-            build_id,
-            encoding: gmon_format::Encoding { endian, ptr_width },
-            code,
-        })
-    }
-
-    /// Refuses a profile whose addresses cannot belong to this executable: an arc endpoint
-    /// outside every code section (glibc rounds `from_pc` down to 16 bytes, so 16 bytes of slack
-    /// before a section are allowed), or a histogram that ends beyond the last code section
-    /// (rounded up to a page). gmon.out files carry no build id, so this is the check there is.
-    pub fn check(&self, profile: &Profile) -> Result<(), String> {
-        self.check_parts(
-            profile.histograms().map(|h| (h.low_pc, h.high_pc)),
-            profile.arcs(),
-        )
-    }
-
-    /// [`ExecutableInfo::check`] on histogram ranges `(low_pc, high_pc)` and arcs.
-    pub fn check_parts<'a>(
-        &self,
-        histograms: impl Iterator<Item = (u64, u64)>,
-        arcs: impl Iterator<Item = &'a Arc>,
-    ) -> Result<(), String> {
-        let Some(&(_, code_end)) = self.code.iter().max_by_key(|r| r.1) else {
-            return Ok(());
-        };
-        let limit = code_end.saturating_add(0xfff) & !0xfff;
-        for (i, (_, high_pc)) in histograms.enumerate() {
-            if high_pc > limit {
-                return Err(format!(
-                    "histogram {i} ends at {high_pc:#x}, beyond the code of {} (which ends at \
-                     {code_end:#x}): not a profile of this executable",
-                    self.path.display()
-                ));
-            }
-        }
-        for (i, a) in arcs.enumerate() {
-            for pc in [a.from_pc, a.self_pc] {
-                let inside = self
-                    .code
-                    .iter()
-                    .any(|&(lo, hi)| pc >= lo.saturating_sub(16) && pc < hi);
-                if !inside {
-                    return Err(format!(
-                        "arc {i} has address {pc:#x}, outside the code of {}: not a profile of \
-                         this executable",
-                        self.path.display()
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-}
+use crate::stacks::{Executable, sidecar_build_id};
 
 /// How to merge files.
 #[derive(Debug, Clone, Default)]
@@ -131,7 +28,7 @@ pub struct MergeFilesOptions {
     /// How to read each input (variant, byte order, pointer width; default: detect).
     pub read: ReadOptions,
     /// The executable the inputs must belong to (`--exe`).
-    pub executable: Option<ExecutableInfo>,
+    pub executable: Option<Executable>,
     /// Show a progress bar on stderr when it is a terminal.
     pub progress: bool,
     /// Profiles read ahead per batch (0: four per thread).
@@ -269,8 +166,7 @@ fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Res
                 return Ok(());
             }
             // Not the simple case: read it in full, which handles or reports everything.
-            gmon_format::read_with(&bytes, read)
-                .with_context(|| format!("{}: malformed profile", l.path.display()))?
+            crate::input::parse_profile(&l.path, &bytes, read)?
         }
     };
     merger
@@ -282,10 +178,10 @@ fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Res
 fn load(
     path: &Path,
     read: &ReadOptions,
-    exe: Option<&ExecutableInfo>,
+    exe: Option<&Executable>,
     fast: Option<gmon_format::Encoding>,
 ) -> anyhow::Result<Loaded> {
-    let bytes = fs::read(path).with_context(|| format!("{}", path.display()))?;
+    let bytes = crate::input::read_input(path)?;
     let id = sidecar_build_id(path)?;
     let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
     if let Some(encoding) = fast
@@ -305,8 +201,7 @@ fn load(
             id,
         });
     }
-    let profile = gmon_format::read_with(&bytes, read)
-        .with_context(|| format!("{}: malformed profile", path.display()))?;
+    let profile = crate::input::parse_profile(path, &bytes, read)?;
     if let Some(exe) = exe {
         exe.check(&profile).map_err(not_this_exe)?;
     }
@@ -315,41 +210,6 @@ fn load(
         parsed: Parsed::Full(profile),
         id,
     })
-}
-
-/// The build id of the main executable named by the gmon-write runtime's sidecar of the
-/// profile at `path` (`PATH.gmonx`), when there is a sidecar and it records one.
-pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
-    let sidecar = sidecar_path(path);
-    match fs::read(&sidecar) {
-        Ok(b) => Ok(read_extension(&b)
-            .with_context(|| format!("{}", sidecar.display()))?
-            .main_object()
-            .filter(|o| !o.build_id.is_empty())
-            .map(|o| ExecutableId(o.build_id.clone()))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("{}", sidecar.display())),
-    }
-}
-
-/// The check `gmon merge --exe` makes, for one profile file that another command reads with
-/// `exe`: its sidecar's build id (when both have one) must be `exe`'s, and its addresses must
-/// lie in `exe`'s code ([`ExecutableInfo::check`]). The error names `path`.
-pub fn check_belongs(exe: &ExecutableInfo, path: &Path, profile: &Profile) -> anyhow::Result<()> {
-    if let (Some(want), Some(got)) = (&exe.build_id, sidecar_build_id(path)?)
-        && *want != got
-    {
-        anyhow::bail!(
-            "{}: its runtime sidecar names build id {}, {} has {}: not a profile of this \
-             executable",
-            path.display(),
-            got,
-            exe.path.display(),
-            want
-        );
-    }
-    exe.check(profile)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 fn progress_bar(wanted: bool, len: usize) -> indicatif::ProgressBar {

@@ -1,19 +1,253 @@
-//! Writing output files safely: to a temporary file beside the target, renamed into place only
-//! when everything was written, so a failure never leaves a half-written file.
+//! Writing a command's output file the way users expect of Unix tools (`-o PATH`):
+//!
+//! - `-` is standard output;
+//! - a symbolic link is written through to its target (followed link by link), never replaced,
+//!   except that another user's link in a sticky shared directory such as /tmp is refused, as the
+//!   kernel's `fs.protected_symlinks` refuses it to `open`;
+//! - a FIFO, a character device (`/dev/null`, a terminal) or a socket is opened and written in
+//!   place: never created, truncated or replaced;
+//! - `/dev/stdout`, `/dev/fd/N` and `/proc/self/fd/N` are this process's descriptor N, written
+//!   as it is (same offset and append mode as the shell's redirection);
+//! - a regular file (or a new name) is written to a temporary file beside it, created
+//!   exclusively, and renamed over it only when everything was written, so a failure never leaves
+//!   a half-written file and a link planted at the temporary name is never followed.
+//!
+//! A write error is reported once, naming the file: `OUT: cannot write: No space left on
+//! device`.
 
+use std::fmt;
 use std::fs;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+/// Symbolic links followed before giving up, as the kernel's own limit (`ELOOP` after 40).
+const MAX_LINKS: usize = 40;
 
-/// Creates `path` atomically: `fill` writes the content; on success the temporary file is renamed
-/// to `path`, on error it is removed and `path` is left untouched.
-pub fn write_atomically<F>(path: &Path, fill: F) -> anyhow::Result<()>
+/// A failed write (or open, or rename) of an output, with the OS reason said once.
+#[derive(Debug)]
+pub struct WriteError {
+    /// The output as the user named it (`standard output` for `-`).
+    pub name: String,
+    /// What was being done: "cannot write", "cannot create", ...
+    pub action: &'static str,
+    /// The OS error's kind (a closed pipe is not worth a message).
+    pub kind: io::ErrorKind,
+    reason: String,
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.name, self.action, self.reason)
+    }
+}
+
+// No `source()`: the reason is already in the message, and `{:#}` would print it twice.
+impl std::error::Error for WriteError {}
+
+impl WriteError {
+    /// The error of `action` on the output named `name` (`-`: standard output).
+    pub fn new(name: &Path, action: &'static str, e: &io::Error) -> WriteError {
+        WriteError {
+            name: display_name(name),
+            action,
+            kind: e.kind(),
+            reason: os_reason(e),
+        }
+    }
+}
+
+/// The name an output is shown by.
+fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "standard output".to_owned()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Where the bytes for `-o PATH` go, decided before anything is written.
+#[derive(Debug, PartialEq, Eq)]
+enum Sink {
+    /// This process's standard output.
+    Stdout,
+    /// Another descriptor of this process (`/dev/stderr`, `/dev/fd/3`).
+    Descriptor(i32),
+    /// An existing file that is not a regular file, written in place.
+    InPlace(PathBuf),
+    /// A regular file or a new name: temporary file beside it, then rename.
+    Replace(PathBuf),
+}
+
+/// Decides where `-o path` writes: follows symbolic links one at a time (so the temporary file
+/// can be created beside the final target) and stops at the first thing that is not a link.
+fn resolve(path: &Path) -> io::Result<Sink> {
+    if path.as_os_str() == "-" {
+        return Ok(Sink::Stdout);
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        if let Some(fd) = own_descriptor(&p) {
+            return Ok(if fd == 1 {
+                Sink::Stdout
+            } else {
+                Sink::Descriptor(fd)
+            });
+        }
+        let meta = match fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Sink::Replace(p)),
+            Err(e) => return Err(e),
+        };
+        if meta.file_type().is_symlink() {
+            refuse_planted_link(&p, &meta)?;
+            let target = fs::read_link(&p)?;
+            let next = match p.parent() {
+                Some(dir) if target.is_relative() => dir.join(target),
+                _ => target,
+            };
+            if own_descriptor(&next).is_none() {
+                // A link to a FIFO or device is opened through the link: /proc's magic links
+                // (`pipe:[123]`) have no path to follow textually.
+                match fs::metadata(&p) {
+                    Ok(m) if m.is_dir() => return Err(is_a_directory()),
+                    Ok(m) if !m.is_file() => return Ok(Sink::InPlace(p)),
+                    _ => {}
+                }
+            }
+            p = next;
+            continue;
+        }
+        return if meta.is_dir() {
+            Err(is_a_directory())
+        } else if meta.is_file() {
+            Ok(Sink::Replace(p))
+        } else {
+            Ok(Sink::InPlace(p))
+        };
+    }
+    Err(io::Error::from_raw_os_error(libc::ELOOP))
+}
+
+/// The kernel's `fs.protected_symlinks` rule, which following a link by hand would otherwise
+/// bypass: in a sticky directory that others may write to (/tmp), a link is followed only when
+/// it belongs to us or to the directory's owner. Another user's link planted at `-o`'s name
+/// (`/tmp/report.svg -> ~/.profile`) is refused with EACCES, as `> /tmp/report.svg` is.
+fn refuse_planted_link(link: &Path, meta: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = match link.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir_meta = fs::metadata(dir)?;
+    let shared_sticky = dir_meta.mode() & 0o1002 == 0o1002;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if shared_sticky && meta.uid() != me && meta.uid() != dir_meta.uid() {
+        return Err(io::Error::from_raw_os_error(libc::EACCES));
+    }
+    Ok(())
+}
+
+fn is_a_directory() -> io::Error {
+    io::Error::from_raw_os_error(libc::EISDIR)
+}
+
+/// `N` when `p` names this process's descriptor N: `/dev/fd/N`, `/proc/self/fd/N`,
+/// `/proc/thread-self/fd/N` or `/proc/PID/fd/N` with our own PID (`/dev/stdout` is a link to
+/// `/proc/self/fd/1` and arrives here after one step).
+fn own_descriptor(p: &Path) -> Option<i32> {
+    let s = p.to_str()?;
+    let pid = std::process::id().to_string();
+    let rest = ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
+        .iter()
+        .find_map(|prefix| s.strip_prefix(prefix))
+        .or_else(|| {
+            s.strip_prefix("/proc/")?
+                .strip_prefix(pid.as_str())?
+                .strip_prefix("/fd/")
+        })?;
+    rest.parse().ok()
+}
+
+/// Writes an output file as the module documentation says: `fill` writes the content. On
+/// error, a regular file is left untouched (a new one is not created); standard output, a
+/// descriptor or a FIFO may have received part of it, as with any Unix tool.
+pub fn write_output<F>(path: &Path, fill: F) -> anyhow::Result<()>
 where
     F: FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 {
-    let dir = match path.parent() {
+    let sink = resolve(path).map_err(|e| WriteError::new(path, "cannot write", &e))?;
+    match sink {
+        Sink::Stdout => {
+            let stdout = io::stdout();
+            write_to(path, stdout.lock(), fill)
+        }
+        Sink::Descriptor(fd) => write_to(
+            path,
+            dup(fd).map_err(|e| WriteError::new(path, "cannot write", &e))?,
+            fill,
+        ),
+        Sink::InPlace(target) => {
+            let file =
+                open_in_place(&target).map_err(|e| WriteError::new(path, "cannot write", &e))?;
+            write_to(path, file, fill)
+        }
+        Sink::Replace(target) => replace(path, &target, fill),
+    }
+}
+
+/// A second descriptor for this process's `fd` (an error if it is not open).
+fn dup(fd: i32) -> io::Result<fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) only reads `fd` and returns a new descriptor or -1.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` was just created by fcntl and nothing else owns it.
+    Ok(unsafe { fs::File::from_raw_fd(new) })
+}
+
+/// Opens an existing non-regular file for writing: no O_CREAT (nothing is created if it
+/// vanished), no O_TRUNC, no controlling terminal; and refuses it if it turned into a regular
+/// file since it was looked at (that one must be replaced, not overwritten in place).
+fn open_in_place(target: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(target)?;
+    if file.metadata()?.is_file() {
+        return Err(io::Error::other("became a regular file while being opened"));
+    }
+    Ok(file)
+}
+
+/// Runs `fill` over `sink` (buffered); any write error becomes one [`WriteError`] naming `name`.
+fn write_to<W: Write>(
+    name: &Path,
+    sink: W,
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut w = BufWriter::new(Checked::new(sink));
+    let filled = fill(&mut w);
+    let flushed = w.flush();
+    let failed = w.get_mut().take_error();
+    if let Some(e) = failed {
+        return Err(WriteError::new(name, "cannot write", &e).into());
+    }
+    filled?;
+    flushed.map_err(|e| WriteError::new(name, "cannot write", &e))?;
+    Ok(())
+}
+
+/// A temporary file beside `target`, filled, synced and renamed over it.
+fn replace(
+    name: &Path,
+    target: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
@@ -22,38 +256,81 @@ where
     // tempfile creates 0600 files; an output file should get the mode any other program's new
     // file gets (0666 less the umask, which open(2) applies to this mode), or keep the mode of
     // the file it replaces.
-    #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = fs::metadata(path)
+        let mode = fs::metadata(target)
             .map(|m| m.permissions().mode() & 0o7777)
             .unwrap_or(0o666);
         builder.permissions(fs::Permissions::from_mode(mode));
     }
-    // The temporary file is our detail: an error names the path the user asked for and the OS
-    // reason, not tempfile's ".gmon-tmp-XXXX" path.
+    // tempfile creates the file with O_EXCL (a planted link at its name is an error, never
+    // followed). The temporary file is our detail: an error names the path the user gave.
     let tmp = builder
         .tempfile_in(dir)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {}", path.display(), os_reason(&e)))?;
-    {
-        let mut w = BufWriter::new(tmp.as_file());
-        fill(&mut w)?;
-        w.flush()
-            .with_context(|| format!("{}: write failed", path.display()))?;
-    }
+        .map_err(|e| WriteError::new(name, "cannot write", &e))?;
+    write_to(name, tmp.as_file(), fill)?;
     tmp.as_file().sync_all().ok();
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("{}: cannot create", path.display()))?;
+    // rename(2) replaces whatever is at `target` now, a link included, without following it.
+    tmp.persist(target)
+        .map_err(|e| WriteError::new(name, "cannot create", &e.error))?;
     Ok(())
 }
 
-/// The operating system's reason for `e` without the path tempfile adds: tempfile reports
-/// "REASON at path \"TMP\"" as a custom error (its inner error is private), so the suffix is
-/// cut from the text.
-fn os_reason(e: &std::io::Error) -> String {
+/// A writer that remembers its first error, so that the error is reported once with the file's
+/// name however the caller wrapped it on the way out.
+#[derive(Debug)]
+pub struct Checked<W> {
+    inner: W,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Checked<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Checked<W> {
+        Checked { inner, error: None }
+    }
+
+    /// The first write or flush error, if any (taken: a second call returns `None`).
+    pub fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+
+    fn note<T>(&mut self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r
+            && self.error.is_none()
+            && e.kind() != io::ErrorKind::Interrupted
+        {
+            self.error = Some(match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(e.kind(), e.to_string()),
+            });
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for Checked<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
+    }
+}
+
+/// The operating system's reason for `e`, without the "(os error N)" suffix and without the
+/// path tempfile adds: tempfile reports "REASON at path \"TMP\"" as a custom error (its inner
+/// error is private), so the suffix is cut from the text.
+pub fn os_reason(e: &io::Error) -> String {
     if let Some(code) = e.raw_os_error() {
-        return std::io::Error::from_raw_os_error(code).to_string();
+        let text = io::Error::from_raw_os_error(code).to_string();
+        return match text.rfind(" (os error ") {
+            Some(cut) => text.get(..cut).unwrap_or(&text).to_string(),
+            None => text,
+        };
     }
     let text = e.to_string();
     match text.rfind(" at path ") {
@@ -62,12 +339,7 @@ fn os_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// Reads a whole input file, naming it in the error.
-pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    fs::read(path).with_context(|| format!("{}", path.display()))
-}
-
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
@@ -76,17 +348,15 @@ mod tests {
     fn new_file_gets_the_umask_mode_and_replaced_file_keeps_its_mode() {
         let dir = tempfile::tempdir().unwrap();
         let fresh = dir.path().join("fresh.out");
-        write_atomically(&fresh, |w| Ok(w.write_all(b"x")?)).unwrap();
+        write_output(&fresh, |w| Ok(w.write_all(b"x")?)).unwrap();
         // The umask can only remove bits from 0666, and never the owner's read/write here.
         let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode & 0o600, 0o600);
         assert_eq!(mode & !0o666, 0);
-        // An umask of 077 would give 0600; the usual 022 gives 0644. Either way, group/other
-        // read must follow the umask rather than tempfile's fixed 0600.
         let replaced = dir.path().join("replaced.out");
         fs::write(&replaced, b"old").unwrap();
         fs::set_permissions(&replaced, fs::Permissions::from_mode(0o640)).unwrap();
-        write_atomically(&replaced, |w| Ok(w.write_all(b"new")?)).unwrap();
+        write_output(&replaced, |w| Ok(w.write_all(b"new")?)).unwrap();
         assert_eq!(
             fs::metadata(&replaced).unwrap().permissions().mode() & 0o777,
             0o640
@@ -100,30 +370,67 @@ mod tests {
         let file = dir.path().join("plain");
         fs::write(&file, b"x").unwrap();
         let target = file.join("out");
-        let err = write_atomically(&target, |w| Ok(w.write_all(b"y")?)).unwrap_err();
+        let err = write_output(&target, |w| Ok(w.write_all(b"y")?)).unwrap_err();
         let msg = format!("{err:#}");
-        assert!(
-            msg.starts_with(&format!("{}: cannot write: ", target.display())),
-            "{msg}"
+        assert_eq!(
+            msg,
+            format!("{}: cannot write: Not a directory", target.display())
         );
-        assert!(msg.contains("Not a directory"), "{msg}");
-        assert!(!msg.contains(".gmon-tmp-"), "{msg}");
     }
 
     #[test]
     fn failed_fill_leaves_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("out");
-        let err = write_atomically(&target, |w| {
+        let err = write_output(&target, |w| {
             w.write_all(b"partial")?;
             anyhow::bail!("boom")
         });
-        assert!(err.is_err());
+        assert_eq!(format!("{:#}", err.unwrap_err()), "boom");
         assert!(!target.exists());
         assert_eq!(
             fs::read_dir(dir.path()).unwrap().count(),
             0,
             "temporary file left behind"
         );
+    }
+
+    #[test]
+    fn resolution_of_each_kind_of_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(resolve(Path::new("-")).unwrap(), Sink::Stdout);
+        assert_eq!(resolve(Path::new("/dev/stdout")).unwrap(), Sink::Stdout);
+        assert_eq!(resolve(Path::new("/dev/fd/1")).unwrap(), Sink::Stdout);
+        assert_eq!(
+            resolve(Path::new("/dev/stderr")).unwrap(),
+            Sink::Descriptor(2)
+        );
+        let own = format!("/proc/{}/fd/7", std::process::id());
+        assert_eq!(resolve(Path::new(&own)).unwrap(), Sink::Descriptor(7));
+        assert_eq!(
+            resolve(Path::new("/dev/null")).unwrap(),
+            Sink::InPlace("/dev/null".into())
+        );
+        // A chain of links, one relative, ending at a name that does not exist yet.
+        std::os::unix::fs::symlink("b", d.join("a")).unwrap();
+        std::os::unix::fs::symlink(d.join("c"), d.join("b")).unwrap();
+        assert_eq!(resolve(&d.join("a")).unwrap(), Sink::Replace(d.join("c")));
+        fs::create_dir(d.join("sub")).unwrap();
+        assert_eq!(
+            resolve(&d.join("sub")).unwrap_err().raw_os_error(),
+            Some(libc::EISDIR)
+        );
+        std::os::unix::fs::symlink("loop", d.join("loop")).unwrap();
+        assert_eq!(
+            resolve(&d.join("loop")).unwrap_err().raw_os_error(),
+            Some(libc::ELOOP)
+        );
+    }
+
+    #[test]
+    fn os_reason_has_no_error_number() {
+        let e = io::Error::from_raw_os_error(libc::ENOSPC);
+        assert_eq!(os_reason(&e), "No space left on device");
     }
 }

@@ -3,13 +3,10 @@
 //! ([`build_profile`]), specified in `spec/stacks.md` §7.
 
 mod builder;
-mod debuginfo;
 pub mod proto;
 mod validate;
 
 pub use builder::{
-    BinSample, Executable, FunctionInfo, PprofError, PprofOptions, SAMPLE_TYPES, build_profile,
-    encode_gzip, period_nanos,
+    PprofError, PprofOptions, SAMPLE_TYPES, build_profile, encode_gzip, period_nanos,
 };
-pub use debuginfo::build_id_hex;
 pub use validate::check_valid;

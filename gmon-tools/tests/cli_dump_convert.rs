@@ -132,7 +132,10 @@ fn dump_json_is_the_model() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The schema version that spec/json.md documents, then the files.
+    assert_eq!(doc["version"], 1);
+    let v = &doc["files"];
     assert_eq!(v[0]["file"], a.display().to_string());
     assert_eq!(v[1]["profile"]["header"]["variant"], "bsd44");
     assert_eq!(v[1]["profile"]["encoding"]["endian"], "big");
@@ -449,7 +452,8 @@ fn dump_reports_the_ambiguity_the_manifest_states() {
         };
         let path = spec.join(file);
         let out = common::run_ok(gmon().arg("dump").arg("--json").arg(&path));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = &doc["files"];
         assert_eq!(words(&v[0]["reading"]), f[2], "{file}: reading");
         let got = |key: &str| -> Vec<String> {
             v[0][key].as_array().unwrap().iter().map(words).collect()

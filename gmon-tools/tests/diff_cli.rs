@@ -167,7 +167,9 @@ fn folded_lines_have_two_counts_that_add_up() {
     let whole = |p: &Path| {
         let a = analysis(read(p));
         let ticks: Vec<f64> = a.functions().map(|f| f.self_ticks).collect();
-        gmon_tools::flame::whole_samples(&ticks).iter().sum::<u64>()
+        gmon_tools::stacks::whole_samples(&ticks)
+            .iter()
+            .sum::<u64>()
     };
     assert_eq!((sb, sn), (whole(&b), whole(&n)));
     // Without an executable: one frame per address range.
@@ -199,5 +201,119 @@ fn inferno_reads_the_differential_folded_output() {
     assert!(
         svg.contains("%; +") || svg.contains("%; -"),
         "not drawn as a differential graph"
+    );
+}
+
+/// Issue 12: `gmon diff EXE BASE NEW` names the executable as gprof does, and means the same as
+/// `--exe EXE`.
+#[test]
+fn the_executable_can_be_named_first_as_gprof_takes_it() {
+    let (exe, b, n) = (
+        case().join("prog"),
+        case().join("gmon.out"),
+        case().join("gmon.3.out"),
+    );
+    let first = run_ok(gmon().arg("diff").arg(&exe).arg(&b).arg(&n));
+    let flag = run_ok(gmon().arg("diff").arg("--exe").arg(&exe).arg(&b).arg(&n));
+    assert_eq!(first.stdout, flag.stdout);
+    assert!(String::from_utf8_lossy(&first.stdout).contains("fib"));
+    // Too many or too few operands, and an executable twice, are refused with the reason.
+    for (args, says) in [
+        (vec![exe.clone(), b.clone()], "takes two profiles"),
+        (
+            vec![exe.clone(), b.clone(), n.clone(), n.clone()],
+            "no more were expected",
+        ),
+        (
+            vec![b.clone(), n.clone(), exe.clone()],
+            "is an executable, not a profile",
+        ),
+    ] {
+        let o = gmon().arg("diff").args(&args).output().unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let o = gmon()
+        .arg("diff")
+        .arg("--exe")
+        .arg(&exe)
+        .arg(&exe)
+        .arg(&b)
+        .arg(&n)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("and only once"));
+}
+
+/// Issue 12: a profile of another program is refused by diff with the check that failed, and
+/// read with --force.
+#[test]
+fn diff_refuses_a_profile_of_another_program_unless_forced() {
+    let exe = case().join("prog");
+    let other = case_dir("cxx-pie-O0").join("gmon.out");
+    let o = gmon()
+        .arg("diff")
+        .arg(&exe)
+        .arg(&other)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("failed check: arc"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    let forced = run_ok(
+        gmon()
+            .args(["diff", "--force"])
+            .arg(&exe)
+            .arg(&other)
+            .arg(&other),
+    );
+    assert!(String::from_utf8_lossy(&forced.stderr).contains("--force"));
+}
+
+/// The fields spec/diff.md lists in the table under `heading` (first column, in backticks).
+fn spec_fields(spec: &str, heading: &str) -> std::collections::BTreeSet<String> {
+    let start = spec.find(heading).expect("section in spec/diff.md");
+    let rest = &spec[start + heading.len()..];
+    let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn keys(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// Issue 12: `gmon diff --json` carries a schema version, and spec/diff.md documents every field
+/// of the output, and nothing the output lacks.
+#[test]
+fn json_schema_version_and_fields_are_the_spec() {
+    let spec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/diff.md"))
+            .unwrap();
+    let c = case();
+    let out = gmon_diff(
+        &["--json", c.join("prog").to_str().unwrap()],
+        &c.join("gmon.out"),
+        &c.join("gmon.3.out"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], gmon_tools::diff::JSON_VERSION);
+    assert!(spec.contains(&format!(
+        "describes **version {}**",
+        gmon_tools::diff::JSON_VERSION
+    )));
+    assert_eq!(keys(&v), spec_fields(&spec, "## Top level"));
+    assert_eq!(keys(&v["base"]), spec_fields(&spec, "## Totals"));
+    assert_eq!(keys(&v["entries"][0]), spec_fields(&spec, "## Entries"));
+    assert_eq!(
+        keys(&v["entries"][0]["new"]),
+        spec_fields(&spec, "## One side of an entry")
     );
 }

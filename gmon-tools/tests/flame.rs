@@ -5,20 +5,20 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{case_dir, gmon as gmon_cmd, run_ok, testdata_cases};
-use gmon_tools::flame::{
-    CallGraph, CycleGroup, Frame, NodeId, StackSource, SvgOptions, estimate_stacks, folded_lines,
-    largest_remainder, write_svg,
+use gmon_tools::flame::{DiffColours, SvgOptions, folded_lines, write_diff_svg, write_svg};
+use gmon_tools::stacks::{
+    CycleGroup, Frame, NodeId, StackSource, WeightedCallGraph, estimate_stacks, largest_remainder,
 };
 use proptest::prelude::*;
 
-fn folded(g: &CallGraph) -> Vec<String> {
+fn folded(g: &WeightedCallGraph) -> Vec<String> {
     let stacks = estimate_stacks(g).expect("estimate");
     folded_lines(&stacks, g)
 }
 
 #[test]
 fn chain_keeps_every_sample_on_its_path() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 1);
     let a = g.add_node("a", 10);
     g.add_calls(main, a, 1).unwrap();
@@ -27,7 +27,7 @@ fn chain_keeps_every_sample_on_its_path() {
 
 #[test]
 fn self_time_follows_call_counts() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 0);
     let a = g.add_node("a", 0);
     let b = g.add_node("b", 0);
@@ -53,7 +53,7 @@ fn largest_remainder_is_exact_and_breaks_ties_by_order() {
 
 #[test]
 fn recursive_self_arc_is_ignored() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 0);
     let f = g.add_node("f", 5);
     g.add_calls(main, f, 1).unwrap();
@@ -63,7 +63,7 @@ fn recursive_self_arc_is_ignored() {
 
 #[test]
 fn spontaneous_functions_are_roots() {
-    let mut g = CallGraph::new();
+    let mut g = WeightedCallGraph::new();
     g.add_node("handler", 3);
     let main = g.add_node("main", 2);
     let f = g.add_node("f", 1);
@@ -71,8 +71,8 @@ fn spontaneous_functions_are_roots() {
     assert_eq!(folded(&g), ["f 1", "handler 3", "main 2"]);
 }
 
-fn even_odd() -> (CallGraph, [NodeId; 4]) {
-    let mut g = CallGraph::new();
+fn even_odd() -> (WeightedCallGraph, [NodeId; 4]) {
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 0);
     let even = g.add_node("is_even", 4);
     let odd = g.add_node("is_odd", 6);
@@ -160,7 +160,7 @@ fn svg_is_deterministic_xml_with_every_function() {
 
 #[test]
 fn empty_graph_is_an_error_not_an_error_svg() {
-    let g = CallGraph::new();
+    let g = WeightedCallGraph::new();
     let stacks = estimate_stacks(&g).unwrap();
     let lines = folded_lines(&stacks, &g);
     let mut out = Vec::new();
@@ -218,14 +218,14 @@ pub fn svg_titles(svg: &str) -> Vec<String> {
     titles
 }
 
-fn arb_graph() -> impl Strategy<Value = CallGraph> {
+fn arb_graph() -> impl Strategy<Value = WeightedCallGraph> {
     (1usize..12).prop_flat_map(|n| {
         (
             proptest::collection::vec(0u64..50, n),
             proptest::collection::vec((0..n, 0..n, 0u64..20), 0..(n * 3)),
         )
             .prop_map(move |(samples, arcs)| {
-                let mut g = CallGraph::new();
+                let mut g = WeightedCallGraph::new();
                 let ids: Vec<NodeId> = samples
                     .iter()
                     .enumerate()
@@ -264,7 +264,8 @@ proptest! {
 
 use std::path::{Path, PathBuf};
 
-use gmon_tools::flame::{LoadOptions, Loaded, load_with, write_folded};
+use gmon_tools::flame::write_folded;
+use gmon_tools::stacks::{LoadOptions, Loaded, load_with};
 
 /// Flame graphs load without per-line credit, as `gmon flame` does.
 fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
@@ -286,9 +287,8 @@ fn testdata_stacks_keep_the_gprof_engines_totals() {
         let l =
             load_stacks(Some(&prog), &gmon).unwrap_or_else(|e| panic!("{}: {e:#}", case.display()));
         // The gprof engine's own numbers, independently of the graph built from them.
-        let image = Image::open(&prog, "test").unwrap();
         let profile = common::read(&gmon[0]);
-        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let a = common::views_analysis(&prog, profile);
         // The graph has one node per symbol, in the engine's order, so node k is function k.
         let mut per_leaf: BTreeMap<usize, u64> = BTreeMap::new();
         for s in &l.stacks.stacks {
@@ -454,7 +454,8 @@ fn cli_folded_and_svg_are_deterministic() {
     assert_eq!(a, svg(&[]), "same input, same bytes");
     let text = String::from_utf8(a).unwrap();
     assert!(text.contains("stacks estimated from call counts"));
-    let icicle = String::from_utf8(svg(&["--reverse", "--colors", "mem", "--title", "T"])).unwrap();
+    let icicle =
+        String::from_utf8(svg(&["--inverted", "--colors", "mem", "--title", "T"])).unwrap();
     assert!(icicle.contains(">T<") && icicle != text);
     svg_titles(&icicle);
 }
@@ -559,8 +560,9 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
     )
     .unwrap();
     let addr = |n: &str| a.functions().find(|f| f.name == n).unwrap().addr;
+    // A library that is gone since the run: its frames are named by the object alone.
     let lib = MappedObject {
-        path: "/lib/x86_64-linux-gnu/libc.so.6".into(),
+        path: tmp.path().join("gone/libc.so.6").display().to_string(),
         build_id: vec![],
         load_bias: 0x7f00_0000_0000,
         flags: 0,
@@ -697,7 +699,7 @@ fn cli_accepts_gprofs_order_executable_first() {
 
 #[test]
 fn whole_samples_round_gprofs_credit_to_its_rounded_total() {
-    use gmon_tools::flame::whole_samples;
+    use gmon_tools::stacks::whole_samples;
     // 2.2 ticks in all -> 2 samples; the spare one goes to the first of the equal fractions.
     assert_eq!(whole_samples(&[0.5, 0.5, 1.2]), [1, 0, 1]);
     // The traps case: 4.507 + 4.007 + 0.501 = 9.015 -> 9.
@@ -755,9 +757,8 @@ fn testdata_frame_widths_agree_with_gprofs_propagated_time() {
     for dir in testdata_cases() {
         let prog = dir.join("prog");
         let l = load_stacks(Some(&prog), &[dir.join("gmon.out")]).unwrap();
-        let image = Image::open(&prog, "test").unwrap();
         let p = common::read(&dir.join("gmon.out"));
-        let a = Analysis::new(&image, &[p], &AnalysisOptions::default()).unwrap();
+        let a = common::views_analysis(&prog, p);
         for (k, f) in a.functions().enumerate() {
             if f.cycle.is_some() {
                 continue; // gprof prints cycle members' times differently; the cycle is one unit
@@ -781,4 +782,404 @@ fn testdata_frame_widths_agree_with_gprofs_propagated_time() {
             );
         }
     }
+}
+
+// ---- Every sample named (issue 11 item 3) ----------------------------------------------------
+
+use std::process::Command;
+
+/// Records `args` with `gmon record` into `out`; `None` (after a visible skip) when the runtime
+/// library or the program is missing.
+fn record(test: &str, out: &Path, args: &[&str]) -> Option<()> {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_gmon"));
+    if !bin.with_file_name("libgmon_write.so").is_file() {
+        common::skip(
+            test,
+            "libgmon_write.so is not built (cargo build --workspace)",
+        );
+        return None;
+    }
+    if Command::new(args[0]).arg("--version").output().is_err() {
+        common::skip(test, &format!("{} is not installed", args[0]));
+        return None;
+    }
+    let o = Command::new(&bin)
+        .args(["record", "-o"])
+        .arg(out)
+        .arg("--")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(())
+}
+
+/// `gmon flame --folded PROFILE`, which must succeed.
+fn folded_of(profile: &Path) -> String {
+    let o = run_ok(gmon_cmd().args(["flame", "--folded"]).arg(profile));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// (samples, samples whose leaf is a named function): not `[object]`, `[unknown]` or
+/// `OBJECT+0xADDRESS`.
+fn named_leaves(folded: &str) -> (u64, u64) {
+    let (mut total, mut named) = (0, 0);
+    for line in folded.lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        let n: u64 = n.parse().unwrap();
+        let leaf = stack.rsplit(';').next().unwrap();
+        total += n;
+        let anonymous = leaf.starts_with('[')
+            || leaf
+                .rsplit_once("+0x")
+                .is_some_and(|(_, hex)| u64::from_str_radix(hex, 16).is_ok());
+        if !anonymous {
+            named += n;
+        }
+    }
+    (total, named)
+}
+
+#[test]
+fn recorded_python3_samples_are_named_by_the_librarys_own_symbols() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("py.out");
+    let script = "s=0\nfor i in range(2000000): s+=i*i%7\nprint(s)";
+    if record("recorded_python3", &out, &["python3", "-c", script]).is_none() {
+        return;
+    }
+    let folded = folded_of(&out);
+    let (total, named) = named_leaves(&folded);
+    assert!(total > 100, "{folded}");
+    // Before: 97.8% of samples were one frame, [libpython3.11.so.1.0].
+    assert!(
+        named * 100 >= total * 95,
+        "{named} of {total} samples named:\n{folded}"
+    );
+}
+
+#[test]
+fn a_stripped_executable_is_drawn_with_dynsym_and_unwind_table_names_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let text: String = (0..400_000u64)
+        .map(|i| format!("{}\n", i.wrapping_mul(2654435761) % 1_000_003))
+        .collect();
+    std::fs::write(&data, text).unwrap();
+    let out = dir.path().join("gz.out");
+    let data_arg = data.display().to_string();
+    if record("stripped_gzip", &out, &["gzip", "-9", "-c", &data_arg]).is_none() {
+        return;
+    }
+    let folded = folded_of(&out);
+    assert!(!folded.is_empty());
+    assert!(!folded.contains("[gzip]"), "{folded}");
+    let pprof = gmon_cmd()
+        .args(["pprof", "-o"])
+        .arg(dir.path().join("p.pb.gz"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        pprof.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pprof.stderr)
+    );
+    let svg = gmon_cmd().args(["flame"]).arg(&out).output().unwrap();
+    assert!(svg.status.success());
+}
+
+#[test]
+fn compiler_clones_keep_their_own_names() {
+    let prog = case_dir("recurse-pie-O2").join("prog");
+    let nm = match Command::new("nm").arg(&prog).output() {
+        Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
+        _ => return common::skip("compiler_clones_keep_their_own_names", "nm is missing"),
+    };
+    let clones: Vec<(u64, &str)> = nm
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let addr = u64::from_str_radix(f.next()?, 16).ok()?;
+            let _kind = f.next()?;
+            let name = f.next()?;
+            [".part.", ".isra.", ".constprop.", ".cold"]
+                .iter()
+                .any(|c| name.contains(c))
+                .then_some((addr, name))
+        })
+        .collect();
+    assert!(
+        !clones.is_empty(),
+        "recurse-pie-O2 has a clone (spin.isra.0)"
+    );
+    let syms = gmon_tools::stacks::ObjectSymbols::open(&prog).unwrap();
+    for (addr, name) in clones {
+        assert_eq!(syms.name_at(addr).1, name);
+        assert_eq!(syms.name_at(addr + 1).1, name);
+    }
+    // From gmon.out alone too: gprof's rules credit spin.isra.0's samples to frame_dummy, the
+    // symbol before it; the views keep the clone.
+    let o = run_ok(
+        gmon_cmd()
+            .args(["flame", "--folded"])
+            .arg(&prog)
+            .arg(prog.with_file_name("gmon.out")),
+    );
+    let folded = String::from_utf8(o.stdout).unwrap();
+    assert!(folded.contains(";spin.isra.0 "), "{folded}");
+    assert!(!folded.contains("frame_dummy"), "{folded}");
+}
+
+// ---- Operands and the executable a profile belongs to (issue 12) ------------------------------
+
+/// Runs `gmon ARGS` in `dir` and returns (success, stderr).
+fn gmon_in(dir: &Path, args: &[&std::ffi::OsStr]) -> (bool, String) {
+    let o = gmon_cmd().current_dir(dir).args(args).output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn operands_of_the_wrong_kind_are_named_as_such() {
+    let c = case_dir("recurse-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(c.join("prog"), tmp.path().join("hot")).unwrap();
+    std::fs::copy(c.join("gmon.out"), tmp.path().join("gmon.out")).unwrap();
+    std::fs::create_dir(tmp.path().join("somedir")).unwrap();
+    for cmd in [
+        &["flame"][..],
+        &["pprof", "-o", "p.pb.gz"][..],
+        &["diff"][..],
+    ] {
+        let with = |ops: &[&str]| -> Vec<std::ffi::OsString> {
+            cmd.iter().chain(ops).map(|s| s.into()).collect()
+        };
+        for (ops, says) in [
+            // Operands swapped: the executable after the profile.
+            (
+                &["gmon.out", "hot"][..],
+                "hot: is an executable, not a profile",
+            ),
+            (&["somedir", "gmon.out"][..], "somedir: is a directory"),
+            (&["hot", "somedir"][..], "somedir: is a directory"),
+            (
+                &["--exe", "gmon.out", "gmon.out"][..],
+                "gmon.out: is a gmon.out profile, not an executable",
+            ),
+            (
+                &["--exe", "somedir", "gmon.out"][..],
+                "somedir: is a directory, not an executable",
+            ),
+        ] {
+            let args = with(ops);
+            let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+            // diff needs two profiles: add one where only one is given.
+            let mut refs = refs;
+            if cmd[0] == "diff" && !ops.contains(&"hot") {
+                refs.push("gmon.out".as_ref());
+            }
+            let (ok, err) = gmon_in(tmp.path(), &refs);
+            assert!(!ok, "{refs:?} was accepted");
+            assert!(err.contains(says), "{refs:?}: {err}");
+            assert!(!err.contains("a.out"), "{refs:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn flame_and_pprof_refuse_a_profile_of_another_program_and_force_reads_it() {
+    let exe = case_dir("recurse-pie-O0").join("prog");
+    let other = case_dir("cxx-pie-O0").join("gmon.out");
+    let tmp = tempfile::tempdir().unwrap();
+    let pb = tmp.path().join("p.pb.gz");
+    for cmd in [&["flame"][..], &["pprof", "-o", pb.to_str().unwrap()][..]] {
+        let args: Vec<&std::ffi::OsStr> = cmd
+            .iter()
+            .map(|s| s.as_ref())
+            .chain([exe.as_os_str(), other.as_os_str()])
+            .collect();
+        let (ok, err) = gmon_in(tmp.path(), &args);
+        assert!(!ok, "{cmd:?} accepted another program's profile");
+        assert!(err.contains("not a profile of"), "{err}");
+        assert!(err.contains("failed check: arc"), "{err}");
+        let mut forced = args.clone();
+        forced.insert(1, "--force".as_ref());
+        let (ok, err) = gmon_in(tmp.path(), &forced);
+        assert!(ok, "{err}");
+        assert!(err.contains("although a check failed (--force)"), "{err}");
+    }
+    assert!(!pb.exists() || std::fs::metadata(&pb).unwrap().len() > 0);
+}
+
+#[test]
+fn a_sidecar_with_another_build_id_is_refused_and_a_corrupt_one_explains_a_out() {
+    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+    let c = case_dir("recurse-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    let gmon = tmp.path().join("gmon.out");
+    std::fs::copy(c.join("gmon.out"), &gmon).unwrap();
+    let ext = gmon_format::Extension {
+        rate_hz: 100,
+        objects: vec![MappedObject {
+            path: "/gone/prog".into(),
+            build_id: vec![0xde, 0xad, 0xbe, 0xef],
+            load_bias: 0,
+            flags: OBJECT_FLAG_MAIN,
+            ranges: Vec::new(),
+        }],
+        ..Default::default()
+    };
+    let mut side = Vec::new();
+    gmon_format::write_extension(&ext, &mut side).unwrap();
+    std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
+    let (ok, err) = gmon_in(
+        tmp.path(),
+        &[
+            "flame".as_ref(),
+            c.join("prog").as_os_str(),
+            "gmon.out".as_ref(),
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("failed check: build id"), "{err}");
+    assert!(err.contains("deadbeef"), "{err}");
+    // Corrupt: without an executable, the error says why a.out was tried.
+    std::fs::write(gmon_format::sidecar_path(&gmon), b"garbage").unwrap();
+    let (ok, err) = gmon_in(tmp.path(), &["flame".as_ref(), "gmon.out".as_ref()]);
+    assert!(!ok);
+    assert!(
+        err.contains("sidecar gmon.out.gmonx cannot be read"),
+        "{err}"
+    );
+    assert!(err.contains("so a.out is used"), "{err}");
+}
+
+// ---- inferno's option names and meanings (issue 12) -----------------------------------------
+
+/// The SVG `write_svg` draws for `lines` with `opts`.
+fn draw(lines: &[&str], opts: &SvgOptions) -> String {
+    let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let mut out = Vec::new();
+    write_svg(&mut out, &lines, opts, StackSource::Estimated, 0).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn inverted_draws_an_icicle_and_reverse_reverses_the_stacks() {
+    let lines = ["main;a 3", "main;b 1"];
+    let plain = draw(&lines, &SvgOptions::default());
+    let count = |svg: &str, name: &str| {
+        svg_titles(svg)
+            .iter()
+            .filter(|t| t.starts_with(&format!("{name} (")))
+            .count()
+    };
+    assert_eq!(count(&plain, "main"), 1);
+    // Reversed stacks (a;main, b;main): main is drawn twice, above a and above b.
+    let mut o = SvgOptions::default();
+    o.reverse_stacks = true;
+    assert_eq!(count(&draw(&lines, &o), "main"), 2);
+    // Inverted: the same frames, drawn top-down.
+    let mut o = SvgOptions::default();
+    o.inverted = true;
+    let icicle = draw(&lines, &o);
+    assert_eq!(count(&icicle, "main"), 1);
+    assert_ne!(icicle, plain);
+}
+
+#[test]
+fn flame_takes_inferno_option_names() {
+    let c = case_dir("recurse-pie-O0");
+    let run = |extra: &[&str]| -> String {
+        let o = run_ok(
+            gmon_cmd()
+                .arg("flame")
+                .args(extra)
+                .arg(c.join("prog"))
+                .arg(c.join("gmon.out")),
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let svg = run(&[
+        "--title",
+        "TT",
+        "--subtitle",
+        "SUB",
+        "--width",
+        "900",
+        "--fontsize",
+        "15",
+        "--countname",
+        "ticks",
+        "--notes",
+        "NOTE",
+        "--colors",
+        "blue",
+        "--hash",
+        "--minwidth",
+        "0.5",
+    ]);
+    assert!(svg.contains(">TT<"), "title");
+    assert!(
+        svg.contains("SUB (stacks estimated from call counts"),
+        "the subtitle keeps where stacks came from"
+    );
+    assert!(svg.contains("width=\"900\""), "width");
+    assert!(svg.contains("font-size:15px"), "fontsize");
+    assert!(
+        svg_titles(&svg).iter().any(|t| t.contains(" ticks, ")),
+        "countname"
+    );
+    assert!(svg.contains("NOTE"), "notes");
+    // The old spelling of --minwidth still works and means the same.
+    assert_eq!(run(&["--minwidth", "2"]), run(&["--min-width", "2"]));
+    // --reverse is inferno's (stacks reversed), no longer the icicle graph.
+    assert_ne!(run(&["--reverse"]), run(&["--inverted"]));
+    let help = run_ok(gmon_cmd().args(["flame", "--help"])).stdout;
+    let help = String::from_utf8(help).unwrap();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("--inverted") && help.contains("that is --inverted now"),
+        "{help}"
+    );
+}
+
+/// The fill of the frame whose title starts with `name (`: (red, blue).
+fn fill_of(svg: &str, name: &str) -> (u8, u8) {
+    let at = svg.find(&format!("<title>{name} (")).expect("frame drawn");
+    let rest = &svg[at..];
+    let rgb = rest.find("fill=\"rgb(").expect("a fill") + "fill=\"rgb(".len();
+    let parts: Vec<u8> = rest[rgb..]
+        .split(')')
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|p| p.trim().parse().unwrap())
+        .collect();
+    (parts[0], parts[2])
+}
+
+#[test]
+fn differential_graph_colours_by_share_by_default_and_raw_counts_on_request() {
+    // a: 83 of 100 samples, then 158 of 200: more samples, a smaller share (83% -> 79%).
+    let base = vec!["main;a 83".to_owned(), "main;b 17".to_owned()];
+    let new = vec!["main;a 158".to_owned(), "main;b 42".to_owned()];
+    let svg = |colours: DiffColours| {
+        let mut o = SvgOptions::default();
+        o.diff_colours = colours;
+        let mut out = Vec::new();
+        write_diff_svg(&mut out, &base, &new, &o, StackSource::Estimated).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let share = svg(DiffColours::Share);
+    let (r, b) = fill_of(&share, "a");
+    assert!(b > r, "share fell: blue, got rgb({r},_,{b})");
+    assert!(share.contains("change in share of samples"));
+    let counts = svg(DiffColours::Counts);
+    let (r, b) = fill_of(&counts, "a");
+    assert!(r > b, "count rose: red, got rgb({r},_,{b})");
+    assert!(counts.contains("change in raw sample counts"));
 }

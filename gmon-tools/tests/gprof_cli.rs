@@ -1,6 +1,8 @@
 //! `gmon gprof` beyond the goldens: `-s` (gmon.sum with gmon merge's lossless rules), the help
 //! text, and the library API other commands use.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -308,4 +310,73 @@ fn gprof_path_may_be_non_utf8() {
         out.stdout == golden,
         "-A with GPROF_PATH differs from gprof's ln-A-cycle.out"
     );
+}
+
+/// A basic-block record cut short (here an arc record whose tag byte became 2, so its bytes
+/// read as a block count and too few blocks): GNU gprof's messages, byte for byte, with and
+/// without `-l`. Before, `-l` still printed "ignoring basic-block exec counts (use -l or
+/// --line)". Compared with a real GNU gprof run under LC_ALL=C (spec/gnu.md: its errno text
+/// there is "Success").
+#[test]
+fn truncated_basic_blocks_give_gnu_gprofs_messages_with_and_without_line() {
+    let have = Command::new("gprof").arg("--version").output();
+    if !have.is_ok_and(|o| o.status.success()) {
+        common::skip(
+            "truncated_basic_blocks_give_gnu_gprofs_messages_with_and_without_line",
+            "GNU gprof is not installed",
+        );
+        return;
+    }
+    let src = case("outside-pie-O0");
+    let bytes = std::fs::read(src.join("gmon.out")).expect("gmon.out");
+    let profile = gmon_format::read(&bytes).expect("profile");
+    let offsets = gmon_format::record_offsets(&profile).expect("offsets");
+    let arcs: Vec<usize> = profile
+        .records
+        .iter()
+        .zip(&offsets)
+        .filter(|(r, _)| matches!(r, gmon_format::Record::Arc(_)))
+        .map(|(_, &o)| o as usize)
+        .collect();
+    assert!(arcs.len() >= 2, "the case needs arcs");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(src.join("prog"), tmp.path().join("prog")).expect("copy");
+    let mut compared = 0;
+    for at in [arcs[arcs.len() - 1], arcs[arcs.len() - 2], arcs[0]] {
+        let mut g = bytes.clone();
+        assert_eq!(g[at], 1, "arc tag");
+        g[at] = 2;
+        std::fs::write(tmp.path().join("bb.gmon"), &g).expect("write");
+        for opts in [
+            &["-b", "-l"][..],
+            &["-b"],
+            &["-b", "--line", "-p"],
+            &["-b", "-s"],
+        ] {
+            let mut args: Vec<&str> = opts.to_vec();
+            args.extend(["prog", "bb.gmon"]);
+            let ours = gmon(tmp.path(), &args);
+            let gnu = Command::new("gprof")
+                .args(&args)
+                .current_dir(tmp.path())
+                .env("LC_ALL", "C")
+                .output()
+                .expect("run gprof");
+            let shown = |o: &std::process::Output| {
+                format!(
+                    "status {:?}\nstdout:\n{}\nstderr:\n{}",
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr).replace("gmon gprof", "gprof")
+                )
+            };
+            assert_eq!(
+                shown(&ours),
+                shown(&gnu),
+                "{args:?} with the tag at {at:#x}"
+            );
+            compared += usize::from(!gnu.stderr.is_empty());
+        }
+    }
+    assert!(compared >= 4, "the cut records must give gprof errors");
 }

@@ -6,11 +6,9 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use common::{case_dir, gmon, testdata_cases};
-use gmon_tools::flame::{CallGraph, estimate_stacks};
 use gmon_tools::pprof::proto::{Function, Line, Profile, ValueType};
-use gmon_tools::pprof::{
-    Executable, FunctionInfo, PprofOptions, build_profile, check_valid, encode_gzip,
-};
+use gmon_tools::pprof::{PprofOptions, build_profile, check_valid, encode_gzip};
+use gmon_tools::stacks::{Executable, FunctionInfo, WeightedCallGraph, estimate_stacks};
 use prost::Message;
 
 fn decode_gz(bytes: &[u8]) -> Profile {
@@ -62,8 +60,8 @@ fn field_numbers_match_profile_proto() {
     assert_eq!(Profile::decode(bytes.as_slice()).unwrap(), p);
 }
 
-fn sample_graph() -> (CallGraph, Vec<FunctionInfo>) {
-    let mut g = CallGraph::new();
+fn sample_graph() -> (WeightedCallGraph, Vec<FunctionInfo>) {
+    let mut g = WeightedCallGraph::new();
     let main = g.add_node("main", 1);
     let a = g.add_node("a", 0);
     let b = g.add_node("ns::b(int)", 3);
@@ -94,11 +92,16 @@ fn sample_graph() -> (CallGraph, Vec<FunctionInfo>) {
     (g, infos)
 }
 
-fn build(g: &CallGraph, infos: &[FunctionInfo]) -> Vec<u8> {
+fn build(g: &WeightedCallGraph, infos: &[FunctionInfo]) -> Vec<u8> {
     let stacks = estimate_stacks(g).unwrap();
     let exe = Executable {
         path: "/tmp/prog".into(),
-        build_id: Some("abcd".into()),
+        build_id: Some(gmon_format::ExecutableId(vec![0xab, 0xcd])),
+        encoding: gmon_format::Encoding {
+            endian: gmon_format::Endian::Little,
+            ptr_width: gmon_format::PtrWidth::Eight,
+        },
+        code: Vec::new(),
     };
     let mut opts = PprofOptions::default();
     opts.prof_rate = 100;
@@ -218,10 +221,8 @@ fn check_valid_catches_what_go_refuses() {
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gmon_tools::flame::load;
-use gmon_tools::gprof::{
-    Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions,
-};
+use gmon_tools::gprof::{AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions};
+use gmon_tools::stacks::load;
 
 /// Runs `gmon pprof` through the binary and returns the written bytes.
 fn gmon_pprof(dir: &Path, out: &Path) -> Vec<u8> {
@@ -294,9 +295,8 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
                     .or_insert(0) += smp.value[1];
             }
         }
-        let image = Image::open(&dir.join("prog"), "test").unwrap();
         let profile = common::read(&dir.join("gmon.out"));
-        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let a = common::views_analysis(&dir.join("prog"), profile);
         let mut credit: BTreeMap<&str, i64> = BTreeMap::new();
         for f in a.functions() {
             let ns = (f.self_ticks * 1e9 / f64::from(a.hz())).round() as i64;
@@ -314,6 +314,64 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
             dir.display()
         );
     }
+}
+
+/// Issue 12: a `calls/count` sample [callee, caller] carries exactly the call graph's count for
+/// that pair, self-recursion included (it was counted twice: the arc and the function's
+/// self-calls again).
+#[test]
+fn testdata_call_counts_equal_the_call_graphs_arcs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = testdata_cases();
+    assert!(cases.len() >= 10, "testdata/cases is missing");
+    let mut self_arcs = 0;
+    for dir in cases {
+        let out = tmp.path().join("p.pb.gz");
+        let p = decode_gz(&gmon_pprof(&dir, &out));
+        let s = |i: i64| p.string_table[i as usize].clone();
+        let loc_fn: BTreeMap<u64, u64> = p
+            .location
+            .iter()
+            .map(|l| (l.id, l.line[0].function_id))
+            .collect();
+        let fn_name: BTreeMap<u64, String> = p
+            .function
+            .iter()
+            .map(|f| (f.id, s(f.system_name)))
+            .collect();
+        let mut got: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for smp in &p.sample {
+            if smp.value[2] != 0 {
+                assert_eq!(smp.location_id.len(), 2, "{}", dir.display());
+                let callee = fn_name[&loc_fn[&smp.location_id[0]]].clone();
+                let caller = fn_name[&loc_fn[&smp.location_id[1]]].clone();
+                *got.entry((caller, callee)).or_insert(0) += smp.value[2];
+            }
+        }
+        let profile = common::read(&dir.join("gmon.out"));
+        let a = common::views_analysis(&dir.join("prog"), profile);
+        let name: BTreeMap<usize, String> = a
+            .functions()
+            .map(|f| (f.index, f.name.to_owned()))
+            .collect();
+        let mut want: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for arc in a.arcs() {
+            if arc.count == 0 {
+                continue;
+            }
+            if let (Some(p), Some(c)) = (name.get(&arc.parent), name.get(&arc.child)) {
+                if p == c {
+                    self_arcs += 1;
+                }
+                *want.entry((p.clone(), c.clone())).or_insert(0) += arc.count as i64;
+            }
+        }
+        assert_eq!(got, want, "{}", dir.display());
+    }
+    assert!(
+        self_arcs > 0,
+        "the testdata has self-recursive arcs to check"
+    );
 }
 
 #[test]
@@ -417,9 +475,8 @@ fn go_pprof_accepts_our_profiles() {
         if name == "cycle-pie-O0" {
             assert!(top.contains("<cycle 1>"), "{top}");
         }
-        let image = Image::open(&dir.join("prog"), "test").unwrap();
         let profile = common::read(&dir.join("gmon.out"));
-        let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+        let a = common::views_analysis(&dir.join("prog"), profile);
         let mut credit: BTreeMap<String, f64> = BTreeMap::new();
         for f in a.functions().filter(|f| f.self_ticks > 0.0) {
             *credit.entry(f.demangled()).or_insert(0.0) += f.self_seconds;
@@ -456,7 +513,7 @@ fn go_pprof_accepts_our_profiles() {
 fn exact_stacks_are_labelled_as_such() {
     let (g, infos) = sample_graph();
     let mut stacks = estimate_stacks(&g).unwrap();
-    stacks.source = gmon_tools::flame::StackSource::Exact;
+    stacks.source = gmon_tools::stacks::StackSource::Exact;
     let p = build_profile(&g, &stacks, &infos, None, &PprofOptions::default()).unwrap();
     check_valid(&p).unwrap();
     let comments: Vec<&str> = p

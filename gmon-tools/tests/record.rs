@@ -49,13 +49,6 @@ fn gmon() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_gmon"))
 }
 
-/// `GMON_WRITE_LIB` for the runs: None when the library sits next to `gmon` already.
-fn runtime_library() -> Option<PathBuf> {
-    let profile_dir = gmon().parent().expect("bin dir").to_path_buf();
-    runtime_common::runtime_library_dir(&profile_dir, &["libgmon_write.so"])
-        .map(|dir| dir.join("libgmon_write.so"))
-}
-
 /// Writes `source` to `dir/name.c` and builds `dir/name` with gcc and `flags`.
 fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
     let src = dir.join(format!("{name}.c"));
@@ -76,13 +69,17 @@ fn build_program(dir: &Path) -> PathBuf {
     compile_c(dir, "split", PROGRAM, &["-O1", "-fno-omit-frame-pointer"])
 }
 
-fn gmon_cmd(lib: &Option<PathBuf>) -> Command {
+/// `gmon` with the runtime embedded in it, cached under the test target directory.
+fn gmon_cmd() -> Command {
     let mut c = Command::new(gmon());
-    match lib {
-        Some(l) => c.env("GMON_WRITE_LIB", l),
-        None => c.env_remove("GMON_WRITE_LIB"),
-    };
+    c.env_remove("GMON_WRITE_LIB")
+        .env("XDG_CACHE_HOME", test_cache());
     c
+}
+
+/// The cache directory the tests' `gmon` writes its runtime library to.
+fn test_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("record-cache")
 }
 
 fn text(o: &Output) -> String {
@@ -113,12 +110,11 @@ fn percent_of(flat: &str, name: &str) -> f64 {
 
 #[test]
 fn record_a_c_program_and_read_it_with_gprof() {
-    let lib = runtime_library();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = build_program(dir.path());
     let out = dir.path().join("split.gmon");
 
-    let run = gmon_cmd(&lib)
+    let run = gmon_cmd()
         .args(["record", "-o"])
         .arg(&out)
         .args(["--hz", "1000", "--"])
@@ -175,10 +171,7 @@ fn record_a_c_program_and_read_it_with_gprof() {
 
     // gmon flame draws the sidecar's exact stacks with no other argument: the profile names
     // its executable. Every recorded tick is in the folded output.
-    let folded = gmon_cmd(&lib)
-        .args(["flame", "--folded"])
-        .arg(&out)
-        .output();
+    let folded = gmon_cmd().args(["flame", "--folded"]).arg(&out).output();
     let folded = folded.expect("run gmon flame");
     assert!(folded.status.success(), "gmon flame: {}", text(&folded));
     let folded = String::from_utf8_lossy(&folded.stdout).into_owned();
@@ -191,7 +184,7 @@ fn record_a_c_program_and_read_it_with_gprof() {
     assert!(folded.lines().any(|l| l.contains("sixty ")), "{folded}");
 
     // gmon gprof prints the same flat profile.
-    let ours = gmon_cmd(&lib)
+    let ours = gmon_cmd()
         .args(["gprof", "-b", "-p"])
         .arg(&prog)
         .arg(&out)
@@ -203,11 +196,10 @@ fn record_a_c_program_and_read_it_with_gprof() {
 
 #[test]
 fn exit_status_is_the_commands() {
-    let lib = runtime_library();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = compile_c(dir.path(), "three", "int main(void) { return 3; }\n", &[]);
     let out = dir.path().join("three.gmon");
-    let run = gmon_cmd(&lib)
+    let run = gmon_cmd()
         .args(["record", "-o"])
         .arg(&out)
         .arg("--")
@@ -222,71 +214,76 @@ fn exit_status_is_the_commands() {
 }
 
 #[test]
-fn a_program_ending_with_exit_underscore_is_reported() {
+fn a_program_ending_with_exit_underscore_is_reported_and_its_status_kept() {
     // dash's `exit` builtin ends with _exit(): no atexit handler runs, so no profile exists.
-    // gmon record says so instead of passing off an old file.
-    let lib = runtime_library();
+    // gmon record says so on stderr, leaves the old file alone, and exits with the command's
+    // status.
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("sh.gmon");
     std::fs::write(&out, b"stale").expect("stale file");
-    let run = gmon_cmd(&lib)
+    let run = gmon_cmd()
         .args(["record", "-o"])
         .arg(&out)
-        .args(["--", "sh", "-c", "exit 3"])
+        .args(["--", "sh", "-c", "exit 7"])
         .output()
         .expect("run gmon record");
-    if out.is_file() {
+    assert_eq!(run.status.code(), Some(7), "{}", text(&run));
+    if std::fs::read(&out).expect("read") != b"stale" {
         // A shell that returns from main (e.g. bash as sh) writes a profile: nothing to check.
-        assert_ne!(std::fs::read(&out).expect("read"), b"stale");
         return;
     }
-    assert!(!run.status.success());
+    let err = String::from_utf8_lossy(&run.stderr);
     assert!(
-        String::from_utf8_lossy(&run.stderr).contains("wrote no profile"),
+        err.contains("wrote no profile") && err.contains("left as it was"),
         "{}",
         text(&run)
     );
 }
 
 #[test]
-fn child_processes_write_their_own_files() {
-    let lib = runtime_library();
+fn processes_of_one_executable_are_summed_into_one_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = compile_c(
         dir.path(),
         "spin",
-        "int main(void) { volatile long x = 0; for (long i = 0; i < 30000000; i++) x += i; return 0; }\n",
+        "int main(void) { volatile long x = 0; for (long i = 0; i < 100000000; i++) x += i; return 0; }\n",
         &[],
     );
     let out = dir.path().join("multi.gmon");
     let p = prog.to_str().expect("utf-8 path");
-    // Two children, then the shell itself ends: each child writes OUT.<its pid>.
+    // Two children, then the shell itself ends: one file for `spin` with both processes.
     let script = format!("{p}; {p}; exit 0");
-    let run = gmon_cmd(&lib)
+    let run = gmon_cmd()
         .args(["record", "-o"])
         .arg(&out)
         .args(["--", "sh", "-c", &script])
         .output()
         .expect("run gmon record");
     assert!(run.status.success(), "{}", text(&run));
-    let children: Vec<_> = std::fs::read_dir(dir.path())
+    let ext = read_sidecar(&out);
+    assert!(ext.matches_gmon(&std::fs::read(&out).expect("gmon.out")));
+    assert_eq!(
+        ext.main_object().map(|m| m.path.clone()),
+        Some(
+            prog.canonicalize()
+                .expect("canonical")
+                .to_string_lossy()
+                .into_owned()
+        )
+    );
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("spin, 2 processes"), "{err}");
+    // Nothing but the profile and its sidecar appeared next to the program.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .expect("dir")
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| {
-            n.strip_prefix("multi.gmon.")
-                .is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
-        })
         .collect();
-    // (The shell's own OUT exists only if its `exit` runs atexit handlers; dash's does not.)
-    assert_eq!(children.len(), 2, "{children:?}\n{}", text(&run));
-    for c in &children {
-        let ext = read_sidecar(&dir.path().join(c));
-        assert_eq!(
-            format!("multi.gmon.{}", ext.pid),
-            *c,
-            "the file names its writer's pid"
-        );
-    }
+    names.sort();
+    assert_eq!(
+        names,
+        ["multi.gmon", "multi.gmon.gmonx", "spin", "spin.c"],
+        "{err}"
+    );
 }
 
 const THREADED: &str = r#"
@@ -319,7 +316,6 @@ int main(void) {
 fn threads_are_sampled_with_whole_stacks_from_their_start() {
     // Threads created after the runtime started register themselves (pthread_create wrapper):
     // their ticks are counted and their frame chains walked from the first one.
-    let lib = runtime_library();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = compile_c(
         dir.path(),
@@ -328,7 +324,7 @@ fn threads_are_sampled_with_whole_stacks_from_their_start() {
         &["-O1", "-fno-omit-frame-pointer", "-pthread"],
     );
     let out = dir.path().join("threads.gmon");
-    let run = gmon_cmd(&lib)
+    let run = gmon_cmd()
         .args(["record", "-o"])
         .arg(&out)
         .arg("--")
@@ -346,7 +342,7 @@ fn threads_are_sampled_with_whole_stacks_from_their_start() {
         .sum();
     assert!(on_workers > 300, "{:?}", ext.threads);
     assert_eq!(ext.counters.truncated_stacks, 0, "{:?}", ext.counters);
-    let folded = gmon_cmd(&lib)
+    let folded = gmon_cmd()
         .args(["flame", "--folded"])
         .arg(&out)
         .output()
@@ -421,10 +417,9 @@ int main(int argc, char **argv) {
 
 #[test]
 fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
-    use gmon_tools::commands::record::{RecordOptions, record};
+    use gmon_tools::record::{RecordOptions, record};
     use std::os::unix::process::ExitStatusExt;
 
-    let lib = runtime_library().unwrap_or_else(|| gmon().with_file_name("libgmon_write.so"));
     let dir = tempfile::tempdir().expect("tempdir");
     let source = format!("#include <unistd.h>\n{ENDLESS}");
     let prog = compile_c(
@@ -435,11 +430,12 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
     );
     let out = dir.path().join("endless.gmon");
     let pid_file = dir.path().join("endless.pid");
+    // The embedded runtime, cached where the other tests' `gmon` caches it (not in $HOME).
+    let lib = gmon_tools::record::runtime::install(&test_cache().join("gmon/in-process"), true)
+        .expect("install the runtime library");
     let opts = RecordOptions {
-        output: out.clone(),
-        hz: 1000,
-        stacks: true,
         library: Some(lib),
+        ..RecordOptions::new(&out)
     };
     let command = vec![
         prog.clone().into_os_string(),
@@ -471,8 +467,8 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
     let rec = rec.expect("a profile is written despite SIGTERM");
     // 15 = SIGTERM: the parent sees the same death as without the runtime.
     assert_eq!(rec.status.signal(), Some(15), "{:?}", rec.status);
-    assert_eq!(rec.gmon, out);
-    assert!(rec.samples.is_some_and(|n| n >= 400), "{:?}", rec.samples);
+    assert_eq!(rec.files.first().map(|f| f.path.clone()), Some(out.clone()));
+    assert!(rec.samples() >= 400, "{rec:?}");
 
     let gprof = Command::new("gprof")
         .args(["-b", "-p"])
@@ -494,12 +490,11 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
 /// it once the program has written its pid (after 0.5 s of CPU time, so profiling has started).
 fn start_endless_under_gmon(dir: &Path) -> (std::process::Child, PathBuf, PathBuf) {
     use std::os::unix::process::CommandExt;
-    let lib = runtime_library().unwrap_or_else(|| gmon().with_file_name("libgmon_write.so"));
     let source = format!("#include <unistd.h>\n{ENDLESS}");
     let prog = compile_c(dir, "endless", &source, &["-O1", "-fno-omit-frame-pointer"]);
     let out = dir.join("endless.gmon");
     let pid_file = dir.join("endless.pid");
-    let mut cmd = gmon_cmd(&Some(lib));
+    let mut cmd = gmon_cmd();
     cmd.arg("record")
         .arg("-o")
         .arg(&out)

@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use gmon_format::{Encoding, Endian, Header, PtrWidth, Variant};
 
-use super::dump::{EndianArg, InputFormat, PtrWidthArg, VariantArg, header_size_parser};
-use crate::output::{read_input, write_atomically};
+use crate::input::read_profile;
+use crate::input_args::{EndianArg, InputFormat, PtrWidthArg, VariantArg, header_size_parser};
+use crate::output::write_output;
 
 /// Arguments of `gmon convert`.
 #[derive(Debug, clap::Args)]
@@ -22,8 +23,7 @@ use crate::output::{read_input, write_atomically};
                   A BSD file holds one histogram: GNU histogram records with identical ranges \
                   are summed, other combinations are refused, as are basic-block records. Old \
                   BSD files store no profiling rate, so only 100 Hz profiles convert to bsd-old. \
-                  A BSD file's partial last arc (which gprof ignores) is dropped. The output is written to a temporary file and renamed, so on any error OUT is \
-                  not created.\n\n\
+                  A BSD file's partial last arc (which gprof ignores) is dropped.\n\n\
                   EXAMPLES:\n  gmon convert --to bsd44 gmon.out -o gmon.bsd\n  \
                   gmon convert --to gnu --endian big --ptr-width 4 gmon.out -o m68k.out\n  \
                   gmon convert --to gnu --from bsd-old --from-endian big old.gmon -o new.out"
@@ -34,7 +34,8 @@ pub struct Args {
     pub input: PathBuf,
 
     /// Where to write the converted profile.
-    #[arg(short, long, value_name = "OUT")]
+    #[arg(short, long, value_name = "OUT",
+          long_help = super::output_help!("Where to write the converted profile."))]
     pub output: PathBuf,
 
     /// Variant to write.
@@ -88,8 +89,7 @@ impl Args {
 /// Runs `gmon convert`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let name = args.input.display().to_string();
-    let bytes = read_input(&args.input)?;
-    let p = gmon_format::read_with(&bytes, &args.read_options()).with_context(|| name.clone())?;
+    let (p, _) = read_profile(&args.input, &args.read_options())?;
     let encoding = Encoding {
         endian: args.endian.map_or(p.encoding.endian, Endian::from),
         ptr_width: args.ptr_width.map_or(p.encoding.ptr_width, PtrWidth::from),
@@ -105,7 +105,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         // The writer checks that the size suits the pointer width.
         gmon_format::to_vec(&converted).with_context(|| name.clone())?;
     }
-    write_atomically(&args.output, |w| {
+    write_output(&args.output, |w| {
         gmon_format::write(&converted, w)
             .with_context(|| format!("{}: write failed", args.output.display()))
     })?;

@@ -7,45 +7,52 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::diff::{PrintOptions, diff_functions, diff_ranges, differential_folded};
-use crate::gprof::{Analysis, AnalysisOptions, Image};
-use crate::output::read_input;
+use crate::input::read_input;
+use crate::stacks::{self, LoadOptions};
 
 /// Arguments of `gmon diff`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "EXAMPLES:\n  gmon diff --exe ./prog old/gmon.out new/gmon.out\n  \
+    override_usage = "gmon diff [OPTIONS] [EXE] BASE NEW",
+    after_help = "EXAMPLES:\n  gmon diff ./prog old/gmon.out new/gmon.out\n  \
                   gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json\n  \
                   gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg",
-    after_long_help = "Per function (with --exe; without it, per address range starting at arc \
+    after_long_help = "Per function (with the executable, named first as gprof takes it or with \
+                  --exe; without it, per address range starting at arc \
                   callee addresses): self time and calls in BASE and NEW, the change and the \
                   relative change, largest change first. When the total samples differ, the \
                   changes are shown raw and normalized (NEW scaled by base total / new total), \
                   sorted by the normalized change, and the header says so. Functions with \
                   samples or calls in one profile only are marked added / removed.\n\n\
-                  --json prints one object with stable field names (version 1; see the \
-                  `gmon_tools::diff::Diff` documentation). --folded prints differential folded \
+                  A profile that cannot belong to its executable is refused, naming the check \
+                  that failed (the build id its runtime sidecar records, a histogram beyond the \
+                  code, arcs outside it, most samples outside every function); --force reads \
+                  it anyway.\n\n\
+                  --json prints one object with stable field names and a schema version \
+                  (`version`, 1; every field is described in spec/diff.md). --folded prints differential folded \
                   stacks (`stack base_count new_count`), estimated from the call graph with \
                   --exe, single frames without, for inferno's differential flame graph.\n\n\
-                  EXAMPLES:\n  gmon diff --exe ./prog old/gmon.out new/gmon.out\n  \
+                  EXAMPLES:\n  gmon diff ./prog old/gmon.out new/gmon.out\n  \
                   gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json\n  \
                   gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg"
 )]
 pub struct Args {
-    /// The baseline profile.
-    #[arg(value_name = "BASE")]
-    pub base: PathBuf,
-
-    /// The profile to compare with it.
-    #[arg(value_name = "NEW")]
-    pub new: PathBuf,
+    /// `[EXE] BASE NEW`: the baseline profile and the one to compare with it, after the
+    /// executable when it is named first (as gprof takes it; or give it with --exe).
+    #[arg(value_name = "FILE", num_args = 2..=3, required = true)]
+    pub operands: Vec<PathBuf>,
 
     /// The executable of BASE (and of NEW unless --new-exe is given): compare per function.
     #[arg(long, value_name = "EXE")]
     pub exe: Option<PathBuf>,
 
     /// The executable of NEW, when it is another build.
-    #[arg(long, value_name = "EXE", requires = "exe")]
+    #[arg(long, value_name = "EXE")]
     pub new_exe: Option<PathBuf>,
+
+    /// Read a profile that fails the checks that it belongs to the executable.
+    #[arg(long)]
+    pub force: bool,
 
     /// Print JSON instead of a table.
     #[arg(long, conflicts_with = "folded")]
@@ -65,54 +72,64 @@ fn read_profile(path: &Path) -> anyhow::Result<gmon_format::Profile> {
     gmon_format::read(&bytes).with_context(|| format!("{}", path.display()))
 }
 
-fn analyse(exe: &Path, profile: gmon_format::Profile) -> anyhow::Result<Analysis> {
-    // gprof's messages name the file; only their own program prefix is dropped (QA #15).
-    let image = Image::open(exe, "gmon")
-        .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
-        .context("cannot read the executable")?;
-    let opts = AnalysisOptions {
-        whoami: "gmon".to_owned(),
-        ..AnalysisOptions::default()
-    };
-    Analysis::new(&image, &[profile], &opts)
-        .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
-        .with_context(|| format!("analysing {}", exe.display()))
+/// Loads NEW with `exe` (BASE's, when `own` is false: the error then says how to give NEW's).
+pub fn load_new(
+    exe: &Path,
+    new: &Path,
+    own: bool,
+    opts: &LoadOptions,
+) -> anyhow::Result<stacks::Loaded> {
+    stacks::load_with(Some(exe), std::slice::from_ref(&new.to_path_buf()), opts).map_err(|e| {
+        if own {
+            e
+        } else {
+            anyhow::anyhow!(
+                "{e:#} (NEW is read with --exe's executable; give its own with --new-exe)"
+            )
+        }
+    })
 }
 
-/// [`crate::merge::check_belongs`] for NEW when no `--new-exe` was given; shared with
-/// `gmon flame --diff`.
-pub fn check_new_against(
-    exe: &Path,
-    path: &Path,
-    profile: &gmon_format::Profile,
-) -> anyhow::Result<()> {
-    let info = crate::merge::ExecutableInfo::open(exe)?;
-    crate::merge::check_belongs(&info, path, profile).map_err(|e| {
-        anyhow::anyhow!("{e:#} (NEW is read with --exe's executable; give its own with --new-exe)")
-    })
+/// Notes from loading (a stripped executable, a stale sidecar, a --force) go to stderr, each
+/// once even when both profiles gave it: they are about the input, not part of the output.
+pub fn print_notes<'a>(command: &str, notes: impl Iterator<Item = &'a String>) {
+    let mut seen: Vec<&String> = Vec::new();
+    for note in notes {
+        if !seen.contains(&note) {
+            eprintln!("gmon {command}: {note}");
+            seen.push(note);
+        }
+    }
 }
 
 /// Runs `gmon diff`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let base = read_profile(&args.base)?;
-    let new = read_profile(&args.new)?;
-    let (bl, nl) = (
-        args.base.display().to_string(),
-        args.new.display().to_string(),
-    );
-    let new_exe = args.new_exe.as_ref().or(args.exe.as_ref());
-    // NEW read with BASE's executable: refuse it when it cannot belong there (as merge --exe
-    // does), rather than crediting its samples to whatever lies at the same addresses.
-    if args.new_exe.is_none()
-        && let Some(exe) = &args.exe
-    {
-        check_new_against(exe, &args.new, &new)?;
+    let (exe, profiles) = stacks::executable_and_profiles(args.exe.as_deref(), &args.operands)?;
+    let [base_path, new_path] = profiles.as_slice() else {
+        anyhow::bail!(
+            "gmon diff takes two profiles, BASE NEW (after the executable, if it is named \
+             first); got {}",
+            profiles.len()
+        );
+    };
+    if args.new_exe.is_some() && exe.is_none() {
+        anyhow::bail!("--new-exe needs BASE's executable too (EXE BASE NEW, or --exe EXE)");
     }
-    let diff = match (&args.exe, new_exe) {
-        (Some(be), Some(ne)) => {
+    if let Some(ne) = &args.new_exe {
+        stacks::check_executable_operand(ne)?;
+    }
+    let (bl, nl) = (
+        base_path.display().to_string(),
+        new_path.display().to_string(),
+    );
+    let diff = match &exe {
+        Some(be) => {
+            let opts = LoadOptions::STACKS_ONLY.with_force(args.force);
+            let b = stacks::load_with(Some(be), std::slice::from_ref(base_path), &opts)?;
+            let ne = args.new_exe.as_ref().unwrap_or(be);
+            let n = load_new(ne, new_path, args.new_exe.is_some(), &opts)?;
+            print_notes("diff", b.notes.iter().chain(&n.notes));
             if args.folded {
-                let b = crate::flame::load(Some(be), std::slice::from_ref(&args.base))?;
-                let n = crate::flame::load(Some(ne), std::slice::from_ref(&args.new))?;
                 let lines = differential_folded(
                     &crate::flame::folded_lines(&b.stacks, &b.graph),
                     &crate::flame::folded_lines(&n.stacks, &n.graph),
@@ -122,16 +139,23 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            diff_functions(&analyse(be, base)?, &analyse(ne, new)?, &bl, &nl)
+            diff_functions(&b.analysis, &n.analysis, &bl, &nl)
         }
-        _ => diff_ranges(&base, &new, &bl, &nl),
+        None => diff_ranges(
+            &read_profile(base_path)?,
+            &read_profile(new_path)?,
+            &bl,
+            &nl,
+        ),
     };
     if args.json {
         crate::diff::print_json(out, &diff)?;
     } else if args.folded {
         crate::diff::print_folded(out, &diff)?;
     } else {
-        crate::diff::print_text(out, &diff, &PrintOptions { limit: args.limit })?;
+        let mut opts = PrintOptions::default();
+        opts.limit = args.limit;
+        crate::diff::print_text(out, &diff, &opts)?;
     }
     Ok(ExitCode::SUCCESS)
 }

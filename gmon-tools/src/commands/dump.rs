@@ -4,11 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use gmon_format::{Endian, PtrWidth, ReadOptions, Variant};
-
 use crate::dump::{DumpOptions, JsonFile, print_detected, print_json};
-use crate::output::read_input;
+use crate::input::read_detected;
+use crate::input_args::{InputFormat, header_size_parser};
 
 /// Arguments of `gmon dump`.
 #[derive(Debug, clap::Args)]
@@ -19,8 +17,10 @@ use crate::output::read_input;
     after_long_help = "Prints the variant, byte order and pointer width that were detected (or \
                   forced), the header, then each record with its file offset. Addresses are in \
                   hex; histograms are summarised as runs of nonzero bins (all bins with --bins).\n\n\
-                  JSON: an array with one {\"file\", \"size\", \"profile\"} object per FILE. \
-                  The profile's field names are stable:\n  \
+                  JSON (spec/json.md): {\"version\": 1, \"files\": [...]} with one \
+                  {\"file\", \"size\", \"profile\", \"reading\", \"ambiguous\", \
+                  \"less_plausible\"} object per FILE; the version changes when \
+                  a field changes meaning or disappears. The profile's field names are stable:\n  \
                   encoding: {endian: little|big, ptr_width: 4|8}\n  \
                   header: {variant: gnu, version, spare} | {variant: bsd44, version, prof_rate, \
                   histcounter_type, spare} | {variant: bsd-old, header_size}\n  \
@@ -62,124 +62,22 @@ pub struct Args {
     pub bsd_old_header_size: Option<u32>,
 }
 
-/// Options that force how input files are read (each one detected when not given).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct InputFormat {
-    /// Read the files as this variant instead of detecting it.
-    #[arg(long, value_name = "VARIANT")]
-    pub variant: Option<VariantArg>,
-
-    /// Read the files with this byte order instead of guessing it.
-    #[arg(long, value_name = "ORDER")]
-    pub endian: Option<EndianArg>,
-
-    /// Read the files with this pointer width (bytes) instead of guessing it.
-    #[arg(long, value_name = "BYTES")]
-    pub ptr_width: Option<PtrWidthArg>,
-}
-
-impl InputFormat {
-    /// The library's read options.
-    pub fn to_options(&self) -> ReadOptions {
-        let mut o = ReadOptions::new();
-        o.variant = self.variant.map(Variant::from);
-        o.endian = self.endian.map(Endian::from);
-        o.ptr_width = self.ptr_width.map(PtrWidth::from);
-        o
-    }
-}
-
-/// Accepts the old BSD header sizes 12, 20 and 24.
-pub fn header_size_parser() -> impl clap::builder::TypedValueParser<Value = u32> {
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(["12", "20", "24"])
-        .map(|s| s.parse::<u32>().unwrap_or_default())
-}
-
-/// A gmon.out layout, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum VariantArg {
-    /// GNU tagged format ("gmon" magic; glibc, binutils gprof).
-    Gnu,
-    /// 4.4BSD `gmonhdr` with GMONVERSION and the profiling rate.
-    Bsd44,
-    /// Old BSD `phdr` (lpc, hpc, ncnt).
-    BsdOld,
-}
-
-impl From<VariantArg> for Variant {
-    fn from(v: VariantArg) -> Variant {
-        match v {
-            VariantArg::Gnu => Variant::Gnu,
-            VariantArg::Bsd44 => Variant::Bsd44,
-            VariantArg::BsdOld => Variant::BsdOld,
-        }
-    }
-}
-
-/// A byte order, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EndianArg {
-    /// Least significant byte first (x86, ARM).
-    Little,
-    /// Most significant byte first (s390x, SPARC, m68k).
-    Big,
-}
-
-impl From<EndianArg> for Endian {
-    fn from(e: EndianArg) -> Endian {
-        match e {
-            EndianArg::Little => Endian::Little,
-            EndianArg::Big => Endian::Big,
-        }
-    }
-}
-
-/// A pointer width in bytes, as named on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PtrWidthArg {
-    /// 4-byte addresses (32-bit programs).
-    #[value(name = "4")]
-    Four,
-    /// 8-byte addresses (64-bit programs).
-    #[value(name = "8")]
-    Eight,
-}
-
-impl From<PtrWidthArg> for PtrWidth {
-    fn from(w: PtrWidthArg) -> PtrWidth {
-        match w {
-            PtrWidthArg::Four => PtrWidth::Four,
-            PtrWidthArg::Eight => PtrWidth::Eight,
-        }
-    }
-}
-
 /// Runs `gmon dump`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut read_opts = args.input.to_options();
     read_opts.bsd_old_header_size = args.bsd_old_header_size;
-    let opts = DumpOptions {
-        all_bins: args.bins,
-    };
+    let mut opts = DumpOptions::default();
+    opts.all_bins = args.bins;
     let mut profiles = Vec::new();
     for (i, path) in args.files.iter().enumerate() {
-        let bytes = read_input(path)?;
-        let p = gmon_format::read_detailed(&bytes, &read_opts)
-            .with_context(|| path.display().to_string())?;
+        let (p, size) = read_detected(path, &read_opts)?;
         if args.json {
-            profiles.push((path.display().to_string(), bytes.len() as u64, p));
+            profiles.push((path.display().to_string(), size, p));
         } else {
             if i > 0 {
                 writeln!(out)?;
             }
-            print_detected(
-                out,
-                &path.display().to_string(),
-                bytes.len() as u64,
-                &p,
-                &opts,
-            )?;
+            print_detected(out, &path.display().to_string(), size, &p, &opts)?;
         }
     }
     if args.json {

@@ -6,8 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::flame::{self, SvgOptions, folded_lines};
-use crate::output::write_atomically;
+use crate::flame::{self, DiffColours, SvgOptions, folded_lines};
+use crate::output::write_output;
+use crate::stacks;
+
+use super::diff::print_notes;
 
 /// Arguments of `gmon flame`.
 #[derive(Debug, clap::Args)]
@@ -21,7 +24,13 @@ spread over its callers in proportion to call counts, up to the roots, with cycl
 gprof collapses them (spec/stacks.md). The subtitle says \"stacks estimated from call counts\". \
 When the gmon-write runtime stored sampled stacks next to the profile (GMON.gmonx), those exact \
 stacks are drawn instead and the subtitle says so. Samples outside every function are not drawn; \
-the subtitle gives their number.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame --exe ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --reverse --min-width 0.5 --colors mem --exe ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
+the subtitle gives their number.\n\nThe executable comes first (as gprof takes it) or with --exe. A \
+profile that cannot belong to it is refused, naming the failed check (build id, histogram range, \
+arc addresses, arc callees, samples in functions; spec/stacks.md §10); --force reads it anyway.\n\nOptions have inferno's names and meanings. Changed: --reverse used to \
+draw an icicle graph; that is --inverted now, and --reverse reverses each stack as inferno's does. \
+--min-width still works for --minwidth. --diff colours each frame by the change in its share of \
+the samples (BASE scaled to NEW's total, as inferno-diff-folded -n and gmon diff), --raw-counts by \
+the change in raw counts; the subtitle says which.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --inverted --minwidth 0.5 --colors mem ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
@@ -35,6 +44,10 @@ pub struct Args {
     /// NEW is read with --exe's executable and refused when it cannot belong to it.
     #[arg(long, value_name = "EXECUTABLE", requires = "diff")]
     pub new_exe: Option<PathBuf>,
+    /// Read a profile that fails the checks that it belongs to the executable (build id,
+    /// histogram range, arc addresses, samples in functions).
+    #[arg(long)]
+    pub force: bool,
     /// Print folded stacks (`root;caller;leaf N`) instead of SVG.
     #[arg(long)]
     pub folded: bool,
@@ -44,72 +57,103 @@ pub struct Args {
     /// Title at the top of the graph.
     #[arg(long, default_value = "Flame Graph")]
     pub title: String,
-    /// Icicle graph: roots at the top, growing down.
+    /// Text before the subtitle (which always says where the stacks came from).
+    #[arg(long, value_name = "TEXT")]
+    pub subtitle: Option<String>,
+    /// Icicle graph: roots at the top, growing down (gmon's old --reverse).
+    #[arg(long)]
+    pub inverted: bool,
+    /// Reverse each stack (leaf first) before drawing, as inferno's --reverse. (It used to draw
+    /// an icicle graph: that is --inverted.)
     #[arg(long)]
     pub reverse: bool,
-    /// Leave out frames narrower than this percentage of the width.
-    #[arg(long, value_name = "PERCENT", default_value_t = 0.1)]
-    pub min_width: f64,
+    /// Leave out frames narrower than this percentage of the width (--min-width still works).
+    #[arg(
+        long,
+        visible_alias = "min-width",
+        value_name = "PERCENT",
+        default_value_t = 0.1
+    )]
+    pub minwidth: f64,
+    /// Width of the image in pixels (default: inferno's fluid width).
+    #[arg(long, value_name = "PIXELS")]
+    pub width: Option<usize>,
+    /// Font size.
+    #[arg(long, value_name = "SIZE", default_value_t = 12)]
+    pub fontsize: usize,
+    /// What a sample is called in the tooltips.
+    #[arg(long, value_name = "NAME", default_value = "samples")]
+    pub countname: String,
+    /// Notes stored in the SVG's notes element.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub notes: String,
     /// Colour palette: hot, mem, io, red, green, blue, aqua, yellow, purple, orange, java, js,
     /// perl, python, rust, wakeup.
     #[arg(long, value_name = "PALETTE", default_value = "hot")]
     pub colors: inferno::flamegraph::Palette,
-    /// Random colours (the default hashes names, so the same input gives the same bytes).
+    /// Colours by a hash of the function name, so the same input gives the same bytes (the
+    /// default here; inferno's default is random).
+    #[arg(long, conflicts_with = "random_colors")]
+    pub hash: bool,
+    /// Random colours instead of hashed ones.
     #[arg(long)]
     pub random_colors: bool,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short = 'o', long, value_name = "FILE")]
+    /// With --diff: colour by the change in raw sample counts instead of the change in each
+    /// frame's share of the samples (the default, like inferno-diff-folded -n and gmon diff).
+    #[arg(long, requires = "diff")]
+    pub raw_counts: bool,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE",
+          long_help = super::output_help!("Write to this file instead of stdout."))]
     pub output: Option<PathBuf>,
 }
 
 impl Args {
     fn svg_options(&self) -> SvgOptions {
-        SvgOptions {
-            title: self.title.clone(),
-            reverse: self.reverse,
-            min_width: self.min_width,
-            colors: self.colors,
-            deterministic: !self.random_colors,
-            ..SvgOptions::default()
-        }
+        let mut o = SvgOptions::default();
+        o.title = self.title.clone();
+        o.subtitle = self.subtitle.clone();
+        o.inverted = self.inverted;
+        o.reverse_stacks = self.reverse;
+        o.min_width = self.minwidth;
+        o.width = self.width;
+        o.font_size = self.fontsize;
+        o.colors = self.colors;
+        o.deterministic = !self.random_colors;
+        o.count_name = self.countname.clone();
+        o.notes = self.notes.clone();
+        o.diff_colours = if self.raw_counts {
+            DiffColours::Counts
+        } else {
+            DiffColours::Share
+        };
+        o
     }
 }
 
 /// Runs `gmon flame`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    if !(args.min_width >= 0.0 && args.min_width <= 100.0) {
-        anyhow::bail!("--min-width must be a percentage between 0 and 100");
+    if !(args.minwidth >= 0.0 && args.minwidth <= 100.0) {
+        anyhow::bail!("--minwidth must be a percentage between 0 and 100");
     }
     let opts = args.svg_options();
-    let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
+    let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    if let Some(ne) = &args.new_exe {
+        stacks::check_executable_operand(ne)?;
+    }
+    let load = stacks::LoadOptions::STACKS_ONLY.with_force(args.force);
     let render = |w: &mut dyn Write| -> anyhow::Result<()> {
         if args.diff {
             let [base, new] = gmon.as_slice() else {
                 anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
             };
-            let b = flame::load_with(
-                exe.as_deref(),
-                std::slice::from_ref(base),
-                &flame::LoadOptions::STACKS_ONLY,
-            )?;
-            let new_exe = match (&args.new_exe, &exe) {
-                (Some(ne), _) => Some(ne.clone()),
-                (None, Some(e)) => {
-                    let bytes = crate::output::read_input(new)?;
-                    let profile =
-                        gmon_format::read(&bytes).with_context(|| format!("{}", new.display()))?;
-                    super::diff::check_new_against(e, new, &profile)?;
-                    Some(e.clone())
-                }
-                (None, None) => None,
+            let b = stacks::load_with(exe.as_deref(), std::slice::from_ref(base), &load)?;
+            let n = match (&args.new_exe, &exe) {
+                (Some(ne), _) => super::diff::load_new(ne, new, true, &load)?,
+                (None, Some(e)) => super::diff::load_new(e, new, false, &load)?,
+                (None, None) => stacks::load_with(None, std::slice::from_ref(new), &load)?,
             };
-            let n = flame::load_with(
-                new_exe.as_deref(),
-                std::slice::from_ref(new),
-                &flame::LoadOptions::STACKS_ONLY,
-            )?;
-            print_notes(&b.notes);
-            print_notes(&n.notes);
+            print_notes("flame", b.notes.iter().chain(&n.notes));
             let (bl, nl) = (
                 folded_lines(&b.stacks, &b.graph),
                 folded_lines(&n.stacks, &n.graph),
@@ -123,8 +167,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
         } else {
-            let l = flame::load_with(exe.as_deref(), &gmon, &flame::LoadOptions::STACKS_ONLY)?;
-            print_notes(&l.notes);
+            let l = stacks::load_with(exe.as_deref(), &gmon, &load)?;
+            print_notes("flame", l.notes.iter());
             if args.folded {
                 flame::write_folded(w, &l.stacks, &l.graph)?;
                 return Ok(());
@@ -149,16 +193,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     };
     match &args.output {
-        Some(path) => write_atomically(path, render)?,
+        Some(path) => write_output(path, render)?,
         None => render(out)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Notes from loading (stale sidecar, build-id mismatch) go to stderr: they are about the input,
-/// not part of the output.
-fn print_notes(notes: &[String]) {
-    for note in notes {
-        eprintln!("gmon flame: {note}");
-    }
 }

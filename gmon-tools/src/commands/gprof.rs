@@ -6,7 +6,12 @@ use std::process::ExitCode;
 
 /// Arguments of `gmon gprof`: everything after the subcommand, parsed like GNU gprof does.
 #[derive(Debug, clap::Args)]
-#[command(disable_help_flag = true, disable_version_flag = true)]
+#[command(
+    disable_help_flag = true,
+    disable_version_flag = true,
+    // gprof's own command line (its options are in `gmon gprof --help` and the manual page).
+    override_usage = "gmon gprof [OPTIONS] [EXECUTABLE [GMON...]]"
+)]
 pub struct Args {
     /// gprof's options and operands (see `gmon gprof --help`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]

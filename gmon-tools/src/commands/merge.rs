@@ -7,9 +7,13 @@ use std::process::ExitCode;
 use anyhow::Context;
 use gmon_format::{MergeOptions, Variant, fit_counts};
 
-use super::dump::{InputFormat, VariantArg};
-use crate::merge::{ExecutableInfo, MergeFilesOptions, expand_inputs, merge_files};
-use crate::output::write_atomically;
+use crate::input_args::{InputFormat, VariantArg};
+use crate::merge::{MergeFilesOptions, expand_inputs, merge_files};
+use crate::output::write_output;
+use crate::stacks::Executable;
+
+/// The output when no `-o` is given (said on stderr, since nothing on the command line named it).
+const DEFAULT_OUTPUT: &str = "gmon.sum";
 
 /// Arguments of `gmon merge`.
 #[derive(Debug, clap::Args)]
@@ -33,8 +37,7 @@ use crate::output::write_atomically;
                   Inputs are read in parallel, a bounded number at a time. Long lists: an \
                   argument @LISTFILE, or --from-list LISTFILE (- for stdin), reads one path per \
                   line. Any unreadable or malformed input stops the merge with its name (and \
-                  byte offset); OUT is written to a temporary file and renamed, so it is never \
-                  left half-written.\n\n\
+                  byte offset), and OUT is left as it was (see -o).\n\n\
                   EXAMPLES:\n  gmon merge gmon.1 gmon.2 gmon.3                 writes gmon.sum\n  \
                   gmon merge --exe ./prog run*/gmon.out -o all.out\n  \
                   ls runs/*.out > list; gmon merge --from-list list -o all.out"
@@ -48,9 +51,11 @@ pub struct Args {
     #[arg(long, value_name = "LISTFILE")]
     pub from_list: Vec<PathBuf>,
 
-    /// Where to write the sum.
-    #[arg(short, long, value_name = "OUT", default_value = "gmon.sum")]
-    pub output: PathBuf,
+    /// Where to write the sum [default: gmon.sum, announced on stderr].
+    #[arg(short, long, value_name = "OUT",
+          long_help = super::output_help!("Where to write the sum [default: gmon.sum, announced \
+                                           on stderr]."))]
+    pub output: Option<PathBuf>,
 
     /// The executable the profiles belong to: inputs are read with its byte order and pointer
     /// width, and refused when they cannot belong to it.
@@ -73,19 +78,18 @@ pub struct Args {
 /// Runs `gmon merge`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let paths = expand_inputs(&args.inputs, &args.from_list)?;
-    let executable = args.exe.as_deref().map(ExecutableInfo::open).transpose()?;
-    let opts = MergeFilesOptions {
-        merge: MergeOptions::new().rebin(args.rebin),
-        read: InputFormat {
-            variant: args.from,
-            endian: None,
-            ptr_width: None,
-        }
-        .to_options(),
-        executable,
-        progress: true,
-        batch: 0,
-    };
+    let executable = args.exe.as_deref().map(Executable::open).transpose()?;
+    let mut opts = MergeFilesOptions::default();
+    opts.merge = MergeOptions::new().rebin(args.rebin);
+    opts.read = InputFormat {
+        variant: args.from,
+        endian: None,
+        ptr_width: None,
+    }
+    .to_options();
+    opts.executable = executable;
+    opts.progress = true;
+    opts.batch = 0;
     let merged = merge_files(&paths, &opts)?;
     for note in &merged.rebinned {
         eprintln!("gmon: notice: --rebin: {note} (counts split proportionally, totals exact)");
@@ -96,9 +100,13 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         [one] => one.display().to_string(),
         many => format!("the sum of {} inputs", many.len()),
     })?;
-    write_atomically(&args.output, |w| {
+    let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
+    write_output(output, |w| {
         gmon_format::write(&profile, w).context("writing the merged profile")?;
         Ok(())
     })?;
+    if args.output.is_none() {
+        eprintln!("gmon merge: wrote {DEFAULT_OUTPUT} (no -o given)");
+    }
     Ok(ExitCode::SUCCESS)
 }

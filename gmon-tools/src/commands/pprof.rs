@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::output::write_atomically;
-use crate::{flame, pprof};
+use crate::output::write_output;
+use crate::{pprof, stacks};
 
 /// Arguments of `gmon pprof`.
 #[derive(Debug, clap::Args)]
@@ -35,28 +35,29 @@ pub struct Args {
     /// gmon.out files; several are summed. gprof's order, an executable first, is accepted too.
     #[arg(value_name = "GMON", required = true)]
     pub gmon: Vec<PathBuf>,
-    /// The profile to write (gzip'd protobuf), written atomically.
-    #[arg(
-        short = 'o',
-        long,
-        value_name = "FILE",
-        default_value = "profile.pb.gz"
-    )]
-    pub output: PathBuf,
+    /// Read a profile that fails the checks that it belongs to the executable (build id,
+    /// histogram range, arc addresses, samples in functions).
+    #[arg(long)]
+    pub force: bool,
+    /// The profile to write (gzip'd protobuf) [default: profile.pb.gz, announced on stderr].
+    #[arg(short = 'o', long, value_name = "FILE",
+          long_help = super::output_help!("The profile to write (gzip'd protobuf) [default: \
+                                           profile.pb.gz, announced on stderr]."))]
+    pub output: Option<PathBuf>,
 }
 
 /// Runs `gmon pprof`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, gmon) = flame::split_executable(args.exe.as_deref(), &args.gmon);
-    let l = flame::load(exe.as_deref(), &gmon)?;
-    let opts = pprof::PprofOptions {
-        prof_rate: l.prof_rate,
-        cpu_stacks: l.cpu_stacks.clone(),
-        comments: gmon
-            .iter()
-            .map(|p| format!("input: {}", p.display()))
-            .collect(),
-    };
+    let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    let load = stacks::LoadOptions::default().with_force(args.force);
+    let l = stacks::load_with(exe.as_deref(), &gmon, &load)?;
+    let mut opts = pprof::PprofOptions::default();
+    opts.prof_rate = l.prof_rate;
+    opts.cpu_stacks = l.cpu_stacks.clone();
+    opts.comments = gmon
+        .iter()
+        .map(|p| format!("input: {}", p.display()))
+        .collect();
     for note in &l.notes {
         eprintln!("gmon pprof: {note}");
     }
@@ -71,6 +72,10 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("internal error: the profile would be refused by pprof: {e}")
     })?;
     let bytes = pprof::encode_gzip(&profile)?;
-    write_atomically(&args.output, |w| Ok(w.write_all(&bytes)?))?;
+    let output = args.output.as_deref().unwrap_or("profile.pb.gz".as_ref());
+    write_output(output, |w| Ok(w.write_all(&bytes)?))?;
+    if args.output.is_none() {
+        eprintln!("gmon pprof: wrote {} (no -o given)", output.display());
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,38 +2,10 @@
 
 use std::io::{self, Write};
 
-use super::estimate::{Frame, Stacks};
-use super::graph::CallGraph;
-
-/// The text of one frame: the function's name made safe for the folded format, or
-/// `<cycle N>`.
-pub fn frame_name(graph: &CallGraph, frame: Frame) -> String {
-    match frame {
-        Frame::Function(id) => match graph.node(id) {
-            Some(node) => sanitize(&node.name),
-            None => format!("<unknown function {}>", id.0),
-        },
-        Frame::Cycle(n) => format!("<cycle {n}>"),
-    }
-}
-
-/// Makes a name safe inside a folded line: `;` separates frames, so it becomes `,` (Rust types
-/// such as `[u8; 4]` contain it); line breaks become spaces; an empty name becomes `??`.
-pub fn sanitize(name: &str) -> String {
-    if name.is_empty() {
-        return "??".to_owned();
-    }
-    name.chars()
-        .map(|c| match c {
-            ';' => ',',
-            '\n' | '\r' => ' ',
-            c => c,
-        })
-        .collect()
-}
+use crate::stacks::{Stacks, WeightedCallGraph, frame_name};
 
 /// The folded lines of a set of stacks, sorted bytewise, without line ends.
-pub fn folded_lines(stacks: &Stacks, graph: &CallGraph) -> Vec<String> {
+pub fn folded_lines(stacks: &Stacks, graph: &WeightedCallGraph) -> Vec<String> {
     let mut lines: Vec<String> = stacks
         .stacks
         .iter()
@@ -48,7 +20,11 @@ pub fn folded_lines(stacks: &Stacks, graph: &CallGraph) -> Vec<String> {
 }
 
 /// Writes the folded lines, one per line.
-pub fn write_folded(out: &mut dyn Write, stacks: &Stacks, graph: &CallGraph) -> io::Result<()> {
+pub fn write_folded(
+    out: &mut dyn Write,
+    stacks: &Stacks,
+    graph: &WeightedCallGraph,
+) -> io::Result<()> {
     for line in folded_lines(stacks, graph) {
         writeln!(out, "{line}")?;
     }

@@ -4,27 +4,48 @@ use std::io::{self, Write};
 
 use inferno::flamegraph::{self, Direction, Palette, TextTruncateDirection};
 
-use super::estimate::StackSource;
+use crate::stacks::StackSource;
 
-/// How to draw a flame graph. Deterministic colours by default.
+/// How a differential graph colours a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DiffColours {
+    /// By the change in the frame's share of all samples: BASE is scaled to NEW's total first
+    /// (inferno-diff-folded `-n`), as `gmon diff` sorts by the normalized change.
+    #[default]
+    Share,
+    /// By the change in raw sample counts (a longer run is red all over).
+    Counts,
+}
+
+/// How to draw a flame graph, with inferno's option names. Deterministic colours by default.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct SvgOptions {
-    /// The title at the top.
+    /// The title at the top (`--title`).
     pub title: String,
-    /// Replaces the subtitle that says where stacks came from (not recommended).
+    /// Text put before the subtitle that says where stacks came from (`--subtitle`).
     pub subtitle: Option<String>,
-    /// Draw an icicle graph: roots at the top, growing down.
-    pub reverse: bool,
-    /// Frames narrower than this percentage of the width are left out.
+    /// Icicle graph: roots at the top, growing down (`--inverted`).
+    pub inverted: bool,
+    /// Each stack reversed, leaf first, before drawing (`--reverse`).
+    pub reverse_stacks: bool,
+    /// Frames narrower than this percentage of the width are left out (`--minwidth`).
     pub min_width: f64,
-    /// inferno's palette ("hot", "mem", "io", "red", ..., "rust").
+    /// Image width in pixels; `None` is inferno's fluid width (`--width`).
+    pub width: Option<usize>,
+    /// Font size (`--fontsize`).
+    pub font_size: usize,
+    /// inferno's palette ("hot", "mem", "io", "red", ..., "rust") (`--colors`).
     pub colors: Palette,
-    /// Colours from a hash of each name, so the same input gives the same bytes. When false,
-    /// inferno picks colours at random.
+    /// Colours from a hash of each name, so the same input gives the same bytes (`--hash`, the
+    /// default here). When false, inferno picks colours at random.
     pub deterministic: bool,
-    /// What a sample is called in tooltips.
+    /// What a sample is called in tooltips (`--countname`).
     pub count_name: String,
+    /// Notes stored in the SVG (`--notes`).
+    pub notes: String,
+    /// What a differential graph's colours show.
+    pub diff_colours: DiffColours,
 }
 
 impl Default for SvgOptions {
@@ -32,11 +53,27 @@ impl Default for SvgOptions {
         SvgOptions {
             title: "Flame Graph".to_owned(),
             subtitle: None,
-            reverse: false,
+            inverted: false,
+            reverse_stacks: false,
             min_width: 0.1,
+            width: None,
+            font_size: 12,
             colors: Palette::default(),
             deterministic: true,
             count_name: "samples".to_owned(),
+            notes: String::new(),
+            diff_colours: DiffColours::default(),
+        }
+    }
+}
+
+impl SvgOptions {
+    /// The subtitle: the user's text, if any, then what the graph is (never dropped: a reader
+    /// must know that estimated stacks are estimated).
+    fn subtitle_with(&self, ours: String) -> String {
+        match &self.subtitle {
+            Some(theirs) if !theirs.is_empty() => format!("{theirs} ({ours})"),
+            _ => ours,
         }
     }
 }
@@ -75,10 +112,7 @@ pub fn write_no_samples_svg(
     source: StackSource,
     outside_samples: u64,
 ) -> anyhow::Result<()> {
-    let sub = opts
-        .subtitle
-        .clone()
-        .unwrap_or_else(|| subtitle(source, outside_samples));
+    let sub = opts.subtitle_with(subtitle(source, outside_samples));
     write_empty_svg(
         out,
         opts,
@@ -119,7 +153,7 @@ fn inferno_options(opts: &SvgOptions, subtitle: String) -> flamegraph::Options<'
     let mut o = flamegraph::Options::default();
     o.title = opts.title.clone();
     o.subtitle = Some(subtitle);
-    o.direction = if opts.reverse {
+    o.direction = if opts.inverted {
         Direction::Inverted
     } else {
         Direction::Straight
@@ -129,6 +163,10 @@ fn inferno_options(opts: &SvgOptions, subtitle: String) -> flamegraph::Options<'
     o.deterministic = opts.deterministic;
     o.hash = opts.deterministic;
     o.count_name = opts.count_name.clone();
+    o.notes = opts.notes.clone();
+    o.image_width = opts.width;
+    o.font_size = opts.font_size;
+    o.reverse_stack_order = opts.reverse_stacks;
     // Keep the start of a name (namespace, function) rather than its argument list's end.
     o.text_truncate_direction = TextTruncateDirection::Right;
     o
@@ -154,10 +192,7 @@ pub fn write_svg(
     source: StackSource,
     outside_samples: u64,
 ) -> anyhow::Result<()> {
-    let sub = opts
-        .subtitle
-        .clone()
-        .unwrap_or_else(|| subtitle(source, outside_samples));
+    let sub = opts.subtitle_with(subtitle(source, outside_samples));
     if lines.is_empty() {
         return Err(NothingToDraw.into());
     }
@@ -181,18 +216,25 @@ pub fn write_diff_svg(
     // negated, so that "fewer samples than the base" stays blue.
     let vanished = new.is_empty();
     let (base, new) = if vanished { (new, base) } else { (base, new) };
-    let sub = opts.subtitle.clone().unwrap_or_else(|| {
-        if vanished {
-            format!(
-                "{}; NEW has no samples: the shape of the base, blue = samples that went away",
-                source.description()
-            )
-        } else {
-            format!(
-                "{}; colour: red = more samples than the base, blue = fewer",
-                source.description()
-            )
-        }
+    // Shares are only comparable when both sides have samples.
+    let share = opts.diff_colours == DiffColours::Share && !base.is_empty();
+    let sub = opts.subtitle_with(if vanished {
+        format!(
+            "{}; NEW has no samples: the shape of the base, blue = samples that went away",
+            source.description()
+        )
+    } else if share {
+        format!(
+            "{}; colour: change in share of samples from the base (normalized): red = larger \
+             share, blue = smaller",
+            source.description()
+        )
+    } else {
+        format!(
+            "{}; colour: change in raw sample counts: red = more samples than the base, \
+             blue = fewer",
+            source.description()
+        )
     });
     if new.is_empty() {
         return Err(NothingToDraw.into());
@@ -204,8 +246,12 @@ pub fn write_diff_svg(
     };
     let (b, n) = (join(base), join(new));
     let mut both = Vec::new();
+    let diff_opts = inferno::differential::Options {
+        normalize: share,
+        ..Default::default()
+    };
     inferno::differential::from_readers(
-        inferno::differential::Options::default(),
+        diff_opts,
         io::Cursor::new(b.into_bytes()),
         io::Cursor::new(n.into_bytes()),
         &mut both,

@@ -73,6 +73,11 @@ Differences from GNU gprof:
     else, including the form-feed lines between sections, is identical.
   * -d[N], --debug[=N] is accepted and does nothing: GNU gprof's debugging
     trace, which it mixes into stdout, is not printed.
+  * A basic-block record cut short ends with `FILE: Success`; GNU gprof
+    prints a stale errno there, which depends on the locale (`Success` with
+    LC_ALL=C, `No such file or directory` when a locale file is missing).
+  * A write error on standard output or gmon.sum (a full disk, /dev/full)
+    exits with status 1 and a message; GNU gprof exits 0.
   * -R MAP with several functions per object file: GNU gprof 2.40 reads an
     uninitialised flag for all but the first, so its output varies with
     the heap; here only each object's first function stands for it.
@@ -148,10 +153,13 @@ impl From<std::io::Error> for Failure {
 
 /// Reads one profile file the way gprof's `gmon_out_read` decides the layout, decoding with the
 /// executable's byte order and pointer width.
+///
+/// `line` is `-l`: gprof warns that basic-block counts are ignored only without it.
 pub fn read_profile(
     file: &Path,
     image: &Image,
     format: FileFormat,
+    line: bool,
 ) -> Result<gmon_format::Profile, GprofError> {
     // Messages name the file as text; a name that is not UTF-8 is shown lossily.
     let shown = file.display().to_string();
@@ -267,6 +275,7 @@ pub fn read_profile(
         // gprof warns about basic blocks as it reads them, so a block record before the point
         // where the file breaks has already produced its warning.
         let early_bb = is_gnu
+            && !line
             && !matches!(e, E::UnexpectedEof { what, .. } if what.contains("basic-block")
                 || what.starts_with("version-0"))
             && e.offset().is_some_and(|off| {
@@ -278,8 +287,9 @@ pub fn read_profile(
                 )
             });
         let mut err = match e {
-            // A block cut short: gprof reports it with perror() while errno is 0, after warning
-            // (once) about the blocks it could read.
+            // A block cut short: gprof reports it with perror() and a stale errno (spec/gnu.md
+            // §"gprof's error messages": 0, "Success", in the C locale), after warning (once,
+            // and only without -l) about the blocks it could read.
             E::UnexpectedEof {
                 what, available, ..
             } if is_gnu
@@ -288,7 +298,7 @@ pub fn read_profile(
                     || what.starts_with("version-0")) =>
             {
                 let whole = available / (2 * image.encoding.ptr_width.bytes() as u64);
-                let warn = if what == "basic-block counts" && whole >= 1 {
+                let warn = if what == "basic-block counts" && whole >= 1 && !line {
                     format!("{w}: warning: ignoring basic-block exec counts (use -l or --line)\n")
                 } else {
                     String::new()
@@ -427,7 +437,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     let mut profiles = Vec::with_capacity(a.profiles.len());
     let mut blocks = super::lines::BasicBlocks::default();
     for file in &a.profiles {
-        let p = read_profile(file, &image, a.file_format)?;
+        let p = read_profile(file, &image, a.file_format, line)?;
         let path = file.display().to_string();
         let info = builder.add_profile(&path, &p)?;
         if line {
@@ -551,9 +561,9 @@ pub fn print_reports(
 fn write_sum(profiles: &[gmon_format::Profile]) -> Result<(), GprofError> {
     let merged = gmon_format::merge(profiles.iter(), &gmon_format::MergeOptions::new())
         .map_err(|e| GprofError::new(format!("{WHOAMI}: cannot sum the profiles: {e}\n")))?;
-    crate::output::write_atomically(Path::new("gmon.sum"), |w| {
+    crate::output::write_output(Path::new("gmon.sum"), |w| {
         gmon_format::write(&merged.profile, w)?;
         Ok(())
     })
-    .map_err(|e| GprofError::new(format!("{WHOAMI}: gmon.sum: {e:#}\n")))
+    .map_err(|e| GprofError::new(format!("{WHOAMI}: {e:#}\n")))
 }

@@ -3,51 +3,10 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
-use crate::flame::{
-    CallGraph, Frame, NodeId, Stack, StackSource, Stacks, frame_name, split_in_proportion,
+use crate::stacks::{
+    Executable, Frame, FunctionInfo, NodeId, Stack, StackSource, Stacks, WeightedCallGraph,
+    frame_name, split_in_proportion,
 };
-
-/// What the profile knows about one function of the graph, beyond its display name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FunctionInfo {
-    /// The human-readable (demangled) name; empty means "the graph's frame name". It differs
-    /// from the frame name when the flame graph had to tell same-named functions apart.
-    pub name: String,
-    /// The symbol as the linker knows it (mangled); empty means "same as the display name".
-    pub system_name: String,
-    /// The function's start address (link-time), if known.
-    pub address: Option<u64>,
-    /// Source file of the function, from DWARF.
-    pub file: Option<String>,
-    /// Line of the function's first instruction, from DWARF (0 when unknown).
-    pub start_line: u32,
-    /// The lines inside the function that have samples. When present, the leaf of each CPU
-    /// stack ending in this function is split over them in proportion to their weights.
-    pub bins: Vec<BinSample>,
-}
-
-/// A place inside a function where samples fell: a source line as `gprof -l` credits it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BinSample {
-    /// First address of the line's code (link-time).
-    pub address: u64,
-    /// Its weight: the samples credited to it, in any unit (only proportions matter).
-    pub count: u64,
-    /// Its source line (0 when unknown).
-    pub line: u32,
-    /// Its source file when DWARF names one (code inlined from a header can differ from the
-    /// function's own file).
-    pub file: Option<String>,
-}
-
-/// The executable the profile belongs to: pprof's first mapping.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Executable {
-    /// Its path, as given.
-    pub path: String,
-    /// Hex of its GNU build-id note, if it has one.
-    pub build_id: Option<String>,
-}
 
 /// Settings of the profile that do not come from the graph.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -123,7 +82,7 @@ fn to_i64(v: u64, what: &'static str) -> Result<i64, PprofError> {
 /// count, one function and one location per frame that occurs, one mapping for `exe`.
 /// `functions` is indexed by [`NodeId`]; missing entries mean "nothing known".
 pub fn build_profile(
-    graph: &CallGraph,
+    graph: &WeightedCallGraph,
     stacks: &Stacks,
     functions: &[FunctionInfo],
     exe: Option<&Executable>,
@@ -168,8 +127,8 @@ pub fn build_profile(
         memory_start: 0,
         memory_limit: u64::MAX,
         file_offset: 0,
-        filename: strings.id(&e.path),
-        build_id: strings.id(e.build_id.as_deref().unwrap_or("")),
+        filename: strings.id(&e.canonical_path()),
+        build_id: strings.id(&e.build_id_hex().unwrap_or_default()),
         has_functions: true,
         has_filenames: true,
         has_line_numbers: true,

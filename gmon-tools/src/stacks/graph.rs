@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-/// Index of a function in a [`CallGraph`], in the order it was added.
+/// Index of a function in a [`WeightedCallGraph`], in the order it was added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeId(pub usize);
 
@@ -60,7 +60,7 @@ pub enum GraphError {
 
 /// Functions, arcs and cycles: the input of [`super::estimate_stacks`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CallGraph {
+pub struct WeightedCallGraph {
     nodes: Vec<Node>,
     /// Arcs keyed by (caller, callee), so repeated arcs add up and iteration is ordered.
     edges: BTreeMap<(NodeId, NodeId), u64>,
@@ -68,7 +68,7 @@ pub struct CallGraph {
     outside_samples: u64,
 }
 
-impl CallGraph {
+impl WeightedCallGraph {
     /// An empty graph.
     pub fn new() -> Self {
         Self::default()
@@ -164,7 +164,7 @@ impl CallGraph {
 
     /// The same graph with other self weights (e.g. nanoseconds instead of samples), one per
     /// node in id order; missing entries are 0.
-    pub fn with_self_weights(&self, weights: &[u64]) -> CallGraph {
+    pub fn with_self_weights(&self, weights: &[u64]) -> WeightedCallGraph {
         let mut g = self.clone();
         for (i, n) in g.nodes.iter_mut().enumerate() {
             n.self_samples = weights.get(i).copied().unwrap_or(0);

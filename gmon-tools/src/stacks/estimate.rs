@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::graph::{CallGraph, GraphError, NodeId};
+use super::graph::{GraphError, NodeId, WeightedCallGraph};
 
 /// One frame of a stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -65,7 +65,7 @@ impl Stacks {
 
 /// Estimates stacks from a call graph, as `spec/stacks.md` describes: every function's self
 /// samples become stacks that end in it, their sum equal to its self samples exactly.
-pub fn estimate_stacks(graph: &CallGraph) -> Result<Stacks, GraphError> {
+pub fn estimate_stacks(graph: &WeightedCallGraph) -> Result<Stacks, GraphError> {
     graph.total_self_samples()?;
     let units = Units::build(graph);
     // Finished stacks. Every split extends its pieces by different callers, and stacks of
@@ -201,7 +201,7 @@ struct Units {
 }
 
 impl Units {
-    fn build(graph: &CallGraph) -> Units {
+    fn build(graph: &WeightedCallGraph) -> Units {
         let n = graph.nodes().len();
         let mut uf = UnionFind::new(n);
         let mut declared_number: BTreeMap<usize, u32> = BTreeMap::new();

@@ -1,0 +1,122 @@
+//! Builds the gmon-write runtime (`libgmon_write.so`, gmon-write's cdylib) so that the `gmon`
+//! binary can embed it (`include_bytes!` in `src/record/runtime.rs`): `gmon record` then works
+//! from the binary alone (`cargo install --path gmon-tools`, or a copy of `target/release/gmon`).
+//!
+//! Cargo cannot depend on another crate's cdylib, so this runs a nested `cargo build -p
+//! gmon-write --lib` with its own target directory inside `OUT_DIR` (the outer cargo holds the
+//! lock of the main one) and the same profile. Cargo reruns this script only when gmon-write's or
+//! gmon-format's sources change, and the nested cargo is itself incremental.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let manifest_dir =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let workspace = manifest_dir.join("..");
+    let runtime = workspace.join("gmon-write");
+    for watched in [
+        runtime.join("src"),
+        runtime.join("Cargo.toml"),
+        workspace.join("gmon-format/src"),
+        workspace.join("gmon-format/Cargo.toml"),
+        workspace.join("Cargo.lock"),
+    ] {
+        println!("cargo:rerun-if-changed={}", watched.display());
+    }
+    println!("cargo:rerun-if-env-changed=GMON_EMBED_LIB");
+
+    let embedded = out_dir.join("libgmon_write.so");
+    // A prebuilt library can be given instead (a packager's build, or a target where the nested
+    // build cannot run).
+    if let Some(prebuilt) = env::var_os("GMON_EMBED_LIB").filter(|p| !p.is_empty()) {
+        copy(Path::new(&prebuilt), &embedded);
+        write_hash(&embedded, &out_dir);
+        return;
+    }
+
+    let release = env::var("PROFILE").as_deref() == Ok("release");
+    let target_dir = out_dir.join("runtime-target");
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(runtime.join("Cargo.toml"))
+        .args(["-p", "gmon-write", "--lib"])
+        .arg("--target-dir")
+        .arg(&target_dir);
+    if release {
+        cmd.arg("--release");
+    }
+    // The outer build's settings for its own crates are not the runtime's: clippy's wrapper
+    // (under `cargo clippy`), the outer target directory, and per-crate variables cargo sets for
+    // this build script would otherwise leak into the nested build.
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let keep = key == "CARGO_HOME"
+            || key == "CARGO_MAKEFLAGS"
+            || key == "CARGO_NET_OFFLINE"
+            || key.starts_with("CARGO_REGISTRIES_")
+            || key.starts_with("CARGO_HTTP_");
+        if (key.starts_with("CARGO_") && !keep)
+            || matches!(
+                key,
+                "RUSTC_WRAPPER"
+                    | "RUSTC_WORKSPACE_WRAPPER"
+                    | "CLIPPY_ARGS"
+                    | "CLIPPY_CONF_DIR"
+                    | "TARGET"
+                    | "HOST"
+                    | "OUT_DIR"
+                    | "PROFILE"
+                    | "OPT_LEVEL"
+                    | "DEBUG"
+                    | "NUM_JOBS"
+            )
+        {
+            cmd.env_remove(key);
+        }
+    }
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run cargo to build the gmon-write runtime: {e}"));
+    assert!(
+        status.success(),
+        "building the gmon-write runtime (cargo build -p gmon-write --lib) failed: {status}"
+    );
+    let built = target_dir
+        .join(if release { "release" } else { "debug" })
+        .join("libgmon_write.so");
+    copy(&built, &embedded);
+    write_hash(&embedded, &out_dir);
+}
+
+/// Writes `OUT_DIR/libgmon_write.hash`: the library's FNV-1a 64 hash and length, which name its
+/// content-addressed cache directory at run time (the content itself is compared byte for byte
+/// before use, so the hash only needs to tell versions apart).
+fn write_hash(lib: &Path, out_dir: &Path) {
+    let bytes = std::fs::read(lib)
+        .unwrap_or_else(|e| panic!("{}: cannot read the runtime library: {e}", lib.display()));
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let name = format!("{hash:016x}-{}", bytes.len());
+    let path = out_dir.join("libgmon_write.hash");
+    if std::fs::read_to_string(&path).is_ok_and(|old| old == name) {
+        return;
+    }
+    std::fs::write(&path, name).unwrap_or_else(|e| panic!("{}: cannot write: {e}", path.display()));
+}
+
+/// Copies `from` to `to` only when the bytes differ, so that an unchanged library does not make
+/// cargo recompile the `include_bytes!` that reads it.
+fn copy(from: &Path, to: &Path) {
+    let bytes = std::fs::read(from)
+        .unwrap_or_else(|e| panic!("{}: cannot read the runtime library: {e}", from.display()));
+    if std::fs::read(to).is_ok_and(|old| old == bytes) {
+        return;
+    }
+    std::fs::write(to, &bytes).unwrap_or_else(|e| panic!("{}: cannot write: {e}", to.display()));
+}

@@ -1,0 +1,340 @@
+//! `gmon record`: profile an unmodified, dynamically linked program and the processes it starts
+//! by preloading the gmon-write runtime (`libgmon_write.so`), as `perf record` does for its
+//! process tree.
+//!
+//! The engine, in order:
+//! 1. [`preflight`]: refuse what can only end without a profile, before anything runs (an
+//!    unwritable output directory, a missing or non-executable command, a static or set-uid
+//!    program), with the status a shell would give.
+//! 2. [`runtime`]: the library to preload (`$GMON_WRITE_LIB`, else the copy embedded in this
+//!    binary, cached in a private content-addressed directory).
+//! 3. Run the command with the runtime preloaded; every process writes its own profile into a
+//!    private `0700` directory made for this run (spec/runtime.md §3), never next to the user's
+//!    files. [`signals`] keeps `gmon record` alive through Ctrl-C and forwards `kill`.
+//! 4. [`profiles`]: sum the processes of each executable (same build id) losslessly into one
+//!    profile and write one file per executable: `OUT`, `OUT.<name>`.
+//! 5. [`summary`]: files, processes, samples and the top functions on stderr.
+//!
+//! Whatever happens after the command has run, the caller gets the command's own exit status:
+//! a missing profile is a note, not an error.
+
+pub mod preflight;
+pub mod profiles;
+pub mod runtime;
+pub mod signals;
+pub mod summary;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, ExitStatus};
+use std::time::Duration;
+
+use anyhow::Context;
+
+pub use preflight::Refusal;
+pub use runtime::{LIB_ENV, LIB_NAME, RuntimeSource};
+pub use summary::WrittenFile;
+
+/// The name the first process's profile gets in the private directory (the others append
+/// `.<pid>`, spec/runtime.md §3).
+const STEM: &str = "gmon.out";
+
+/// What `gmon record` needs besides the command.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    /// The gmon.out path of the command's first process's executable (others go beside it).
+    pub output: PathBuf,
+    /// Sampling rate in Hz.
+    pub hz: u32,
+    /// Record call stacks.
+    pub stacks: bool,
+    /// Profile the processes the command starts too (default); `false` profiles the first
+    /// process only.
+    pub inherit: bool,
+    /// The runtime library (found with [`runtime::locate`] when `None`).
+    pub library: Option<PathBuf>,
+}
+
+impl RecordOptions {
+    /// Options with `gmon record`'s defaults for `output`.
+    pub fn new(output: impl Into<PathBuf>) -> RecordOptions {
+        RecordOptions {
+            output: output.into(),
+            hz: 1000,
+            stacks: true,
+            inherit: true,
+            library: None,
+        }
+    }
+}
+
+/// The outcome of a recorded run.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The command's exit status.
+    pub status: ExitStatus,
+    /// CPU time of the command and the descendants it waited for (`wait4`).
+    pub cpu: Duration,
+    /// The profiles written, the one at the output path first.
+    pub files: Vec<WrittenFile>,
+    /// Functions with the most self samples, over every file.
+    pub top: Vec<(String, u64)>,
+    /// Executables (and their processes) with no sample, for which no file was written.
+    pub idle: Idle,
+    /// Where the runtime library came from.
+    pub runtime: RuntimeSource,
+    /// What went wrong after the command ran (no profile, a profile that could not be written),
+    /// one sentence each.
+    pub notes: Vec<String>,
+}
+
+impl Recorded {
+    /// Ticks counted over every file.
+    pub fn samples(&self) -> u64 {
+        self.files.iter().map(|f| f.samples).sum()
+    }
+
+    /// Processes that wrote a profile.
+    pub fn processes(&self) -> usize {
+        self.files.iter().map(|f| f.processes).sum()
+    }
+}
+
+/// Runs `command` with the runtime preloaded and waits for it. Signals sent to this process
+/// are left alone (see [`record_in_foreground`] for what the `gmon record` command does).
+/// Errors are refusals before the run ([`Refusal`] inside, with its exit status) or a failure
+/// to start the command.
+pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Recorded> {
+    record_with(opts, command, false)
+}
+
+/// Like [`record`], and while the command runs this process ignores SIGINT and SIGQUIT and
+/// forwards SIGTERM and SIGHUP to it ([`signals`], spec/runtime.md §4.5). It changes
+/// process-wide signal dispositions: one call at a time per process.
+pub fn record_in_foreground(
+    opts: &RecordOptions,
+    command: &[OsString],
+) -> anyhow::Result<Recorded> {
+    record_with(opts, command, true)
+}
+
+fn record_with(
+    opts: &RecordOptions,
+    command: &[OsString],
+    foreground: bool,
+) -> anyhow::Result<Recorded> {
+    let Some((program, args)) = command.split_first() else {
+        return Err(Refusal {
+            status: 2,
+            message: "no command to record".into(),
+        }
+        .into());
+    };
+    if !(1..=100_000).contains(&opts.hz) {
+        return Err(Refusal {
+            status: 2,
+            message: format!("--hz must be between 1 and 100000, not {}", opts.hz),
+        }
+        .into());
+    }
+    preflight::check_output(&opts.output)?;
+    let found = preflight::find_command(Path::new(program))?;
+    preflight::check_preloadable(&found)?;
+    let output = output_path(&opts.output)?;
+
+    // The run's own directory: every process writes there, and it goes when the run is over.
+    let private = tempfile::Builder::new()
+        .prefix("gmon-record-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .context("cannot create a private temporary directory")?;
+    let (library, source) = match &opts.library {
+        Some(l) => (l.clone(), RuntimeSource::Given),
+        None => runtime::locate(private.path())?,
+    };
+    let library = std::path::absolute(&library)
+        .with_context(|| format!("{}: cannot make the path absolute", library.display()))?;
+    let mut preload = library.into_os_string();
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+        preload.push(":");
+        preload.push(old);
+    }
+    let per_process = private.path().join(STEM);
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("LD_PRELOAD", preload)
+        .env("GMON_RECORD_OUT", &per_process)
+        .env("GMON_RECORD_HZ", opts.hz.to_string())
+        .env("GMON_RECORD_STACKS", if opts.stacks { "1" } else { "0" })
+        .env("GMON_RECORD_INHERIT", if opts.inherit { "1" } else { "0" })
+        .env_remove("GMON_RECORD_OWNER");
+    let waited = if foreground {
+        signals::run_in_foreground(&mut cmd)
+    } else {
+        signals::run(&mut cmd)
+    }
+    .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
+
+    let mut notes = Vec::new();
+    let (files, top, idle) = match write_profiles(private.path(), &output, opts.inherit) {
+        Ok(w) => w,
+        Err(e) => {
+            notes.push(format!("cannot write the profile: {e:#}"));
+            (Vec::new(), Vec::new(), Idle::default())
+        }
+    };
+    if files.is_empty() && notes.is_empty() {
+        let mut note = format!(
+            "{} wrote no profile ({}): it may have ended by _exit, abort or a signal other \
+             than SIGINT, SIGTERM and SIGHUP",
+            program.to_string_lossy(),
+            describe_status(waited.status)
+        );
+        if output.exists() {
+            note.push_str(&format!(
+                "; {} is left as it was (not from this run)",
+                output.display()
+            ));
+        }
+        notes.push(note);
+    }
+    if let RuntimeSource::Private(why) = &source {
+        notes.push(format!(
+            "the runtime library was not cached ({why}); a private copy was used"
+        ));
+    }
+    // Everything in the private directory was written by this run's processes.
+    if let Err(e) = private.close() {
+        notes.push(format!("cannot remove the temporary directory: {e}"));
+    }
+    Ok(Recorded {
+        status: waited.status,
+        cpu: waited.cpu,
+        files,
+        top,
+        idle,
+        runtime: source,
+        notes,
+    })
+}
+
+/// The absolute output path; a symbolic link is written through to its target (the rename
+/// that places the file then replaces the target, not the link).
+fn output_path(output: &Path) -> anyhow::Result<PathBuf> {
+    let abs = std::path::absolute(output)
+        .with_context(|| format!("{}: cannot make the path absolute", output.display()))?;
+    let is_link = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link && let Ok(target) = abs.canonicalize() {
+        return Ok(target);
+    }
+    Ok(abs)
+}
+
+type Written = (Vec<WrittenFile>, Vec<(String, u64)>, Idle);
+
+/// Executables of the process tree that got no sample, and so no file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Idle {
+    /// Distinct executables.
+    pub executables: usize,
+    /// Processes that ran them.
+    pub processes: usize,
+}
+
+/// Sums and writes the per-process profiles found in `dir` (see [`profiles`]).
+fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Written> {
+    let mut found = profiles::collect(dir, STEM)?;
+    if !inherit {
+        // A forked child (no exec) keeps sampling in the runtime; its file is not kept.
+        found.retain(|p| p.first);
+    }
+    if found.is_empty() {
+        return Ok((Vec::new(), Vec::new(), Idle::default()));
+    }
+    let mut groups = profiles::group(found)?;
+    // Sorted with OUT's group first.
+    profiles::name_groups(&mut groups);
+    // An executable without a single sample (a shell shim's `readlink`, `basename`) gets no
+    // file of its own; the summary counts its processes. OUT is always written.
+    let mut idle = Idle::default();
+    let mut kept = Vec::new();
+    for (i, g) in groups.into_iter().enumerate() {
+        if i > 0 && g.samples == 0 {
+            idle.executables += 1;
+            idle.processes += g.processes;
+        } else {
+            kept.push(g);
+        }
+    }
+    let mut groups = kept;
+    profiles::name_groups(&mut groups);
+    let mut files = Vec::new();
+    for g in &groups {
+        let path = profiles::group_path(output, g);
+        // The sidecar first, as the runtime does: a gmon.out is never newer than its sidecar.
+        if let Some(s) = &g.sidecar {
+            let sidecar = gmon_format::sidecar_path(&path);
+            crate::output::write_output(&sidecar, |w| {
+                gmon_format::write_extension(s, w)
+                    .with_context(|| format!("{}: write failed", sidecar.display()))
+            })?;
+        }
+        crate::output::write_output(&path, |w| {
+            w.write_all(&g.gmon)
+                .with_context(|| format!("{}: write failed", path.display()))
+        })?;
+        files.push(WrittenFile {
+            path,
+            executable: g.executable.clone(),
+            processes: g.processes,
+            samples: g.samples,
+        });
+    }
+    let sidecars: Vec<&gmon_format::Extension> =
+        groups.iter().filter_map(|g| g.sidecar.as_ref()).collect();
+    Ok((files, summary::top_functions(&sidecars, 5), idle))
+}
+
+/// How the child ended, in words for a message ("it exited with status 0", "it was killed by
+/// signal 9"); `ExitStatus`'s own Display already starts with "exit status:", which reads
+/// doubled inside a sentence.
+pub fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("it exited with status {code}"),
+        (None, Some(sig)) => format!("it was killed by signal {sig}"),
+        (None, None) => format!("it ended: {status}"),
+    }
+}
+
+/// The exit code a shell reports for a child's status: its code, or 128 + N when signal N
+/// killed it.
+pub fn exit_code(status: ExitStatus) -> ExitCode {
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn status_is_described_once_without_the_doubled_exit_word() {
+        let ok = describe_status(ExitStatus::from_raw(0));
+        assert_eq!(ok, "it exited with status 0");
+        assert!(!ok.contains("exit status:"));
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(3 << 8)),
+            "it exited with status 3"
+        );
+        assert_eq!(
+            describe_status(ExitStatus::from_raw(9)),
+            "it was killed by signal 9"
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! What `gmon record` checks before it runs anything: that the profile can be written where the
+//! user asked, that the command exists and can be executed (found on `PATH` as `execvp` finds
+//! it), and that `LD_PRELOAD` can reach it (not static, not set-uid or set-gid). A run that could
+//! only end without a profile is refused up front, with the exit status a shell would give.
+
+use std::fs;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Why a command is refused before it runs, with the exit status to report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 127: not found; 126: found but not executable; 1: cannot be profiled or the profile
+    /// cannot be written.
+    pub status: u8,
+    /// What is wrong, in a sentence naming the file.
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+fn refuse(status: u8, message: String) -> Refusal {
+    Refusal { status, message }
+}
+
+/// Checks that a profile can be created in `output`'s directory (by creating and removing a
+/// temporary file there, which is what the final write does).
+pub fn check_output(output: &Path) -> Result<(), Refusal> {
+    if output.as_os_str() == "-" {
+        return Err(refuse(
+            2,
+            "-o -: the profile cannot go to standard output (the command's output goes there); \
+             give a file name"
+                .to_string(),
+        ));
+    }
+    if output.is_dir() {
+        return Err(refuse(
+            1,
+            format!("{}: is a directory; give a file name", output.display()),
+        ));
+    }
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match tempfile::Builder::new()
+        .prefix(".gmon-record-check-")
+        .tempfile_in(dir)
+    {
+        Ok(_) => Ok(()),
+        Err(e) => Err(refuse(
+            1,
+            format!(
+                "{}: cannot write the profile there ({}): nothing was run",
+                output.display(),
+                crate::output::os_reason(&e)
+            ),
+        )),
+    }
+}
+
+/// Finds `program` as `execvp` does: a name with a slash is used as it is; otherwise each
+/// directory of `PATH` (default `/bin:/usr/bin`, an empty entry meaning the current directory)
+/// is tried in order and the first executable regular file wins. Not found: 127; found only
+/// without execute permission: 126.
+pub fn find_command(program: &Path) -> Result<PathBuf, Refusal> {
+    let name = program.display();
+    if program.as_os_str().is_empty() {
+        return Err(refuse(127, "'': command not found".to_string()));
+    }
+    if program.as_os_str().as_bytes().contains(&b'/') {
+        return match executable(program) {
+            Ok(()) => Ok(program.to_path_buf()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(refuse(
+                127,
+                format!("{name}: no such file: nothing was run"),
+            )),
+            Err(e) => Err(refuse(126, format!("{name}: cannot execute: {e}"))),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/bin:/usr/bin".into());
+    let mut denied = None;
+    for dir in path.as_bytes().split(|&b| b == b':') {
+        let dir = if dir.is_empty() {
+            Path::new(".")
+        } else {
+            Path::new(std::ffi::OsStr::from_bytes(dir))
+        };
+        let candidate = dir.join(program);
+        match executable(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+                denied.get_or_insert((candidate, e));
+            }
+            Err(_) => {}
+        }
+    }
+    match denied {
+        Some((c, e)) => Err(refuse(126, format!("{}: cannot execute: {e}", c.display()))),
+        None => Err(refuse(
+            127,
+            format!("{name}: command not found (searched PATH): nothing was run"),
+        )),
+    }
+}
+
+/// Ok when `path` is a regular file this process may execute.
+fn executable(path: &Path) -> io::Result<()> {
+    let meta = fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EACCES));
+    }
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?;
+    // SAFETY: `c` is a NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Checks that `LD_PRELOAD` reaches `program` (found by [`find_command`]): an ELF executable
+/// must have an interpreter (`PT_INTERP`: dynamically linked) and must not change identity
+/// (set-uid to another user, set-gid to another group: the loader ignores `LD_PRELOAD` then); a
+/// `#!` script is judged by its interpreter. Other files are left to the kernel.
+pub fn check_preloadable(program: &Path) -> Result<(), Refusal> {
+    check_preloadable_depth(program, 0)
+}
+
+fn check_preloadable_depth(program: &Path, depth: u32) -> Result<(), Refusal> {
+    let name = program.display();
+    let meta =
+        fs::metadata(program).map_err(|e| refuse(127, format!("{name}: {e}: nothing was run")))?;
+    // SAFETY: geteuid/getegid have no preconditions and cannot fail.
+    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let setuid = meta.mode() & 0o4000 != 0 && meta.uid() != euid;
+    let setgid = meta.mode() & 0o2000 != 0 && meta.gid() != egid;
+    if setuid || setgid {
+        return Err(refuse(
+            1,
+            format!(
+                "{name} is set-{}: the dynamic loader ignores LD_PRELOAD for it, so gmon record \
+                 cannot profile it; link the program with the gmon-write library instead (see \
+                 README: gmon-write) and run it directly: nothing was run",
+                if setuid { "uid" } else { "gid" }
+            ),
+        ));
+    }
+    let mut head = Vec::new();
+    {
+        use std::io::Read;
+        let f = fs::File::open(program);
+        if let Ok(f) = f {
+            let _ = f.take(256).read_to_end(&mut head);
+        }
+    }
+    if head.starts_with(b"#!") && depth < 4 {
+        let line = head
+            .get(2..)
+            .unwrap_or_default()
+            .split(|&b| b == b'\n')
+            .next()
+            .unwrap_or_default();
+        let interp = line
+            .split(|b| b.is_ascii_whitespace())
+            .find(|w| !w.is_empty());
+        if let Some(interp) = interp {
+            return check_preloadable_depth(
+                Path::new(std::ffi::OsStr::from_bytes(interp)),
+                depth + 1,
+            );
+        }
+        return Ok(());
+    }
+    if !head.starts_with(b"\x7fELF") {
+        return Ok(());
+    }
+    let bytes = fs::read(program).map_err(|e| refuse(126, format!("{name}: {e}")))?;
+    let Ok(header) = goblin::elf::Elf::parse_header(&bytes) else {
+        return Ok(());
+    };
+    let Ok(ctx) = header_ctx(&header) else {
+        return Ok(());
+    };
+    let Ok(phdrs) = goblin::elf::ProgramHeader::parse(
+        &bytes,
+        usize::try_from(header.e_phoff).unwrap_or(usize::MAX),
+        usize::from(header.e_phnum),
+        ctx,
+    ) else {
+        return Ok(());
+    };
+    let has_interp = phdrs
+        .iter()
+        .any(|p| p.p_type == goblin::elf::program_header::PT_INTERP);
+    if !has_interp && header.e_type == goblin::elf::header::ET_EXEC
+        || !has_interp && header.e_type == goblin::elf::header::ET_DYN && is_static_pie(&phdrs)
+    {
+        return Err(refuse(
+            1,
+            format!(
+                "{name} is statically linked: LD_PRELOAD cannot reach it, so gmon record cannot \
+                 profile it; link the program with the gmon-write library instead (see README: \
+                 gmon-write) and run it directly: nothing was run"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An `ET_DYN` without `PT_INTERP` is either a shared library or a static PIE; a static PIE has
+/// a `PT_DYNAMIC` too, so tell them apart by what a library lacks: being run at all. A shared
+/// library that is run directly crashes with or without us, so only the common case is refused:
+/// a file with `PT_TLS` or `PT_GNU_RELRO` and no `PT_INTERP` that is being executed.
+fn is_static_pie(phdrs: &[goblin::elf::ProgramHeader]) -> bool {
+    use goblin::elf::program_header::{PT_GNU_RELRO, PT_LOAD};
+    phdrs.iter().any(|p| p.p_type == PT_GNU_RELRO) && phdrs.iter().any(|p| p.p_type == PT_LOAD)
+}
+
+fn header_ctx(header: &goblin::elf::Header) -> Result<goblin::container::Ctx, ()> {
+    use goblin::container::{Container, Ctx, Endian};
+    let container = match header.e_ident[goblin::elf::header::EI_CLASS] {
+        goblin::elf::header::ELFCLASS64 => Container::Big,
+        goblin::elf::header::ELFCLASS32 => Container::Little,
+        _ => return Err(()),
+    };
+    let le = match header.e_ident[goblin::elf::header::EI_DATA] {
+        goblin::elf::header::ELFDATA2LSB => Endian::Little,
+        goblin::elf::header::ELFDATA2MSB => Endian::Big,
+        _ => return Err(()),
+    };
+    Ok(Ctx::new(container, le))
+}

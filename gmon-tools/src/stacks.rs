@@ -1,0 +1,33 @@
+//! The model every view prints (spec/stacks.md): the profiled [`Executable`], the weighted call
+//! graph ([`WeightedCallGraph`]) the gprof engine's analysis gives, the stacks estimated from it
+//! ([`estimate_stacks`]) or sampled exactly by the runtime, and the loading of profiles, sidecars
+//! and executables that builds them ([`load`]). `gmon flame`, `gmon pprof` and `gmon diff` are
+//! printers over it.
+
+mod estimate;
+mod exact;
+mod executable;
+mod function;
+mod graph;
+mod load;
+mod names;
+mod operands;
+mod symbolize;
+
+pub use estimate::{
+    Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
+};
+pub use executable::{Executable, gnu_build_id, sidecar_build_id};
+pub use function::{BinSample, FunctionInfo};
+pub use graph::{CycleGroup, Edge, GraphError, Node, NodeId, WeightedCallGraph};
+pub use load::{
+    LoadOptions, Loaded, check_profile, choose_executable, graph_from_analysis, load, load_with,
+    split_executable, views_symbol_table, whole_samples,
+};
+pub use names::{frame_name, sanitize};
+pub use operands::{OperandKind, check_executable_operand, executable_and_profiles, operand_kind};
+pub use symbolize::{ObjectFunction, ObjectSymbols, display_name};
+
+/// The file name of the gmon-write runtime library that `gmon record` preloads; its frames are
+/// the profiler's, not the program's (spec/stacks.md §8).
+pub const RUNTIME_LIBRARY: &str = crate::record::LIB_NAME;

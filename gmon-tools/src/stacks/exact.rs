@@ -1,0 +1,175 @@
+//! Exact stacks from the gmon-write runtime's sidecars (spec/stacks.md §8): each sampled
+//! program counter resolved to a function, the runtime's own callers left out.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gmon_format::Extension;
+
+use super::RUNTIME_LIBRARY;
+use super::estimate::{Frame, Stack, StackSource, Stacks};
+use super::function::FunctionInfo;
+use super::graph::{NodeId, WeightedCallGraph};
+use super::symbolize::{ObjectSymbols, display_name};
+use crate::gprof::Analysis;
+
+/// Whether the frame at `depth` (0: the sampled program counter) of a sampled stack is a caller
+/// inside the profiler's own shared library, which is left out: the runtime's thread-start
+/// wrapper would otherwise be the root of every thread's stack, where users look for the thread
+/// function. A sample whose program counter itself is in the runtime (its own overhead) keeps
+/// that leaf. The main executable is never left out, even when it links gmon-write itself.
+fn is_runtime_caller(depth: usize, obj: &gmon_format::ext::MappedObject) -> bool {
+    depth != 0
+        && !obj.is_main()
+        && Path::new(&obj.path)
+            .file_name()
+            .is_some_and(|n| n == RUNTIME_LIBRARY)
+}
+
+/// Stacks exactly as the runtime sampled them (without the runtime's own callers, see
+/// [`is_runtime_caller`]), every program counter named (spec/stacks.md §8, §9): in the
+/// executable, the function of the gprof engine's table unless the executable's own symbols
+/// put a function gprof's rules leave out there (a compiler clone such as `f.part.0`), or the
+/// executable's symbols / unwind table when gprof's table has nothing; in a shared object, the
+/// object's own symbols ([`ObjectSymbols`]), `[object]` when the object cannot be read or is
+/// another build than the one sampled; `[unknown]` outside every object.
+pub(super) fn exact_stacks(
+    analysis: &Analysis,
+    main_symbols: Option<&ObjectSymbols>,
+    exts: &[Extension],
+    graph: &mut WeightedCallGraph,
+    functions: &mut Vec<FunctionInfo>,
+) -> Stacks {
+    // Node k of the graph is the k-th function of the analysis (see graph_from_analysis).
+    let node_of_symbol: BTreeMap<usize, NodeId> = analysis
+        .functions()
+        .enumerate()
+        .map(|(k, f)| (f.index, NodeId(k)))
+        .collect();
+    let mut extra: BTreeMap<String, NodeId> = BTreeMap::new();
+    let mut libraries: BTreeMap<String, Option<ObjectSymbols>> = BTreeMap::new();
+    let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
+    let mut extra_node = |(name, system): (String, String),
+                          graph: &mut WeightedCallGraph,
+                          functions: &mut Vec<FunctionInfo>| {
+        *extra.entry(name.clone()).or_insert_with(|| {
+            functions.push(FunctionInfo {
+                name: name.clone(),
+                system_name: system,
+                ..FunctionInfo::default()
+            });
+            graph.add_node(name, 0)
+        })
+    };
+    let plain = |n: &str| (n.to_owned(), n.to_owned());
+    for ext in exts {
+        for st in &ext.stacks {
+            let mut frames = Vec::with_capacity(st.pcs.len());
+            for (depth, &pc) in st.pcs.iter().enumerate() {
+                // Return addresses point after the call: step back into it.
+                let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
+                let id = match ext.resolve(pc) {
+                    Some((obj, _)) if is_runtime_caller(depth, obj) => continue,
+                    Some((obj, addr)) if obj.is_main() => {
+                        let gprofs = analysis.symtab.lookup(addr).and_then(|i| {
+                            Some((
+                                analysis.symtab.symbols.get(i)?.addr,
+                                *node_of_symbol.get(&i)?,
+                            ))
+                        });
+                        let ours = main_symbols.and_then(|m| m.function_at(addr));
+                        match (gprofs, ours) {
+                            (Some((start, _)), Some(f)) if f.from_symbol && f.start > start => {
+                                extra_node(
+                                    (display_name(&f.name), f.name.clone()),
+                                    graph,
+                                    functions,
+                                )
+                            }
+                            (Some((_, id)), _) => id,
+                            (None, _) => match main_symbols {
+                                Some(m) => extra_node(m.name_at(addr), graph, functions),
+                                None => extra_node(plain("[unknown]"), graph, functions),
+                            },
+                        }
+                    }
+                    Some((obj, addr)) => {
+                        let base = Path::new(&obj.path)
+                            .file_name()
+                            .map_or(obj.path.clone(), |n| n.to_string_lossy().into_owned());
+                        let syms = libraries
+                            .entry(obj.path.clone())
+                            .or_insert_with(|| library_symbols(obj));
+                        match syms {
+                            // The runtime's own leaf stays one frame: its overhead, visible.
+                            Some(s) if base != RUNTIME_LIBRARY => {
+                                extra_node(s.name_at(addr), graph, functions)
+                            }
+                            _ => extra_node(plain(&format!("[{base}]")), graph, functions),
+                        }
+                    }
+                    None => extra_node(plain("[unknown]"), graph, functions),
+                };
+                frames.push(Frame::Function(id));
+            }
+            frames.reverse();
+            if frames.is_empty() || st.count == 0 {
+                continue;
+            }
+            let slot = out.entry(frames).or_insert(0);
+            *slot = slot.saturating_add(st.count);
+        }
+    }
+    Stacks {
+        stacks: out
+            .into_iter()
+            .map(|(frames, samples)| Stack { frames, samples })
+            .collect(),
+        source: StackSource::Exact,
+        outside_samples: 0,
+    }
+}
+
+/// The symbols of a shared object the runtime recorded, when its file is still there and is
+/// the build that was sampled (same build id, when the runtime recorded one).
+fn library_symbols(obj: &gmon_format::ext::MappedObject) -> Option<ObjectSymbols> {
+    let path = Path::new(&obj.path);
+    let data = std::fs::read(path).ok()?;
+    if !obj.build_id.is_empty() {
+        let elf = crate::gprof::symtab::parse_elf(&data).ok()?;
+        if super::executable::gnu_build_id(&elf, &data).as_deref() != Some(&obj.build_id[..]) {
+            return None;
+        }
+    }
+    ObjectSymbols::from_bytes(path, &data)
+}
+
+#[cfg(test)]
+mod runtime_frame_tests {
+    use super::*;
+    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+
+    fn object(path: &str, flags: u32) -> MappedObject {
+        MappedObject {
+            path: path.to_owned(),
+            build_id: Vec::new(),
+            load_bias: 0,
+            flags,
+            ranges: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn callers_inside_the_runtime_library_are_left_out_but_not_its_own_leaf() {
+        let rt = object("/opt/gmon/lib/libgmon_write.so", 0);
+        assert!(is_runtime_caller(1, &rt));
+        assert!(is_runtime_caller(7, &rt));
+        assert!(!is_runtime_caller(0, &rt));
+        assert!(!is_runtime_caller(3, &object("/lib/libc.so.6", 0)));
+        assert!(!is_runtime_caller(
+            3,
+            &object("/x/libgmon_write.so", OBJECT_FLAG_MAIN)
+        ));
+        assert!(!is_runtime_caller(3, &object("/x/libgmon_write.so.bak", 0)));
+    }
+}

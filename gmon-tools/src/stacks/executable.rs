@@ -1,0 +1,158 @@
+//! The profiled executable, read once with goblin: its path, GNU build id, byte order and
+//! pointer width, and the address ranges of its code, and the check that a profile can belong
+//! to it. (Symbols and DWARF are the gprof engine's, `gprof::symtab` and `gprof::dwarf`.)
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use gmon_format::{Arc, ExecutableId, Profile, read_extension, sidecar_path};
+use goblin::elf::section_header::SHF_EXECINSTR;
+
+/// What the views and `gmon merge --exe` need to know of the executable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Executable {
+    /// The path, as given (for messages).
+    pub path: PathBuf,
+    /// Its GNU build id, when it has one.
+    pub build_id: Option<ExecutableId>,
+    /// Byte order and pointer width, which gprof also takes from the executable.
+    pub encoding: gmon_format::Encoding,
+    /// Link-time address ranges of its code sections (`SHF_EXECINSTR`), sorted.
+    pub code: Vec<(u64, u64)>,
+}
+
+impl Executable {
+    /// Reads the ELF file at `path`.
+    pub fn open(path: &Path) -> anyhow::Result<Executable> {
+        let data = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+        Executable::from_bytes(path, &data)
+    }
+
+    /// Like [`Executable::open`] on the file's bytes.
+    pub fn from_bytes(path: &Path, data: &[u8]) -> anyhow::Result<Executable> {
+        let elf = crate::gprof::symtab::parse_elf(data)
+            .with_context(|| format!("{}: not an ELF executable", path.display()))?;
+        let endian = if elf.little_endian {
+            gmon_format::Endian::Little
+        } else {
+            gmon_format::Endian::Big
+        };
+        let ptr_width = if elf.is_64 {
+            gmon_format::PtrWidth::Eight
+        } else {
+            gmon_format::PtrWidth::Four
+        };
+        let mut code: Vec<(u64, u64)> = elf
+            .section_headers
+            .iter()
+            .filter(|s| s.sh_flags & u64::from(SHF_EXECINSTR) != 0 && s.sh_size > 0)
+            .map(|s| (s.sh_addr, s.sh_addr.saturating_add(s.sh_size)))
+            .collect();
+        code.sort_unstable();
+        Ok(Executable {
+            path: path.to_path_buf(),
+            build_id: gnu_build_id(&elf, data).map(ExecutableId),
+            encoding: gmon_format::Encoding { endian, ptr_width },
+            code,
+        })
+    }
+
+    /// The path with links resolved (as given when that fails), as pprof's mapping names it.
+    pub fn canonical_path(&self) -> String {
+        std::fs::canonicalize(&self.path)
+            .unwrap_or_else(|_| self.path.clone())
+            .display()
+            .to_string()
+    }
+
+    /// Hex of the GNU build id, if there is one.
+    pub fn build_id_hex(&self) -> Option<String> {
+        self.build_id.as_ref().map(ToString::to_string)
+    }
+
+    /// Refuses a profile whose addresses cannot belong to this executable: an arc endpoint
+    /// outside every code section (glibc rounds `from_pc` down to 16 bytes, so 16 bytes of slack
+    /// before a section are allowed), or a histogram that ends beyond the last code section
+    /// (rounded up to a page). gmon.out files carry no build id, so this is the check there is.
+    pub fn check(&self, profile: &Profile) -> Result<(), String> {
+        self.check_parts(
+            profile.histograms().map(|h| (h.low_pc, h.high_pc)),
+            profile.arcs(),
+        )
+    }
+
+    /// [`Executable::check`] on histogram ranges `(low_pc, high_pc)` and arcs.
+    pub fn check_parts<'a>(
+        &self,
+        histograms: impl Iterator<Item = (u64, u64)>,
+        arcs: impl Iterator<Item = &'a Arc>,
+    ) -> Result<(), String> {
+        let Some(&(_, code_end)) = self.code.iter().max_by_key(|r| r.1) else {
+            return Ok(());
+        };
+        let limit = code_end.saturating_add(0xfff) & !0xfff;
+        for (i, (_, high_pc)) in histograms.enumerate() {
+            if high_pc > limit {
+                return Err(format!(
+                    "histogram {i} ends at {high_pc:#x}, beyond the code of {} (which ends at \
+                     {code_end:#x}): not a profile of this executable",
+                    self.path.display()
+                ));
+            }
+        }
+        for (i, a) in arcs.enumerate() {
+            for pc in [a.from_pc, a.self_pc] {
+                let inside = self
+                    .code
+                    .iter()
+                    .any(|&(lo, hi)| pc >= lo.saturating_sub(16) && pc < hi);
+                if !inside {
+                    return Err(format!(
+                        "arc {i} has address {pc:#x}, outside the code of {}: not a profile of \
+                         this executable",
+                        self.path.display()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The descriptor of the ELF file's GNU build-id note (`NT_GNU_BUILD_ID`, owner "GNU"), read from
+/// the note sections, else the note segments (a file stripped of its section headers).
+pub fn gnu_build_id(elf: &goblin::elf::Elf<'_>, data: &[u8]) -> Option<Vec<u8>> {
+    use goblin::elf::note::NT_GNU_BUILD_ID;
+    let pick = |n: goblin::error::Result<goblin::elf::note::Note<'_>>| {
+        n.ok()
+            .filter(|n| n.n_type == NT_GNU_BUILD_ID && n.name == "GNU" && !n.desc.is_empty())
+            .map(|n| n.desc.to_vec())
+    };
+    if let Some(found) = elf
+        .iter_note_sections(data, None)
+        .into_iter()
+        .flatten()
+        .find_map(pick)
+    {
+        return Some(found);
+    }
+    elf.iter_note_headers(data)
+        .into_iter()
+        .flatten()
+        .find_map(pick)
+}
+
+/// The build id of the main executable named by the gmon-write runtime's sidecar of the
+/// profile at `path` (`PATH.gmonx`), when there is a sidecar and it records one.
+pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
+    let sidecar = sidecar_path(path);
+    match std::fs::read(&sidecar) {
+        Ok(b) => Ok(read_extension(&b)
+            .with_context(|| format!("{}", sidecar.display()))?
+            .main_object()
+            .filter(|o| !o.build_id.is_empty())
+            .map(|o| ExecutableId(o.build_id.clone()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("{}", sidecar.display())),
+    }
+}

@@ -1,0 +1,35 @@
+//! What the views know about one function of the graph beyond its frame name: linker name,
+//! address, source file and line, and the source lines its samples fell on.
+
+/// What the profile knows about one function of the graph, beyond its display name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunctionInfo {
+    /// The human-readable (demangled) name; empty means "the graph's frame name". It differs
+    /// from the frame name when the flame graph had to tell same-named functions apart.
+    pub name: String,
+    /// The symbol as the linker knows it (mangled); empty means "same as the display name".
+    pub system_name: String,
+    /// The function's start address (link-time), if known.
+    pub address: Option<u64>,
+    /// Source file of the function, from DWARF.
+    pub file: Option<String>,
+    /// Line of the function's first instruction, from DWARF (0 when unknown).
+    pub start_line: u32,
+    /// The lines inside the function that have samples. When present, the leaf of each CPU
+    /// stack ending in this function is split over them in proportion to their weights.
+    pub bins: Vec<BinSample>,
+}
+
+/// A place inside a function where samples fell: a source line as `gprof -l` credits it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BinSample {
+    /// First address of the line's code (link-time).
+    pub address: u64,
+    /// Its weight: the samples credited to it, in any unit (only proportions matter).
+    pub count: u64,
+    /// Its source line (0 when unknown).
+    pub line: u32,
+    /// Its source file when DWARF names one (code inlined from a header can differ from the
+    /// function's own file).
+    pub file: Option<String>,
+}
