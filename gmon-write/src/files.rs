@@ -57,6 +57,21 @@ impl FixedPath {
         true
     }
 
+    /// Room for a path written by the kernel (`readlink`), NUL excluded.
+    pub(crate) fn capacity(&self) -> usize {
+        self.buf.len() - 1
+    }
+
+    /// The buffer, for the kernel to fill; then [`FixedPath::set_len`].
+    pub(crate) fn buf_ptr(&mut self) -> *mut libc::c_char {
+        self.buf.as_mut_ptr().cast()
+    }
+
+    /// Sets the length after the kernel filled the buffer.
+    pub(crate) fn set_len(&mut self, len: usize) {
+        self.truncate(len);
+    }
+
     fn truncate(&mut self, len: usize) {
         self.len = len.min(self.buf.len() - 1);
         if let Some(b) = self.buf.get_mut(self.len) {
@@ -253,6 +268,16 @@ pub(crate) struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
+    /// A sink that only measures (length and hash).
+    pub(crate) fn measure(buf: &'a mut [u8]) -> Sink<'a> {
+        Sink::to_fd(-1, buf)
+    }
+
+    /// (length, FNV-1a hash) of everything put so far.
+    pub(crate) fn digest(&self) -> (u64, u64) {
+        (self.len, self.hash)
+    }
+
     fn to_fd(fd: c_int, buf: &'a mut [u8]) -> Sink<'a> {
         Sink {
             fd,

@@ -53,6 +53,7 @@ mod stopsig;
 mod sys;
 mod tables;
 mod threads;
+mod writer;
 
 pub use error::{Error, Result};
 pub use pcsample::SampleBuffer;

@@ -48,7 +48,7 @@ pub fn bin_index(pc: u64, offset: u64, scale: u32, nbins: usize) -> Option<usize
 /// whether this call made the bin reach the maximum. Lock-free (a compare-and-swap loop), so it
 /// is safe in a signal handler.
 #[inline]
-pub(crate) fn saturating_add(bin: &AtomicU16, weight: u32) -> (u32, bool) {
+fn saturating_add(bin: &AtomicU16, weight: u32) -> (u32, bool) {
     let mut cur = bin.load(Ordering::Relaxed);
     loop {
         let room = u32::from(u16::MAX - cur);

@@ -483,6 +483,7 @@ extern "C" fn fork_child() {
     c.pid = std::process::id();
     if let Some(s) = c.session.as_ref() {
         s.reset();
+        s.set_paths(true);
     }
     c.timers = Some(HashMap::new());
     rescan(&mut c, -1);
@@ -516,9 +517,46 @@ pub(crate) fn after_failed_exec() {
 }
 
 extern "C" fn at_exit() {
-    if let Err(e) = crate::profiler::finish_at_exit() {
-        eprintln!("gmon-write: {e}");
+    crate::profiler::finish_at_exit();
+}
+
+/// Takes the control lock at exit without risking a hang: the interrupted code may be the
+/// runtime itself holding it (exit from a signal handler), so give up after about 2 s.
+fn lock_at_exit() -> Option<ControlGuard> {
+    for _ in 0..2000 {
+        // SAFETY: a statically initialised mutex.
+        if unsafe { libc::pthread_mutex_trylock(CONTROL.mutex.get()) } == 0 {
+            return Some(ControlGuard(()));
+        }
+        let ms = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
+        };
+        // SAFETY: sleeping with a valid duration.
+        unsafe { libc::nanosleep(&ms, std::ptr::null_mut()) };
     }
+    None
+}
+
+/// At exit: stops sampling without waiting for anything or freeing anything (no join of the
+/// watcher, no wait for handlers in flight: a handler may be the very code `exit` interrupted)
+/// and returns the session, leaked: it lives until the process ends.
+pub(crate) fn stop_session_at_exit() -> Option<&'static Session> {
+    let mut c = lock_at_exit()?;
+    let s = c.session.take()?;
+    SESSION.store(std::ptr::null_mut(), Ordering::SeqCst);
+    if let Some(stop) = c.watcher_stop.as_ref() {
+        stop.store(true, Ordering::SeqCst);
+    }
+    c.users = c.users.saturating_sub(1);
+    if c.users == 0 {
+        ACTIVE.store(false, Ordering::SeqCst);
+        delete_timers(&mut c);
+        if !c.replaced && handler_is_ours() {
+            signals::release();
+        }
+    }
+    Some(Box::leak(s))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 //! What a running [`crate::Profiler`] counts into, and how it turns into gmon.out + sidecar.
 
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use gmon_format::ext::{Counters, Extension, PcSample, StackSample, ThreadTotal};
 use gmon_format::{Dimension, ProfRate};
 
 use crate::arch::Registers;
 use crate::objects::{StackRanges, loaded_objects, main_text};
-use crate::profil::{bin_index, saturating_add};
+use crate::profil::bin_index;
 use crate::stack::{MAX_STACK_DEPTH, walk};
+use crate::tables::{CountTable, StackTable};
+use crate::writer::{HistRange, MAX_BIN_TOTAL, OutputBuffers};
 use crate::{Error, Result};
 
 /// Capacity of the per-PC table.
@@ -80,11 +83,14 @@ pub(crate) struct Session {
     pub out: OutputConfig,
     pub geometry: Geometry,
     pub bias: u64,
-    bins: Box<[AtomicU16]>,
+    /// 32-bit bins: a count above 65535 is written as further records (writer.rs).
+    bins: Box<[AtomicU32]>,
     pcs: Option<crate::tables::CountTable>,
     stacks: Option<crate::tables::StackTable>,
     threads: crate::tables::CountTable,
     pub ranges: StackRanges,
+    /// Buffers for writing the profile, allocated now so that writing never allocates.
+    pub buffers: Mutex<OutputBuffers>,
     samples: AtomicU64,
     outside: AtomicU64,
     dropped: AtomicU64,
@@ -102,12 +108,18 @@ impl Session {
         if rec.stacks {
             ranges.refresh();
         }
-        Ok(Session {
+        let buffers = OutputBuffers::new(
+            geometry.nbins,
+            if rec.pcs { PC_TABLE_SLOTS } else { 0 },
+            THREAD_TABLE_SLOTS,
+            if rec.stacks { STACK_TABLE_SLOTS } else { 0 },
+        );
+        let session = Session {
             hz,
             out,
             geometry,
             bias,
-            bins: crate::tables::zeroed_u16(geometry.nbins),
+            bins: crate::tables::zeroed_u32(geometry.nbins),
             pcs: rec
                 .pcs
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
@@ -119,13 +131,32 @@ impl Session {
             }),
             threads: crate::tables::CountTable::new(THREAD_TABLE_SLOTS),
             ranges,
+            buffers: Mutex::new(buffers),
             samples: AtomicU64::new(0),
             outside: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             truncated: AtomicU64::new(0),
             overflows: AtomicU64::new(0),
             saturated: AtomicU64::new(0),
-        })
+        };
+        session.set_paths(false);
+        Ok(session)
+    }
+
+    /// Decides the output paths (glibc's naming, `forked`: append `.<pid>`), so that writing
+    /// does not have to. Called when the session starts and in a forked child.
+    pub(crate) fn set_paths(&self, forked: bool) {
+        use std::os::unix::ffi::OsStrExt;
+        let cfg = &self.out;
+        let path = crate::output::output_path(
+            cfg.output.as_deref(),
+            cfg.append_pid || forked,
+            std::process::id(),
+        );
+        let sidecar = gmon_format::sidecar_path(&path);
+        let mut b = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        b.gmon.set(path.as_os_str().as_bytes());
+        b.sidecar.set(sidecar.as_os_str().as_bytes());
     }
 
     pub(crate) fn wants_stacks(&self) -> bool {
@@ -141,7 +172,7 @@ impl Session {
         let g = &self.geometry;
         match bin_index(regs.pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
             Some(bin) => {
-                let (lost, reached) = saturating_add(bin, weight);
+                let (lost, reached) = add_capped(bin, weight);
                 if reached {
                     self.saturated.fetch_add(1, Ordering::Relaxed);
                 }
@@ -196,6 +227,44 @@ impl Session {
         }
     }
 
+    /// The live histogram bins.
+    pub(crate) fn bins(&self) -> &[AtomicU32] {
+        &self.bins
+    }
+
+    /// The gmon.out histogram's range (link-time) and rate.
+    pub(crate) fn histogram_range(&self) -> HistRange {
+        HistRange {
+            low_pc: self.geometry.low.wrapping_sub(self.bias),
+            high_pc: self.geometry.high.wrapping_sub(self.bias),
+            rate: self.hz,
+        }
+    }
+
+    pub(crate) fn pc_table(&self) -> Option<&CountTable> {
+        self.pcs.as_ref()
+    }
+
+    pub(crate) fn thread_table(&self) -> &CountTable {
+        &self.threads
+    }
+
+    pub(crate) fn stack_table(&self) -> Option<&StackTable> {
+        self.stacks.as_ref()
+    }
+
+    /// The sidecar's counters so far.
+    pub(crate) fn counters(&self) -> Counters {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Counters {
+            samples: load(&self.samples),
+            outside_histogram: load(&self.outside),
+            dropped: load(&self.dropped),
+            truncated_stacks: load(&self.truncated),
+            saturated_bins: load(&self.saturated),
+        }
+    }
+
     /// Total ticks counted so far.
     pub(crate) fn samples(&self) -> u64 {
         self.samples.load(Ordering::Relaxed)
@@ -204,11 +273,11 @@ impl Session {
     /// The histogram as gmon.out stores it: link-time addresses (runtime − load bias, as glibc
     /// writes them).
     pub(crate) fn histogram(&self) -> gmon_format::Histogram {
-        let g = &self.geometry;
+        let r = self.histogram_range();
         gmon_format::Histogram {
-            low_pc: g.low.wrapping_sub(self.bias),
-            high_pc: g.high.wrapping_sub(self.bias),
-            prof_rate: ProfRate(self.hz),
+            low_pc: r.low_pc,
+            high_pc: r.high_pc,
+            prof_rate: ProfRate(r.rate),
             dimension: Dimension::SECONDS,
             bins: self
                 .bins
@@ -220,18 +289,11 @@ impl Session {
 
     /// The sidecar's contents (without the gmon.out link).
     pub(crate) fn extension(&self) -> Extension {
-        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         Extension {
-            writer: concat!("gmon-write ", env!("CARGO_PKG_VERSION")).to_string(),
+            writer: crate::writer::WRITER.to_string(),
             rate_hz: self.hz,
             pid: std::process::id(),
-            counters: Counters {
-                samples: load(&self.samples),
-                outside_histogram: load(&self.outside),
-                dropped: load(&self.dropped),
-                truncated_stacks: load(&self.truncated),
-                saturated_bins: load(&self.saturated),
-            },
+            counters: self.counters(),
             objects: loaded_objects(),
             pc_samples: self
                 .pcs
@@ -266,9 +328,26 @@ impl Session {
         }
     }
 
-    /// Ticks that a saturated bin could not hold.
+    /// Ticks that a bin at its cap could not hold.
     pub(crate) fn overflows(&self) -> u64 {
         self.overflows.load(Ordering::Relaxed)
+    }
+}
+
+/// Adds `weight` to a bin, up to [`MAX_BIN_TOTAL`]. Returns the part that did not fit and
+/// whether this call made the bin reach the cap. Lock-free, for the signal handler.
+#[inline]
+fn add_capped(bin: &AtomicU32, weight: u32) -> (u32, bool) {
+    let r = bin.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cur| {
+        let add = weight.min(MAX_BIN_TOTAL.saturating_sub(cur));
+        (add != 0).then(|| cur + add)
+    });
+    match r {
+        Ok(prev) => {
+            let add = weight.min(MAX_BIN_TOTAL - prev);
+            (weight - add, prev + add == MAX_BIN_TOTAL)
+        }
+        Err(_) => (weight, false),
     }
 }
 
