@@ -5,6 +5,9 @@
 #      without the Profiler started in-process.
 #   2. A C program (calls, recursion, sorting) run plain, under `gmon record --hz 1000`, and as
 #      its own -pg build (glibc's mcount + 100 Hz profil) for comparison.
+#   3. Distribution programs (GNU sort on 2 million lines with --parallel=2 and -o, gzip -9,
+#      a pure-Python loop) plain and under `gmon record --hz 1000`, with and without stacks.
+#      The recorded CPU time includes gmon's own (summing and naming the profiles).
 #
 # Needs gcc and hyperfine (apt-get install -y hyperfine). Usage: scripts/bench-runtime.sh
 # [RUNS]; prints the interleaved CPU-time medians first (robust to other load on the machine),
@@ -23,7 +26,8 @@ command -v hyperfine >/dev/null || { echo "hyperfine not found (apt-get install 
 (cd "$ROOT" && cargo build --release -q -p gmon-write --lib --example bench_cpu && cargo build --release -q -p gmon-tools)
 BENCH=$TARGET/release/examples/bench_cpu
 GMON=$TARGET/release/gmon
-test -f "$TARGET/release/libgmon_write.so" || { echo "libgmon_write.so not built" >&2; exit 1; }
+# gmon embeds the runtime library it preloads (gmon-tools/build.rs): nothing else to find.
+unset GMON_WRITE_LIB
 
 cat > "$WORK/work.c" <<'C'
 #include <stdio.h>
@@ -63,14 +67,25 @@ int main(void) {
 C
 gcc -O2 -fno-omit-frame-pointer -o "$WORK/work" "$WORK/work.c"
 gcc -O2 -fno-omit-frame-pointer -pg -o "$WORK/work-pg" "$WORK/work.c"
+# 2 million pseudo-random lines for sort and gzip.
+python3 - "$WORK/lines.txt" <<'PY'
+import random, sys
+r = random.Random(7)
+words = ["alpha", "Bravo", "charlie", "delta-9", "foxtrot", "Golf", "hotel"]
+with open(sys.argv[1], "w") as f:
+    for _ in range(2_000_000):
+        f.write(f"{r.choice(words)} {r.randrange(1_000_003)} {r.getrandbits(24):x}\n")
+PY
+# The interpreter itself, not a shim in front of it (pyenv's runs dozens of bash helpers).
+PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 
 cd "$WORK"
 # 1. Interleaved CPU-time measurement (the primary figure): each round runs every variant once,
 #    in turn, and takes the child's user + sys time from wait4(), so load that comes and goes
 #    hits all variants alike. Reports the median of each and the ratio of medians.
-python3 - "$RUNS" "$BENCH" "$GMON" "$WORK" <<'PY'
+python3 - "$RUNS" "$BENCH" "$GMON" "$WORK" "$PYTHON" <<'PY'
 import os, statistics, subprocess, sys
-runs, bench, gmon, work = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+runs, bench, gmon, work, python = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 env_prof = dict(os.environ, GMON_BENCH_PROFILE="1", GMON_BENCH_OUT=f"{work}/rust.gmon")
 groups = {
     "rust": [("plain", [bench], None), ("profiled 1 kHz", [bench], env_prof)],
@@ -79,6 +94,21 @@ groups = {
         ("gmon record --hz 1000", [gmon, "record", "-o", f"{work}/rec.gmon", "--hz", "1000", "--", f"{work}/work"], None),
         ("gcc -pg", [f"{work}/work-pg"], None),
     ],
+    # Distribution programs: plain, recorded with stacks (the default), recorded without.
+    **{
+        name: [
+            ("plain", cmd, None),
+            ("gmon record 1 kHz", [gmon, "record", "-o", f"{work}/{tag}.gmon", "--", *cmd], None),
+            ("  --no-stacks", [gmon, "record", "--no-stacks", "-o", f"{work}/{tag}.gmon", "--", *cmd], None),
+        ]
+        for name, tag, cmd in [
+            ("sort --parallel=2 (2M lines)", "sort",
+             ["sort", "--parallel=2", "-S", "64M", f"{work}/lines.txt", "-o", f"{work}/sorted.txt"]),
+            ("gzip -9", "gzip", ["gzip", "-9", "-k", "-f", f"{work}/lines.txt"]),
+            ("python3 loop", "python3",
+             [python, "-c", "s = 0\nfor i in range(6_000_000):\n    s += i * i % 7\nprint(s)"]),
+        ]
+    },
     # The fixed cost of `gmon record` (gmon itself, loading the runtime, writing the files),
     # separate from the per-second cost of sampling.
     "fixed cost (/bin/true)": [

@@ -597,3 +597,348 @@ fn ctrl_c_to_the_process_group_leaves_gmon_record_to_report() {
     );
     assert_gprof_reads_spin(&prog, &out);
 }
+
+/// Builds `tests/programs/NAME.c` into `dir`.
+fn suite_program(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.c"));
+    let source = std::fs::read_to_string(&src).expect("program source");
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let flag = format!("-I{}", include.display());
+    compile_c(dir, name, &source, &["-O1", &flag])
+}
+
+/// Names of the files in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_command_killed_by_a_signal_gives_128_plus_the_signal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = suite_program(dir.path(), "crash");
+    for (arg, code) in [("segv", 139), ("kill", 137)] {
+        let out = dir.path().join(format!("{arg}.gmon"));
+        let run = gmon_cmd()
+            .args(["record", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(&prog)
+            .arg(arg)
+            .output()
+            .expect("run gmon record");
+        assert_eq!(run.status.code(), Some(code), "{arg}: {}", text(&run));
+        // The profile is lost with the process; that is a note, not gmon record's failure.
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(err.contains("wrote no profile"), "{err}");
+        assert!(err.contains(&format!("signal {}", code - 128)), "{err}");
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn files_the_run_did_not_write_are_never_deleted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let keep = dir.path().join("results.1");
+    std::fs::write(&keep, "keep\n").expect("write");
+    let old_style = dir.path().join("results.12345");
+    std::fs::write(&old_style, "mine too\n").expect("write");
+    let run = gmon_cmd()
+        .current_dir(dir.path())
+        .args(["record", "-o", "results", "--", "/bin/true"])
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(std::fs::read(&keep).expect("results.1 kept"), b"keep\n");
+    assert_eq!(std::fs::read(&old_style).expect("kept"), b"mine too\n");
+    assert_eq!(
+        listing(dir.path()),
+        ["results", "results.1", "results.12345", "results.gmonx"]
+    );
+}
+
+#[test]
+fn what_cannot_be_recorded_is_refused_before_it_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let marker = d.join("ran");
+    let touch = |extra: &[&str], out: &str| {
+        let mut c = gmon_cmd();
+        c.current_dir(d)
+            .args(["record", "-o", out])
+            .args(extra)
+            .arg("--")
+            .arg("touch")
+            .arg(&marker);
+        c.output().expect("run gmon record")
+    };
+    // An output directory that does not exist: refused, nothing run.
+    let run = touch(&[], "/nonexistent/dir/x.out");
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    assert!(text(&run).contains("/nonexistent/dir/x.out: cannot write the profile there"));
+    assert!(!marker.exists(), "the command ran");
+    // -o -: a usage error.
+    let run = touch(&[], "-");
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+    assert!(!marker.exists(), "the command ran");
+    // --hz out of range: a usage error.
+    let run = touch(&["--hz", "0"], "x.out");
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run));
+
+    // Not found (127) and not executable (126), as a shell says.
+    let run = gmon_cmd()
+        .current_dir(d)
+        .args(["record", "--", "no-such-command-gmon-test"])
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(127), "{}", text(&run));
+    assert!(text(&run).contains("command not found"), "{}", text(&run));
+    let plain = d.join("plain.txt");
+    std::fs::write(&plain, "not a program\n").expect("write");
+    let run = gmon_cmd()
+        .current_dir(d)
+        .args(["record", "--"])
+        .arg(&plain)
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(126), "{}", text(&run));
+
+    // A static program: LD_PRELOAD cannot reach it.
+    let stat = compile_c(d, "static", "int main(void) { return 0; }\n", &["-static"]);
+    let run = gmon_cmd()
+        .current_dir(d)
+        .args(["record", "--"])
+        .arg(&stat)
+        .output()
+        .expect("run");
+    if stat.is_file() {
+        assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+        let t = text(&run);
+        assert!(
+            t.contains("statically linked") && t.contains("gmon-write"),
+            "{t}"
+        );
+    }
+    assert_eq!(listing(d), ["plain.txt", "static", "static.c"]);
+}
+
+#[test]
+fn a_set_uid_program_is_refused_with_a_pointer_to_linking_gmon_write() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        runtime_common::skip(
+            "set-uid refusal",
+            "needs root to make a program set-uid to another user",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_c(dir.path(), "suid", "int main(void) { return 0; }\n", &[]);
+    // SAFETY: a NUL-terminated path; chown to nobody (65534) and then set-uid.
+    let c = std::ffi::CString::new(prog.to_str().expect("utf-8")).expect("path");
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o4755))
+        .expect("chmod");
+    let run = gmon_cmd()
+        .current_dir(dir.path())
+        .args(["record", "--"])
+        .arg(&prog)
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let t = text(&run);
+    assert!(
+        t.contains("set-uid") && t.contains("link the program with"),
+        "{t}"
+    );
+    assert!(!dir.path().join("gmon.out").exists());
+}
+
+#[test]
+fn a_copy_of_the_gmon_binary_alone_records_a_profile() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lone = dir.path().join("bin");
+    std::fs::create_dir(&lone).expect("mkdir");
+    let copy = lone.join("gmon");
+    std::fs::copy(gmon(), &copy).expect("copy gmon");
+    let cache = dir.path().join("cache");
+    let prog = build_program(dir.path());
+    let out = dir.path().join("lone.gmon");
+    let run_copy = || {
+        Command::new(&copy)
+            .env_remove("GMON_WRITE_LIB")
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["record", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(&prog)
+            .output()
+            .expect("run the copy")
+    };
+    let run = run_copy();
+    assert!(run.status.success(), "{}", text(&run));
+    assert!(read_sidecar(&out).counters.samples > 500, "{}", text(&run));
+    assert_eq!(
+        listing(&lone),
+        ["gmon"],
+        "nothing was written next to the binary"
+    );
+    // The cache: gmon/<hash>/libgmon_write.so, directories 0700.
+    let hashes = listing(&cache.join("gmon"));
+    assert_eq!(hashes.len(), 1, "{hashes:?}");
+    let hash_dir = cache.join("gmon").join(&hashes[0]);
+    for d in [cache.join("gmon"), hash_dir.clone()] {
+        let mode = std::fs::metadata(&d).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", d.display());
+    }
+    let lib = hash_dir.join("libgmon_write.so");
+    let embedded = gmon_tools::record::runtime::embedded_library();
+    assert_eq!(std::fs::read(&lib).expect("cached library"), embedded);
+
+    // A damaged copy is replaced, not used.
+    std::fs::write(&lib, b"not a library").expect("damage");
+    let run = run_copy();
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(std::fs::read(&lib).expect("cached library"), embedded);
+
+    // A link planted at the name is replaced; its target is never written.
+    let target = dir.path().join("victim");
+    std::fs::write(&target, b"victim").expect("victim");
+    std::fs::remove_file(&lib).expect("rm");
+    std::os::unix::fs::symlink(&target, &lib).expect("plant link");
+    let run = run_copy();
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(std::fs::read(&target).expect("victim"), b"victim");
+    assert!(!std::fs::symlink_metadata(&lib).expect("lib").is_symlink());
+    assert_eq!(std::fs::read(&lib).expect("cached library"), embedded);
+}
+
+#[test]
+fn a_cache_others_can_change_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).expect("mkdir");
+    // World-writable without the sticky bit: anyone could swap gmon/ for their own.
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let prog = build_program(dir.path());
+    let out = dir.path().join("open.gmon");
+    let run = Command::new(gmon())
+        .env_remove("GMON_WRITE_LIB")
+        .env("XDG_CACHE_HOME", &open)
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run");
+    assert!(run.status.success(), "{}", text(&run));
+    let t = text(&run);
+    assert!(
+        t.contains("not cached") && t.contains("can be changed by another user"),
+        "{t}"
+    );
+    assert!(read_sidecar(&out).counters.samples > 500, "{t}");
+}
+
+#[test]
+fn children_are_followed_by_default_and_not_with_no_inherit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let spin = compile_c(
+        d,
+        "spin",
+        "int main(void) { volatile long x = 0; for (long i = 0; i < 150000000; i++) x += i; return 0; }\n",
+        &[],
+    );
+    // bash returns from main (its profile is written) after running spin as a child.
+    let script = format!("{}; true", spin.display());
+    let run = gmon_cmd()
+        .current_dir(d)
+        .args(["record", "-o", "tree.gmon", "--", "bash", "-c", &script])
+        .output()
+        .expect("run");
+    assert!(run.status.success(), "{}", text(&run));
+    let names = listing(d);
+    assert!(
+        names.contains(&"tree.gmon".to_string()) && names.contains(&"tree.gmon.spin".to_string()),
+        "{names:?}\n{}",
+        text(&run)
+    );
+    let child = read_sidecar(&d.join("tree.gmon.spin"));
+    assert!(child.counters.samples > 100, "{:?}", child.counters);
+    assert!(child.matches_gmon(&std::fs::read(d.join("tree.gmon.spin")).expect("read")));
+
+    let run = gmon_cmd()
+        .current_dir(d)
+        .args([
+            "record",
+            "--no-inherit",
+            "-o",
+            "first.gmon",
+            "--",
+            "bash",
+            "-c",
+            &script,
+        ])
+        .output()
+        .expect("run");
+    assert!(run.status.success(), "{}", text(&run));
+    let firsts: Vec<String> = listing(d)
+        .into_iter()
+        .filter(|n| n.starts_with("first.gmon"))
+        .collect();
+    assert_eq!(firsts, ["first.gmon", "first.gmon.gmonx"], "{}", text(&run));
+    let ext = read_sidecar(&d.join("first.gmon"));
+    assert!(
+        ext.main_object().is_some_and(|m| m.path.ends_with("bash")),
+        "{:?}",
+        ext.main_object()
+    );
+}
+
+#[test]
+fn a_program_behind_a_shell_shim_leaves_one_profile() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let prog = build_program(d);
+    // What pyenv's shims do: a shell runs a few helpers, then execs the real program.
+    let shim = d.join("shim");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8; do /bin/true; done\nbase=$(basename \"$0\")\nexec {} \"$@\"\n",
+            prog.display()
+        ),
+    )
+    .expect("write shim");
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let run = gmon_cmd()
+        .current_dir(d)
+        .args(["record", "-o", "py.out", "--"])
+        .arg(&shim)
+        .output()
+        .expect("run");
+    assert!(run.status.success(), "{}", text(&run));
+    let outs: Vec<String> = listing(d)
+        .into_iter()
+        .filter(|n| n.starts_with("py.out"))
+        .collect();
+    // The program exec'd by the shim keeps the shell's pid: it is the first process.
+    assert_eq!(outs, ["py.out", "py.out.gmonx"], "{}", text(&run));
+    let ext = read_sidecar(&d.join("py.out"));
+    assert!(
+        ext.main_object()
+            .is_some_and(|m| m.path.ends_with("/split")),
+        "{:?}",
+        ext.main_object()
+    );
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("had no samples: no file"), "{err}");
+}

@@ -166,9 +166,7 @@ extern "C" fn preload_init() {
     let owner = env::number::<u32>(env::RECORD_OWNER);
     let append_pid = match owner {
         // `gmon record --no-inherit`: a process other than the first is not profiled.
-        Some(o)
-            if o != pid && std::env::var_os("GMON_RECORD_INHERIT").is_some_and(|v| v == "0") =>
-        {
+        Some(o) if o != pid && env::var(env::RECORD_INHERIT).is_some_and(|v| v == "0") => {
             return;
         }
         Some(o) => o != pid,

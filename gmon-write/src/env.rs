@@ -14,6 +14,8 @@ pub(crate) const RECORD_HZ: &str = "GMON_RECORD_HZ";
 pub(crate) const RECORD_STACKS: &str = "GMON_RECORD_STACKS";
 /// The pid of the process that claimed `GMON_RECORD_OUT` (descendants append `.<pid>`).
 pub(crate) const RECORD_OWNER: &str = "GMON_RECORD_OWNER";
+/// `0` (`gmon record --no-inherit`): only the process that claimed `GMON_RECORD_OUT` profiles.
+pub(crate) const RECORD_INHERIT: &str = "GMON_RECORD_INHERIT";
 /// glibc's output prefix: `$GMON_OUT_PREFIX.<pid>`.
 pub(crate) const OUT_PREFIX: &str = "GMON_OUT_PREFIX";
 /// The rate of `gmon_profil` and `gmon_pcsample` (Hz).
@@ -21,11 +23,12 @@ pub(crate) const PROFIL_HZ: &str = "GMON_PROFIL_HZ";
 
 /// Every input, for the documentation test.
 #[cfg(test)]
-pub(crate) const ALL: [&str; 6] = [
+pub(crate) const ALL: [&str; 7] = [
     RECORD_OUT,
     RECORD_HZ,
     RECORD_STACKS,
     RECORD_OWNER,
+    RECORD_INHERIT,
     OUT_PREFIX,
     PROFIL_HZ,
 ];
