@@ -958,6 +958,9 @@ impl UnitReader {
                 Some(i) => self.file_name(&mut names, &files, &dirs, comp_dir, direct, i),
                 None => None,
             };
+            // GCC's rows take about three bytes of program each: room for them up front
+            // saves a dozen regrowths of a unit's long sequence (trimmed when it ends).
+            current.reserve(prog.len() / 3);
             loop {
                 let insn = match next_step(&mut prog, header) {
                     Ok(Some(i)) => i,
@@ -1454,6 +1457,7 @@ fn finish_sequence(mut rows: Vec<Row>) -> Option<Sequence> {
         rows.sort_by_key(|r| (r.addr, r.op_index));
     }
     let low = rows.first()?.addr;
+    rows.shrink_to_fit();
     Some(Sequence { low, rows })
 }
 

@@ -243,6 +243,13 @@ impl AnalysisBuilder {
         if bsd.is_some() {
             self.has_arcs = true;
         }
+        if self.graph.arcs.is_empty() {
+            let arcs = profile
+                .records
+                .iter()
+                .filter(|r| matches!(r, Record::Arc(_)));
+            self.graph.reserve(arcs.count());
+        }
         for r in &profile.records {
             match r {
                 Record::Histogram(h) => {
