@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use crate::output::write_atomically;
 use crate::{pprof, stacks};
 
+/// The file written without `-o`.
+const DEFAULT_OUTPUT: &str = "profile.pb.gz";
+
 /// Arguments of `gmon pprof`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -39,14 +42,10 @@ pub struct Args {
     /// histogram range, arc addresses, samples in functions).
     #[arg(long)]
     pub force: bool,
-    /// The profile to write (gzip'd protobuf), written atomically.
-    #[arg(
-        short = 'o',
-        long,
-        value_name = "FILE",
-        default_value = "profile.pb.gz"
-    )]
-    pub output: PathBuf,
+    /// The profile to write (gzip'd protobuf), written atomically (default: profile.pb.gz, and
+    /// the name is said on stderr).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Runs `gmon pprof`.
@@ -76,6 +75,14 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("internal error: the profile would be refused by pprof: {e}")
     })?;
     let bytes = pprof::encode_gzip(&profile)?;
-    write_atomically(&args.output, |w| Ok(w.write_all(&bytes)?))?;
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_OUTPUT));
+    write_atomically(&output, |w| Ok(w.write_all(&bytes)?))?;
+    if args.output.is_none() {
+        // A file the user did not name is announced, so it is not a surprise later.
+        eprintln!("gmon pprof: wrote {DEFAULT_OUTPUT} (no -o given)");
+    }
     Ok(ExitCode::SUCCESS)
 }
