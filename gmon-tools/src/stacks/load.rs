@@ -185,10 +185,14 @@ pub fn load_with(
             Some(why) => format!("cannot read the executable ({why})"),
             None => "cannot read the executable".to_owned(),
         })?;
-    let executable = Executable::from_bytes(&exe_path, &image.data)?;
+    // One parse of the executable for the views (the gprof engine's symbol table and DWARF
+    // reader take theirs from the same goblin parse function).
+    let elf = crate::gprof::symtab::parse_elf(&image.data)
+        .with_context(|| format!("{}: not an ELF executable", exe_path.display()))?;
+    let executable = Executable::from_elf(&exe_path, &elf, &image.data);
     // The executable's own functions, by the views' rules (clones kept, .dynsym and the unwind
     // table when stripped): spec/stacks.md §9.
-    let main_symbols = ObjectSymbols::from_bytes(&exe_path, &image.data);
+    let main_symbols = Some(ObjectSymbols::from_elf(&exe_path, &elf, &image.data));
     let mut profiles = Vec::with_capacity(gmon.len());
     let mut raw = Vec::with_capacity(gmon.len());
     for path in gmon {
@@ -221,8 +225,7 @@ pub fn load_with(
             exe_path.display()
         ));
     }
-    let elf = crate::gprof::symtab::parse_elf(&image.data).ok();
-    let mut line_info = LineInfo::for_executable(&exe_path, &image.data, elf.as_ref(), true);
+    let mut line_info = LineInfo::for_executable(&exe_path, &image.data, Some(&elf), true);
     attach_function_sources(&mut symtab, &mut line_info);
     let line_table = if load.line_credit {
         line_symbol_table(&symtab, &mut line_info, &image).ok()
