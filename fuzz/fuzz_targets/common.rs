@@ -54,9 +54,10 @@ pub fn check(name: &str, file: &[u8], opts: &ReadOptions) {
     if let Some(w) = opts.ptr_width {
         assert_eq!(p.encoding.ptr_width, w, "{name}");
     }
-    let out = gmon_format::to_vec(&p)
+    let out = gmon_format::to_vec_unchecked(&p)
         .unwrap_or_else(|e| panic!("{name}: a profile that was read cannot be written: {e}"));
     assert_eq!(out, file, "{name}: write(read(bytes)) != bytes");
+    check_read_back(name, &p, &out);
     let again = gmon_format::read_with(&out, &exact(&p))
         .unwrap_or_else(|e| panic!("{name}: written bytes do not read back: {e}"));
     assert_eq!(again, p, "{name}: read(write(p)) != p");
@@ -78,9 +79,10 @@ pub fn check_convert(name: &str, data: &[u8]) {
             let Ok(c) = p.convert_to(variant, enc) else {
                 continue;
             };
-            let bytes = gmon_format::to_vec(&c).unwrap_or_else(|e| {
+            let bytes = gmon_format::to_vec_unchecked(&c).unwrap_or_else(|e| {
                 panic!("{name} -> {variant} {enc:?}: convert_to did not check: {e}")
             });
+            check_read_back(name, &c, &bytes);
             let back = gmon_format::read_with(&bytes, &exact(&c)).unwrap_or_else(|e| {
                 panic!("{name} -> {variant} {enc:?}: converted bytes do not read back: {e}")
             });
@@ -88,5 +90,29 @@ pub fn check_convert(name: &str, data: &[u8]) {
             // Counts survive every conversion that succeeds.
             assert_eq!(c.arcs().count(), p.arcs().count(), "{name}");
         }
+    }
+}
+
+/// The checked writer gives the same bytes when detection reads them back as `p` (same header,
+/// records and trailing bytes), and otherwise refuses with `ReadsBackDifferently`.
+pub fn check_read_back(name: &str, p: &Profile, bytes: &[u8]) {
+    let same = gmon_format::read(bytes)
+        .is_ok_and(|q| q.header == p.header && q.records == p.records && q.trailing == p.trailing);
+    let reads_back_24 = matches!(p.header, Header::BsdOld(h) if h.header_size == 24);
+    match gmon_format::to_vec(p) {
+        Ok(checked) => {
+            assert_eq!(
+                checked, bytes,
+                "{name}: checked and unchecked writers differ"
+            );
+            assert!(
+                same || reads_back_24,
+                "{name}: the check let a misread file through"
+            );
+        }
+        Err(gmon_format::Error::ReadsBackDifferently { .. }) => {
+            assert!(!same, "{name}: the check refused a file that reads back");
+        }
+        Err(e) => panic!("{name}: the checked writer failed otherwise: {e}"),
     }
 }

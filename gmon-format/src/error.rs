@@ -245,6 +245,20 @@ pub enum Error {
         problem: &'static str,
     },
 
+    /// A written file would be read back, without the executable, as something else
+    /// (`spec/gmon-out.md`, "Detection without the executable"); the writer refuses it.
+    #[error(
+        "refusing to write a file that reads back differently: written as {written}, it would be \
+         read as {read_as} by a reader without the executable; choose another variant or \
+         encoding (GNU is the least ambiguous)"
+    )]
+    ReadsBackDifferently {
+        /// The reading the file was written for.
+        written: String,
+        /// What detection would make of it.
+        read_as: String,
+    },
+
     /// [`crate::ReadOptions`] that contradict each other.
     #[error("invalid read options: {problem}")]
     InvalidOptions {
@@ -258,6 +272,37 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error's class: a stable short name for what went wrong, the same for every wording
+    /// of it (`spec/gmon-out.md`, "Implementing a reader", lists the classes a reader reports).
+    pub fn class(&self) -> &'static str {
+        match self {
+            Error::UnexpectedEof { .. } => "eof",
+            Error::BadTag { .. } => "bad-tag",
+            Error::BadMagic { .. } => "bad-magic",
+            Error::UnsupportedVersion { .. } => "bad-version",
+            Error::NotSupported { .. } => "not-supported",
+            Error::HistogramTooLarge { .. } => "too-large",
+            Error::BadNcnt { .. } => "bad-ncnt",
+            Error::BadRange { .. } => "bad-range",
+            Error::BadHistCounterType { .. } => "bad-counter-type",
+            Error::NegativeCount { .. } => "negative-count",
+            Error::NonzeroPadding { .. } => "nonzero-padding",
+            Error::UnknownFormat { .. } => "unknown-format",
+            Error::SidecarBadMagic { .. } => "sidecar-bad-magic",
+            Error::SidecarDuplicateSection { .. } => "sidecar-duplicate-section",
+            Error::SidecarTrailingBytes { .. } => "sidecar-trailing-bytes",
+            Error::BadValue { .. } => "bad-value",
+            Error::NotUtf8 { .. } => "not-utf8",
+            Error::DoesNotFit { .. } => "does-not-fit",
+            Error::Unrepresentable { .. } => "unrepresentable",
+            Error::BadHeader { .. } => "bad-header",
+            Error::CannotConvert { .. } => "cannot-convert",
+            Error::InvalidOptions { .. } => "invalid-options",
+            Error::ReadsBackDifferently { .. } => "reads-back-differently",
+            Error::Io(_) => "io",
+        }
+    }
+
     /// The file offset of a read error, `None` for write and conversion errors.
     pub fn offset(&self) -> Option<u64> {
         match self {
@@ -282,6 +327,7 @@ impl Error {
             | Error::Unrepresentable { .. }
             | Error::BadHeader { .. }
             | Error::InvalidOptions { .. }
+            | Error::ReadsBackDifferently { .. }
             | Error::CannotConvert { .. }
             | Error::Io(_) => None,
         }

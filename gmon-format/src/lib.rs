@@ -35,9 +35,10 @@
 //! Cargo features: none.
 
 #![deny(missing_docs)]
+// Nothing here needs `unsafe`: the readers slice through one bounds-checked cursor.
+#![forbid(unsafe_code)]
 
 mod convert;
-pub mod detect;
 mod error;
 pub mod ext;
 mod merge;
@@ -50,10 +51,12 @@ mod write;
 pub use error::{Error, Result};
 pub use ext::{Extension, read_extension, sidecar_path, write_extension};
 pub use merge::{
-    EncodingName, ExecutableId, GnuView, HistRange, HistogramView, MAX_BIN_COUNT,
-    MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS, MAX_SPLIT_HISTOGRAMS, MergeError, MergeOptions, MergeResult,
-    Merged, Merger, Rebinned, fit_counts, merge,
+    EncodingName, ExecutableId, HistRange, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS,
+    MAX_SPLIT_HISTOGRAMS, MergeError, MergeOptions, MergeResult, Merged, Merger, Rebinned,
+    fit_counts, merge,
 };
 pub use model::*;
-pub use read::{ReadOptions, read, read_with};
-pub use write::{record_offsets, to_vec, write};
+pub use read::detect::{self, Detected, Plausibility, Reading};
+pub use read::gnu_view::{GnuView, HistogramView};
+pub use read::{ReadOptions, read, read_detailed, read_with};
+pub use write::{record_offsets, to_vec, to_vec_unchecked, write};

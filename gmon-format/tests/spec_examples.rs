@@ -786,3 +786,174 @@ fn glibc_profiles_have_the_shape_the_spec_describes() {
     }
     assert!(checked >= 38, "only {checked} profiles checked");
 }
+
+// ---------------------------------------------------------------------------------------------
+// testdata/spec/manifest.tsv: what a reader must make of every file (spec/gmon-out.md,
+// "Implementing a reader")
+
+/// One manifest row.
+struct Expectation {
+    file: String,
+    options: String,
+    result: String,
+    offset: String,
+    ambiguous: String,
+    less_plausible: String,
+}
+
+fn manifest() -> Vec<Expectation> {
+    let text = fs::read_to_string(examples_dir().join("manifest.tsv")).expect("manifest.tsv");
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 6, "manifest line {line:?}");
+        rows.push(Expectation {
+            file: f[0].to_string(),
+            options: f[1].to_string(),
+            result: f[2].to_string(),
+            offset: f[3].to_string(),
+            ambiguous: f[4].to_string(),
+            less_plausible: f[5].to_string(),
+        });
+    }
+    rows
+}
+
+fn options_of(spec: &str) -> ReadOptions {
+    let mut o = ReadOptions::new();
+    if spec == "-" {
+        return o;
+    }
+    for item in spec.split(',') {
+        let (key, value) = item.split_once('=').expect("key=value");
+        match (key, value) {
+            ("variant", "gnu") => o = o.with_variant(Variant::Gnu),
+            ("variant", "bsd44") => o = o.with_variant(Variant::Bsd44),
+            ("variant", "bsd-old") => o = o.with_variant(Variant::BsdOld),
+            ("endian", "little") => o = o.with_endian(Endian::Little),
+            ("endian", "big") => o = o.with_endian(Endian::Big),
+            ("ptr-width", "4") => o = o.with_ptr_width(PtrWidth::Four),
+            ("ptr-width", "8") => o = o.with_ptr_width(PtrWidth::Eight),
+            ("header-size", n) => o = o.with_bsd_old_header_size(n.parse().expect("a size")),
+            _ => panic!("unknown manifest option {item}"),
+        }
+    }
+    o
+}
+
+/// A reading in the manifest's words: "VARIANT ENDIAN WIDTH [HEADER]".
+fn reading_words(r: &gmon_format::Reading) -> String {
+    let endian = match r.encoding.endian {
+        Endian::Little => "le",
+        Endian::Big => "be",
+    };
+    let mut s = format!("{} {endian} {}", r.variant, r.encoding.ptr_width.bytes());
+    if let Some(h) = r.header_size {
+        s.push_str(&format!(" {h}"));
+    }
+    s
+}
+
+fn reading_list(rs: &[gmon_format::Reading]) -> String {
+    if rs.is_empty() {
+        "-".to_string()
+    } else {
+        rs.iter().map(reading_words).collect::<Vec<_>>().join(";")
+    }
+}
+
+#[test]
+fn every_manifest_row_is_what_the_reader_makes_of_its_file() {
+    let rows = manifest();
+    assert!(rows.len() >= 50, "only {} manifest rows", rows.len());
+    let mut failures = Vec::new();
+    for row in &rows {
+        let bytes = example_bytes(&row.file);
+        let got = match gmon_format::read_detailed(&bytes, &options_of(&row.options)) {
+            Ok(d) => (
+                reading_words(&d.reading),
+                "-".to_string(),
+                reading_list(&d.ambiguous),
+                reading_list(&d.less_plausible),
+            ),
+            Err(e) => (
+                e.class().to_string(),
+                format!("{:#x}", e.offset().expect("a read error has an offset")),
+                "-".to_string(),
+                "-".to_string(),
+            ),
+        };
+        let want = (
+            row.result.clone(),
+            row.offset.clone(),
+            row.ambiguous.clone(),
+            row.less_plausible.clone(),
+        );
+        if got != want {
+            failures.push(format!(
+                "{} [{}]: got {got:?}, the manifest says {want:?}",
+                row.file, row.options
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_file_of_testdata_spec_is_in_the_manifest() {
+    let listed: BTreeSet<String> = manifest().into_iter().map(|r| r.file).collect();
+    for (dir, prefix) in [
+        (examples_dir(), ""),
+        (examples_dir().join("rules"), "rules/"),
+    ] {
+        for entry in fs::read_dir(&dir)
+            .expect("a testdata/spec directory")
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".gmon") || name.ends_with(".profile") {
+                let rel = format!("{prefix}{name}");
+                assert!(listed.contains(&rel), "{rel} is missing from manifest.tsv");
+            }
+        }
+    }
+}
+
+/// The spec states every expectation: a line of spec/*.md names the file (`` `FILE` ``), its
+/// forced options unless none, the result, and the offset of an error, each in backticks.
+#[test]
+fn the_spec_states_every_manifest_row() {
+    let mut text = String::new();
+    for entry in fs::read_dir(spec_dir()).expect("spec/").flatten() {
+        if entry.path().extension().is_some_and(|e| e == "md") {
+            text.push_str(&fs::read_to_string(entry.path()).expect("a spec document"));
+        }
+    }
+    let mut missing = Vec::new();
+    for row in manifest() {
+        let name = row.file.rsplit('/').next().unwrap_or(&row.file).to_string();
+        let mut needles = vec![format!("`{name}`"), format!("`{}`", row.result)];
+        if row.options != "-" {
+            needles.push(format!("`{}`", row.options));
+        }
+        if row.offset != "-" {
+            needles.push(format!("`{}`", row.offset));
+        }
+        for list in [&row.ambiguous, &row.less_plausible] {
+            if list != "-" {
+                needles.push(format!("`{list}`"));
+            }
+        }
+        if !text
+            .lines()
+            .any(|l| needles.iter().all(|n| l.contains(n.as_str())))
+        {
+            missing.push(format!("{} [{}]: {needles:?}", row.file, row.options));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "no spec line states these rows:\n{}",
+        missing.join("\n")
+    );
+}

@@ -4,7 +4,11 @@
 //! # JSON output
 //!
 //! [`print_json`] prints one JSON array with an object per file:
-//! `{"file": NAME, "size": BYTES, "profile": PROFILE}`. `PROFILE` is gmon-format's serde form of
+//! `{"file": NAME, "size": BYTES, "profile": PROFILE, "reading": READING, "ambiguous":
+//! [READING…], "less_plausible": [READING…]}`, where `READING` is `{"variant", "encoding",
+//! "header_size"?}` (`header_size` for old BSD only): the reading detection chose and the other
+//! readings the file also allows, as plausible as the chosen one or less (spec/gmon-out.md,
+//! "Ambiguity"; both lists are empty when only one reading was accepted). `PROFILE` is gmon-format's serde form of
 //! [`Profile`], whose field names are stable:
 //!
 //! * `encoding`: `{"endian": "little"|"big", "ptr_width": 4|8}`
@@ -25,7 +29,9 @@
 
 use std::io::{self, Write};
 
-use gmon_format::{BasicBlockRecord, Header, Histogram, Profile, Record, Variant};
+use gmon_format::{
+    BasicBlockRecord, Detected, Header, Histogram, Profile, Reading, Record, Variant,
+};
 
 /// How much of the histograms to print.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,6 +54,45 @@ pub fn print_profile<W: Write + ?Sized>(
     p: &Profile,
     opts: &DumpOptions,
 ) -> io::Result<()> {
+    print_title(out, name, size, p)?;
+    print_body(out, size, p, opts)
+}
+
+/// Like [`print_profile`] for a file read by detection: after the title line, the other
+/// readings the file allows, as spec/gmon-out.md ("Ambiguity") says a reader reports them.
+pub fn print_detected<W: Write + ?Sized>(
+    out: &mut W,
+    name: &str,
+    size: u64,
+    d: &Detected,
+    opts: &DumpOptions,
+) -> io::Result<()> {
+    print_title(out, name, size, &d.profile)?;
+    print_ambiguity(out, d)?;
+    print_body(out, size, &d.profile, opts)
+}
+
+/// The `ambiguous:` and `less plausible:` lines (none when one reading was accepted).
+pub fn print_ambiguity<W: Write + ?Sized>(out: &mut W, d: &Detected) -> io::Result<()> {
+    for r in &d.ambiguous {
+        writeln!(
+            out,
+            "ambiguous: also reads as {r}, as plausibly (the fixed order chose; force the \
+             encoding to be sure)"
+        )?;
+    }
+    for r in &d.less_plausible {
+        writeln!(out, "less plausible: also reads as {r}")?;
+    }
+    Ok(())
+}
+
+fn print_title<W: Write + ?Sized>(
+    out: &mut W,
+    name: &str,
+    size: u64,
+    p: &Profile,
+) -> io::Result<()> {
     let variant = p.header.variant();
     let long_name = match variant {
         Variant::Gnu => "GNU tagged format",
@@ -60,7 +105,15 @@ pub fn print_profile<W: Write + ?Sized>(
         p.encoding.endian,
         p.encoding.ptr_width,
         p.records.len()
-    )?;
+    )
+}
+
+fn print_body<W: Write + ?Sized>(
+    out: &mut W,
+    size: u64,
+    p: &Profile,
+    opts: &DumpOptions,
+) -> io::Result<()> {
     // The offsets come from laying the profile out again; a profile that was read always can be.
     let offsets = gmon_format::record_offsets(p).unwrap_or_default();
     print_header(out, p, size)?;
@@ -275,6 +328,27 @@ pub struct JsonFile<'a> {
     pub size: u64,
     /// The profile, in gmon-format's serde form (see the module doc).
     pub profile: &'a Profile,
+    /// The reading chosen (absent when the caller did not detect).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reading: Option<&'a Reading>,
+    /// Other accepted readings as plausible as the chosen one (spec/gmon-out.md, "Ambiguity").
+    pub ambiguous: &'a [Reading],
+    /// Other accepted readings that are less plausible.
+    pub less_plausible: &'a [Reading],
+}
+
+impl<'a> JsonFile<'a> {
+    /// The JSON form of a file read by detection.
+    pub fn detected(file: &'a str, size: u64, d: &'a Detected) -> JsonFile<'a> {
+        JsonFile {
+            file,
+            size,
+            profile: &d.profile,
+            reading: Some(&d.reading),
+            ambiguous: &d.ambiguous,
+            less_plausible: &d.less_plausible,
+        }
+    }
 }
 
 /// Prints the files as one pretty-printed JSON array (field names in the module doc).
@@ -390,6 +464,9 @@ mod tests {
                 file: "a",
                 size: 1,
                 profile: &p,
+                reading: None,
+                ambiguous: &[],
+                less_plausible: &[],
             }],
         )
         .unwrap();

@@ -409,3 +409,74 @@ fn padded_old_bsd_header_is_written_and_read_only_when_asked() {
     assert!(err.contains("the header size must be 12"), "{err}");
     assert!(!bad.exists());
 }
+
+/// spec/gmon-out.md ("Ambiguity"): `gmon dump` reports the other accepted readings exactly as
+/// `testdata/spec/manifest.tsv` lists them, in text (`ambiguous:` / `less plausible:` lines)
+/// and in JSON (`ambiguous` / `less_plausible`), and nothing for a file with one reading.
+#[test]
+fn dump_reports_the_ambiguity_the_manifest_states() {
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/spec");
+    let manifest = fs::read_to_string(spec.join("manifest.tsv")).unwrap();
+    let words = |r: &serde_json::Value| {
+        let endian = if r["encoding"]["endian"] == "little" {
+            "le"
+        } else {
+            "be"
+        };
+        let mut s = format!(
+            "{} {endian} {}",
+            r["variant"].as_str().unwrap(),
+            r["encoding"]["ptr_width"]
+        );
+        if let Some(h) = r.get("header_size") {
+            s.push_str(&format!(" {h}"));
+        }
+        s
+    };
+    let (mut checked, mut ambiguous_files) = (0, 0);
+    for line in manifest.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (file, options, offset, ambiguous, less) = (f[0], f[1], f[3], f[4], f[5]);
+        if options != "-" || offset != "-" {
+            continue; // forced readings and errors are checked by gmon-format's spec test
+        }
+        let list = |s: &str| -> Vec<String> {
+            if s == "-" {
+                Vec::new()
+            } else {
+                s.split(';').map(str::to_string).collect()
+            }
+        };
+        let path = spec.join(file);
+        let out = common::run_ok(gmon().arg("dump").arg("--json").arg(&path));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(words(&v[0]["reading"]), f[2], "{file}: reading");
+        let got = |key: &str| -> Vec<String> {
+            v[0][key].as_array().unwrap().iter().map(words).collect()
+        };
+        assert_eq!(got("ambiguous"), list(ambiguous), "{file}: JSON ambiguous");
+        assert_eq!(
+            got("less_plausible"),
+            list(less),
+            "{file}: JSON less_plausible"
+        );
+        let text = String::from_utf8(common::run_ok(gmon().arg("dump").arg(&path)).stdout).unwrap();
+        let count = |prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
+        assert_eq!(
+            count("ambiguous: also reads as "),
+            list(ambiguous).len(),
+            "{file}: {text}"
+        );
+        assert_eq!(
+            count("less plausible: also reads as "),
+            list(less).len(),
+            "{file}: {text}"
+        );
+        checked += 1;
+        ambiguous_files += usize::from(ambiguous != "-" || less != "-");
+    }
+    assert!(
+        checked >= 20 && ambiguous_files >= 4,
+        "{checked} files, {ambiguous_files} ambiguous"
+    );
+}

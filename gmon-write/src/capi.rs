@@ -7,8 +7,8 @@ use std::ffi::{CStr, c_char, c_int, c_long, c_uint};
 use std::sync::atomic::{AtomicU16, AtomicU64};
 
 use crate::pcsample::SampleBuffer;
-use crate::profil::Histogram;
-use crate::{Error, Profiler};
+use crate::profil::ProfilBuffer;
+use crate::{Error, Profiler, env};
 
 /// `gmon_start` flag: record call stacks.
 pub const GMON_STACKS: c_int = 1;
@@ -21,14 +21,13 @@ const PROFIL_HZ: u32 = 100;
 
 fn fail(e: &Error, errno: c_int) -> c_int {
     eprintln!("gmon-write: {e}");
-    // SAFETY: errno is thread-local.
-    unsafe { *libc::__errno_location() = errno };
+    crate::sys::set_errno(errno);
     -1
 }
 
 fn errno_of(e: &Error) -> c_int {
     match e {
-        Error::SigprofInUse | Error::ItimerProfInUse | Error::AlreadyActive(_) => libc::EBUSY,
+        Error::AlreadyActive(_) => libc::EBUSY,
         Error::NotRunning => libc::ESRCH,
         Error::BadRate(_) => libc::EINVAL,
         Error::Os { source, .. } | Error::Write { source, .. } => {
@@ -39,10 +38,7 @@ fn errno_of(e: &Error) -> c_int {
 }
 
 fn profil_hz() -> u32 {
-    std::env::var("GMON_PROFIL_HZ")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(PROFIL_HZ)
+    env::number(env::PROFIL_HZ).unwrap_or(PROFIL_HZ)
 }
 
 /// `profil(2)` in user space: count ticks into `buf` (`bufsiz` bytes of `unsigned short`
@@ -62,15 +58,14 @@ pub unsafe extern "C" fn gmon_profil(
         return 0;
     }
     if buf.align_offset(std::mem::align_of::<u16>()) != 0 {
-        // SAFETY: errno is thread-local.
-        unsafe { *libc::__errno_location() = libc::EFAULT };
+        crate::sys::set_errno(libc::EFAULT);
         return -1;
     }
     // SAFETY: the caller guarantees `buf` lives until profiling stops; AtomicU16 has u16's
     // layout.
     let bins: &'static [AtomicU16] =
         unsafe { std::slice::from_raw_parts(buf.cast::<AtomicU16>(), bufsiz / 2) };
-    let h = Box::new(Histogram::from_atomic(bins, offset as u64, scale));
+    let h = Box::new(ProfilBuffer::from_atomic(bins, offset as u64, scale));
     match crate::sampler::raw::publish_profil(h, profil_hz()) {
         Ok(()) => 0,
         Err(e) => fail(&e, errno_of(&e)),
@@ -150,7 +145,11 @@ pub extern "C" fn gmon_flush() -> c_int {
 /// written at exit. The first process claims `GMON_RECORD_OUT` and records its pid in
 /// `GMON_RECORD_OWNER`; other processes (children of the command) write `OUT.<pid>`.
 extern "C" fn preload_init() {
-    let Some(out) = std::env::var_os("GMON_RECORD_OUT").filter(|o| !o.is_empty()) else {
+    // The interposed signal functions may first be called from a signal handler, where dlsym
+    // is not safe: look libc's definitions up now, profiling or not.
+    crate::sys::resolve_all();
+    // Nothing is read in a set-uid/set-gid process (env.rs).
+    let Some(out) = env::var(env::RECORD_OUT) else {
         return;
     };
     // Only the shared library (the copy `gmon record` preloads) starts profiling: a copy linked
@@ -164,23 +163,17 @@ extern "C" fn preload_init() {
         return;
     }
     let pid = std::process::id();
-    let owner = std::env::var("GMON_RECORD_OWNER")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok());
+    let owner = env::number::<u32>(env::RECORD_OWNER);
     let append_pid = match owner {
         Some(o) => o != pid,
         None => {
             // SAFETY: constructors run before main, while the process is single-threaded.
-            unsafe { std::env::set_var("GMON_RECORD_OWNER", pid.to_string()) };
+            unsafe { std::env::set_var(env::RECORD_OWNER, pid.to_string()) };
             false
         }
     };
-    let hz = std::env::var("GMON_RECORD_HZ")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    let stacks = std::env::var("GMON_RECORD_STACKS")
-        .map(|v| v != "0")
-        .unwrap_or(true);
+    let hz = env::number(env::RECORD_HZ);
+    let stacks = env::var(env::RECORD_STACKS).is_none_or(|v| v != "0");
     let p = Profiler::new()
         .hz(hz.unwrap_or(crate::DEFAULT_HZ))
         .output(std::path::Path::new(&out))

@@ -5,7 +5,7 @@
 //! 1. For a whole-process profile, start a [`Profiler`] and keep its guard alive; the profile
 //!    (`gmon.out` and its sidecar `gmon.out.gmonx`) is written when the guard is dropped, on
 //!    [`ProfilerGuard::flush`], or at process exit. `gprof ./prog gmon.out` reads it unchanged.
-//! 2. For the kernel-service style, count ticks into your own bins with [`Histogram`]
+//! 2. For the kernel-service style, count ticks into your own bins with [`ProfilBuffer`]
 //!    (`profil(2)` semantics) or raw PCs with [`SampleBuffer`] (`pcsample(2)`).
 //! 3. From C, link `libgmon_write.so` / `libgmon_write.a` and include `include/gmon.h`; or
 //!    profile an unmodified program with `gmon record -- ./prog` (it preloads this library).
@@ -18,22 +18,29 @@
 //! # Ok::<(), gmon_write::Error>(())
 //! ```
 //!
-//! Sampling uses one CPU-time timer per thread delivering `SIGPROF` (see `spec/runtime.md`).
+//! Sampling uses one CPU-time timer per thread delivering a real-time signal the runtime
+//! reserves (`SIGRTMAX - 1`); the program's own `SIGPROF` and `ITIMER_PROF` are untouched (see
+//! `spec/runtime.md`).
 //! Call stacks need frame pointers: build with `-C force-frame-pointers=yes` (Rust) or
 //! `-fno-omit-frame-pointer` (C/C++).
 //!
-//! The library defines `execve`, `execv`, `execvp`, `execvpe` and `fexecve` (forwarding to
-//! libc) so that an exec never delivers a stray `SIGPROF` to the new program, and
-//! `pthread_create` (forwarding too) so that a new thread is sampled from its first instruction.
+//! The library defines (interposes, forwarding to libc) `sigaction`, `signal`, `sigprocmask`,
+//! `pthread_sigmask`, `sigsuspend`, `sigwait`, `sigwaitinfo`, `sigtimedwait` and `signalfd`, so
+//! the program can neither replace nor block the sample signal; `execve`, `execv`, `execvp`,
+//! `execvpe` and `fexecve`, so that an exec never delivers a stray tick to the new program; and
+//! `pthread_create`, so that a new thread is sampled from its first instruction.
 //!
 //! Cargo features: none.
 
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod arch;
 pub mod capi;
+mod env;
 mod error;
 mod exec;
+mod files;
 mod objects;
 pub mod output;
 mod pcsample;
@@ -41,14 +48,17 @@ mod profil;
 mod profiler;
 mod sampler;
 mod session;
+mod signals;
 mod stack;
 mod stopsig;
+mod sys;
 mod tables;
 mod threads;
+mod writer;
 
 pub use error::{Error, Result};
 pub use pcsample::SampleBuffer;
-pub use profil::{Histogram, Recorded, SCALE_ONE_TO_ONE, bin_index};
+pub use profil::{ProfilBuffer, Recorded, SCALE_ONE_TO_ONE, bin_index};
 pub use profiler::{DEFAULT_HZ, Profiler, ProfilerGuard, Snapshot, Written, histogram_overflows};
 pub use sampler::register_current_thread;
 pub use stack::MAX_STACK_DEPTH;

@@ -1,22 +1,24 @@
-//! The sampling engine: the `SIGPROF` handler, per-thread CPU-time timers, the thread watcher,
+//! The sampling engine: the tick handler, per-thread CPU-time timers, the thread watcher,
 //! and the fork/exec rules.
 //!
 //! * **Timers.** Each thread gets its own `timer_create` timer on its CPU-time clock
-//!   (`CLOCK_THREAD_CPUTIME_ID`, or the thread CPU clock of another tid), delivering `SIGPROF` to
-//!   exactly that thread (`SIGEV_THREAD_ID`). A process-wide `ITIMER_PROF` would send one signal
+//!   (`CLOCK_THREAD_CPUTIME_ID`, or the thread CPU clock of another tid), delivering the
+//!   runtime's reserved real-time signal (`signals.rs`) to exactly that thread
+//!   (`SIGEV_THREAD_ID`). A process-wide `ITIMER_PROF` would send one signal
 //!   for all threads and lose concurrent ticks. Timer overruns (`si_overrun`, ticks that expired
 //!   while the previous signal was pending, e.g. when the kernel checks CPU timers less often
 //!   than the rate) are added to the tick's weight.
-//! * **New threads.** A watcher thread scans `/proc/self/task` every 10 ms and arms a timer for
-//!   every thread it has not seen (and deletes timers of threads that are gone). It has no timer
-//!   itself, so it is never sampled. A thread's first < 10 ms of CPU time can be missed.
+//! * **New threads.** Threads created with `pthread_create` arm their own timer (`threads.rs`).
+//!   A watcher thread scans `/proc/self/task` every 100 ms and arms a timer for every other
+//!   thread it has not seen (and deletes timers of threads that are gone). It has no timer
+//!   itself, so it is never sampled.
 //! * **The handler** only touches preallocated atomics: errno is saved and restored, nothing is
 //!   allocated, nothing blocks. The sinks it feeds are reached through atomic pointers; a sink
 //!   is freed only after it is unpublished and no handler is in flight.
 //! * **fork.** A `pthread_atfork` child handler zeroes the counters, arms a timer for the
 //!   child's thread and restarts the watcher; the child writes `<name>.<pid>`.
 //! * **exec.** `execve` & co. are wrapped (see `exec.rs`): timers are deleted and pending
-//!   `SIGPROF`s discarded before the real call, so the new program is never killed by a tick.
+//!   ticks discarded before the real call, so the new program is never killed by a tick.
 
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
@@ -26,14 +28,14 @@ use std::time::Duration;
 
 use crate::arch::Native;
 use crate::pcsample::SampleBuffer;
-use crate::profil::Histogram;
+use crate::profil::ProfilBuffer;
 use crate::session::Session;
-use crate::{Error, Result};
+use crate::{Error, Result, signals, sys};
 
 /// The running profiler's session, or null.
 static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
 /// The active `profil` histogram, or null.
-static PROFIL: AtomicPtr<Histogram<'static>> = AtomicPtr::new(std::ptr::null_mut());
+static PROFIL: AtomicPtr<ProfilBuffer<'static>> = AtomicPtr::new(std::ptr::null_mut());
 /// The active `pcsample` buffer, or null.
 static PCSAMPLE: AtomicPtr<SampleBuffer<'static>> = AtomicPtr::new(std::ptr::null_mut());
 /// Number of handlers currently running (a sink is freed only when this is 0).
@@ -51,11 +53,6 @@ const MAX_WEIGHT: u32 = 10_000;
 
 // ---------------------------------------------------------------------------------------------
 // The signal handler
-
-fn errno_location() -> *mut libc::c_int {
-    // SAFETY: always valid for the calling thread.
-    unsafe { libc::__errno_location() }
-}
 
 /// `si_overrun` of a timer signal (`si_code == SI_TIMER`), else 0.
 fn overrun(info: *const libc::siginfo_t) -> u32 {
@@ -84,33 +81,44 @@ fn overrun(info: *const libc::siginfo_t) -> u32 {
     u32::try_from(raw).unwrap_or(0).min(MAX_WEIGHT)
 }
 
-extern "C" fn on_sigprof(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    let saved = unsafe { *errno_location() };
+/// The handler of the sample signal: counts a tick of one of our timers into every active sink;
+/// any other delivery of that signal goes to the program's own disposition.
+extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if !signals::is_tick(info) {
+        signals::forward(sig, info, ctx);
+        return;
+    }
+    let saved = sys::errno();
     IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
     // SAFETY: ctx is the handler's ucontext argument.
     if let Some(regs) = unsafe { Native::registers(ctx) } {
-        let weight = 1 + overrun(info);
-        // SAFETY (all three): a published sink stays alive while IN_FLIGHT > 0.
-        if let Some(s) = unsafe { SESSION.load(Ordering::SeqCst).as_ref() } {
-            // SAFETY: gettid has no preconditions.
-            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u64;
-            s.record(&regs, tid, weight);
-        }
-        if let Some(h) = unsafe { PROFIL.load(Ordering::SeqCst).as_ref() } {
-            h.record(regs.pc, weight);
-        }
-        if let Some(b) = unsafe { PCSAMPLE.load(Ordering::SeqCst).as_ref() } {
-            // One stored PC per tick: an overrun tick is stored `weight` times.
-            for _ in 0..weight {
-                if !b.record(regs.pc) {
-                    break;
-                }
+        count_tick(&regs, 1 + overrun(info));
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    sys::set_errno(saved);
+}
+
+/// Counts one tick of `weight` at `regs` into the published sinks. Async-signal-safe: atomics
+/// only.
+#[inline(always)]
+fn count_tick(regs: &crate::arch::Registers, weight: u32) {
+    // SAFETY: a published sink stays alive while IN_FLIGHT > 0 (so below).
+    if let Some(s) = unsafe { SESSION.load(Ordering::SeqCst).as_ref() } {
+        s.record(regs, sys::gettid() as u64, weight);
+    }
+    // SAFETY: as above.
+    if let Some(h) = unsafe { PROFIL.load(Ordering::SeqCst).as_ref() } {
+        h.record(regs.pc, weight);
+    }
+    // SAFETY: as above.
+    if let Some(b) = unsafe { PCSAMPLE.load(Ordering::SeqCst).as_ref() } {
+        // One stored PC per tick: an overrun tick is stored `weight` times.
+        for _ in 0..weight {
+            if !b.record(regs.pc) {
+                break;
             }
         }
     }
-    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
-    // SAFETY: restoring the interrupted code's errno.
-    unsafe { *errno_location() = saved };
 }
 
 /// Waits until no handler is running (after a sink was unpublished).
@@ -126,7 +134,7 @@ fn quiesce() {
 /// A process-wide lock that a `pthread_atfork` prepare handler can take and the parent/child
 /// handlers release (a `std::sync::Mutex` guard cannot cross those calls).
 struct ControlLock {
-    mutex: UnsafeCell<libc::pthread_mutex_t>,
+    mutex: sys::RawMutex,
     state: UnsafeCell<Control>,
 }
 
@@ -134,7 +142,7 @@ struct ControlLock {
 unsafe impl Sync for ControlLock {}
 
 static CONTROL: ControlLock = ControlLock {
-    mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
+    mutex: sys::RawMutex::new(),
     state: UnsafeCell::new(Control::new()),
 };
 
@@ -157,14 +165,12 @@ impl std::ops::DerefMut for ControlGuard {
 
 impl Drop for ControlGuard {
     fn drop(&mut self) {
-        // SAFETY: locked by `lock()`.
-        unsafe { libc::pthread_mutex_unlock(CONTROL.mutex.get()) };
+        CONTROL.mutex.unlock();
     }
 }
 
 fn lock() -> ControlGuard {
-    // SAFETY: a statically initialised mutex.
-    unsafe { libc::pthread_mutex_lock(CONTROL.mutex.get()) };
+    CONTROL.mutex.lock();
     ControlGuard(())
 }
 
@@ -175,12 +181,13 @@ pub(crate) struct Control {
     timers: Option<HashMap<i32, libc::timer_t>>,
     watcher: Option<std::thread::JoinHandle<()>>,
     watcher_stop: Option<Arc<AtomicBool>>,
-    old_action: Option<libc::sigaction>,
+    /// Our disposition, saved by an exec wrapper to reinstall if the exec fails.
+    before_exec: Option<libc::sigaction>,
     /// The profiler session (published in SESSION while running).
     pub(crate) session: Option<Box<Session>>,
     /// Set in a forked child: output names get `.<pid>`.
     pub(crate) forked: bool,
-    /// Set when the SIGPROF handler was found replaced.
+    /// Set when our handler was found replaced (only a raw `rt_sigaction` can do that).
     pub(crate) replaced: bool,
     /// The process that armed the timers (a `vfork` child shares this memory but not the
     /// timers, and must leave them alone).
@@ -195,7 +202,7 @@ impl Control {
             timers: None,
             watcher: None,
             watcher_stop: None,
-            old_action: None,
+            before_exec: None,
             session: None,
             forked: false,
             replaced: false,
@@ -204,10 +211,7 @@ impl Control {
     }
 }
 
-fn gettid() -> i32 {
-    // SAFETY: no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
-}
+use sys::gettid;
 
 /// The CPU-time clock of thread `tid` (the kernel's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`).
 fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
@@ -219,32 +223,13 @@ fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
 }
 
 fn arm(tid: i32, hz: u32) -> Option<libc::timer_t> {
-    // SAFETY: sigevent is plain data; zero is a valid start (libc hides the union's padding).
-    let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
-    sev.sigev_notify = libc::SIGEV_THREAD_ID;
-    sev.sigev_signo = libc::SIGPROF;
-    sev.sigev_notify_thread_id = tid;
-    let mut id: libc::timer_t = std::ptr::null_mut();
-    // SAFETY: valid pointers to local data.
-    if unsafe { libc::timer_create(thread_cpu_clock(tid), &mut sev, &mut id) } != 0 {
-        return None;
-    }
-    let ns = 1_000_000_000 / i64::from(hz.max(1));
-    let period = libc::timespec {
-        tv_sec: ns / 1_000_000_000,
-        tv_nsec: ns % 1_000_000_000,
-    };
-    let spec = libc::itimerspec {
-        it_interval: period,
-        it_value: period,
-    };
-    // SAFETY: `id` was just created.
-    if unsafe { libc::timer_settime(id, 0, &spec, std::ptr::null_mut()) } != 0 {
-        // SAFETY: as above.
-        unsafe { libc::timer_delete(id) };
-        return None;
-    }
-    Some(id)
+    sys::thread_timer(
+        thread_cpu_clock(tid),
+        tid,
+        signals::sample_signal(),
+        signals::TICK_COOKIE,
+        1_000_000_000 / i64::from(hz.max(1)),
+    )
 }
 
 fn task_ids() -> Vec<i32> {
@@ -279,8 +264,7 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     timers.retain(|tid, id| {
         let keep = live.contains(tid);
         if !keep {
-            // SAFETY: a timer we created.
-            unsafe { libc::timer_delete(*id) };
+            sys::timer_delete(*id);
         }
         keep
     });
@@ -319,76 +303,28 @@ fn spawn_watcher(c: &mut Control) {
     c.watcher_stop = Some(stop);
 }
 
-fn install_handler(c: &mut Control) -> Result<()> {
-    // SAFETY: querying the current action into local storage.
-    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut old) } != 0 {
-        return Err(Error::last_os("sigaction(SIGPROF)"));
-    }
-    let ours = on_sigprof as *const () as libc::sighandler_t;
-    if old.sa_sigaction != libc::SIG_DFL
-        && old.sa_sigaction != libc::SIG_IGN
-        && old.sa_sigaction != ours
-    {
-        return Err(Error::SigprofInUse);
-    }
-    // SAFETY: querying into local storage.
-    let mut it: libc::itimerval = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getitimer(libc::ITIMER_PROF, &mut it) } == 0
-        && (it.it_value.tv_sec != 0 || it.it_value.tv_usec != 0)
-    {
-        return Err(Error::ItimerProfInUse);
-    }
-    // SAFETY: a zeroed sigaction with our handler, SA_SIGINFO and an empty extra mask.
-    let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-    act.sa_sigaction = ours;
-    act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-    unsafe { libc::sigemptyset(&mut act.sa_mask) };
-    if unsafe { libc::sigaction(libc::SIGPROF, &act, std::ptr::null_mut()) } != 0 {
-        return Err(Error::last_os("sigaction(SIGPROF)"));
-    }
-    if c.old_action.is_none() {
-        c.old_action = Some(old);
-    }
-    Ok(())
+fn handler() -> libc::sighandler_t {
+    on_tick as *const () as libc::sighandler_t
 }
 
-/// Whether our handler is still the `SIGPROF` handler.
+/// Whether our handler is still the sample signal's disposition.
 fn handler_is_ours() -> bool {
-    // SAFETY: querying into local storage.
-    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-    unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut cur) };
-    cur.sa_sigaction == on_sigprof as *const () as libc::sighandler_t
+    signals::still_installed(handler())
 }
 
-/// Deletes every timer and throws away `SIGPROF`s already queued (by setting the disposition to
-/// `SIG_IGN` for a moment), then puts `then` back as the handler.
-fn disarm_all(c: &mut Control, then: Option<&libc::sigaction>) {
+/// Deletes every timer of the table.
+fn delete_timers(c: &mut Control) {
     if let Some(timers) = c.timers.as_mut() {
         for (_, id) in timers.drain() {
-            // SAFETY: timers we created.
-            unsafe { libc::timer_delete(id) };
+            sys::timer_delete(id);
         }
-    }
-    // SAFETY: plain sigaction calls with valid local structures.
-    unsafe {
-        let mut ign: libc::sigaction = std::mem::zeroed();
-        ign.sa_sigaction = libc::SIG_IGN;
-        libc::sigemptyset(&mut ign.sa_mask);
-        let mut prev: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGPROF, &ign, &mut prev);
-        libc::sigaction(libc::SIGPROF, then.unwrap_or(&prev), std::ptr::null_mut());
     }
 }
 
 fn register_process_hooks() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        // SAFETY: registering plain extern "C" functions.
-        unsafe {
-            libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
-            libc::atexit(at_exit);
-        }
+        sys::atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
     });
 }
 
@@ -398,7 +334,9 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
         return Err(Error::BadRate(hz));
     }
     if c.users == 0 {
-        install_handler(c)?;
+        if !signals::take(handler()) {
+            return Err(Error::last_os("sigaction"));
+        }
         register_process_hooks();
         c.hz = hz;
         c.replaced = false;
@@ -447,8 +385,7 @@ pub fn register_current_thread() {
 fn unregister(tid: i32) {
     let mut c = lock();
     if let Some(id) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
-        // SAFETY: a timer we created.
-        unsafe { libc::timer_delete(id) };
+        sys::timer_delete(id);
     }
 }
 
@@ -473,17 +410,10 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
     }
     let mut c = lock();
     if c.users == 0 {
-        let old = c.old_action.take();
-        if c.replaced {
-            // The program owns SIGPROF now: delete our timers, leave its handler alone.
-            if let Some(timers) = c.timers.as_mut() {
-                for (_, id) in timers.drain() {
-                    // SAFETY: timers we created.
-                    unsafe { libc::timer_delete(id) };
-                }
-            }
-        } else {
-            disarm_all(&mut c, old.as_ref());
+        delete_timers(&mut c);
+        // A replaced handler (raw rt_sigaction) belongs to the program now: leave it alone.
+        if !c.replaced {
+            signals::release();
         }
         c.timers = None;
     }
@@ -496,13 +426,12 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
 extern "C" fn fork_prepare() {
     // Held across fork so the child never inherits a lock taken by a thread that does not
     // exist there.
-    // SAFETY: statically initialised mutex.
-    unsafe { libc::pthread_mutex_lock(CONTROL.mutex.get()) };
+    CONTROL.mutex.lock();
 }
 
 extern "C" fn fork_parent() {
-    // SAFETY: locked by fork_prepare in this thread.
-    unsafe { libc::pthread_mutex_unlock(CONTROL.mutex.get()) };
+    // Locked by fork_prepare in this thread.
+    CONTROL.mutex.unlock();
 }
 
 extern "C" fn fork_child() {
@@ -522,6 +451,7 @@ extern "C" fn fork_child() {
     c.pid = std::process::id();
     if let Some(s) = c.session.as_ref() {
         s.reset();
+        s.set_paths(true);
     }
     c.timers = Some(HashMap::new());
     rescan(&mut c, -1);
@@ -529,7 +459,7 @@ extern "C" fn fork_child() {
 }
 
 /// Before an exec: delete every timer and discard pending ticks, so the new program (whose
-/// `SIGPROF` disposition is reset to the default, terminate) never receives one.
+/// disposition of the sample signal is reset to the default, terminate) never receives one.
 pub(crate) fn before_exec() {
     let mut c = lock();
     if c.users == 0 || c.pid != std::process::id() {
@@ -537,11 +467,8 @@ pub(crate) fn before_exec() {
         return;
     }
     DISARMED.store(true, Ordering::SeqCst);
-    // Keep our handler installed (the exec may fail and the program go on).
-    // SAFETY: querying into local storage.
-    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-    unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut cur) };
-    disarm_all(&mut c, Some(&cur));
+    delete_timers(&mut c);
+    c.before_exec = signals::before_exec();
 }
 
 /// After an exec that failed: sampling goes on.
@@ -550,14 +477,44 @@ pub(crate) fn after_failed_exec() {
     if c.users == 0 || c.pid != std::process::id() {
         return;
     }
+    if let Some(ours) = c.before_exec.take() {
+        signals::after_failed_exec(&ours);
+    }
     DISARMED.store(false, Ordering::SeqCst);
     rescan(&mut c, -1);
 }
 
-extern "C" fn at_exit() {
-    if let Err(e) = crate::profiler::finish_at_exit() {
-        eprintln!("gmon-write: {e}");
+/// Takes the control lock at exit without risking a hang: the interrupted code may be the
+/// runtime itself holding it (exit from a signal handler), so give up after about 2 s.
+fn lock_at_exit() -> Option<ControlGuard> {
+    for _ in 0..2000 {
+        if CONTROL.mutex.try_lock() {
+            return Some(ControlGuard(()));
+        }
+        sys::sleep_ms(1);
     }
+    None
+}
+
+/// At exit: stops sampling without waiting for anything or freeing anything (no join of the
+/// watcher, no wait for handlers in flight: a handler may be the very code `exit` interrupted)
+/// and returns the session, leaked: it lives until the process ends.
+pub(crate) fn stop_session_at_exit() -> Option<&'static Session> {
+    let mut c = lock_at_exit()?;
+    let s = c.session.take()?;
+    SESSION.store(std::ptr::null_mut(), Ordering::SeqCst);
+    if let Some(stop) = c.watcher_stop.as_ref() {
+        stop.store(true, Ordering::SeqCst);
+    }
+    c.users = c.users.saturating_sub(1);
+    if c.users == 0 {
+        ACTIVE.store(false, Ordering::SeqCst);
+        delete_timers(&mut c);
+        if !c.replaced && handler_is_ours() {
+            signals::release();
+        }
+    }
+    Some(Box::leak(s))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -596,11 +553,31 @@ pub(crate) fn stop_session() -> Option<(Box<Session>, bool, bool)> {
     c.session.take().map(|s| (s, forked, replaced))
 }
 
-/// While alive, ticks are counted into a `profil` histogram.
+impl ProfilBuffer<'_> {
+    /// Runs `f` while the process is sampled at `hz` ticks per second (per thread of CPU time),
+    /// counting every tick into this buffer; stops before returning.
+    ///
+    /// Fails when another `profil` buffer is already active.
+    pub fn profile<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R> {
+        let _active = ProfilScope::enter(self, hz)?;
+        Ok(f())
+    }
+}
+
+impl SampleBuffer<'_> {
+    /// Runs `f` while every thread's PC is stored here at `hz` ticks per second of its CPU
+    /// time; stops before returning.
+    pub fn sample<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R> {
+        let _active = PcSampleScope::enter(self, hz)?;
+        Ok(f())
+    }
+}
+
+/// While alive, ticks are counted into a `profil` buffer.
 pub(crate) struct ProfilScope(());
 
 impl ProfilScope {
-    pub(crate) fn enter(h: &Histogram<'_>, hz: u32) -> Result<ProfilScope> {
+    pub(crate) fn enter(h: &ProfilBuffer<'_>, hz: u32) -> Result<ProfilScope> {
         let mut c = lock();
         if !PROFIL.load(Ordering::SeqCst).is_null() {
             return Err(Error::AlreadyActive("a profil histogram"));
@@ -608,7 +585,7 @@ impl ProfilScope {
         start_engine(&mut c, hz)?;
         // The pointer is unpublished (and handlers drained) in Drop, before `h`'s borrow ends.
         PROFIL.store(
-            (h as *const Histogram<'_>).cast_mut().cast(),
+            (h as *const ProfilBuffer<'_>).cast_mut().cast(),
             Ordering::SeqCst,
         );
         Ok(ProfilScope(()))
@@ -655,7 +632,7 @@ impl Drop for PcSampleScope {
 pub(crate) mod raw {
     use super::*;
 
-    pub(crate) fn publish_profil(h: Box<Histogram<'static>>, hz: u32) -> Result<()> {
+    pub(crate) fn publish_profil(h: Box<ProfilBuffer<'static>>, hz: u32) -> Result<()> {
         let mut c = lock();
         start_engine(&mut c, hz)?;
         let old = PROFIL.swap(Box::into_raw(h), Ordering::SeqCst);

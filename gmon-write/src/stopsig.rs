@@ -14,6 +14,8 @@ use std::ffi::c_int;
 use std::sync::Once;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use crate::sys;
+
 /// The signals caught (default action: terminate without a core dump).
 const STOP_SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
@@ -36,34 +38,20 @@ extern "C" fn on_stop_signal(sig: c_int) {
         terminate_with(sig);
         return;
     }
-    // SAFETY: errno is thread-local; write(2) is async-signal-safe.
-    unsafe {
-        let errno = libc::__errno_location();
-        let saved = *errno;
-        let byte = 1u8;
-        if libc::write(fd, (&byte as *const u8).cast(), 1) != 1 {
-            terminate_with(sig);
-        }
-        *errno = saved;
+    let saved = sys::errno();
+    if sys::write(fd, &[1]) != Ok(1) {
+        terminate_with(sig);
     }
+    sys::set_errno(saved);
 }
 
 /// Puts `SIG_DFL` back for `sig`, unblocks it in this thread and raises it here: the process
 /// ends as if the runtime had never caught it. (sigaction, sigprocmask and raise are
 /// async-signal-safe.)
 fn terminate_with(sig: c_int) {
-    // SAFETY: plain libc calls with valid local structures.
-    unsafe {
-        let mut dfl: libc::sigaction = std::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
-        libc::sigemptyset(&mut dfl.sa_mask);
-        libc::sigaction(sig, &dfl, std::ptr::null_mut());
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(sig);
-    }
+    sys::sigaction(sig, Some(&sys::action(libc::SIG_DFL, 0)), None);
+    sys::thread_sigmask(libc::SIG_UNBLOCK, Some(&sys::set_of(sig)), None);
+    sys::raise(sig);
 }
 
 fn ours() -> libc::sighandler_t {
@@ -72,21 +60,18 @@ fn ours() -> libc::sighandler_t {
 
 /// The current disposition of `sig` (None when it cannot be read).
 fn disposition(sig: c_int) -> Option<libc::sighandler_t> {
-    // SAFETY: querying into local storage.
-    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-    (unsafe { libc::sigaction(sig, std::ptr::null(), &mut cur) } == 0).then_some(cur.sa_sigaction)
+    sys::get_action(sig).map(|a| a.sa_sigaction)
 }
 
 /// The helper thread: waits for the handler's byte, then writes the profile and re-raises.
 fn helper(read_fd: c_int) {
     loop {
-        let mut byte = 0u8;
-        // SAFETY: reading one byte into local storage from our own pipe.
-        let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+        let mut byte = [0u8];
+        let n = sys::read(read_fd, &mut byte);
+        if n == Err(libc::EINTR) {
             continue;
         }
-        if n != 1 {
+        if n != Ok(1) {
             // The pipe was closed under us (a program closing every descriptor): stop
             // listening; the signal then keeps its default effect.
             WAKE_FD.store(-1, Ordering::SeqCst);
@@ -107,42 +92,31 @@ fn helper(read_fd: c_int) {
         terminate_with(sig);
         // Only reached if the signal could not end the process (blocked elsewhere and
         // unblockable here): end it the way a shell reports a signal death.
-        // SAFETY: leaving the process.
-        unsafe { libc::_exit(128 + sig) };
+        sys::exit_now(128 + sig);
     }
 }
 
 /// Creates the pipe and the helper thread; false when either fails.
 fn spawn_helper() -> bool {
-    let mut fds = [-1 as c_int; 2];
-    // SAFETY: pipe2 fills the two-element array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    let Some((read_fd, write_fd)) = sys::pipe_cloexec() else {
         return false;
-    }
-    let [read_fd, write_fd] = fds;
-    // Signals the helper must never take itself (it would wait for its own byte).
-    // SAFETY: building a local signal set and applying it around the spawn, so the new thread
-    // inherits it; the previous mask is restored right after.
-    let spawned = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in STOP_SIGNALS {
-            libc::sigaddset(&mut set, s);
-        }
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        let r = std::thread::Builder::new()
-            .name("gmon-stopsig".into())
-            .spawn(move || helper(read_fd));
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        r.is_ok()
     };
+    // Signals the helper must never take itself (it would wait for its own byte): blocked
+    // around the spawn, so the new thread inherits the mask; ours is restored right after.
+    let mut set = sys::empty_set();
+    for s in STOP_SIGNALS {
+        sys::add(&mut set, s);
+    }
+    let mut old = sys::empty_set();
+    sys::thread_sigmask(libc::SIG_BLOCK, Some(&set), Some(&mut old));
+    let spawned = std::thread::Builder::new()
+        .name("gmon-stopsig".into())
+        .spawn(move || helper(read_fd))
+        .is_ok();
+    sys::thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
     if !spawned {
-        // SAFETY: our own descriptors.
-        unsafe {
-            libc::close(read_fd);
-            libc::close(write_fd);
-        }
+        sys::close(read_fd);
+        sys::close(write_fd);
         return false;
     }
     WAKE_FD.store(write_fd, Ordering::SeqCst);
@@ -156,9 +130,9 @@ extern "C" fn after_fork_in_child() {
     if old < 0 {
         return;
     }
-    // SAFETY: the child's copy of our descriptor; the read end stays open with the parent's
+    // The child's copy of our descriptor; the read end stays open with the parent's
     // (forgotten) helper, which does not exist here, and is closed by exec (O_CLOEXEC).
-    unsafe { libc::close(old) };
+    sys::close(old);
     PENDING.store(0, Ordering::SeqCst);
     spawn_helper();
 }
@@ -175,18 +149,11 @@ pub(crate) fn install() {
         if free.is_empty() || !spawn_helper() {
             return;
         }
-        // SAFETY: registering a plain extern "C" function; sigaction with a zeroed structure,
-        // our handler and a mask that blocks the other stop signals while it runs.
-        unsafe {
-            libc::pthread_atfork(None, None, Some(after_fork_in_child));
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = ours();
-            // The program's interrupted system calls go on as if nothing happened.
-            act.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut act.sa_mask);
-            for s in free {
-                libc::sigaction(s, &act, std::ptr::null_mut());
-            }
+        sys::atfork(None, None, Some(after_fork_in_child));
+        // SA_RESTART: the program's interrupted system calls go on as if nothing happened.
+        let act = sys::action(ours(), libc::SA_RESTART);
+        for s in free {
+            sys::sigaction(s, Some(&act), None);
         }
     });
 }

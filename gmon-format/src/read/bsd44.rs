@@ -16,10 +16,11 @@
 //! ```
 
 use super::cursor::Cursor;
+use super::records;
 use crate::error::{Error, Result};
 use crate::model::{
-    Arc, Bsd44Header, Dimension, Encoding, GMONVERSION, Header, Histogram, ProfRate, Profile,
-    PtrWidth, Record,
+    Bsd44Header, Dimension, Encoding, GMONVERSION, Header, Histogram, ProfRate, Profile, PtrWidth,
+    Record,
 };
 
 /// Size of `struct gmonhdr` for a pointer width.
@@ -48,12 +49,11 @@ pub(crate) fn read(bytes: &[u8], enc: Encoding) -> Result<Profile> {
         return Err(c.eof("4.4BSD header", hsize as u64));
     }
     let what = "4.4BSD header";
-    let low_pc = c.ptr(enc.ptr_width, what)?;
-    let high_pc = c.ptr(enc.ptr_width, what)?;
-    let ncnt_offset = c.offset();
-    let ncnt = c.u32(what)?;
-    let version_offset = c.offset();
-    let version = c.u32(what)?;
+    let ncnt_offset = 2 * enc.ptr_width.bytes() as u64;
+    let version_offset = ncnt_offset + 4;
+    let type_offset = ncnt_offset + 12;
+    let h = c.parse(hsize, what, records::bsd44_header(enc))?;
+    let (low_pc, high_pc, ncnt, version) = (h.low_pc, h.high_pc, h.ncnt, h.version);
     if version != GMONVERSION {
         return Err(Error::UnsupportedVersion {
             offset: version_offset,
@@ -61,26 +61,28 @@ pub(crate) fn read(bytes: &[u8], enc: Encoding) -> Result<Profile> {
             expected: "0x51879 (GMONVERSION)",
         });
     }
-    let prof_rate = c.u32(what)?;
-    let type_offset = c.offset();
-    let histcounter_type = c.u32(what)? as i32;
-    let spare = c.array::<8>(what)?;
+    let (prof_rate, histcounter_type, spare) = (h.prof_rate, h.histcounter_type, h.spare);
     let (size, signed) = counter_format(histcounter_type).ok_or(Error::BadHistCounterType {
         offset: type_offset,
         found: histcounter_type,
     })?;
     check_range(low_pc, high_pc)?;
     let nbins = histogram_bins(&c, ncnt, ncnt_offset, hsize, size)?;
-    let mut bins = Vec::with_capacity(nbins);
-    for _ in 0..nbins {
-        let offset = c.offset();
-        let raw = c.uint(size, "histogram bins")?;
-        bins.push(if signed {
-            non_negative(raw, size, offset)?
-        } else {
-            raw
-        });
-    }
+    let bins = if size == 2 && !signed {
+        records::u16_bins(c.bytes(2 * nbins, "histogram bins")?, enc.endian)
+    } else {
+        let mut bins = Vec::with_capacity(nbins);
+        for _ in 0..nbins {
+            let offset = c.offset();
+            let raw = c.uint(size, "histogram bins")?;
+            bins.push(if signed {
+                non_negative(raw, size, offset)?
+            } else {
+                raw
+            });
+        }
+        bins
+    };
     let histogram = Histogram {
         low_pc,
         high_pc,
@@ -168,15 +170,11 @@ pub(crate) fn finish(
     let mut records = Vec::with_capacity(1 + c.remaining() / arc_size);
     records.push(Record::Histogram(histogram));
     while c.remaining() >= arc_size {
-        let what = "arc record";
-        let from_pc = c.ptr(enc.ptr_width, what)?;
-        let self_pc = c.ptr(enc.ptr_width, what)?;
-        let count = c.ptr(enc.ptr_width, what)?;
-        records.push(Record::Arc(Arc {
-            from_pc,
-            self_pc,
-            count,
-        }));
+        records.push(Record::Arc(c.parse(
+            arc_size,
+            "arc record",
+            super::records::bsd_arc(enc),
+        )?));
     }
     let trailing = c.rest().to_vec();
     Ok(Profile {
@@ -190,6 +188,7 @@ pub(crate) fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Arc;
     use crate::model::Variant;
     use crate::read::{ReadOptions, read_with};
     use crate::test_util::{ALL, Bytes};

@@ -9,10 +9,11 @@
 //! ```
 //!
 //! The header size `H` is 12 for 4-byte pointers, and 20 (GNU gprof's view) or 24 (FreeBSD's
-//! padded struct) for 8-byte pointers. The file does not say which; see [`crate::detect`].
+//! padded struct) for 8-byte pointers. The file does not say which; see [`super::detect`].
 
 use super::bsd44::{check_range, finish, histogram_bins};
 use super::cursor::Cursor;
+use super::records;
 use crate::error::{Error, Result};
 use crate::model::{
     BsdOldHeader, Dimension, Encoding, Header, Histogram, ProfRate, Profile, PtrWidth,
@@ -34,10 +35,12 @@ pub(crate) fn read(bytes: &[u8], enc: Encoding, header_size: u32) -> Result<Prof
         return Err(c.eof("old BSD header", u64::from(header_size)));
     }
     let what = "old BSD header";
-    let low_pc = c.ptr(enc.ptr_width, what)?;
-    let high_pc = c.ptr(enc.ptr_width, what)?;
-    let ncnt_offset = c.offset();
-    let ncnt = c.u32(what)?;
+    let ncnt_offset = 2 * enc.ptr_width.bytes() as u64;
+    let (low_pc, high_pc, ncnt) = c.parse(
+        2 * enc.ptr_width.bytes() + 4,
+        what,
+        records::bsd_old_header(enc),
+    )?;
     while (c.offset() as usize) < hsize {
         let offset = c.offset();
         let found = c.u8(what)?;
@@ -47,10 +50,7 @@ pub(crate) fn read(bytes: &[u8], enc: Encoding, header_size: u32) -> Result<Prof
     }
     check_range(low_pc, high_pc)?;
     let nbins = histogram_bins(&c, ncnt, ncnt_offset, hsize, 2)?;
-    let mut bins = Vec::with_capacity(nbins);
-    for _ in 0..nbins {
-        bins.push(u64::from(c.u16("histogram bins")?));
-    }
+    let bins = records::u16_bins(c.bytes(2 * nbins, "histogram bins")?, enc.endian);
     let histogram = Histogram {
         low_pc,
         high_pc,

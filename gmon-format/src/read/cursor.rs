@@ -4,8 +4,10 @@
 //! short, so the parsers never index or slice unchecked. The byte order is settled once per file
 //! and every integer read goes through [`Cursor::uint`], the single place that applies it.
 
+use byteorder::{BigEndian, ByteOrder, LittleEndian};
+
 use crate::error::{Error, Result};
-use crate::model::{Endian, PtrWidth};
+use crate::model::Endian;
 
 /// Reading position in a file.
 #[derive(Clone, Debug)]
@@ -69,6 +71,19 @@ impl<'a> Cursor<'a> {
         Ok(slice)
     }
 
+    /// Takes the `n` bytes of a fixed layout and decodes them with a nom parser from
+    /// [`super::records`]; too few bytes is the end-of-file error at the current offset.
+    pub(crate) fn parse<O>(
+        &mut self,
+        n: usize,
+        what: &'static str,
+        parser: impl nom::Parser<&'a [u8], Output = O, Error = nom::error::Error<&'a [u8]>>,
+    ) -> Result<O> {
+        let offset = self.offset();
+        let bytes = self.bytes(n, what)?;
+        super::records::run(parser, bytes, offset, what)
+    }
+
     /// Takes `N` bytes as an array.
     pub(crate) fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
         let mut out = [0u8; N];
@@ -87,21 +102,10 @@ impl<'a> Cursor<'a> {
         Ok(decode(raw, self.endian))
     }
 
-    /// Takes a `u16`.
-    pub(crate) fn u16(&mut self, what: &'static str) -> Result<u16> {
-        // Two bytes never exceed u16::MAX.
-        Ok(self.uint(2, what)? as u16)
-    }
-
     /// Takes a `u32`.
     pub(crate) fn u32(&mut self, what: &'static str) -> Result<u32> {
         // Four bytes never exceed u32::MAX.
         Ok(self.uint(4, what)? as u32)
-    }
-
-    /// Takes an address (or BSD `long`) of the given width.
-    pub(crate) fn ptr(&mut self, width: PtrWidth, what: &'static str) -> Result<u64> {
-        self.uint(width.bytes(), what)
     }
 
     /// Takes a NUL-terminated string, returning it without its NUL.
@@ -117,12 +121,15 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Decodes up to 8 bytes as an unsigned integer in `endian` order.
+/// Decodes up to 8 bytes as an unsigned integer in `endian` order (byteorder's `read_uint`,
+/// which would panic on 0 or more than 8 bytes: those give 0, and no caller passes them).
 pub(crate) fn decode(raw: &[u8], endian: Endian) -> u64 {
-    let fold = |acc: u64, &b: &u8| (acc << 8) | u64::from(b);
+    if raw.is_empty() || raw.len() > 8 {
+        return 0;
+    }
     match endian {
-        Endian::Big => raw.iter().fold(0, fold),
-        Endian::Little => raw.iter().rev().fold(0, fold),
+        Endian::Big => BigEndian::read_uint(raw, raw.len()),
+        Endian::Little => LittleEndian::read_uint(raw, raw.len()),
     }
 }
 
@@ -140,7 +147,7 @@ mod tests {
     #[test]
     fn eof_names_offset_and_sizes() {
         let mut c = Cursor::new(&[1, 2, 3], Endian::Little);
-        assert_eq!(c.u16("a").unwrap(), 0x0201);
+        assert_eq!(c.uint(2, "a").unwrap(), 0x0201);
         let err = c.u32("thing").unwrap_err();
         assert_eq!(err.offset(), Some(2));
         assert_eq!(

@@ -15,9 +15,10 @@
 //! Records follow each other to the end of the file, which must end on a record boundary.
 
 use super::cursor::Cursor;
+use super::records;
 use crate::error::{Error, Result};
 use crate::model::{
-    Arc, BasicBlockCount, BasicBlockRecord, Dimension, Encoding, GMON_MAGIC, GMON_SHOBJ_VERSION,
+    BasicBlockCount, BasicBlockRecord, Dimension, Encoding, GMON_MAGIC, GMON_SHOBJ_VERSION,
     GMON_TAG_BB_COUNT, GMON_TAG_CG_ARC, GMON_TAG_TIME_HIST, GnuHeader, Header, Histogram,
     LegacyBlockInfo, ProfRate, Profile, Record,
 };
@@ -78,48 +79,43 @@ pub(crate) fn check_version(version: u32, offset: u64) -> Result<()> {
 }
 
 fn read_record(c: &mut Cursor<'_>, enc: Encoding, version: u32) -> Result<Record> {
+    // A record whose fixed part does not fit is reported at its tag byte (spec/gnu.md,
+    // "Rejections"), so the check comes before the tag is consumed.
     let tag_offset = c.offset();
-    let tag = c.u8("record tag")?;
+    let p = enc.ptr_width.bytes();
+    let tag = *c.rest().first().ok_or_else(|| c.eof("record tag", 1))?;
+    let (what, fixed) = match tag {
+        GMON_TAG_TIME_HIST => ("histogram record header", 1 + 2 * p + 24),
+        GMON_TAG_CG_ARC => ("arc record", 1 + 2 * p + 4),
+        GMON_TAG_BB_COUNT => ("basic-block record header", 1 + 4),
+        tag => {
+            return Err(Error::BadTag {
+                offset: tag_offset,
+                tag,
+            });
+        }
+    };
+    if c.remaining() < fixed {
+        return Err(c.eof(what, fixed as u64));
+    }
+    c.u8(what)?;
     match tag {
         GMON_TAG_TIME_HIST => read_histogram(c, enc).map(Record::Histogram),
-        GMON_TAG_CG_ARC => {
-            let what = "arc record";
-            let needed = 2 * enc.ptr_width.bytes() + 4;
-            if c.remaining() < needed {
-                return Err(c.eof(what, needed as u64));
-            }
-            let from_pc = c.ptr(enc.ptr_width, what)?;
-            let self_pc = c.ptr(enc.ptr_width, what)?;
-            let count = u64::from(c.u32(what)?);
-            Ok(Record::Arc(Arc {
-                from_pc,
-                self_pc,
-                count,
-            }))
-        }
-        GMON_TAG_BB_COUNT if version == 0 => read_blocks_v0(c, enc).map(Record::BasicBlocks),
-        GMON_TAG_BB_COUNT => read_blocks_v1(c, enc).map(Record::BasicBlocks),
-        tag => Err(Error::BadTag {
-            offset: tag_offset,
-            tag,
-        }),
+        GMON_TAG_CG_ARC => c
+            .parse(fixed - 1, what, records::gnu_arc(enc))
+            .map(Record::Arc),
+        _ if version == 0 => read_blocks_v0(c, enc).map(Record::BasicBlocks),
+        _ => read_blocks_v1(c, enc).map(Record::BasicBlocks),
     }
 }
 
 /// Tag 0 after its tag byte.
 fn read_histogram(c: &mut Cursor<'_>, enc: Encoding) -> Result<Histogram> {
     let what = "histogram record header";
-    let header_len = 2 * enc.ptr_width.bytes() + 24;
-    if c.remaining() < header_len {
-        return Err(c.eof(what, header_len as u64));
-    }
-    let low_pc = c.ptr(enc.ptr_width, what)?;
-    let high_pc = c.ptr(enc.ptr_width, what)?;
-    let count_offset = c.offset();
-    let nbins = c.u32(what)?;
-    let prof_rate = ProfRate(c.u32(what)?);
-    let name = c.array::<15>(what)?;
-    let abbrev = c.u8(what)?;
+    let p = enc.ptr_width.bytes();
+    let count_offset = c.offset() + 2 * p as u64;
+    let h = c.parse(2 * p + 24, what, records::gnu_hist_header(enc))?;
+    let nbins = h.bins;
     let needed = u64::from(nbins) * 2;
     if needed > c.remaining() as u64 {
         return Err(Error::HistogramTooLarge {
@@ -129,31 +125,41 @@ fn read_histogram(c: &mut Cursor<'_>, enc: Encoding) -> Result<Histogram> {
             available: c.remaining() as u64,
         });
     }
-    let mut bins = Vec::with_capacity(nbins as usize);
-    for _ in 0..nbins {
-        bins.push(u64::from(c.u16("histogram bins")?));
-    }
+    let bins = records::u16_bins(c.bytes(needed as usize, "histogram bins")?, enc.endian);
     Ok(Histogram {
-        low_pc,
-        high_pc,
-        prof_rate,
-        dimension: Dimension { name, abbrev },
+        low_pc: h.low_pc,
+        high_pc: h.high_pc,
+        prof_rate: ProfRate(h.prof_rate),
+        dimension: Dimension {
+            name: h.dimen,
+            abbrev: h.abbrev,
+        },
         bins,
     })
 }
 
 /// Tag 2 of a version-1 file, after its tag byte.
 fn read_blocks_v1(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord> {
+    let count_field = c.clone();
     let nblocks = c.u32("basic-block record header")?;
     let pair = 2 * enc.ptr_width.bytes() as u64;
     let needed = u64::from(nblocks) * pair;
     if needed > c.remaining() as u64 {
-        return Err(c.eof("basic-block counts", needed));
+        // Reported at the count that claims too much, like a histogram's bin count.
+        return Err(Error::UnexpectedEof {
+            offset: count_field.offset(),
+            what: "basic-block counts",
+            needed,
+            available: c.remaining() as u64,
+        });
     }
     let mut blocks = Vec::with_capacity(nblocks as usize);
     for _ in 0..nblocks {
-        let address = c.ptr(enc.ptr_width, "basic-block count")?;
-        let count = c.ptr(enc.ptr_width, "basic-block count")?;
+        let (address, count) = c.parse(
+            pair as usize,
+            "basic-block count",
+            records::gnu_block_v1(enc),
+        )?;
         blocks.push(BasicBlockCount {
             address,
             count,
@@ -174,8 +180,12 @@ fn read_blocks_v0(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
     let mut blocks = Vec::new();
     for _ in 0..nblocks {
         let what = "version-0 basic block";
-        let count = c.ptr(enc.ptr_width, what)?;
-        let address = c.ptr(enc.ptr_width, what)?;
+        // Count and address are one unit: a block cut short in them is reported at its start.
+        let (count, address) = c.parse(
+            2 * enc.ptr_width.bytes(),
+            what,
+            records::gnu_block_v0_counts(enc),
+        )?;
         let function = c.cstr("version-0 basic-block function name")?;
         let file = c.cstr("version-0 basic-block file name")?;
         // The host `int` is 4 bytes on every system gprof ran on; the bits are kept as is.
@@ -199,7 +209,7 @@ fn read_blocks_v0(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Endian, PtrWidth};
+    use crate::model::{Arc, Endian, PtrWidth};
     use crate::read::{ReadOptions, read_with};
     use crate::test_util::{ALL, Bytes};
 
@@ -359,7 +369,7 @@ mod tests {
     }
 
     #[test]
-    fn truncated_records_are_eof_at_the_record_body() {
+    fn truncated_records_are_eof_at_their_tag() {
         for enc in ALL {
             let full = Bytes::new(enc).gnu_header(1).gnu_arc(1, 2, 3).build();
             let e = err(&full[..full.len() - 1], enc);
@@ -367,7 +377,7 @@ mod tests {
                 matches!(
                     e,
                     Error::UnexpectedEof {
-                        offset: 21,
+                        offset: 20,
                         what: "arc record",
                         ..
                     }
@@ -379,9 +389,9 @@ mod tests {
                 .gnu_hist(0, 8, 100, &[])
                 .build();
             let e = err(&full[..full.len() - 1], enc);
-            assert!(matches!(e, Error::UnexpectedEof { offset: 21, .. }), "{e}");
+            assert!(matches!(e, Error::UnexpectedEof { offset: 20, .. }), "{e}");
             let e = err(&Bytes::new(enc).gnu_header(1).raw(&[2, 0]).build(), enc);
-            assert!(matches!(e, Error::UnexpectedEof { offset: 21, .. }), "{e}");
+            assert!(matches!(e, Error::UnexpectedEof { offset: 20, .. }), "{e}");
         }
     }
 
@@ -425,7 +435,7 @@ mod tests {
             matches!(
                 e,
                 Error::UnexpectedEof {
-                    offset: 25,
+                    offset: 21,
                     available: 0,
                     ..
                 }

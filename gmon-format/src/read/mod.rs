@@ -1,4 +1,4 @@
-//! Readers: [`read`] guesses the variant, byte order and pointer width ([`crate::detect`] says
+//! Readers: [`read`] guesses the variant, byte order and pointer width ([`detect`] says
 //! how); [`read_with`] takes any of them from [`ReadOptions`], as a tool that has the executable
 //! should (GNU gprof takes byte order and pointer width from the ELF header).
 //!
@@ -9,7 +9,10 @@
 pub(crate) mod bsd44;
 pub(crate) mod bsd_old;
 pub(crate) mod cursor;
+pub mod detect;
 pub(crate) mod gnu;
+pub(crate) mod gnu_view;
+pub(crate) mod records;
 
 use crate::error::Result;
 use crate::model::{Endian, Profile, PtrWidth, Variant};
@@ -31,7 +34,7 @@ pub struct ReadOptions {
     pub variant: Option<Variant>,
     /// The byte order; `None` = from the GNU version word or the BSD header's consistency.
     pub endian: Option<Endian>,
-    /// The pointer width; `None` = whichever parses the whole file (see [`crate::detect`]).
+    /// The pointer width; `None` = whichever parses the whole file (see [`detect`]).
     pub ptr_width: Option<PtrWidth>,
     /// Old BSD only: the header size (12, 20 or 24); `None` = guessed.
     pub bsd_old_header_size: Option<u32>,
@@ -82,5 +85,11 @@ pub fn read(bytes: &[u8]) -> Result<Profile> {
 
 /// Reads a whole gmon.out file, taking from `opts` whatever it forces and detecting the rest.
 pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> Result<Profile> {
-    crate::detect::read_detected(bytes, opts)
+    detect::read_detected(bytes, opts).map(|d| d.profile)
+}
+
+/// Like [`read_with`], and also says which reading was chosen and which other readings the
+/// file allows (its ambiguity, `spec/gmon-out.md` "Preference").
+pub fn read_detailed(bytes: &[u8], opts: &ReadOptions) -> Result<detect::Detected> {
+    detect::read_detected(bytes, opts)
 }

@@ -5,6 +5,16 @@
 //! A value that does not fit its field (an address wider than the pointer width, a count above
 //! the counter's maximum) is an error naming the record, never truncated. The whole file is
 //! built in memory first, so a writer error leaves nothing half-written in `w`.
+//!
+//! **Read-back check.** Nothing in a gmon.out file records its byte order or pointer width, so
+//! some profiles lay out as bytes that detection (`spec/gmon-out.md`) reads differently: a
+//! degenerate old BSD file whose bins happen to spell `GMONVERSION`, a 4-byte GNU file whose
+//! arcs also parse as 8-byte ones. [`write()`] and [`to_vec`] therefore read what they built
+//! back, as a tool without the executable would, and refuse with
+//! [`Error::ReadsBackDifferently`] unless it gives the same header, records and trailing bytes
+//! (the encoding may differ only when that changes nothing, e.g. a header-only file). A 24-byte
+//! old BSD header, which detection never guesses, is read back with that size forced.
+//! [`to_vec_unchecked`] skips the check for callers that always force the encoding when reading.
 
 mod bsd44;
 mod bsd_old;
@@ -12,8 +22,12 @@ mod gnu;
 
 use std::io::Write;
 
+use byteorder::{BigEndian, ByteOrder, LittleEndian};
+
 use crate::error::{Error, Result};
 use crate::model::{Endian, Header, Profile, PtrWidth};
+use crate::read::ReadOptions;
+use crate::read::detect::Reading;
 
 /// Writes `p` in its header's variant with its encoding.
 pub fn write<W: Write + ?Sized>(p: &Profile, w: &mut W) -> Result<()> {
@@ -31,7 +45,40 @@ pub fn write<W: Write + ?Sized>(p: &Profile, w: &mut W) -> Result<()> {
 /// assert_eq!(gmon_format::read(&bytes).unwrap(), p);
 /// ```
 pub fn to_vec(p: &Profile) -> Result<Vec<u8>> {
+    let bytes = emit(p)?.out;
+    check_reads_back(p, &bytes)?;
+    Ok(bytes)
+}
+
+/// Writes `p` into a new vector without the read-back check of [`to_vec`]: for files that are
+/// only ever read with their encoding forced (as gprof reads with the executable's).
+pub fn to_vec_unchecked(p: &Profile) -> Result<Vec<u8>> {
     Ok(emit(p)?.out)
+}
+
+/// Checks that `bytes`, read by detection with nothing forced, give `p` back.
+fn check_reads_back(p: &Profile, bytes: &[u8]) -> Result<()> {
+    let written = Reading {
+        variant: p.header.variant(),
+        encoding: p.encoding,
+        header_size: match p.header {
+            Header::BsdOld(h) => Some(h.header_size),
+            _ => None,
+        },
+    };
+    // A 24-byte old BSD header is never guessed (spec/bsd.md): its reader must be told, so the
+    // check tells it too.
+    let mut opts = ReadOptions::new();
+    if written.header_size == Some(24) {
+        opts = opts.with_bsd_old_header_size(24);
+    }
+    let Some(read_as) = crate::read::detect::misread_as(bytes, p, written, &opts) else {
+        return Ok(());
+    };
+    Err(Error::ReadsBackDifferently {
+        written: written.to_string(),
+        read_as,
+    })
 }
 
 /// The file offset at which each of `p.records` starts when `p` is written (for a BSD file the
@@ -102,15 +149,23 @@ impl Emitter {
                 max,
             });
         }
-        let all = match self.endian {
-            Endian::Little => value.to_le_bytes(),
-            Endian::Big => value.to_be_bytes(),
-        };
-        let range = match self.endian {
-            Endian::Little => 0..size,
-            Endian::Big => 8 - size..8,
-        };
-        self.out.extend_from_slice(&all[range]);
+        // `value <= max_for(size)` above, so the narrowing casts keep every bit; a size other
+        // than 1, 2, 4 or 8 is never asked for. One fixed-width byteorder call per size: the
+        // generic `write_uint` made writing several times slower.
+        let mut buf = [0u8; 8];
+        let field = &mut buf[..size.min(8)];
+        match (self.endian, size) {
+            (_, 1) => field[0] = value as u8,
+            (Endian::Little, 2) => LittleEndian::write_u16(field, value as u16),
+            (Endian::Big, 2) => BigEndian::write_u16(field, value as u16),
+            (Endian::Little, 4) => LittleEndian::write_u32(field, value as u32),
+            (Endian::Big, 4) => BigEndian::write_u32(field, value as u32),
+            (Endian::Little, 8) => LittleEndian::write_u64(field, value),
+            (Endian::Big, 8) => BigEndian::write_u64(field, value),
+            (Endian::Little, _) => LittleEndian::write_uint(field, value, field.len()),
+            (Endian::Big, _) => BigEndian::write_uint(field, value, field.len()),
+        }
+        self.out.extend_from_slice(field);
         Ok(())
     }
 

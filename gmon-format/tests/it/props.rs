@@ -9,7 +9,7 @@ use gmon_format::{
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::fuzz_common::exact;
+use super::fuzz_common::{check_read_back, exact};
 
 fn encoding() -> impl Strategy<Value = Encoding> {
     (any::<bool>(), any::<bool>()).prop_map(|(big, wide)| Encoding {
@@ -185,9 +185,10 @@ fn any_profile() -> impl Strategy<Value = Profile> {
 proptest! {
     #[test]
     fn read_of_write_is_identity(p in any_profile()) {
-        let bytes = gmon_format::to_vec(&p).unwrap();
+        let bytes = gmon_format::to_vec_unchecked(&p).unwrap();
         let back = gmon_format::read_with(&bytes, &exact(&p)).unwrap();
-        prop_assert_eq!(back, p);
+        prop_assert_eq!(&back, &p);
+        check_read_back("proptest", &p, &bytes);
     }
 
     #[test]
@@ -196,7 +197,7 @@ proptest! {
         edits in vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
         detect in any::<bool>(),
     ) {
-        let mut bytes = gmon_format::to_vec(&p).unwrap();
+        let mut bytes = gmon_format::to_vec_unchecked(&p).unwrap();
         if !bytes.is_empty() {
             for (i, b) in edits {
                 let at = i.index(bytes.len());
@@ -205,7 +206,7 @@ proptest! {
         }
         let opts = if detect { ReadOptions::new() } else { exact(&p) };
         if let Ok(q) = gmon_format::read_with(&bytes, &opts) {
-            prop_assert_eq!(gmon_format::to_vec(&q).unwrap(), bytes);
+            prop_assert_eq!(gmon_format::to_vec_unchecked(&q).unwrap(), bytes);
         }
     }
 
@@ -213,9 +214,10 @@ proptest! {
     fn conversions_keep_counts_or_fail_cleanly(p in any_profile(), enc in encoding()) {
         for v in [gmon_format::Variant::Gnu, gmon_format::Variant::Bsd44, gmon_format::Variant::BsdOld] {
             if let Ok(c) = p.convert_to(v, enc) {
-                let bytes = gmon_format::to_vec(&c).unwrap();
+                let bytes = gmon_format::to_vec_unchecked(&c).unwrap();
                 let back = gmon_format::read_with(&bytes, &exact(&c)).unwrap();
                 prop_assert_eq!(&back, &c);
+                check_read_back("proptest", &c, &bytes);
                 prop_assert_eq!(c.arcs().collect::<Vec<_>>(), p.arcs().collect::<Vec<_>>());
                 // Identical-range histograms may be summed, never lose samples.
                 let total = |q: &Profile| q.histograms().map(|h| u128::from(h.total())).sum::<u128>();
@@ -273,4 +275,102 @@ proptest! {
         let got = gmon_format::read(&bytes).unwrap();
         prop_assert_eq!(got, c);
     }
+}
+
+/// Degenerate profiles (issue 10): `lpc == hpc`, empty or zero-bin histograms, ranges at 0,
+/// arcs whose addresses are 0 or all ones, a few counts, in every variant and encoding.
+fn degenerate_profile() -> impl Strategy<Value = Profile> {
+    let addr = prop::sample::select(vec![0u64, 1, 0x1000, 0x1879, 0x0005_1879, 0xffff_ffff]);
+    (
+        encoding(),
+        0..3usize,
+        addr.clone(),
+        0u64..3,
+        vec(prop::sample::select(vec![0u64, 1, 0x1879, 5, 0xffff]), 0..6),
+        vec((addr.clone(), addr, 0u64..3), 0..5),
+        0..2usize,
+    )
+        .prop_map(|(enc, v, low, span, bins, arcs, partial)| {
+            let hist = Histogram {
+                low_pc: low,
+                high_pc: low + span * 4,
+                prof_rate: ProfRate::DEFAULT,
+                dimension: Dimension::SECONDS,
+                bins,
+            };
+            let header = match v {
+                0 => Header::Gnu(GnuHeader {
+                    version: 1,
+                    spare: [0; 12],
+                }),
+                1 => Header::Bsd44(Bsd44Header {
+                    version: GMONVERSION,
+                    prof_rate: 100,
+                    histcounter_type: 0,
+                    spare: [0; 8],
+                }),
+                _ => Header::BsdOld(BsdOldHeader {
+                    header_size: 2 * enc.ptr_width.bytes() as u32 + 4,
+                }),
+            };
+            let mut records = vec![Record::Histogram(hist)];
+            records.extend(arcs.into_iter().map(|(from_pc, self_pc, count)| {
+                Record::Arc(Arc {
+                    from_pc,
+                    self_pc,
+                    count,
+                })
+            }));
+            let bsd = v != 0;
+            Profile {
+                encoding: enc,
+                header,
+                records,
+                trailing: if bsd && partial == 1 {
+                    vec![0; 3]
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// The checked writer never writes a file that detection reads as anything but what was
+    /// written, and refuses (never panics) otherwise; what it refuses still reads back when the
+    /// encoding is forced.
+    #[test]
+    fn writers_refuse_what_does_not_read_back(p in degenerate_profile()) {
+        let Ok(bytes) = gmon_format::to_vec_unchecked(&p) else {
+            return Ok(()); // an address that does not fit: refused before the check
+        };
+        prop_assert_eq!(gmon_format::read_with(&bytes, &exact(&p)).unwrap(), p.clone());
+        check_read_back("degenerate", &p, &bytes);
+    }
+}
+
+/// The degenerate strategy exercises both outcomes of the check, so the property above is not
+/// vacuous.
+#[test]
+fn degenerate_profiles_are_both_written_and_refused() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut written, mut refused) = (0, 0);
+    for _ in 0..2000 {
+        let p = degenerate_profile()
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        match gmon_format::to_vec(&p) {
+            Ok(_) => written += 1,
+            Err(gmon_format::Error::ReadsBackDifferently { .. }) => refused += 1,
+            Err(_) => {}
+        }
+    }
+    assert!(
+        written > 100 && refused > 10,
+        "written {written}, refused {refused}"
+    );
 }

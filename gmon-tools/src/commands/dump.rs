@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use gmon_format::{Endian, PtrWidth, ReadOptions, Variant};
 
-use crate::dump::{DumpOptions, JsonFile, print_json, print_profile};
+use crate::dump::{DumpOptions, JsonFile, print_detected, print_json};
 use crate::output::read_input;
 
 /// Arguments of `gmon dump`.
@@ -30,6 +30,10 @@ use crate::output::read_input;
                   {kind: basic-blocks, legacy_name?, blocks: [{address, count, legacy?: \
                   {function, file, line}}]}\n  \
                   trailing: present only when a BSD file ends in a partial arc\n\
+                  Next to profile: reading {variant, encoding, header_size?} (the reading chosen), \
+                  ambiguous and less_plausible (the other readings the file allows: as plausible, \
+                  or less; spec/gmon-out.md \"Ambiguity\"). The text output prints them as \
+                  \"ambiguous:\" and \"less plausible:\" lines.\n\
                   Numbers are JSON integers (addresses too); byte strings are arrays of integers.\n\n\
                   EXAMPLES:\n  gmon dump gmon.out\n  gmon dump --bins gmon.out\n  \
                   gmon dump --json gmon.out gmon.2.out > profiles.json\n  \
@@ -161,7 +165,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut profiles = Vec::new();
     for (i, path) in args.files.iter().enumerate() {
         let bytes = read_input(path)?;
-        let p = gmon_format::read_with(&bytes, &read_opts)
+        let p = gmon_format::read_detailed(&bytes, &read_opts)
             .with_context(|| path.display().to_string())?;
         if args.json {
             profiles.push((path.display().to_string(), bytes.len() as u64, p));
@@ -169,7 +173,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             if i > 0 {
                 writeln!(out)?;
             }
-            print_profile(
+            print_detected(
                 out,
                 &path.display().to_string(),
                 bytes.len() as u64,
@@ -181,11 +185,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if args.json {
         let files: Vec<JsonFile<'_>> = profiles
             .iter()
-            .map(|(file, size, profile)| JsonFile {
-                file,
-                size: *size,
-                profile,
-            })
+            .map(|(file, size, detected)| JsonFile::detected(file, *size, detected))
             .collect();
         print_json(out, &files)?;
     }

@@ -1,5 +1,5 @@
 //! Annotated source (`-A`, with `-J`, `-x`, `-y`, `-I`, `-m`, `-t`), as gprof's
-//! `print_annotated_source` writes it (gprof-behaviour.md §12).
+//! `print_annotated_source` writes it (spec/gprof.md §13).
 //!
 //! Every symbol with a source position (function symbols, and line symbols with `-l`) that the
 //! `-A`/`-J` specs select puts its call count on its line; several symbols on one line are

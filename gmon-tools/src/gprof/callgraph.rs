@@ -1,7 +1,7 @@
 //! The call graph: arcs (`cg_tally`, `arc_add`), depth-first numbering with cycle detection
 //! (`cg_dfn`), cycle headers (`cycle_link`), and the propagation of flags and time
 //! (`propagate_flags`, `cycle_time`, `propagate_time`), as gprof 2.40 does them
-//! (gprof-behaviour.md §4).
+//! (spec/gprof.md §5).
 //!
 //! Nodes `0..n` are the symbols (address order); nodes `n..n+cycles` are the cycle headers
 //! ("cycle 1" is node `n`). Each node keeps gprof's singly linked children and parents lists:

@@ -1,6 +1,6 @@
 //! Execution counts (`-C`, and gprof's fallback report for a profile with neither histogram
 //! nor arcs): `print_exec_counts` over the function symbols, sorted by `cmp_bb`
-//! (gprof-behaviour.md §9.4). Basic-block lines (`-l` with basic-block records) are the
+//! (spec/gprof.md §10.4). Basic-block lines (`-l` with basic-block records) are the
 //! line-level extension of this report.
 
 use std::cmp::Ordering;

@@ -1,5 +1,5 @@
 //! The flat profile (`hist_print`): every function's self time, calls and per-call times,
-//! sorted by time (gprof-behaviour.md §6).
+//! sorted by time (spec/gprof.md §7).
 
 use std::cmp::Ordering;
 use std::io::{self, Write};

@@ -1,6 +1,6 @@
 //! The call graph listing (`cg_print`): one entry per function (parents, the function's own
 //! line, children) and per cycle (the cycle as a whole, then its members), in `cmp_total` order
-//! (gprof-behaviour.md §7). Parent and child lines are sorted with gprof's insertion sorts over
+//! (spec/gprof.md §8). Parent and child lines are sorted with gprof's insertion sorts over
 //! its linked lists, so equal keys come out in arc-creation order.
 
 use std::cmp::Ordering;

@@ -1,5 +1,5 @@
 //! Histograms: combining the records of several files (`hist_read_rec`) and crediting samples
-//! to symbols (`hist_assign_samples`), exactly as gprof 2.40 does (gprof-behaviour.md §3).
+//! to symbols (`hist_assign_samples`), exactly as gprof 2.40 does (spec/gprof.md §4).
 //!
 //! Addresses are handled as gprof's "scaled addresses" (`addr / 2`, the 2-byte `UNIT`); a bin's
 //! credit is split between symbols in proportion to the overlap in UNITs, divided by the

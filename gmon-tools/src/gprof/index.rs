@@ -1,5 +1,5 @@
 //! The index by function name (`cg_print_index`): functions with calls or time (all with `-z`)
-//! sorted by raw name, then the cycles, in a column-major table (gprof-behaviour.md §8).
+//! sorted by raw name, then the cycles, in a column-major table (spec/gprof.md §9).
 
 use std::io::{self, Write};
 

@@ -2,8 +2,8 @@
 //!
 //! gprof asks BFD for the position of every function symbol (`core_create_function_syms`), and
 //! in line mode walks `.text` one byte at a time, starting a new *line symbol* wherever the
-//! (line, function name, file) answer changes (`core_create_line_syms`, gprof-behaviour.md
-//! §2.4). The byte walk is done here over [`LineInfo::breakpoints`] — the answer is constant
+//! (line, function name, file) answer changes (`core_create_line_syms`, spec/gprof.md
+//! §3.4). The byte walk is done here over [`LineInfo::breakpoints`] — the answer is constant
 //! between two of them — which gives the same symbols at a fraction of the cost.
 //!
 //! gprof walks `.text` twice (a counting pass, then the real one). BFD's name memory (see

@@ -25,7 +25,7 @@
 //! arcs between functions with their counts and propagated times; the cycles with their members;
 //! the total number of samples and the sampling rate.
 //!
-//! The pipeline follows gprof (`../shared/reference/gprof-behaviour.md` describes each step):
+//! The pipeline follows gprof (spec/gprof.md describes each step):
 //! [`symtab`] (which ELF symbols count) → [`symspec`] (option filters) → reading profiles:
 //! [`hist::Histograms::add`] and [`callgraph::CallGraph::tally`] → [`hist::assign_samples`] →
 //! [`callgraph::CallGraph::assemble`]. The printers [`flat`], [`graph`], [`index`] and

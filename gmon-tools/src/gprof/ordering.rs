@@ -1,5 +1,5 @@
 //! Suggested link orders: `-r` / `--function-ordering` and `-R map` / `--file-ordering`
-//! (gprof-behaviour.md §9.5, §2.6).
+//! (spec/gprof.md §10.5, §3.6).
 //!
 //! `-r` groups the unused functions last, pulls out "hub" functions called from many sites,
 //! then chains callers and callees along the heaviest arcs (gprof's

@@ -1,4 +1,4 @@
-//! `gmon gprof` from arguments to output: gprof's `main` (gprof-behaviour.md §1), writing the
+//! `gmon gprof` from arguments to output: gprof's `main` (spec/gprof.md §2), writing the
 //! reports to `out` and gprof's messages to `err`, and returning the exit status.
 
 use std::io::Write;

@@ -5,7 +5,7 @@
 //! contains a `.`, a line number when it starts with a digit, a function otherwise. Files compare
 //! by basename, functions by raw (mangled) name. `a/b` specs describe arcs. Runs of consecutive
 //! matching symbols become one range; a table whose spec matched nothing stays empty, and an
-//! empty INCL table means "no filter" (gprof-behaviour.md §9.3).
+//! empty INCL table means "no filter" (spec/gprof.md §10.3).
 
 use super::symtab::{Symbol, SymbolTable, cmp_addr, prefer};
 

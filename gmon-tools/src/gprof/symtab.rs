@@ -1,7 +1,7 @@
 //! The executable's function symbols, as gprof's `core_create_function_syms` and
 //! `symtab_finalize` build them, and the address lookup `sym_lookup`.
 //!
-//! Which ELF symbols count (gprof-behaviour.md §2.1): global code symbols (`T`), weak defined
+//! Which ELF symbols count (spec/gprof.md §3.1): global code symbols (`T`), weak defined
 //! non-object symbols (`W`, wherever they live), and local code symbols (`t`) whose name passes
 //! gprof's GCC-suffix scan — a scan that, because of an off-by-one in binutils, runs on into the
 //! *next string of `.strtab`*, so it is done here on the raw string table. Symbol sizes are never
@@ -288,7 +288,7 @@ fn local_name_passes(strtab: &[u8], start: usize) -> bool {
 }
 
 impl SymbolTable {
-    /// Reads the function symbols of `image` (gprof-behaviour.md §2.1) and finalises the table.
+    /// Reads the function symbols of `image` (spec/gprof.md §3.1) and finalises the table.
     pub fn from_image(
         image: &Image,
         opts: &SymtabOptions,

@@ -1,5 +1,5 @@
 /* Traps of GNU gprof's analysis that the other programs do not reach (see
- * ../../../../shared/reference/gprof-behaviour.md and testdata/extra-cases.sh):
+ * spec/gprof.md, "Quirks reproduced on purpose", and testdata/extra-cases.sh):
  *  - main <-> f recursion: a cycle reached only spontaneously (its header is
  *    not printed, the index shows "(N) <cycle 1>");
  *  - calls that never run, one to a function defined earlier (backward) and one

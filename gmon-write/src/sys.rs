@@ -1,0 +1,456 @@
+//! The runtime's calls into libc and the kernel, in one place.
+//!
+//! The runtime defines (interposes) several libc functions itself: `sigaction`, `signal`,
+//! `sigprocmask`, `pthread_sigmask`, the `sigwait` family, `signalfd`, `pthread_create` and the
+//! `exec` family (see `signals.rs`, `threads.rs`, `exec.rs`). Inside the executable or library
+//! that defines them, a plain `libc::sigaction(..)` would call our own definition, so every
+//! call the runtime itself makes to one of those goes through [`real`], the next definition
+//! (`dlsym(RTLD_NEXT)`: libc's). [`resolve_all`] looks them all up once, before sampling starts,
+//! because `dlsym` is not async-signal-safe; the signal handler only loads the cached pointers.
+
+use std::ffi::{CStr, c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// One lazily resolved libc function.
+pub(crate) struct Real {
+    name: &'static CStr,
+    ptr: AtomicPtr<c_void>,
+}
+
+impl Real {
+    const fn new(name: &'static CStr) -> Real {
+        Real {
+            name,
+            ptr: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The next definition of the function (libc's), or null when there is none.
+    pub(crate) fn get(&self) -> *mut c_void {
+        let p = self.ptr.load(Ordering::Acquire);
+        if !p.is_null() {
+            return p;
+        }
+        // SAFETY: dlsym with a valid NUL-terminated name; RTLD_NEXT searches the objects loaded
+        // after the one defining this code, which is where libc's definition is.
+        let p = unsafe { libc::dlsym(libc::RTLD_NEXT, self.name.as_ptr()) };
+        self.ptr.store(p, Ordering::Release);
+        p
+    }
+}
+
+/// The real definitions of the functions the runtime interposes.
+pub(crate) mod real {
+    use super::Real;
+
+    pub(crate) static SIGACTION: Real = Real::new(c"sigaction");
+    pub(crate) static SIGNAL: Real = Real::new(c"signal");
+    pub(crate) static SIGPROCMASK: Real = Real::new(c"sigprocmask");
+    pub(crate) static PTHREAD_SIGMASK: Real = Real::new(c"pthread_sigmask");
+    pub(crate) static SIGSUSPEND: Real = Real::new(c"sigsuspend");
+    pub(crate) static SIGWAIT: Real = Real::new(c"sigwait");
+    pub(crate) static SIGWAITINFO: Real = Real::new(c"sigwaitinfo");
+    pub(crate) static SIGTIMEDWAIT: Real = Real::new(c"sigtimedwait");
+    pub(crate) static SIGNALFD: Real = Real::new(c"signalfd");
+    pub(crate) static PTHREAD_CREATE: Real = Real::new(c"pthread_create");
+    pub(crate) static EXECVE: Real = Real::new(c"execve");
+    pub(crate) static EXECVPE: Real = Real::new(c"execvpe");
+    pub(crate) static EXECV: Real = Real::new(c"execv");
+    pub(crate) static EXECVP: Real = Real::new(c"execvp");
+    pub(crate) static FEXECVE: Real = Real::new(c"fexecve");
+
+    /// Every function above, for [`super::resolve_all`].
+    pub(crate) static ALL: [&Real; 15] = [
+        &SIGACTION,
+        &SIGNAL,
+        &SIGPROCMASK,
+        &PTHREAD_SIGMASK,
+        &SIGSUSPEND,
+        &SIGWAIT,
+        &SIGWAITINFO,
+        &SIGTIMEDWAIT,
+        &SIGNALFD,
+        &PTHREAD_CREATE,
+        &EXECVE,
+        &EXECVPE,
+        &EXECV,
+        &EXECVP,
+        &FEXECVE,
+    ];
+}
+
+/// Looks up every real function now (outside any signal handler).
+pub(crate) fn resolve_all() {
+    for r in real::ALL {
+        r.get();
+    }
+}
+
+type SigactionFn =
+    unsafe extern "C" fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int;
+type SigmaskFn = unsafe extern "C" fn(c_int, *const libc::sigset_t, *mut libc::sigset_t) -> c_int;
+
+/// libc's `sigaction` (never the runtime's own definition). Returns false on failure.
+pub(crate) fn sigaction(
+    sig: c_int,
+    act: Option<&libc::sigaction>,
+    old: Option<&mut libc::sigaction>,
+) -> bool {
+    let p = real::SIGACTION.get();
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: the next definition of `sigaction` has this signature; the pointers are null or
+    // point to valid structures for the duration of the call.
+    unsafe {
+        let f = std::mem::transmute::<*mut c_void, SigactionFn>(p);
+        f(
+            sig,
+            act.map_or(std::ptr::null(), |a| a as *const _),
+            old.map_or(std::ptr::null_mut(), |o| o as *mut _),
+        ) == 0
+    }
+}
+
+/// The current disposition of `sig`.
+pub(crate) fn get_action(sig: c_int) -> Option<libc::sigaction> {
+    let mut cur = empty_action();
+    sigaction(sig, None, Some(&mut cur)).then_some(cur)
+}
+
+/// A disposition with handler `handler`, flags `flags` and an empty mask.
+pub(crate) fn action(handler: libc::sighandler_t, flags: c_int) -> libc::sigaction {
+    let mut act = empty_action();
+    act.sa_sigaction = handler;
+    act.sa_flags = flags;
+    act
+}
+
+/// A zeroed `sigaction` (handler `SIG_DFL`, no flags, empty mask).
+pub(crate) fn empty_action() -> libc::sigaction {
+    // SAFETY: sigaction is plain data; all-zero is SIG_DFL with no flags and an empty mask.
+    unsafe { std::mem::zeroed() }
+}
+
+/// An empty signal set.
+pub(crate) fn empty_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it.
+    let mut s: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid, writable set.
+    unsafe { libc::sigemptyset(&mut s) };
+    s
+}
+
+/// The set holding only `sig`.
+pub(crate) fn set_of(sig: c_int) -> libc::sigset_t {
+    let mut s = empty_set();
+    // SAFETY: a valid, writable set.
+    unsafe { libc::sigaddset(&mut s, sig) };
+    s
+}
+
+/// Removes `sig` from `set`.
+pub(crate) fn remove(set: &mut libc::sigset_t, sig: c_int) {
+    // SAFETY: a valid, writable set.
+    unsafe { libc::sigdelset(set, sig) };
+}
+
+/// Adds `sig` to `set`.
+pub(crate) fn add(set: &mut libc::sigset_t, sig: c_int) {
+    // SAFETY: a valid, writable set.
+    unsafe { libc::sigaddset(set, sig) };
+}
+
+/// libc's `pthread_sigmask` (never the runtime's own definition): 0 or an error number.
+pub(crate) fn thread_sigmask(
+    how: c_int,
+    set: Option<&libc::sigset_t>,
+    old: Option<&mut libc::sigset_t>,
+) -> c_int {
+    let p = real::PTHREAD_SIGMASK.get();
+    if p.is_null() {
+        return libc::ENOSYS;
+    }
+    // SAFETY: the next definition of `pthread_sigmask` has this signature; the pointers are
+    // null or valid for the call.
+    unsafe {
+        std::mem::transmute::<*mut c_void, SigmaskFn>(p)(
+            how,
+            set.map_or(std::ptr::null(), |s| s as *const _),
+            old.map_or(std::ptr::null_mut(), |o| o as *mut _),
+        )
+    }
+}
+
+/// `SIGRTMAX` (glibc decides it at run time).
+pub(crate) fn sigrtmax() -> c_int {
+    libc::SIGRTMAX()
+}
+
+/// The calling thread's `errno`.
+pub(crate) fn errno() -> c_int {
+    // SAFETY: __errno_location is always valid for the calling thread.
+    unsafe { *libc::__errno_location() }
+}
+
+/// Sets the calling thread's `errno`.
+pub(crate) fn set_errno(e: c_int) {
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// The calling thread's kernel id. Async-signal-safe.
+pub(crate) fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// Whether the process runs in secure-execution mode (set-uid/set-gid or file capabilities:
+/// `getauxval(AT_SECURE)`), where no environment input of the runtime is trusted.
+pub(crate) fn is_secure() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files and descriptors (all async-signal-safe system calls)
+
+/// `open(path, flags, mode)`: the descriptor, or the `errno`.
+pub(crate) fn open(path: &CStr, flags: c_int, mode: libc::mode_t) -> Result<c_int, c_int> {
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(path.as_ptr(), flags, libc::c_uint::from(mode)) };
+    if fd >= 0 { Ok(fd) } else { Err(errno()) }
+}
+
+/// `write(fd, bytes)`: bytes written, or the `errno`.
+pub(crate) fn write(fd: c_int, bytes: &[u8]) -> Result<usize, c_int> {
+    // SAFETY: writing initialised bytes from a valid slice.
+    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
+/// `read(fd, buf)`: bytes read, or the `errno`.
+pub(crate) fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, c_int> {
+    // SAFETY: reading into a valid, writable slice.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
+/// `close(fd)`; false on failure.
+pub(crate) fn close(fd: c_int) -> bool {
+    // SAFETY: closing a descriptor the caller owns.
+    unsafe { libc::close(fd) == 0 }
+}
+
+/// A close-on-exec pipe: (read end, write end).
+pub(crate) fn pipe_cloexec() -> Option<(c_int, c_int)> {
+    let mut fds = [-1 as c_int; 2];
+    // SAFETY: pipe2 fills the two-element array.
+    (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then_some((fds[0], fds[1]))
+}
+
+/// `lstat(path)`: (file type bits, owner uid), or the `errno`.
+pub(crate) fn lstat(path: &CStr) -> Result<(libc::mode_t, libc::uid_t), c_int> {
+    // SAFETY: stat is plain data, filled by lstat from a NUL-terminated path.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::lstat(path.as_ptr(), &mut st) } != 0 {
+        return Err(errno());
+    }
+    Ok((st.st_mode & libc::S_IFMT, st.st_uid))
+}
+
+/// `readlink(path)` into `buf` (not NUL-terminated): the length, or the `errno`.
+pub(crate) fn readlink(path: &CStr, buf: &mut [u8]) -> Result<usize, c_int> {
+    // SAFETY: readlink writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::readlink(path.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
+/// `rename(from, to)`; the `errno` on failure.
+pub(crate) fn rename(from: &CStr, to: &CStr) -> Result<(), c_int> {
+    // SAFETY: two NUL-terminated paths.
+    if unsafe { libc::rename(from.as_ptr(), to.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// `unlink(path)`, ignoring failure.
+pub(crate) fn unlink(path: &CStr) {
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::unlink(path.as_ptr()) };
+}
+
+/// The effective uid.
+pub(crate) fn geteuid() -> libc::uid_t {
+    // SAFETY: no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// 8 bytes from `getrandom` (without blocking), if available.
+pub(crate) fn random_u64() -> Option<u64> {
+    let mut v = 0u64;
+    // SAFETY: getrandom writes at most 8 bytes into `v`.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_getrandom,
+            (&mut v as *mut u64).cast::<c_void>(),
+            8usize,
+            libc::GRND_NONBLOCK,
+        )
+    };
+    (n == 8).then_some(v)
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+}
+
+/// Sleeps `ms` milliseconds (async-signal-safe, unlike `std::thread::sleep`'s bookkeeping).
+pub(crate) fn sleep_ms(ms: u32) {
+    let t = libc::timespec {
+        tv_sec: libc::time_t::from(ms / 1000),
+        tv_nsec: libc::c_long::from(ms % 1000) * 1_000_000,
+    };
+    // SAFETY: sleeping with a valid duration.
+    unsafe { libc::nanosleep(&t, std::ptr::null_mut()) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process
+
+/// `raise(sig)`.
+pub(crate) fn raise(sig: c_int) {
+    // SAFETY: no preconditions.
+    unsafe { libc::raise(sig) };
+}
+
+/// `_exit(status)`: ends the process at once.
+pub(crate) fn exit_now(status: c_int) -> ! {
+    // SAFETY: leaving the process.
+    unsafe { libc::_exit(status) }
+}
+
+/// `pthread_atfork(prepare, parent, child)`.
+pub(crate) fn atfork(
+    prepare: Option<extern "C" fn()>,
+    parent: Option<extern "C" fn()>,
+    child: Option<extern "C" fn()>,
+) {
+    // SAFETY: registering plain extern "C" functions.
+    unsafe {
+        libc::pthread_atfork(
+            prepare.map(|f| f as unsafe extern "C" fn()),
+            parent.map(|f| f as unsafe extern "C" fn()),
+            child.map(|f| f as unsafe extern "C" fn()),
+        )
+    };
+}
+
+/// `atexit(f)`.
+pub(crate) fn atexit(f: extern "C" fn()) {
+    // SAFETY: registering a plain extern "C" function.
+    unsafe { libc::atexit(f) };
+}
+
+/// A `pthread_mutex_t` that can be locked in one call and unlocked in another (a `pthread_atfork`
+/// prepare handler and the parent/child handlers), which `std::sync::Mutex` cannot do.
+#[derive(Debug)]
+pub(crate) struct RawMutex(std::cell::UnsafeCell<libc::pthread_mutex_t>);
+
+// SAFETY: a pthread mutex is made to be shared between threads.
+unsafe impl Sync for RawMutex {}
+
+impl RawMutex {
+    pub(crate) const fn new() -> RawMutex {
+        RawMutex(std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER))
+    }
+
+    pub(crate) fn lock(&self) {
+        // SAFETY: a statically initialised mutex.
+        unsafe { libc::pthread_mutex_lock(self.0.get()) };
+    }
+
+    /// Whether the lock was free (and is now taken).
+    pub(crate) fn try_lock(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { libc::pthread_mutex_trylock(self.0.get()) == 0 }
+    }
+
+    /// Releases the lock (taken by this thread, or inherited locked by a forked child).
+    pub(crate) fn unlock(&self) {
+        // SAFETY: as above.
+        unsafe { libc::pthread_mutex_unlock(self.0.get()) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timers and the loader
+
+/// A POSIX timer on `clock` delivering `signo` with `cookie` in `si_value` to thread `tid`
+/// (`SIGEV_THREAD_ID`), every `period_ns`. None when the kernel refuses.
+pub(crate) fn thread_timer(
+    clock: libc::clockid_t,
+    tid: i32,
+    signo: c_int,
+    cookie: usize,
+    period_ns: i64,
+) -> Option<libc::timer_t> {
+    // SAFETY: sigevent is plain data; zero is a valid start (libc hides the union's padding).
+    let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
+    sev.sigev_notify = libc::SIGEV_THREAD_ID;
+    sev.sigev_signo = signo;
+    sev.sigev_notify_thread_id = tid;
+    sev.sigev_value = libc::sigval {
+        sival_ptr: cookie as *mut c_void,
+    };
+    let mut id: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: valid pointers to local data.
+    if unsafe { libc::timer_create(clock, &mut sev, &mut id) } != 0 {
+        return None;
+    }
+    let period = libc::timespec {
+        tv_sec: period_ns / 1_000_000_000,
+        tv_nsec: period_ns % 1_000_000_000,
+    };
+    let spec = libc::itimerspec {
+        it_interval: period,
+        it_value: period,
+    };
+    // SAFETY: `id` was just created.
+    if unsafe { libc::timer_settime(id, 0, &spec, std::ptr::null_mut()) } != 0 {
+        timer_delete(id);
+        return None;
+    }
+    Some(id)
+}
+
+/// Deletes a timer made by [`thread_timer`].
+pub(crate) fn timer_delete(id: libc::timer_t) {
+    // SAFETY: a timer this process created and has not deleted.
+    unsafe { libc::timer_delete(id) };
+}
+
+/// The callback type of `dl_iterate_phdr`.
+pub(crate) type PhdrCallback =
+    unsafe extern "C" fn(*mut libc::dl_phdr_info, libc::size_t, *mut c_void) -> c_int;
+
+/// `dl_iterate_phdr(callback, data)`.
+///
+/// # Safety
+/// `callback` must treat `data` as what the caller passes.
+pub(crate) unsafe fn dl_iterate_phdr(callback: PhdrCallback, data: *mut c_void) {
+    // SAFETY: the caller's contract.
+    unsafe { libc::dl_iterate_phdr(Some(callback), data) };
+}

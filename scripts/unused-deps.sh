@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Fails when a crate declares a dependency its code never names (what `cargo machete` checks,
+# without building a tool in CI): every [dependencies] entry must appear as `name::` or
+# `use name` / `extern crate name` in the crate's src/ (or build.rs); every [dev-dependencies]
+# entry in its tests/, benches/, examples/ or src/. Crate names are compared with '-' as '_'.
+#
+# Usage: scripts/unused-deps.sh [CRATE_DIR...]   (default: every workspace member)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+crates=("$@")
+[ ${#crates[@]} -gt 0 ] || crates=(gmon-format gmon-write gmon-tools)
+
+# Prints the names in one [section] of a Cargo.toml (keys only, `name = ...` or `name.workspace`).
+section_deps() {
+	awk -v want="[$2]" '
+		/^\[/ { on = ($0 == want); next }
+		on && /^[A-Za-z0-9_-]+[ .=]/ { sub(/[ .=].*/, ""); print }
+	' "$1"
+}
+
+used_in() { # used_in NAME DIR...
+	local ident=${1//-/_} dirs=()
+	shift
+	for d in "$@"; do [ -e "$d" ] && dirs+=("$d"); done
+	[ ${#dirs[@]} -gt 0 ] || return 1
+	grep -rqE --include='*.rs' "(^|[^A-Za-z0-9_])${ident}::|use ${ident}( |;|::)|extern crate ${ident}" "${dirs[@]}"
+}
+
+bad=0
+for c in "${crates[@]}"; do
+	for dep in $(section_deps "$c/Cargo.toml" dependencies); do
+		if ! used_in "$dep" "$c/src" "$c/build.rs"; then
+			echo "unused dependency: $c depends on $dep, which $c/src never names" >&2
+			bad=1
+		fi
+	done
+	for dep in $(section_deps "$c/Cargo.toml" dev-dependencies); do
+		if ! used_in "$dep" "$c/tests" "$c/benches" "$c/examples" "$c/src"; then
+			echo "unused dev-dependency: $c dev-depends on $dep, which no test, bench or example names" >&2
+			bad=1
+		fi
+	done
+done
+[ $bad -eq 0 ] && echo "unused-deps: every declared dependency is used"
+exit $bad
