@@ -1183,3 +1183,51 @@ fn differential_graph_colours_by_share_by_default_and_raw_counts_on_request() {
     assert!(r > b, "count rose: red, got rgb({r},_,{b})");
     assert!(counts.contains("change in raw sample counts"));
 }
+
+/// Issue 12: a profile of an earlier build of the same program (one small function added
+/// before the others) is refused: its arcs' callee addresses no longer follow a call.
+#[test]
+fn a_profile_of_an_earlier_build_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = |extra: &str| {
+        format!(
+            "#include <stdio.h>\nstatic volatile long sink;\n{extra}\
+             __attribute__((noinline)) long leaf(long x) {{ for (int i = 0; i < 1000; i++) \
+             sink += x * i; return sink; }}\n\
+             __attribute__((noinline)) long mid(long x) {{ return leaf(x) + leaf(x + 1); }}\n\
+             int main(void) {{ long s = 0; for (long i = 0; i < 20000; i++) s += mid(i); \
+             printf(\"%ld\\n\", s); return 0; }}\n"
+        )
+    };
+    let build = |code: &str| -> bool {
+        std::fs::write(tmp.path().join("p.c"), code).unwrap();
+        Command::new("gcc")
+            .args(["-pg", "-O1", "-o", "prog", "p.c"])
+            .current_dir(tmp.path())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !build(&src("")) {
+        return common::skip("a_profile_of_an_earlier_build_is_refused", "gcc -pg failed");
+    }
+    let run = Command::new(tmp.path().join("prog"))
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let (ok, err) = gmon_in(
+        tmp.path(),
+        &["flame".as_ref(), "prog".as_ref(), "gmon.out".as_ref()],
+    );
+    assert!(ok, "its own build is accepted: {err}");
+    assert!(build(&src(
+        "__attribute__((noinline)) long extra(long y) { for (int i = 0; i < 50; i++) sink ^= y + i; \
+         return sink; }\n"
+    )));
+    let (ok, err) = gmon_in(
+        tmp.path(),
+        &["flame".as_ref(), "prog".as_ref(), "gmon.out".as_ref()],
+    );
+    assert!(!ok, "the earlier build's profile was accepted");
+    assert!(err.contains("failed check: arc callees"), "{err}");
+}

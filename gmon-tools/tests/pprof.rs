@@ -665,3 +665,33 @@ fn separate_debug_file_gives_the_same_locations() {
     let bare = decode_gz(&gmon_pprof(&d, &tmp.path().join("c.pb.gz")));
     assert_ne!(places(&bare), want);
 }
+
+/// Issue 12: without -o, `gmon pprof` writes profile.pb.gz and says so on stderr; with -o it
+/// says nothing.
+#[test]
+fn the_default_output_name_is_announced() {
+    let c = case_dir("recurse-pie-O0");
+    let tmp = tempfile::tempdir().unwrap();
+    let o = gmon()
+        .current_dir(tmp.path())
+        .arg("pprof")
+        .arg(c.join("prog"))
+        .arg(c.join("gmon.out"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("wrote profile.pb.gz"), "{err}");
+    assert!(tmp.path().join("profile.pb.gz").is_file());
+    let named = tmp.path().join("x.pb.gz");
+    let o = gmon()
+        .arg("pprof")
+        .arg(c.join("prog"))
+        .arg(c.join("gmon.out"))
+        .arg("-o")
+        .arg(&named)
+        .output()
+        .unwrap();
+    assert!(o.status.success() && o.stderr.is_empty());
+    assert!(named.is_file());
+}

@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use crate::output::write_output;
 use crate::{pprof, stacks};
 
+/// The file written without `-o`.
+const DEFAULT_OUTPUT: &str = "profile.pb.gz";
+
 /// Arguments of `gmon pprof`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -72,10 +75,11 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("internal error: the profile would be refused by pprof: {e}")
     })?;
     let bytes = pprof::encode_gzip(&profile)?;
-    let output = args.output.as_deref().unwrap_or("profile.pb.gz".as_ref());
+    let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
     write_output(output, |w| Ok(w.write_all(&bytes)?))?;
     if args.output.is_none() {
-        eprintln!("gmon pprof: wrote {} (no -o given)", output.display());
+        // A file the user did not name is announced, so it is not a surprise later.
+        eprintln!("gmon pprof: wrote {DEFAULT_OUTPUT} (no -o given)");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -135,13 +135,13 @@ pub(super) fn exact_stacks(
 fn library_symbols(obj: &gmon_format::ext::MappedObject) -> Option<ObjectSymbols> {
     let path = Path::new(&obj.path);
     let data = std::fs::read(path).ok()?;
-    if !obj.build_id.is_empty() {
-        let elf = crate::gprof::symtab::parse_elf(&data).ok()?;
-        if super::executable::gnu_build_id(&elf, &data).as_deref() != Some(&obj.build_id[..]) {
-            return None;
-        }
+    let elf = crate::gprof::symtab::parse_elf(&data).ok()?;
+    if !obj.build_id.is_empty()
+        && super::executable::gnu_build_id(&elf, &data).as_deref() != Some(&obj.build_id[..])
+    {
+        return None;
     }
-    ObjectSymbols::from_bytes(path, &data)
+    Some(ObjectSymbols::from_elf(path, &elf, &data))
 }
 
 #[cfg(test)]

@@ -32,6 +32,11 @@ impl Executable {
     pub fn from_bytes(path: &Path, data: &[u8]) -> anyhow::Result<Executable> {
         let elf = crate::gprof::symtab::parse_elf(data)
             .with_context(|| format!("{}: not an ELF executable", path.display()))?;
+        Ok(Executable::from_elf(path, &elf, data))
+    }
+
+    /// Like [`Executable::from_bytes`] on an ELF file already parsed (`data` is its bytes).
+    pub fn from_elf(path: &Path, elf: &goblin::elf::Elf<'_>, data: &[u8]) -> Executable {
         let endian = if elf.little_endian {
             gmon_format::Endian::Little
         } else {
@@ -49,12 +54,12 @@ impl Executable {
             .map(|s| (s.sh_addr, s.sh_addr.saturating_add(s.sh_size)))
             .collect();
         code.sort_unstable();
-        Ok(Executable {
+        Executable {
             path: path.to_path_buf(),
-            build_id: gnu_build_id(&elf, data).map(ExecutableId),
+            build_id: gnu_build_id(elf, data).map(ExecutableId),
             encoding: gmon_format::Encoding { endian, ptr_width },
             code,
-        })
+        }
     }
 
     /// The path with links resolved (as given when that fails), as pprof's mapping names it.

@@ -185,17 +185,21 @@ pub fn load_with(
             Some(why) => format!("cannot read the executable ({why})"),
             None => "cannot read the executable".to_owned(),
         })?;
-    let executable = Executable::from_bytes(&exe_path, &image.data)?;
+    // One parse of the executable for the views (the gprof engine's symbol table and DWARF
+    // reader take theirs from the same goblin parse function).
+    let elf = crate::gprof::symtab::parse_elf(&image.data)
+        .with_context(|| format!("{}: not an ELF executable", exe_path.display()))?;
+    let executable = Executable::from_elf(&exe_path, &elf, &image.data);
     // The executable's own functions, by the views' rules (clones kept, .dynsym and the unwind
     // table when stripped): spec/stacks.md §9.
-    let main_symbols = ObjectSymbols::from_bytes(&exe_path, &image.data);
+    let main_symbols = Some(ObjectSymbols::from_elf(&exe_path, &elf, &image.data));
     let mut profiles = Vec::with_capacity(gmon.len());
     let mut raw = Vec::with_capacity(gmon.len());
     for path in gmon {
         let bytes = crate::input::read_input(path)?;
         let p = gmon_format::read(&bytes).with_context(|| format!("{}", path.display()))?;
         let checked = check_profile(&executable, path, &p)
-            .and_then(|()| check_arc_entries(main_symbols.as_ref(), &p, &exe_path));
+            .and_then(|()| check_arc_entries(main_symbols.as_ref(), &image, &p, &exe_path));
         if let Err(failed) = checked {
             refuse_unless_forced(load.force, path, &exe_path, &failed, &mut notes)?;
         }
@@ -221,8 +225,7 @@ pub fn load_with(
             exe_path.display()
         ));
     }
-    let elf = crate::gprof::symtab::parse_elf(&image.data).ok();
-    let mut line_info = LineInfo::for_executable(&exe_path, &image.data, elf.as_ref(), true);
+    let mut line_info = LineInfo::for_executable(&exe_path, &image.data, Some(&elf), true);
     attach_function_sources(&mut symtab, &mut line_info);
     let line_table = if load.line_credit {
         line_symbol_table(&symtab, &mut line_info, &image).ok()
@@ -544,13 +547,14 @@ pub fn check_profile(
 /// non-PIE and static); 32 bytes leaves room.
 const ENTRY_SLACK: u64 = 32;
 
-/// The arcs' callee addresses (`self_pc`) must be at function entries: a profile of another
-/// program (or of an earlier build) has them wherever its own functions began, which are mostly
-/// not entries here (and where dense small functions make a hit likely by chance, not all).
+/// The arcs' callee addresses (`self_pc`) must be at function entries, just after a call
+/// instruction (x86-64, [`after_a_call`]): a profile of another program (or of an earlier build)
+/// has them wherever its own functions began, which are mostly not entries here (and where dense small functions make a hit likely by chance, not all).
 /// Refused when more than a quarter of the arcs miss; on a profile of its own executable none
 /// do, and a few arcs into code without symbols are no verdict.
 fn check_arc_entries(
     functions: Option<&ObjectSymbols>,
+    image: &Image,
     profile: &gmon_format::Profile,
     exe: &Path,
 ) -> Result<(), String> {
@@ -562,7 +566,8 @@ fn check_arc_entries(
         arcs += 1;
         let at_entry = functions
             .function_at(a.self_pc)
-            .is_some_and(|f| a.self_pc - f.start <= ENTRY_SLACK);
+            .is_some_and(|f| a.self_pc - f.start <= ENTRY_SLACK)
+            && after_a_call(image, a.self_pc) != Some(false);
         if !at_entry {
             missed += 1;
             example.get_or_insert(a.self_pc);
@@ -577,6 +582,29 @@ fn check_arc_entries(
         ));
     }
     Ok(())
+}
+
+/// On x86-64, whether the bytes before `addr` in `.text` are a call instruction, as they are
+/// before the return address of the profiling call that glibc records as an arc's callee:
+/// `call rel32` (`e8`, 5 bytes: `mcount`, `__fentry__`, `mcount@plt`) or `call *disp32(%rip)`
+/// (`ff 15`, 6 bytes: PIE's `call *mcount@GOTPCREL(%rip)`). In another build the same address
+/// is most often in the middle of some instruction. `None` where it cannot be told (another
+/// machine, outside `.text`).
+fn after_a_call(image: &Image, addr: u64) -> Option<bool> {
+    const EM_X86_64: u16 = 62;
+    if image.machine != EM_X86_64 {
+        return None;
+    }
+    let text = image.text_bytes()?;
+    let at = usize::try_from(addr.checked_sub(image.text_vma)?).ok()?;
+    if at > text.len() {
+        return None;
+    }
+    let before = |n: usize| at.checked_sub(n).and_then(|i| text.get(i..at));
+    Some(
+        before(5).is_some_and(|b| b.first() == Some(&0xe8))
+            || before(6).is_some_and(|b| b.starts_with(&[0xff, 0x15])),
+    )
 }
 
 /// The check after analysis: at most 90% of the histogram's samples may fall outside every

@@ -47,6 +47,11 @@ impl ObjectSymbols {
     /// Like [`ObjectSymbols::open`] on the object's bytes.
     pub fn from_bytes(path: &Path, data: &[u8]) -> Option<ObjectSymbols> {
         let elf = crate::gprof::symtab::parse_elf(data).ok()?;
+        Some(ObjectSymbols::from_elf(path, &elf, data))
+    }
+
+    /// Like [`ObjectSymbols::from_bytes`] on an ELF file already parsed (`data` is its bytes).
+    pub fn from_elf(path: &Path, elf: &Elf<'_>, data: &[u8]) -> ObjectSymbols {
         let object = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
@@ -79,7 +84,7 @@ impl ObjectSymbols {
                 from_symbol: true,
             });
         }
-        for (start, end) in unwind_ranges(&elf, data) {
+        for (start, end) in unwind_ranges(elf, data) {
             let covered = match functions.binary_search_by(|f| f.start.cmp(&start)) {
                 Ok(_) => true,
                 Err(0) => false,
@@ -95,7 +100,7 @@ impl ObjectSymbols {
             }
         }
         functions.sort_by_key(|f| f.start);
-        Some(ObjectSymbols { object, functions })
+        ObjectSymbols { object, functions }
     }
 
     /// The function holding `addr`, if a symbol or the unwind table covers it.
