@@ -76,11 +76,11 @@ impl ObjectView<'_> {
 /// loader's lock is recursive, and `f` may not allocate if the caller must not).
 pub(crate) fn for_each_object(mut f: impl FnMut(&ObjectView<'_>)) {
     let mut state: (bool, &mut dyn FnMut(&ObjectView<'_>)) = (true, &mut f);
-    // SAFETY: the callback only reads the `dl_phdr_info` it is given, for the duration of the
-    // call, and `state` outlives the call.
+    // SAFETY: the callback reads `data` as this `state`, which outlives the call, and only
+    // reads the `dl_phdr_info` it is given, for the duration of the call.
     unsafe {
-        libc::dl_iterate_phdr(
-            Some(callback),
+        crate::sys::dl_iterate_phdr(
+            callback,
             (&mut state as *mut (bool, &mut dyn FnMut(&ObjectView<'_>))).cast(),
         );
     }

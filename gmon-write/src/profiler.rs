@@ -116,6 +116,7 @@ impl Profiler {
         };
         let session = Session::new(self.hz, rec, out)?;
         sampler::start_session(Box::new(session))?;
+        register_at_exit();
         Ok(ProfilerGuard { done: false })
     }
 }
@@ -182,7 +183,7 @@ fn write_session(s: &Session, replaced: bool) -> Result<Written> {
     let histogram = s.out.histogram;
     let mut b = s.buffers.lock().unwrap_or_else(|e| e.into_inner());
     let path = |p: &crate::files::FixedPath| PathBuf::from(std::ffi::OsStr::from_bytes(p.bytes()));
-    if let Err((which, fail)) = write_profile(s, &mut b, histogram) {
+    if let Err((which, fail)) = write_profile(&s.data(), &mut b, histogram) {
         return Err(Error::Write {
             path: path(match which {
                 Which::Gmon => &b.gmon,
@@ -215,6 +216,15 @@ pub(crate) fn finish() -> Result<Option<Written>> {
     }
 }
 
+/// Registers [`finish_at_exit`] with `atexit`, once per process.
+fn register_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    extern "C" fn at_exit() {
+        finish_at_exit();
+    }
+    ONCE.call_once(|| crate::sys::atexit(at_exit));
+}
+
 /// The `atexit` hook: writes a profile whose guard was leaked or never dropped.
 ///
 /// `exit` may be called from a signal handler that interrupted anything, `malloc` included
@@ -228,7 +238,7 @@ pub(crate) fn finish_at_exit() {
         note(&[b"gmon-write: profile not written: a write was in progress at exit\n"]);
         return;
     };
-    if let Err((which, fail)) = write_profile(s, &mut b, s.out.histogram) {
+    if let Err((which, fail)) = write_profile(&s.data(), &mut b, s.out.histogram) {
         let path = match which {
             Which::Gmon => b.gmon.bytes(),
             Which::Sidecar => b.sidecar.bytes(),
@@ -249,8 +259,7 @@ pub(crate) fn finish_at_exit() {
 /// Writes `parts` to stderr (async-signal-safe).
 fn note(parts: &[&[u8]]) {
     for p in parts {
-        // SAFETY: writing initialised bytes to descriptor 2.
-        unsafe { libc::write(2, p.as_ptr().cast(), p.len()) };
+        let _ = crate::sys::write(2, p);
     }
 }
 

@@ -10,8 +10,7 @@ use crate::arch::Registers;
 use crate::objects::{StackRanges, loaded_objects, main_text};
 use crate::profil::bin_index;
 use crate::stack::{MAX_STACK_DEPTH, walk};
-use crate::tables::{CountTable, StackTable};
-use crate::writer::{HistRange, MAX_BIN_TOTAL, OutputBuffers};
+use crate::writer::{HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData};
 use crate::{Error, Result};
 
 /// Capacity of the per-PC table.
@@ -227,9 +226,16 @@ impl Session {
         }
     }
 
-    /// The live histogram bins.
-    pub(crate) fn bins(&self) -> &[AtomicU32] {
-        &self.bins
+    /// What a write reads.
+    pub(crate) fn data(&self) -> ProfileData<'_> {
+        ProfileData {
+            bins: &self.bins,
+            range: self.histogram_range(),
+            counters: self.counters(),
+            pcs: self.pcs.as_ref(),
+            threads: &self.threads,
+            stacks: self.stacks.as_ref(),
+        }
     }
 
     /// The gmon.out histogram's range (link-time) and rate.
@@ -239,18 +245,6 @@ impl Session {
             high_pc: self.geometry.high.wrapping_sub(self.bias),
             rate: self.hz,
         }
-    }
-
-    pub(crate) fn pc_table(&self) -> Option<&CountTable> {
-        self.pcs.as_ref()
-    }
-
-    pub(crate) fn thread_table(&self) -> &CountTable {
-        &self.threads
-    }
-
-    pub(crate) fn stack_table(&self) -> Option<&StackTable> {
-        self.stacks.as_ref()
     }
 
     /// The sidecar's counters so far.
@@ -365,5 +359,81 @@ mod tests {
         let g = Geometry::glibc(0x1001, 0x1005);
         assert_eq!((g.low, g.high), (0x1000, 0x1008));
         assert_eq!(g.nbins, 4);
+    }
+}
+
+/// The allocation-free encoders of writer.rs against gmon-format's.
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+    use crate::arch::Registers;
+    use crate::writer::write_profile;
+    use gmon_format::ext::{GmonLink, extension_to_vec};
+    use gmon_format::{Encoding, Profile, Record, Variant, fit_counts};
+
+    fn session(dir: &std::path::Path) -> Session {
+        let rec = Recording {
+            pcs: true,
+            stacks: true,
+            max_depth: 8,
+        };
+        let out = OutputConfig {
+            output: Some(dir.join("t.out")),
+            append_pid: false,
+            histogram: true,
+        };
+        Session::new(997, rec, out).expect("session")
+    }
+
+    const HOST: Encoding = if cfg!(target_endian = "little") {
+        if cfg!(target_pointer_width = "64") {
+            Encoding::LITTLE_64
+        } else {
+            Encoding::LITTLE_32
+        }
+    } else if cfg!(target_pointer_width = "64") {
+        Encoding::BIG_64
+    } else {
+        Encoding::BIG_32
+    };
+
+    /// The allocation-free encoders write exactly what gmon-format's do: gmon.out as
+    /// `to_vec(fit_counts(..))` (bins above 65535 split over further records), the sidecar as
+    /// `extension_to_vec`.
+    #[test]
+    fn bytes_are_gmon_formats() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = session(dir.path());
+        let bins = &s.bins;
+        let n = bins.len();
+        for (i, v) in [(0, 70_000u32), (1, 2), (n / 2, 200_000), (n - 1, 65_535)] {
+            bins[i].store(v, Ordering::Relaxed);
+        }
+        let main = s.geometry.low;
+        for (k, pc) in [main + 8, main + 8, main + 40, 0x7f00_0000_1000, main + 8]
+            .into_iter()
+            .enumerate()
+        {
+            let regs = Registers { pc, fp: 0, sp: 0 };
+            s.record(&regs, 100 + (k as u64 % 2), 1 + k as u32);
+        }
+        let mut b = s.buffers.lock().expect("buffers");
+        write_profile(&s.data(), &mut b, true).expect("written");
+        let gmon = std::fs::read(dir.path().join("t.out")).expect("gmon.out");
+        let sidecar = std::fs::read(dir.path().join("t.out.gmonx")).expect("sidecar");
+
+        let mut p = Profile::new_gnu(HOST);
+        p.records.push(Record::Histogram(s.histogram()));
+        let want = gmon_format::to_vec(&fit_counts(&p, Variant::Gnu).expect("fit")).expect("enc");
+        assert_eq!(gmon, want);
+        assert_eq!(
+            gmon_format::read(&gmon).expect("read").histograms().count(),
+            4
+        );
+
+        let mut ext = s.extension();
+        ext.gmon = Some(GmonLink::of(&gmon));
+        assert_eq!(sidecar, extension_to_vec(&ext).expect("enc"));
+        assert_eq!(ext.stacks.len(), 3);
     }
 }

@@ -96,7 +96,7 @@ impl CountTable {
 
     /// Copies every (key, count) with a non-zero count into `out`, ascending by key, and
     /// returns how many; no allocation (`out` has the table's capacity).
-    pub(crate) fn fill_sorted(&self, out: &mut [(u64, u64)]) -> usize {
+    pub(crate) fn fill_sorted(&self, out: &mut [[u64; 2]]) -> usize {
         let mut n = 0;
         for (k, c) in self.keys.iter().zip(self.counts.iter()) {
             let k = k.load(Ordering::Relaxed);
@@ -105,7 +105,7 @@ impl CountTable {
                 && c != 0
                 && let Some(slot) = out.get_mut(n)
             {
-                *slot = (k - 1, c);
+                *slot = [k - 1, c];
                 n += 1;
             }
         }

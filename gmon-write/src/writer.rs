@@ -20,9 +20,11 @@ use gmon_format::{
     Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION, MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS,
 };
 
+use gmon_format::ext::Counters;
+
 use crate::files::{FixedPath, OsFail, Scratch, Sink, write_file};
 use crate::objects::for_each_object;
-use crate::session::Session;
+use crate::tables::{CountTable, StackTable};
 
 /// The writer string of the sidecar's INFO section.
 pub(crate) const WRITER: &str = concat!("gmon-write ", env!("CARGO_PKG_VERSION"));
@@ -76,8 +78,8 @@ pub(crate) struct OutputBuffers {
     files: Scratch,
     exe: FixedPath,
     bins: Box<[u32]>,
-    pcs: Box<[(u64, u64)]>,
-    threads: Box<[(u64, u64)]>,
+    pcs: Box<[[u64; 2]]>,
+    threads: Box<[[u64; 2]]>,
     stacks: Box<[u32]>,
     objects: FixedBytes,
     object_count: u32,
@@ -91,13 +93,30 @@ impl OutputBuffers {
             files: Scratch::new(),
             exe: FixedPath::new(),
             bins: vec![0u32; nbins].into_boxed_slice(),
-            pcs: vec![(0, 0); pcs].into_boxed_slice(),
-            threads: vec![(0, 0); threads].into_boxed_slice(),
+            pcs: vec![[0u64; 2]; pcs].into_boxed_slice(),
+            threads: vec![[0u64; 2]; threads].into_boxed_slice(),
             stacks: vec![0u32; stacks].into_boxed_slice(),
             objects: FixedBytes::new(OBJECTS_CAP),
             object_count: 0,
         }
     }
+}
+
+/// What a write reads: a session's counters, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProfileData<'a> {
+    /// The live histogram bins.
+    pub bins: &'a [AtomicU32],
+    /// The histogram's range and the rate.
+    pub range: HistRange,
+    /// The sidecar's counters.
+    pub counters: Counters,
+    /// Per-PC counts (when recorded).
+    pub pcs: Option<&'a CountTable>,
+    /// Per-thread counts.
+    pub threads: &'a CountTable,
+    /// Stacks (when recorded).
+    pub stacks: Option<&'a StackTable>,
 }
 
 /// Which file a failure is about.
@@ -109,23 +128,23 @@ pub(crate) enum Which {
 
 /// Writes the sidecar, then gmon.out (when `histogram`), from the session's counters.
 pub(crate) fn write_profile(
-    s: &Session,
+    s: &ProfileData<'_>,
     b: &mut OutputBuffers,
     histogram: bool,
 ) -> Result<(), (Which, OsFail)> {
     let link = if histogram {
-        snapshot_bins(s.bins(), &mut b.bins);
+        snapshot_bins(s.bins, &mut b.bins);
         let mut probe = [0u8; 0];
         let mut measure = Sink::measure(&mut probe);
-        emit_gmon(&mut measure, s, &b.bins);
+        emit_gmon(&mut measure, s.range, &b.bins);
         Some(measure.digest())
     } else {
         None
     };
     collect_objects(b);
-    let npcs = s.pc_table().map_or(0, |t| t.fill_sorted(&mut b.pcs));
-    let nthreads = s.thread_table().fill_sorted(&mut b.threads);
-    let nstacks = s.stack_table().map_or(0, |t| t.fill_sorted(&mut b.stacks));
+    let npcs = s.pcs.map_or(0, |t| t.fill_sorted(&mut b.pcs));
+    let nthreads = s.threads.fill_sorted(&mut b.threads);
+    let nstacks = s.stacks.map_or(0, |t| t.fill_sorted(&mut b.stacks));
     let OutputBuffers {
         gmon,
         sidecar,
@@ -149,7 +168,7 @@ pub(crate) fn write_profile(
     write_file(sidecar.bytes(), files, |sink| emit_sidecar(sink, s, &parts))
         .map_err(|e| (Which::Sidecar, e))?;
     if histogram {
-        write_file(gmon.bytes(), files, |sink| emit_gmon(sink, s, bins))
+        write_file(gmon.bytes(), files, |sink| emit_gmon(sink, s.range, bins))
             .map_err(|e| (Which::Gmon, e))?;
     }
     Ok(())
@@ -166,8 +185,7 @@ fn snapshot_bins(live: &[AtomicU32], copy: &mut [u32]) {
 /// gmon.out: the GNU header and the histogram, split into `k = ⌈max / 65535⌉` records of the
 /// same range when a bin exceeds 65535 (spec/merge.md §3), in the host's byte order and word
 /// size as glibc writes it.
-pub(crate) fn emit_gmon(sink: &mut Sink<'_>, s: &Session, bins: &[u32]) {
-    let h = s.histogram_range();
+fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32]) {
     sink.put(&GMON_MAGIC);
     sink.put(&GMON_VERSION.to_ne_bytes());
     sink.put(&[0u8; 12]);
@@ -182,9 +200,14 @@ pub(crate) fn emit_gmon(sink: &mut Sink<'_>, s: &Session, bins: &[u32]) {
         sink.put(&Dimension::SECONDS.name);
         sink.put(&[Dimension::SECONDS.abbrev]);
         let floor = j * MAX_BIN_COUNT;
-        for &c in bins {
-            let v = u64::from(c).saturating_sub(floor).min(MAX_BIN_COUNT) as u16;
-            sink.put(&v.to_ne_bytes());
+        // In chunks: one `put` per bin costs more than the bins themselves.
+        let mut chunk = [0u8; 512];
+        for group in bins.chunks(chunk.len() / 2) {
+            for (dst, &c) in chunk.chunks_exact_mut(2).zip(group) {
+                let v = u64::from(c).saturating_sub(floor).min(MAX_BIN_COUNT) as u16;
+                dst.copy_from_slice(&v.to_ne_bytes());
+            }
+            sink.put(chunk.get(..2 * group.len()).unwrap_or(&[]));
         }
     }
 }
@@ -201,8 +224,8 @@ pub(crate) struct HistRange {
 struct SidecarParts<'a> {
     objects: &'a [u8],
     object_count: u32,
-    pcs: &'a [(u64, u64)],
-    threads: &'a [(u64, u64)],
+    pcs: &'a [[u64; 2]],
+    threads: &'a [[u64; 2]],
     stacks: &'a [u32],
     link: Option<(u64, u64)>,
 }
@@ -221,15 +244,15 @@ fn put_u64(sink: &mut Sink<'_>, v: u64) {
 }
 
 /// The sidecar (spec §5), little-endian.
-fn emit_sidecar(sink: &mut Sink<'_>, s: &Session, p: &SidecarParts<'_>) {
+fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) {
     sink.put(&GMONX_MAGIC);
     put_u32(sink, GMONX_VERSION);
     put_u32(sink, 0);
 
     section(sink, SECTION_INFO, 4 + 4 + 5 * 8 + 4 + WRITER.len() as u64);
-    put_u32(sink, s.hz);
+    put_u32(sink, s.range.rate);
     put_u32(sink, std::process::id());
-    let c = s.counters();
+    let c = s.counters;
     for v in [
         c.samples,
         c.outside_histogram,
@@ -248,14 +271,14 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &Session, p: &SidecarParts<'_>) {
 
     section(sink, SECTION_PC_SAMPLES, 4 + 16 * p.pcs.len() as u64);
     put_u32(sink, p.pcs.len() as u32);
-    for &(pc, count) in p.pcs {
+    for &[pc, count] in p.pcs {
         put_u64(sink, pc);
         put_u64(sink, count);
     }
 
     // Stacks: the slots are sorted by stack, so duplicates (a stack stored twice by racing
     // threads) are adjacent and merged here.
-    let table = s.stack_table();
+    let table = s.stacks;
     let (mut n, mut len) = (0u32, 4u64);
     if let Some(t) = table {
         for (first, _) in merged_stacks(p.stacks, t) {
@@ -277,7 +300,7 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &Session, p: &SidecarParts<'_>) {
 
     section(sink, SECTION_THREADS, 4 + 12 * p.threads.len() as u64);
     put_u32(sink, p.threads.len() as u32);
-    for &(tid, samples) in p.threads {
+    for &[tid, samples] in p.threads {
         put_u32(sink, tid as u32);
         put_u64(sink, samples);
     }
@@ -292,7 +315,7 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &Session, p: &SidecarParts<'_>) {
 /// Sorted stack slots grouped into runs of equal stacks: (first slot, summed count).
 fn merged_stacks<'a>(
     slots: &'a [u32],
-    t: &'a crate::tables::StackTable,
+    t: &'a StackTable,
 ) -> impl Iterator<Item = (usize, u64)> + 'a {
     let mut at = 0;
     std::iter::from_fn(move || {
@@ -314,10 +337,9 @@ fn merged_stacks<'a>(
 fn collect_objects(b: &mut OutputBuffers) {
     b.objects.len = 0;
     b.object_count = 0;
-    let cap = b.exe.capacity();
-    // SAFETY: readlink writes at most `cap` bytes into the path's buffer.
-    let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), b.exe.buf_ptr(), cap) };
-    b.exe.set_len(usize::try_from(n).unwrap_or(0));
+    if b.exe.read_link(c"/proc/self/exe").is_err() {
+        b.exe.set(b"");
+    }
     let (exe, objects, count) = (&b.exe, &mut b.objects, &mut b.object_count);
     for_each_object(|o| {
         let path = if o.first && !exe.bytes().is_empty() {
@@ -344,79 +366,4 @@ fn collect_objects(b: &mut OutputBuffers) {
         }
         *count += 1;
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::arch::Registers;
-    use crate::session::{OutputConfig, Recording};
-    use gmon_format::ext::{GmonLink, extension_to_vec};
-    use gmon_format::{Encoding, Profile, Record, Variant, fit_counts};
-
-    fn session(dir: &std::path::Path) -> Session {
-        let rec = Recording {
-            pcs: true,
-            stacks: true,
-            max_depth: 8,
-        };
-        let out = OutputConfig {
-            output: Some(dir.join("t.out")),
-            append_pid: false,
-            histogram: true,
-        };
-        Session::new(997, rec, out).expect("session")
-    }
-
-    const HOST: Encoding = if cfg!(target_endian = "little") {
-        if cfg!(target_pointer_width = "64") {
-            Encoding::LITTLE_64
-        } else {
-            Encoding::LITTLE_32
-        }
-    } else if cfg!(target_pointer_width = "64") {
-        Encoding::BIG_64
-    } else {
-        Encoding::BIG_32
-    };
-
-    /// The allocation-free encoders write exactly what gmon-format's do: gmon.out as
-    /// `to_vec(fit_counts(..))` (bins above 65535 split over further records), the sidecar as
-    /// `extension_to_vec`.
-    #[test]
-    fn bytes_are_gmon_formats() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let s = session(dir.path());
-        let bins = s.bins();
-        let n = bins.len();
-        for (i, v) in [(0, 70_000u32), (1, 2), (n / 2, 200_000), (n - 1, 65_535)] {
-            bins[i].store(v, Ordering::Relaxed);
-        }
-        let main = s.geometry.low;
-        for (k, pc) in [main + 8, main + 8, main + 40, 0x7f00_0000_1000, main + 8]
-            .into_iter()
-            .enumerate()
-        {
-            let regs = Registers { pc, fp: 0, sp: 0 };
-            s.record(&regs, 100 + (k as u64 % 2), 1 + k as u32);
-        }
-        let mut b = s.buffers.lock().expect("buffers");
-        write_profile(&s, &mut b, true).expect("written");
-        let gmon = std::fs::read(dir.path().join("t.out")).expect("gmon.out");
-        let sidecar = std::fs::read(dir.path().join("t.out.gmonx")).expect("sidecar");
-
-        let mut p = Profile::new_gnu(HOST);
-        p.records.push(Record::Histogram(s.histogram()));
-        let want = gmon_format::to_vec(&fit_counts(&p, Variant::Gnu).expect("fit")).expect("enc");
-        assert_eq!(gmon, want);
-        assert_eq!(
-            gmon_format::read(&gmon).expect("read").histograms().count(),
-            4
-        );
-
-        let mut ext = s.extension();
-        ext.gmon = Some(GmonLink::of(&gmon));
-        assert_eq!(sidecar, extension_to_vec(&ext).expect("enc"));
-        assert_eq!(ext.stacks.len(), 3);
-    }
 }
