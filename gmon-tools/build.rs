@@ -50,6 +50,14 @@ fn main() {
     if release {
         cmd.arg("--release");
     }
+    // Without debug information the embedded copy is a few times smaller: less to compare
+    // before each run and to map into every recorded process. (GMON_WRITE_LIB can name a build
+    // with it for debugging the runtime.)
+    let profile = if release { "release" } else { "dev" };
+    cmd.args([
+        "--config",
+        &format!("profile.{profile}.strip=\"debuginfo\""),
+    ]);
     // The outer build's settings for its own crates are not the runtime's: clippy's wrapper
     // (under `cargo clippy`), the outer target directory, and per-crate variables cargo sets for
     // this build script would otherwise leak into the nested build.
