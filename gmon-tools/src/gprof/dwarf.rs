@@ -104,6 +104,9 @@ struct ElfFunc {
     value: u64,
     size: u64,
     name: StrId,
+    /// The value BFD's cache compares with (the symbol's own section offset: for a
+    /// PowerPC64 descriptor, its place in `.opd`, not its entry).
+    cache_value: u64,
 }
 
 /// BFD's view of an executable's DWARF line information and code symbols.
@@ -216,7 +219,15 @@ impl LineInfo {
         functions: bool,
     ) -> LineInfo {
         let separate = super::debuglink::separate_debug_data(path, data);
-        LineInfo::from_parsed_elf(separate.as_deref().unwrap_or(data), elf, functions)
+        let mut info =
+            LineInfo::from_parsed_elf(separate.as_deref().unwrap_or(data), elf, functions);
+        // The code symbols are the executable's, and so are the descriptors they may need.
+        if separate.is_some()
+            && let Some(elf) = elf
+        {
+            info.read_elf_symbols(elf, data);
+        }
+        info
     }
 
     /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
@@ -265,7 +276,7 @@ impl LineInfo {
             return info;
         };
         if let Some(elf) = elf {
-            info.read_elf_symbols(elf);
+            info.read_elf_symbols(elf, data);
         }
         let endian = if file.is_little_endian() {
             RunTimeEndian::Little
@@ -368,10 +379,10 @@ impl LineInfo {
         !self.units.is_empty()
     }
 
-    /// Code symbols of `.text` that `_bfd_elf_find_function` considers: not section, file,
-    /// object or TLS symbols, and not hidden local untyped zero-size labels.
-    fn read_elf_symbols(&mut self, elf: &goblin::elf::Elf<'_>) {
-        use goblin::elf::sym;
+    /// Code symbols of `.text` that `_bfd_elf_find_function` considers (the machine's
+    /// `maybe_function_sym`, see [`super::arch::function_symbols`]), in gprof's order.
+    /// `data`: the bytes `elf` was parsed from (PowerPC64 descriptors are read there).
+    fn read_elf_symbols(&mut self, elf: &goblin::elf::Elf<'_>, data: &[u8]) {
         let Some((text_idx, text)) = elf
             .section_headers
             .iter()
@@ -381,36 +392,23 @@ impl LineInfo {
             return;
         };
         self.text_vma = text.sh_addr;
-        for s in elf.syms.iter() {
-            if s.st_shndx != text_idx {
-                continue;
-            }
-            let typ = s.st_type();
-            if matches!(
-                typ,
-                sym::STT_SECTION | sym::STT_FILE | sym::STT_OBJECT | sym::STT_TLS
-            ) {
-                continue;
-            }
-            if s.st_size == 0
-                && s.st_bind() == sym::STB_LOCAL
-                && typ == sym::STT_NOTYPE
-                && s.st_visibility() == sym::STV_HIDDEN
-            {
-                continue;
-            }
-            let name = elf.strtab.get_at(s.st_name).unwrap_or("");
-            let name = self.strings.intern(name);
+        self.elf_funcs.clear();
+        self.elf_cache = None;
+        let synthetic = super::arch::synthetic_symbols(elf, data);
+        for f in super::arch::function_symbols(elf, data, text_idx, &synthetic) {
+            let name = self.strings.intern(&f.name);
             self.elf_funcs.push(ElfFunc {
-                value: s.st_value.wrapping_sub(text.sh_addr),
-                size: if s.st_size == 0 { 1 } else { s.st_size },
+                value: f.offset,
+                size: f.size,
                 name,
+                cache_value: f.cache_value,
             });
         }
         let mut order: Vec<usize> = (0..self.elf_funcs.len()).collect();
         order.sort_by_key(|&i| self.elf_funcs.get(i).map_or(0, |f| f.value));
         self.elf_sorted = order;
-        self.elf_cache_transparent = self.cache_is_transparent();
+        self.elf_cache_transparent =
+            self.cache_is_transparent() && self.elf_funcs.iter().all(|f| f.cache_value == f.value);
     }
 
     /// See [`LineInfo::elf_cache_transparent`]: for each symbol value, the symbol a search
@@ -470,7 +468,7 @@ impl LineInfo {
         // BFD's scan also starts from low_func = 0 with func_size 0: a value-0 symbol qualifies.
         let idx = best?;
         let f = self.elf_funcs.get(idx)?;
-        self.elf_cache = Some((f.value, f.value.saturating_add(f.size), idx));
+        self.elf_cache = Some((f.cache_value, f.cache_value.saturating_add(f.size), idx));
         Some(idx)
     }
 

@@ -249,7 +249,12 @@ pub fn finalize_merged(syms: Vec<Symbol>, text_end: u64) -> Vec<Symbol> {
 /// the function symbols in ELF symbol-table order (`core_create_function_syms` looks each up),
 /// then those first met by line symbols (address order). gprof prepends each new file to its
 /// list, so `-A` walks this order backwards and a file symspec finds the last match.
-pub fn order_files_like_gprof(table: &mut SymbolTable, elf: Option<&goblin::elf::Elf<'_>>) {
+/// `elf`: the executable, parsed, with its bytes (for the symbols BFD adds, see
+/// [`super::arch::symbol_addresses`]).
+pub fn order_files_like_gprof(
+    table: &mut SymbolTable,
+    elf: Option<(&goblin::elf::Elf<'_>, &[u8])>,
+) {
     let n = table.files.len();
     let mut order: Vec<usize> = Vec::with_capacity(n);
     let mut seen = vec![false; n];
@@ -262,12 +267,12 @@ pub fn order_files_like_gprof(table: &mut SymbolTable, elf: Option<&goblin::elf:
             order.push(f);
         }
     };
-    if let Some(elf) = elf {
-        for s in elf.syms.iter().skip(1) {
-            let i = table.symbols.partition_point(|x| x.addr < s.st_value);
+    if let Some((elf, data)) = elf {
+        for (addr, is_func) in super::arch::symbol_addresses(elf, data) {
+            let i = table.symbols.partition_point(|x| x.addr < addr);
             if let Some(sym) = table.symbols.get(i)
-                && sym.addr == s.st_value
-                && sym.is_func == (s.st_type() == goblin::elf::sym::STT_FUNC)
+                && sym.addr == addr
+                && sym.is_func == is_func
             {
                 take(sym.file, &mut order);
             }

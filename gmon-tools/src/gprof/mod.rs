@@ -39,6 +39,7 @@
 //! [`SymbolTable::finalize`], source files through [`SymbolTable::attach_source`].
 
 pub mod annotate;
+pub mod arch;
 pub mod args;
 pub mod blurbs;
 pub mod callgraph;
@@ -314,15 +315,15 @@ impl AnalysisBuilder {
         let mut static_arcs: Box<dyn FnMut(usize) -> Vec<usize>> = Box::new(|_| Vec::new());
         let mut warnings = Vec::new();
         if static_call_graph && has_arcs {
-            match image.map(|i| (i, i.machine)) {
-                Some((img, goblin::elf::header::EM_X86_64 | goblin::elf::header::EM_386)) => {
-                    let finder = StaticCalls::new(img, &symtab, &hist);
+            match image.map(|i| (i, arch::call_scanner(i.machine))) {
+                Some((img, Some(scanner))) => {
+                    let finder = StaticCalls::new(img, &symtab, &hist, scanner);
                     static_arcs = Box::new(move |p| finder.calls_from(p));
                 }
-                Some((_, m)) => {
+                Some((img, None)) => {
                     warnings.push(format!(
                         "{whoami}: -c not supported on architecture {}\n",
-                        arch_name(m)
+                        arch::printable_name(img)
                     ));
                 }
                 None => {}
@@ -355,38 +356,33 @@ impl AnalysisBuilder {
     }
 }
 
-fn arch_name(machine: u16) -> String {
-    use goblin::elf::header::*;
-    match machine {
-        EM_AARCH64 => "aarch64".into(),
-        EM_ARM => "arm".into(),
-        EM_PPC => "powerpc".into(),
-        EM_PPC64 => "powerpc".into(),
-        EM_RISCV => "riscv".into(),
-        EM_S390 => "s390".into(),
-        EM_MIPS => "mips".into(),
-        EM_SPARC | EM_SPARCV9 => "sparc".into(),
-        m => format!("{m}"),
-    }
-}
-
-/// gprof's x86 `-c` scanner: every `0xE8` byte of a symbol's code is taken as `call rel32`; the
-/// 32-bit displacement is zero-extended (so only forward calls are found on a 64-bit host), the
-/// target must lie in a histogram and start a symbol.
+/// gprof's `-c` scanners. x86: every `0xE8` byte of a symbol's code is taken as `call rel32`;
+/// the 32-bit displacement is zero-extended (so only forward calls are found on a 64-bit host).
+/// AArch64 and MIPS: see [`arch::CallScanner`]. The target must lie in a histogram and start a
+/// symbol.
 struct StaticCalls<'a> {
     text: Option<&'a [u8]>,
     text_vma: u64,
     syms: &'a SymbolTable,
     ranges: Vec<(u64, u64)>,
+    scanner: arch::CallScanner,
+    big_endian: bool,
 }
 
 impl<'a> StaticCalls<'a> {
-    fn new(image: &'a Image, syms: &'a SymbolTable, hist: &Histograms) -> StaticCalls<'a> {
+    fn new(
+        image: &'a Image,
+        syms: &'a SymbolTable,
+        hist: &Histograms,
+        scanner: arch::CallScanner,
+    ) -> StaticCalls<'a> {
         StaticCalls {
             text: image.text_bytes(),
             text_vma: image.text_vma,
             syms,
             ranges: hist.records.iter().map(|r| (r.low_pc, r.high_pc)).collect(),
+            scanner,
+            big_endian: image.encoding.endian == gmon_format::Endian::Big,
         }
     }
 
@@ -414,6 +410,24 @@ impl<'a> StaticCalls<'a> {
         let Some((lo, hi)) = self.clip(sym.addr, next) else {
             return out;
         };
+        if self.scanner != arch::CallScanner::X86 {
+            let mut pc = lo;
+            while pc < hi {
+                let off = pc.wrapping_sub(self.text_vma) as usize;
+                if let Some(dest) = text
+                    .get(off..off.wrapping_add(4))
+                    .filter(|_| pc >= self.text_vma)
+                    .and_then(|b| self.scanner.target(pc, b, self.big_endian))
+                    && self.in_hist(dest)
+                    && let Some(c) = self.syms.lookup(dest)
+                    && self.syms.symbols.get(c).is_some_and(|s| s.addr == dest)
+                {
+                    out.push(c);
+                }
+                pc += 4;
+            }
+            return out;
+        }
         let mut pc = lo;
         while pc < hi {
             let off = pc.wrapping_sub(self.text_vma) as usize;

@@ -413,7 +413,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         if line {
             symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
         }
-        super::lines::order_files_like_gprof(&mut symtab, elf.as_ref());
+        super::lines::order_files_like_gprof(&mut symtab, elf.as_ref().map(|e| (e, &*image.data)));
     }
     let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
     if a.file_format == FileFormat::Prof {
