@@ -250,8 +250,9 @@ pub struct FunctionSym<'a> {
     pub size: u64,
     /// The symbol's name.
     pub name: std::borrow::Cow<'a, str>,
-    /// The symbol's value in its own section, which BFD's one-entry cache compares offsets
-    /// with: [`FunctionSym::offset`] except for a descriptor (its offset in `.opd`).
+    /// The symbol's value in its own section, which BFD compares with code offsets (its
+    /// one-entry cache; whether a DWARF function starts at the symbol):
+    /// [`FunctionSym::offset`] except for a descriptor (its offset in `.opd`).
     pub cache_value: u64,
 }
 

@@ -104,8 +104,9 @@ struct ElfFunc {
     value: u64,
     size: u64,
     name: StrId,
-    /// The value BFD's cache compares with (the symbol's own section offset: for a
-    /// PowerPC64 descriptor, its place in `.opd`, not its entry).
+    /// The symbol's value in its own section, which BFD compares with where it means the
+    /// code's offset (its cache, and the renaming of a DWARF function that starts there):
+    /// for a PowerPC64 descriptor, its place in `.opd`, not its entry.
     cache_value: u64,
 }
 
@@ -554,7 +555,7 @@ impl LineInfo {
         let sym = self.elf_find_function(offset);
         let sym_name = sym
             .and_then(|i| self.elf_funcs.get(i))
-            .map(|s| (s.name, s.value));
+            .map(|s| (s.name, s.cache_value));
         let text_vma = self.text_vma;
         if let Some(fi) = func
             && let Some(f) = self.units.get_mut(ui).and_then(|u| u.funcs.get_mut(fi))
