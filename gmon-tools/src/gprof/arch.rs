@@ -372,12 +372,40 @@ pub enum CallScanner {
     /// AArch64: `b` and `bl` (`insn & 0x7c000000 == 0x14000000`), every 4 bytes.
     Aarch64,
     /// MIPS: `jal` (`insn & 0xfc000000 == 0x0c000000`), every 4 bytes, target in the current
-    /// 256 MB region.
+    /// 256 MB region; `jalr` (`insn & 0xfc00f83f == 0x0000f809`) is an indirect call.
     Mips,
 }
 
+/// What a `-c` scanner makes of one instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    /// Not a call.
+    None,
+    /// A call to this address.
+    Direct(u64),
+    /// An indirect call (MIPS `jalr`): gprof adds an arc to its `<indirect child>`.
+    Indirect,
+}
+
 impl CallScanner {
-    /// The call target of the 4-byte instruction `insn` at `pc`, if it is a call.
+    /// The 4-byte instruction `insn` at `pc` as a call.
+    pub fn decode(self, pc: u64, insn: &[u8], big_endian: bool) -> Call {
+        let Ok(b) = <[u8; 4]>::try_from(insn) else {
+            return Call::None;
+        };
+        let w = if big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        };
+        if self == CallScanner::Mips && w & 0xfc00_f83f == 0x0000_f809 {
+            return Call::Indirect;
+        }
+        self.target(pc, &b, big_endian)
+            .map_or(Call::None, Call::Direct)
+    }
+
+    /// The call target of the 4-byte instruction `insn` at `pc`, if it is a direct call.
     pub fn target(self, pc: u64, insn: &[u8], big_endian: bool) -> Option<u64> {
         let b: [u8; 4] = insn.try_into().ok()?;
         let w = if big_endian {

@@ -115,6 +115,10 @@ pub struct CallGraph {
     pub print_time: f64,
     /// A fatal DFS inconsistency gprof reports (`[find_cycle] ...`), if one occurred.
     pub dfn_error: Option<&'static str>,
+    /// Arcs from `-c`'s MIPS scanner to gprof's `<indirect child>` (a `jalr` in the parent),
+    /// which is no symbol: `(parent, number of arcs when it was made)`. Count and time are
+    /// 0, so only the parent's list of children shows them.
+    pub indirect: Vec<(u32, u32)>,
     dfn_counter: i64,
     lookup: HashMap<(u32, u32), u32, FastHash>,
     /// Arc records already resolved: `(from_pc, self_pc)` → arc index, or [`NONE`] when the
@@ -263,7 +267,7 @@ impl CallGraph {
         symtab: &SymbolTable,
         specs: &SpecTables,
         time: &[f64],
-        static_arcs: &mut dyn FnMut(SymIdx) -> Vec<SymIdx>,
+        static_arcs: &mut dyn FnMut(SymIdx) -> Vec<Option<SymIdx>>,
     ) {
         let n = self.nsyms;
         for p in 0..n {
@@ -283,7 +287,16 @@ impl CallGraph {
                 self.nodes[p].self_calls = 0;
             }
             for c in static_arcs(p) {
-                self.arc_add(p, c, 0);
+                match c {
+                    Some(c) => {
+                        self.arc_add(p, c, 0);
+                    }
+                    None => {
+                        if self.indirect.last().is_none_or(|&(q, _)| q != p as u32) {
+                            self.indirect.push((p as u32, self.arcs.len() as u32));
+                        }
+                    }
+                }
             }
         }
         let (mut stack, mut work) = (Vec::new(), Vec::new());

@@ -312,7 +312,7 @@ impl AnalysisBuilder {
                 total_time: 0.0,
             }
         };
-        let mut static_arcs: Box<dyn FnMut(usize) -> Vec<usize>> = Box::new(|_| Vec::new());
+        let mut static_arcs: Box<dyn FnMut(usize) -> Vec<Option<usize>>> = Box::new(|_| Vec::new());
         let mut warnings = Vec::new();
         if static_call_graph && has_arcs {
             match image.map(|i| (i, arch::call_scanner(i.machine))) {
@@ -401,7 +401,9 @@ impl<'a> StaticCalls<'a> {
             .any(|&(l, h)| (l & 0xffff_ffff) <= a && a < (h & 0xffff_ffff))
     }
 
-    fn calls_from(&self, p: usize) -> Vec<usize> {
+    /// The symbols `p`'s code calls, in address order; `None` for an indirect call that gprof
+    /// records as an arc to its `<indirect child>` (MIPS `jalr`).
+    fn calls_from(&self, p: usize) -> Vec<Option<usize>> {
         let mut out = Vec::new();
         let (Some(text), Some(sym)) = (self.text, self.syms.symbols.get(p)) else {
             return out;
@@ -414,15 +416,20 @@ impl<'a> StaticCalls<'a> {
             let mut pc = lo;
             while pc < hi {
                 let off = pc.wrapping_sub(self.text_vma) as usize;
-                if let Some(dest) = text
+                let insn = text
                     .get(off..off.wrapping_add(4))
-                    .filter(|_| pc >= self.text_vma)
-                    .and_then(|b| self.scanner.target(pc, b, self.big_endian))
-                    && self.in_hist(dest)
-                    && let Some(c) = self.syms.lookup(dest)
-                    && self.syms.symbols.get(c).is_some_and(|s| s.addr == dest)
-                {
-                    out.push(c);
+                    .filter(|_| pc >= self.text_vma);
+                match insn.map(|b| self.scanner.decode(pc, b, self.big_endian)) {
+                    Some(arch::Call::Direct(dest)) => {
+                        if self.in_hist(dest)
+                            && let Some(c) = self.syms.lookup(dest)
+                            && self.syms.symbols.get(c).is_some_and(|s| s.addr == dest)
+                        {
+                            out.push(Some(c));
+                        }
+                    }
+                    Some(arch::Call::Indirect) => out.push(None),
+                    _ => {}
                 }
                 pc += 4;
             }
@@ -441,7 +448,7 @@ impl<'a> StaticCalls<'a> {
                     && let Some(c) = self.syms.lookup(dest)
                     && self.syms.symbols.get(c).is_some_and(|s| s.addr == dest)
                 {
-                    out.push(c);
+                    out.push(Some(c));
                     pc += 5;
                     continue;
                 }
