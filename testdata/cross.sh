@@ -34,6 +34,8 @@ TARGETS=(
 	"mipsel     mipsel-linux-gnu           mipsel      32-bit"
 	"mips64el   mips64el-linux-gnuabi64    mips64el    -"
 	"riscv64    riscv64-linux-gnu          riscv64     -"
+	"powerpc    powerpc-linux-gnu          ppc         32-bit big-endian"
+	"sparc64    sparc64-linux-gnu          sparc64     big-endian, -c scanner"
 )
 
 # program   lang  opt  runs (args of run 1; run 2; ...; "-" = no args)

@@ -89,6 +89,8 @@ QEMU = {
     "mipsel-linux-gnu": "qemu-mipsel",
     "mips64el-linux-gnuabi64": "qemu-mips64el",
     "riscv64-linux-gnu": "qemu-riscv64",
+    "powerpc-linux-gnu": "qemu-ppc",
+    "sparc64-linux-gnu": "qemu-sparc64",
 }
 
 

@@ -371,6 +371,10 @@ pub enum CallScanner {
     X86,
     /// AArch64: `b` and `bl` (`insn & 0x7c000000 == 0x14000000`), every 4 bytes.
     Aarch64,
+    /// SPARC: any instruction with one of the two top bits set is taken as `call`, every 4
+    /// bytes from the first aligned address; target `pc + sign_extend(disp30)` (gprof does not
+    /// scale the displacement by 4).
+    Sparc,
     /// MIPS: `jal` (`insn & 0xfc000000 == 0x0c000000`), every 4 bytes, target in the current
     /// 256 MB region; `jalr` (`insn & 0xfc00f83f == 0x0000f809`) is an indirect call.
     Mips,
@@ -405,6 +409,15 @@ impl CallScanner {
             .map_or(Call::None, Call::Direct)
     }
 
+    /// Where the scan of a function clipped to `lo` starts (SPARC rounds up to 4).
+    pub fn start(self, lo: u64) -> u64 {
+        if self == CallScanner::Sparc {
+            lo.wrapping_add(3) & !3
+        } else {
+            lo
+        }
+    }
+
     /// The call target of the 4-byte instruction `insn` at `pc`, if it is a direct call.
     pub fn target(self, pc: u64, insn: &[u8], big_endian: bool) -> Option<u64> {
         let b: [u8; 4] = insn.try_into().ok()?;
@@ -420,6 +433,11 @@ impl CallScanner {
                     ((u64::from(w & 0x03ff_ffff) ^ 0x0200_0000).wrapping_sub(0x0200_0000)) << 2;
                 pc.wrapping_add(imm)
             }),
+            CallScanner::Sparc => (w & 0xc000_0000 != 0).then(|| {
+                pc.wrapping_add(
+                    (u64::from(w & 0x3fff_ffff) ^ 0x2000_0000).wrapping_sub(0x2000_0000),
+                )
+            }),
             CallScanner::Mips => (w & 0xfc00_0000 == 0x0c00_0000)
                 .then(|| (pc & !0x0fff_ffff) | (u64::from(w & 0x03ff_ffff) << 2)),
         }
@@ -432,6 +450,7 @@ pub fn call_scanner(machine: u16) -> Option<CallScanner> {
         header::EM_X86_64 | header::EM_386 => Some(CallScanner::X86),
         header::EM_AARCH64 => Some(CallScanner::Aarch64),
         header::EM_MIPS => Some(CallScanner::Mips),
+        header::EM_SPARC | header::EM_SPARC32PLUS | header::EM_SPARCV9 => Some(CallScanner::Sparc),
         _ => None,
     }
 }

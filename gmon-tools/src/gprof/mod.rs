@@ -413,7 +413,7 @@ impl<'a> StaticCalls<'a> {
             return out;
         };
         if self.scanner != arch::CallScanner::X86 {
-            let mut pc = lo;
+            let mut pc = self.scanner.start(lo);
             while pc < hi {
                 let off = pc.wrapping_sub(self.text_vma) as usize;
                 let insn = text
