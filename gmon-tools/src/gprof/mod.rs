@@ -40,6 +40,7 @@
 
 pub mod annotate;
 pub mod args;
+pub mod blocks;
 pub mod blurbs;
 pub mod callgraph;
 pub mod debuglink;
@@ -67,6 +68,9 @@ pub use hist::Histograms;
 pub use report::run;
 pub use symspec::{SpecTables, SymSpec, TableId};
 pub use symtab::{Image, SourceFile, Symbol, SymbolTable, SymtabOptions};
+
+/// The name gprof's messages start with (`argv[0]` in GNU gprof).
+pub const WHOAMI: &str = "gprof";
 
 /// A fatal gprof error: `message` is exactly what GNU gprof writes on stderr (with its
 /// trailing newline, or without one where gprof has none), and the exit status is 1.
@@ -271,6 +275,7 @@ impl AnalysisBuilder {
                 }
             }
         }
+        self.graph.profile_done();
         Ok(info)
     }
 
@@ -285,7 +290,8 @@ impl AnalysisBuilder {
     }
 
     /// The arcs tallied so far (before assembly).
-    pub fn graph(&self) -> &CallGraph {
+    pub fn graph(&mut self) -> &CallGraph {
+        self.graph.flush();
         &self.graph
     }
 
@@ -341,6 +347,7 @@ impl AnalysisBuilder {
                 return Err(GprofError::new(msg.to_string()));
             }
         } else {
+            graph.flush();
             for (n, &t) in graph.nodes.iter_mut().zip(&credit.time) {
                 n.time = t;
             }
