@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Benchmark: `gmon gprof` against GNU gprof, in the same run, on the same inputs.
 #
-#   scripts/bench-gprof.sh [--no-real] [--runs N] [--extra DIR]
+#   scripts/bench-gprof.sh [--no-real] [--runs N] [--extra DIR] [--programs "gen20k dense20k small2k"]
 #
 # Programs:
 #   gen20k   a generated 20,000-function C program (scripts/random-compare/gen.py --bench), -O2 -g,
 #            PIE. Few executed arcs per function so that glibc's arc table (textsize * 3 %) does
 #            not overflow ("call graph buffer size limit exceeded" would leave no gmon.out).
+#   dense20k a dense one (gen.py --dense): 20,000 functions in 80 files, about 23,000 call
+#            edges and 63,000 arcs, 133 cycles, 100 self-recursive and 200 never-called
+#            functions, same-named statics in every file. Also run on a stale profile (every
+#            address 64 bytes off, as after a rebuild) and on three profiles at once.
+#   small2k  a dense 2,000-function program in 20 files: Lua- or SQLite-sized, where start-up
+#            and fixed costs count.
 #   objdump  GNU objdump from Debian's binutils-source package, built with -O2 -g -pg and run as
 #            `objdump -d -l` on gen20k (skipped with --no-real or when the package is unavailable).
 #   --extra  every DIR/*/ holding `prog` and `gmon.out` (e.g. the C++ programs that
@@ -25,12 +31,14 @@ gprof=${GPROF:-/usr/bin/gprof}
 runs=5
 real=1
 extra=
+programs="gen20k dense20k small2k"
 while [ $# -gt 0 ]; do
     case $1 in
         --no-real) real=0 ;;
         --runs) runs=$2; shift ;;
         --extra) extra=$2; shift ;;
-        *) echo "usage: $0 [--no-real] [--runs N] [--extra DIR]" >&2; exit 2 ;;
+        --programs) programs=$2; shift ;;
+        *) echo "usage: $0 [--no-real] [--runs N] [--extra DIR] [--programs LIST]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -44,23 +52,55 @@ gmon=$target/release/gmon
 
 say() { echo "$@" | tee -a "$results"; }
 
-# --- gen20k --------------------------------------------------------------------------------
-gen=$work/gen20k
-if [ ! -f "$gen/prog.gmon1" ]; then
-    rm -rf "$gen"
-    python3 "$root/scripts/random-compare/gen.py" "$gen" --bench --functions 20000 --seed 1 \
-        --target-work 1.5e10 >&2
-    (cd "$gen" && sh build.sh prog -O2 -g >&2)
+# --- generated programs ----------------------------------------------------------------------
+# make_gen NAME ROUNDS GEN_ARGS...: generates, builds (-O2 -g, PIE) and runs a program four
+# times (ROUNDS, 2 x ROUNDS, ... rounds: different histograms and arc counts) into
+# $work/NAME/prog.gmon1..4.
+make_gen() {
+    local name=$1 rounds=$2
+    shift 2
+    local dir=$work/$name
+    [ -f "$dir/prog.gmon4" ] && return 0
+    rm -rf "$dir"
+    python3 "$root/scripts/random-compare/gen.py" "$dir" "$@" >&2
+    (cd "$dir" && sh build.sh prog -O2 -g >&2)
     for i in 1 2 3 4; do
-        rm -f "$gen/gmon.out"
-        # Different round counts give different histograms and arc counts (about 5 ms a round).
-        (cd "$gen" && ./prog $((i * 500)) > /dev/null)
-        if [ ! -f "$gen/gmon.out" ]; then
-            echo "gen20k wrote no gmon.out (arc table overflow?)" >&2
+        rm -f "$dir/gmon.out"
+        (cd "$dir" && ./prog $((i * rounds)) > /dev/null)
+        if [ ! -f "$dir/gmon.out" ]; then
+            echo "$name wrote no gmon.out (arc table overflow?)" >&2
             exit 1
         fi
-        mv "$gen/gmon.out" "$gen/prog.gmon$i"
+        mv "$dir/gmon.out" "$dir/prog.gmon$i"
     done
+}
+wanted() { case " $programs " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+gen=$work/gen20k
+wanted gen20k && make_gen gen20k 500 --bench --functions 20000 --seed 1 --target-work 1.5e10
+dense=$work/dense20k
+wanted dense20k && make_gen dense20k 500 --dense --functions 20000 --tus 80 --seed 1
+small=$work/small2k
+wanted small2k && make_gen small2k 100 --dense --functions 2000 --tus 20 --seed 2
+# A stale profile: every address 64 bytes off, as after a rebuild that moved the code.
+if wanted dense20k && [ ! -f "$dense/stale.gmon" ]; then
+    python3 - "$dense/prog.gmon4" "$dense/stale.gmon" 64 <<'EOF'
+import struct, sys
+src, dst, delta = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = bytearray(open(src, "rb").read())
+o = 20  # GNU header; 64-bit little-endian records (the program was built here)
+while o < len(b):
+    if b[o] == 0:
+        lo, hi, n = struct.unpack_from("<QQI", b, o + 1)
+        struct.pack_into("<QQ", b, o + 1, lo + delta, hi + delta)
+        o += 41 + 2 * n
+    elif b[o] == 1:
+        frm, to = struct.unpack_from("<QQ", b, o + 1)
+        struct.pack_into("<QQ", b, o + 1, frm + delta, to + delta)
+        o += 21
+    else:
+        sys.exit("unexpected tag %d at %d" % (b[o], o))
+open(dst, "wb").write(b)
+EOF
 fi
 
 # --- objdump from binutils-source ----------------------------------------------------------
@@ -172,12 +212,31 @@ print(f"{name:26s} wall gprof {tg:8.3f} s gmon {tm:7.3f} s = {tg / tm:5.1f}x | "
 }
 
 say "gmon gprof vs $("$gprof" --version | head -1); runs per case: $runs (line mode: 2)"
-nfun=$(nm "$gen/prog" | grep -c ' [Tt] ' || true)
-say "gen20k: $nfun text symbols, .text $(size -A "$gen/prog" | awk '$1==".text"{print $2}') bytes"
-make_sum_set "$gen" prog
-bench "gen20k -b" "$gen" "$runs" -b prog prog.gmon1
-bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
-bench "gen20k -b (100 profiles)" "$gen" "$runs" -b prog $(cd "$gen" && ls sum100/*.gmon | sort -V)
+if wanted gen20k; then
+    nfun=$(nm "$gen/prog" | grep -c ' [Tt] ' || true)
+    say "gen20k: $nfun text symbols, .text $(size -A "$gen/prog" | awk '$1==".text"{print $2}') bytes"
+    make_sum_set "$gen" prog
+    bench "gen20k -b" "$gen" "$runs" -b prog prog.gmon1
+    bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
+    bench "gen20k -b (100 profiles)" "$gen" "$runs" -b prog $(cd "$gen" && ls sum100/*.gmon | sort -V)
+fi
+if wanted dense20k; then
+    say "dense20k: $(nm "$dense/prog" | grep -c ' [Tt] ' || true) text symbols," \
+        ".text $(size -A "$dense/prog" | awk '$1==".text"{print $2}') bytes"
+    make_sum_set "$dense" prog
+    bench "dense20k -b" "$dense" "$runs" -b prog prog.gmon4
+    bench "dense20k -b -l" "$dense" 2 -b -l prog prog.gmon4
+    bench "dense20k -b (3 profiles)" "$dense" "$runs" -b prog prog.gmon1 prog.gmon2 prog.gmon3
+    bench "dense20k -b (stale)" "$dense" "$runs" -b prog stale.gmon
+    bench "dense20k -b (100 profiles)" "$dense" "$runs" -b prog \
+        $(cd "$dense" && ls sum100/*.gmon | sort -V)
+fi
+if wanted small2k; then
+    say "small2k: $(nm "$small/prog" | grep -c ' [Tt] ' || true) text symbols," \
+        ".text $(size -A "$small/prog" | awk '$1==".text"{print $2}') bytes"
+    bench "small2k -b" "$small" "$runs" -b prog prog.gmon4
+    bench "small2k -b -l" "$small" "$runs" -b -l prog prog.gmon4
+fi
 if [ -n "$obj" ]; then
     nfun=$(nm "$obj/objdump" | grep -c ' [Tt] ' || true)
     say "objdump: $nfun text symbols, .text $(size -A "$obj/objdump" | awk '$1==".text"{print $2}') bytes"

@@ -37,6 +37,9 @@ def parse_args():
     p.add_argument("--no-pg-tu", choices=["auto", "yes", "no"], default="auto")
     p.add_argument("--bench", action="store_true",
                    help="big-program mode: few arcs per function, no unused/back-edge extras")
+    p.add_argument("--dense", action="store_true",
+                   help="dense call graph: several call sites per callee, long cycles, self "
+                        "recursion, never-called functions, statics called from everywhere")
     return p.parse_args()
 
 
@@ -50,7 +53,7 @@ class Func:
         self.idx = idx
         self.name = f"f{idx}"
         self.tu = tu
-        self.calls = []          # (callee name, repeat count) forward/back/self calls
+        self.calls = []          # (callee, repeat count; -1: one of several call sites)
         self.helper_calls = []   # static functions of the same file
         self.work = 0
         self.limit = 1
@@ -59,6 +62,8 @@ class Func:
 
 
 def generate(args):
+    if args.dense:
+        return generate_dense(args)
     rnd = random.Random(args.seed)
     n = args.functions or rnd.randint(8, 60)
     tus = args.tus or (max(1, n // 400) if args.bench else rnd.randint(1, 5))
@@ -126,6 +131,78 @@ def generate(args):
     return rnd, funcs, tus, statics, unused, no_pg_tu, rounds
 
 
+def generate_dense(args):
+    """A dense call graph at any size (the numbers scale with N; for N = 20,000 in 80 files:
+    about 23,000 caller/callee edges, 133 cycles, 100 self-recursive and 200 never-called
+    functions, and some 60,000 call sites, each its own arc in gmon.out).
+
+    Every function expands once per round (limit 1), so every call site of a reached function
+    runs in the first round and the arcs are the same at any round count. Back edges go to a
+    tree ancestor 2 to 60 levels up, so each one closes a cycle (long ones; overlapping ones
+    merge, as in real programs). glibc keeps at most textsize * 3 % arcs, so a call site costs
+    about 33 bytes of code: the work loops keep the text large enough."""
+    rnd = random.Random(args.seed)
+    n = args.functions or rnd.randint(60, 400)
+    tus = args.tus or max(3, n // 250)
+    tus = max(1, min(tus, n))
+    funcs = [Func(i, i * tus // n) for i in range(n)]
+    unused = set(rnd.sample(range(1, n), min(n - 1, max(1, n // 100))))
+    parent = {}
+    for f in funcs:
+        f.work = int(rnd.choice([20, 100, 400]) * args.work_scale)
+        f.limit = 1
+        f.noinline = rnd.random() < 0.8
+    used = [i for i in range(n) if i not in unused]
+    for pos, i in enumerate(used[1:], 1):
+        parent[i] = rnd.choice(used[max(0, pos - 50):pos])
+    edges = {}  # (caller, callee) -> call sites
+
+    def add(a, b):
+        edges.setdefault((a, b), rnd.choice([1, 1, 2, 2, 3, 4, 6]))
+
+    for i, p in parent.items():
+        add(p, i)
+    # Extra forward edges: about 15 % more edges than the tree has.
+    for _ in range(len(used) * 3 // 20):
+        a = rnd.randrange(len(used) - 1)
+        b = rnd.randrange(a + 1, min(len(used), a + 2000))
+        add(used[a], used[b])
+    # Back edges to an ancestor: one cycle each (n / 150 of them).
+    reached = [i for i in used if i in parent]
+    for _ in range(max(1, n // 150)):
+        i = rnd.choice(reached)
+        a = i
+        for _ in range(rnd.randint(2, 60)):
+            if a not in parent:
+                break
+            a = parent[a]
+        if a != i:
+            add(i, a)
+    # Self recursion (n / 200 functions).
+    for i in rnd.sample(used, max(1, n // 200)):
+        add(i, i)
+    for (a, b), sites in edges.items():
+        if sites == 1:
+            funcs[a].calls.append((funcs[b].name, 1))
+        else:
+            # Separate statements: each is its own call site (a loop would be one site).
+            funcs[a].calls += [(funcs[b].name, -1)] * sites
+    for f in funcs:
+        rnd.shuffle(f.calls)
+    statics = {}
+    for t in range(tus):
+        for nm in ("helper", "compute"):
+            STATIC_WORK[(t, nm)] = rnd.choice([5, 40, 300])
+        statics[t] = ["helper", "compute"]
+    for f in funcs:
+        for s in statics[f.tu]:
+            if rnd.random() < 0.25:
+                f.helper_calls.append(s)
+    per_round = simulate(funcs, statics) or 1
+    rounds = args.rounds or max(1, min(100000, round(args.target_work / per_round)))
+    return rnd, funcs, tus, statics, unused, None, rounds
+
+
 def simulate(funcs, statics, max_calls=2_000_000):
     """Work-loop iterations of one round of main, or None if it makes more than max_calls."""
     by_name = {f.name: f for f in funcs}
@@ -143,7 +220,7 @@ def simulate(funcs, statics, max_calls=2_000_000):
             expand[f.idx] += 1
             for s in f.helper_calls:
                 total += STATIC_WORK.get((f.tu, s), 0)
-            sites = [c for c, rep in f.calls for _ in range(rep)]
+            sites = [c for c, rep in f.calls for _ in range(abs(rep))]
             stack.append(iter(sites))
         elif f.calls or f.helper_calls:
             expand[f.idx] += 1
@@ -193,9 +270,12 @@ def emit(args, rnd, funcs, tus, statics, unused, no_pg_tu, rounds):
                 lines.append("        sink += (unsigned long)(i * 7 + r);")
             if f.calls or f.helper_calls:
                 lines.append(f"    if (expand[{f.idx}]++ < {f.limit}) {{")
-                for callee, rep in f.calls:
+                for k, (callee, rep) in enumerate(f.calls):
                     if rep == 1:
                         lines.append(f"        r += {callee}(r);")
+                    elif rep < 0:
+                        # One of several separate call sites of the same callee.
+                        lines.append(f"        r += {callee}(r ^ {k});")
                     else:
                         lines.append(f"        for (int k = 0; k < {rep}; k++)")
                         lines.append(f"            r += {callee}(r + k);")

@@ -11,7 +11,7 @@ the command, both outputs and a diff); a summary is printed at the end and writt
 WORKDIR/summary.txt. Exit status 0 when everything matched, 1 otherwise.
 
 Usage: run.py --gmon PATH [--count N] [--seed S] [--jobs J] [--workdir DIR] [--sets REGEX]
-              [--target TRIPLET]
+              [--dense] [--target TRIPLET]
 
 --target TRIPLET builds with Debian's cross compiler `TRIPLET-gcc`/`-g++`, runs the programs
 under `qemu-ARCH -L /usr/TRIPLET` and compares with `/usr/bin/TRIPLET-gprof` (see
@@ -122,6 +122,9 @@ def parse_args():
     p.add_argument("--sets", default=None, help="only option sets matching this regex")
     p.add_argument("--keep", type=int, default=40, help="failing cases kept in full")
     p.add_argument("--target-work", type=float, default=4e8, help="passed to gen.py")
+    p.add_argument("--dense", action="store_true",
+                   help="dense programs (gen.py --dense: 60-400 functions, several call sites "
+                        "per callee, long cycles, recursion, never-called functions)")
     p.add_argument("--target", default=None, choices=sorted(QEMU),
                    help="cross target (gcc, qemu-user and gprof of that triplet)")
     a = p.parse_args()
@@ -143,7 +146,8 @@ def prepare(seed, args):
     d = os.path.join(args.workdir, "progs", f"s{seed}")
     shutil.rmtree(d, ignore_errors=True)
     r = sh([sys.executable, os.path.join(HERE, "gen.py"), d, "--seed", str(seed),
-            "--target-work", str(args.target_work)], cwd=args.workdir)
+            "--target-work", str(args.target_work)] + (["--dense"] if args.dense else []),
+           cwd=args.workdir)
     if r.returncode != 0:
         raise RuntimeError(f"gen.py failed: {r.stderr.decode(errors='replace')}")
     with open(os.path.join(d, "manifest.json")) as f:

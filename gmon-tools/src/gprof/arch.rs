@@ -457,16 +457,16 @@ pub fn call_scanner(machine: u16) -> Option<CallScanner> {
 
 /// BFD's printable name of the image's architecture (`bfd_printable_name`), as gprof's
 /// "-c not supported" message shows it.
-pub fn printable_name(image: &super::Image) -> String {
-    let wide = image.encoding.ptr_width == gmon_format::PtrWidth::Eight;
-    match image.machine {
+/// `elf_data`: the executable's bytes; `wide`: an ELF64 file.
+pub fn printable_name(machine: u16, wide: bool, elf_data: &[u8]) -> String {
+    match machine {
         header::EM_PPC64 => "powerpc:common64".into(),
         header::EM_PPC => "powerpc:common".into(),
         header::EM_S390 if wide => "s390:64-bit".into(),
         header::EM_S390 => "s390:31-bit".into(),
         header::EM_RISCV if wide => "riscv:rv64".into(),
         header::EM_RISCV => "riscv:rv32".into(),
-        header::EM_ARM => arm_arch_name(image).into(),
+        header::EM_ARM => arm_arch_name(elf_data).into(),
         header::EM_SPARC | header::EM_SPARCV9 => "sparc".into(),
         m => format!("{m}"),
     }
@@ -498,7 +498,7 @@ pub fn symbol_addresses(elf: &Elf<'_>, data: &[u8]) -> Vec<(u64, bool)> {
 
 /// BFD's name of an ARM image's architecture: from the `Tag_CPU_arch` build attribute in
 /// `.ARM.attributes` ("arm" when there is none).
-fn arm_arch_name(image: &super::Image) -> &'static str {
+fn arm_arch_name(data: &[u8]) -> &'static str {
     const NAMES: [&str; 22] = [
         "armv3m",
         "armv4",
@@ -523,17 +523,14 @@ fn arm_arch_name(image: &super::Image) -> &'static str {
         "armv8.1-m.main",
         "armv9-a",
     ];
-    let arch = super::symtab::parse_elf(&image.data).ok().and_then(|elf| {
+    let arch = Elf::parse(data).ok().and_then(|elf| {
         let sec = elf
             .section_headers
             .iter()
             .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".ARM.attributes"))?;
         let off = usize::try_from(sec.sh_offset).ok()?;
         let len = usize::try_from(sec.sh_size).ok()?;
-        cpu_arch_attribute(
-            image.data.get(off..off.checked_add(len)?)?,
-            elf.little_endian,
-        )
+        cpu_arch_attribute(data.get(off..off.checked_add(len)?)?, elf.little_endian)
     });
     arch.and_then(|a| NAMES.get(usize::try_from(a).ok()?).copied())
         .unwrap_or("arm")

@@ -34,9 +34,9 @@ use std::sync::Arc;
 
 use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
 
-use super::callgraph::FastHash;
 use super::die_walk::DieWalk;
 use object::{Object, ObjectSection};
+use rustc_hash::FxBuildHasher;
 
 /// Interned string id (file names and function names).
 pub type StrId = u32;
@@ -142,7 +142,7 @@ pub struct LineInfo {
 #[derive(Debug, Default)]
 struct Strings {
     list: Vec<Arc<str>>,
-    ids: HashMap<Arc<str>, StrId, FastHash>,
+    ids: HashMap<Arc<str>, StrId, FxBuildHasher>,
 }
 
 impl Strings {
@@ -626,10 +626,10 @@ struct UnitReader {
     /// Strings by where their bytes are (`.debug_str` and friends): a C++ program names the
     /// same long mangled function in thousands of DIEs, and this skips decoding and hashing
     /// it again each time.
-    by_place: HashMap<(usize, usize), StrId, FastHash>,
+    by_place: HashMap<(usize, usize), StrId, FxBuildHasher>,
     /// The names an abstract origin or specification gives, by its `.debug_info` offset
     /// (every inlined copy of a function refers to the same one).
-    origins: HashMap<usize, Vec<NameEvent>, FastHash>,
+    origins: HashMap<usize, Vec<NameEvent>, FxBuildHasher>,
 }
 
 /// A name found while following `DW_AT_abstract_origin` / `DW_AT_specification`, in the
@@ -957,6 +957,9 @@ impl UnitReader {
                 Some(i) => self.file_name(&mut names, &files, &dirs, comp_dir, direct, i),
                 None => None,
             };
+            // GCC's rows take about three bytes of program each: room for them up front
+            // saves a dozen regrowths of a unit's long sequence (trimmed when it ends).
+            current.reserve(prog.len() / 3);
             loop {
                 let insn = match next_step(&mut prog, header) {
                     Ok(Some(i)) => i,
@@ -1453,6 +1456,7 @@ fn finish_sequence(mut rows: Vec<Row>) -> Option<Sequence> {
         rows.sort_by_key(|r| (r.addr, r.op_index));
     }
     let low = rows.first()?.addr;
+    rows.shrink_to_fit();
     Some(Sequence { low, rows })
 }
 

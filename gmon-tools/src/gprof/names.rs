@@ -2,12 +2,14 @@
 //! ` (file:line)` in line mode or with `--inline-file-names`) and `print_name` (plus
 //! ` <cycle N>` and ` [index]` / ` (index)`).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::Analysis;
-use super::callgraph::FastHash;
 use super::demangle::{Style, demangle};
+use super::fmt::put_u;
+use rustc_hash::FxBuildHasher;
 
 /// Printing switches shared by every report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,19 +58,47 @@ pub struct Demangled {
     cache: Mutex<Option<(Style, DemangleMap)>>,
 }
 
-type DemangleMap = HashMap<(usize, usize), Option<Arc<str>>, FastHash>;
+type DemangleMap = HashMap<(usize, usize), Option<Arc<str>>, FxBuildHasher>;
+
+/// Whether `demangle(name, style)` can return a name at all: every style but GNAT demangles
+/// only names that start with `_` once bfd's leading `.`/`$` are skipped (`_Z`, `_R`,
+/// `_GLOBAL_`). C programs print hundreds of thousands of names that cannot be mangled;
+/// this keeps them away from the cache's lock and hash.
+fn may_demangle(name: &str, style: Style) -> bool {
+    style == Style::Gnat || name.trim_start_matches(['.', '$']).as_bytes().first() == Some(&b'_')
+}
 
 /// Name printer over one analysis.
 #[derive(Debug)]
 pub struct Names<'a> {
     a: &'a Analysis,
     opts: PrintOptions,
+    shown: RefCell<Shown>,
+}
+
+/// What [`Names::name_only`] printed for each node, kept in one contiguous arena: a call
+/// graph prints each name several times (as parent, child and entry), and reading it again
+/// from its own allocation and its symbol was a cache miss each time (the top cost of a large
+/// report).
+#[derive(Debug, Default)]
+struct Shown {
+    /// Per node: `start << 32 | (len + 1)` in `bytes`, 0 before the first print.
+    at: Vec<u64>,
+    bytes: Vec<u8>,
 }
 
 impl<'a> Names<'a> {
     /// A printer for `a` with `opts`.
     pub fn new(a: &'a Analysis, opts: PrintOptions) -> Names<'a> {
-        Names { a, opts }
+        Names {
+            a,
+            opts,
+            shown: RefCell::new(Shown {
+                // Zeroed pages cost nothing until a name is printed.
+                at: vec![0; a.symtab.len()],
+                bytes: Vec::new(),
+            }),
+        }
     }
 
     /// The file name as printed: basename unless `-L`.
@@ -84,6 +114,31 @@ impl<'a> Names<'a> {
     /// `print_name_only`: appends the name and returns the number of bytes written. Cycle
     /// headers (nodes past the symbols) have no name and print nothing.
     pub fn name_only(&self, buf: &mut Vec<u8>, node: usize) -> usize {
+        let mut shown = self.shown.borrow_mut();
+        let Shown { at, bytes } = &mut *shown;
+        let Some(slot) = at.get_mut(node) else {
+            return 0;
+        };
+        if *slot == 0 {
+            let start = bytes.len();
+            let len = self.render(bytes, node);
+            match (u32::try_from(start), u32::try_from(len + 1)) {
+                (Ok(s), Ok(l)) => *slot = u64::from(s) << 32 | u64::from(l),
+                // Past 4 GiB of names: print without keeping.
+                _ => {
+                    buf.extend_from_slice(&bytes[start..]);
+                    bytes.truncate(start);
+                    return len;
+                }
+            }
+        }
+        let (start, len) = ((*slot >> 32) as usize, (*slot as u32 - 1) as usize);
+        buf.extend_from_slice(&bytes[start..start + len]);
+        len
+    }
+
+    /// Appends what `print_name_only` prints for `node` and returns its length.
+    fn render(&self, buf: &mut Vec<u8>, node: usize) -> usize {
         let Some(sym) = self.a.symtab.symbols.get(node) else {
             return 0;
         };
@@ -108,6 +163,9 @@ impl<'a> Names<'a> {
 
     /// `name` demangled in `style`, through the analysis' cache.
     fn demangled(&self, name: &Arc<str>, style: Style) -> Option<Arc<str>> {
+        if !may_demangle(name, style) {
+            return None;
+        }
         let key = (name.as_ptr() as usize, name.len());
         // A poisoned lock only means another printer panicked; the map is still usable.
         let mut cache = self
@@ -132,15 +190,19 @@ impl<'a> Names<'a> {
             return;
         };
         if n.cyc_num != 0 {
-            buf.extend_from_slice(format!(" <cycle {}>", n.cyc_num).as_bytes());
+            buf.extend_from_slice(b" <cycle ");
+            put_u(buf, u64::from(n.cyc_num), 0, false);
+            buf.push(b'>');
         }
         if n.index != 0 {
-            let s = if n.print_flag {
-                format!(" [{}]", n.index)
+            let (open, close) = if n.print_flag {
+                (b" [", b']')
             } else {
-                format!(" ({})", n.index)
+                (b" (", b')')
             };
-            buf.extend_from_slice(s.as_bytes());
+            buf.extend_from_slice(open);
+            put_u(buf, u64::from(n.index), 0, false);
+            buf.push(close);
         }
     }
 }
