@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: `gmon gprof` against GNU gprof, in the same run, on the same inputs.
 #
-#   scripts/bench-gprof.sh [--no-real] [--runs N] [--extra DIR]
+#   scripts/bench-gprof.sh [--no-real] [--runs N] [--extra DIR] [--programs "gen20k dense20k small2k"]
 #
 # Programs:
 #   gen20k   a generated 20,000-function C program (scripts/random-compare/gen.py --bench), -O2 -g,
@@ -31,12 +31,14 @@ gprof=${GPROF:-/usr/bin/gprof}
 runs=5
 real=1
 extra=
+programs="gen20k dense20k small2k"
 while [ $# -gt 0 ]; do
     case $1 in
         --no-real) real=0 ;;
         --runs) runs=$2; shift ;;
         --extra) extra=$2; shift ;;
-        *) echo "usage: $0 [--no-real] [--runs N] [--extra DIR]" >&2; exit 2 ;;
+        --programs) programs=$2; shift ;;
+        *) echo "usage: $0 [--no-real] [--runs N] [--extra DIR] [--programs LIST]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -72,14 +74,15 @@ make_gen() {
         mv "$dir/gmon.out" "$dir/prog.gmon$i"
     done
 }
+wanted() { case " $programs " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 gen=$work/gen20k
-make_gen gen20k 500 --bench --functions 20000 --seed 1 --target-work 1.5e10
+wanted gen20k && make_gen gen20k 500 --bench --functions 20000 --seed 1 --target-work 1.5e10
 dense=$work/dense20k
-make_gen dense20k 500 --dense --functions 20000 --tus 80 --seed 1
+wanted dense20k && make_gen dense20k 500 --dense --functions 20000 --tus 80 --seed 1
 small=$work/small2k
-make_gen small2k 100 --dense --functions 2000 --tus 20 --seed 2
+wanted small2k && make_gen small2k 100 --dense --functions 2000 --tus 20 --seed 2
 # A stale profile: every address 64 bytes off, as after a rebuild that moved the code.
-if [ ! -f "$dense/stale.gmon" ]; then
+if wanted dense20k && [ ! -f "$dense/stale.gmon" ]; then
     python3 - "$dense/prog.gmon4" "$dense/stale.gmon" 64 <<'EOF'
 import struct, sys
 src, dst, delta = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -209,24 +212,31 @@ print(f"{name:26s} wall gprof {tg:8.3f} s gmon {tm:7.3f} s = {tg / tm:5.1f}x | "
 }
 
 say "gmon gprof vs $("$gprof" --version | head -1); runs per case: $runs (line mode: 2)"
-nfun=$(nm "$gen/prog" | grep -c ' [Tt] ' || true)
-say "gen20k: $nfun text symbols, .text $(size -A "$gen/prog" | awk '$1==".text"{print $2}') bytes"
-make_sum_set "$gen" prog
-bench "gen20k -b" "$gen" "$runs" -b prog prog.gmon1
-bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
-bench "gen20k -b (100 profiles)" "$gen" "$runs" -b prog $(cd "$gen" && ls sum100/*.gmon | sort -V)
-say "dense20k: $(nm "$dense/prog" | grep -c ' [Tt] ' || true) text symbols," \
-    ".text $(size -A "$dense/prog" | awk '$1==".text"{print $2}') bytes"
-make_sum_set "$dense" prog
-bench "dense20k -b" "$dense" "$runs" -b prog prog.gmon4
-bench "dense20k -b -l" "$dense" 2 -b -l prog prog.gmon4
-bench "dense20k -b (3 profiles)" "$dense" "$runs" -b prog prog.gmon1 prog.gmon2 prog.gmon3
-bench "dense20k -b (stale)" "$dense" "$runs" -b prog stale.gmon
-bench "dense20k -b (100 profiles)" "$dense" "$runs" -b prog $(cd "$dense" && ls sum100/*.gmon | sort -V)
-say "small2k: $(nm "$small/prog" | grep -c ' [Tt] ' || true) text symbols," \
-    ".text $(size -A "$small/prog" | awk '$1==".text"{print $2}') bytes"
-bench "small2k -b" "$small" "$runs" -b prog prog.gmon4
-bench "small2k -b -l" "$small" "$runs" -b -l prog prog.gmon4
+if wanted gen20k; then
+    nfun=$(nm "$gen/prog" | grep -c ' [Tt] ' || true)
+    say "gen20k: $nfun text symbols, .text $(size -A "$gen/prog" | awk '$1==".text"{print $2}') bytes"
+    make_sum_set "$gen" prog
+    bench "gen20k -b" "$gen" "$runs" -b prog prog.gmon1
+    bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
+    bench "gen20k -b (100 profiles)" "$gen" "$runs" -b prog $(cd "$gen" && ls sum100/*.gmon | sort -V)
+fi
+if wanted dense20k; then
+    say "dense20k: $(nm "$dense/prog" | grep -c ' [Tt] ' || true) text symbols," \
+        ".text $(size -A "$dense/prog" | awk '$1==".text"{print $2}') bytes"
+    make_sum_set "$dense" prog
+    bench "dense20k -b" "$dense" "$runs" -b prog prog.gmon4
+    bench "dense20k -b -l" "$dense" 2 -b -l prog prog.gmon4
+    bench "dense20k -b (3 profiles)" "$dense" "$runs" -b prog prog.gmon1 prog.gmon2 prog.gmon3
+    bench "dense20k -b (stale)" "$dense" "$runs" -b prog stale.gmon
+    bench "dense20k -b (100 profiles)" "$dense" "$runs" -b prog \
+        $(cd "$dense" && ls sum100/*.gmon | sort -V)
+fi
+if wanted small2k; then
+    say "small2k: $(nm "$small/prog" | grep -c ' [Tt] ' || true) text symbols," \
+        ".text $(size -A "$small/prog" | awk '$1==".text"{print $2}') bytes"
+    bench "small2k -b" "$small" "$runs" -b prog prog.gmon4
+    bench "small2k -b -l" "$small" "$runs" -b -l prog prog.gmon4
+fi
 if [ -n "$obj" ]; then
     nfun=$(nm "$obj/objdump" | grep -c ' [Tt] ' || true)
     say "objdump: $nfun text symbols, .text $(size -A "$obj/objdump" | awk '$1==".text"{print $2}') bytes"

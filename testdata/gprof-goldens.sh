@@ -13,13 +13,17 @@
 # tests/gprof_golden.rs compares against them and never rewrites them).
 #
 # Usage: testdata/gprof-goldens.sh [CASE-GLOB...]
+# Environment (for testdata/cross.sh): GPROF_GOLDENS_CASES, the directory holding the case
+# directories (default testdata/cases); GPROF_GOLDENS_BIN, the gprof to run (default
+# /usr/bin/gprof; a cross `<triplet>-gprof` of binutils 2.40).
 set -euo pipefail
 export LC_ALL=C LANG=C TZ=UTC
 unset GPROF_PATH || true
 
 here=$(cd "$(dirname "$0")" && pwd)
 sets=$here/gprof-optionsets.txt
-gprof_bin=/usr/bin/gprof
+gprof_bin=${GPROF_GOLDENS_BIN:-/usr/bin/gprof}
+cases_dir=${GPROF_GOLDENS_CASES:-$here/cases}
 "$gprof_bin" --version | head -1 | grep -q ' 2\.40$' || {
 	echo "gprof-goldens.sh: $gprof_bin is not GNU gprof 2.40" >&2
 	exit 1
@@ -33,7 +37,7 @@ globs=("$@")
 [ ${#globs[@]} -eq 0 ] && globs=('*')
 
 count=0
-for dir in "$here"/cases/*/; do
+for dir in "$cases_dir"/*/; do
 	case_name=$(basename "$dir")
 	match=0
 	for g in "${globs[@]}"; do

@@ -1,7 +1,8 @@
 //! Golden tests: `gmon gprof` against GNU gprof 2.40's own outputs.
 //!
 //! `testdata/gprof-goldens.sh` ran the real `/usr/bin/gprof` for every case and option set and
-//! stored `<set>.out`, `<set>.err` and `<set>.status` under `testdata/cases/<case>/gprof/`, with
+//! stored `<set>.out`, `<set>.err` and `<set>.status` under `testdata/cases/<case>/gprof/` (and
+//! `testdata/cross.sh` the cross `<triplet>-gprof` under `testdata/cross/<case>/gprof/`), with
 //! the exact command in `index.txt`. This harness makes one test per line of every `index.txt`:
 //! it runs the `gmon` binary as `gmon gprof <same arguments>` in the case directory and compares
 //!
@@ -262,11 +263,22 @@ fn check(case_dir: &Path, name: &str, argv: &[String]) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    let cases = testdata().join("cases");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&cases)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    // testdata/cases: x86-64 (GNU gprof); testdata/cross: other architectures, whose goldens
+    // testdata/cross.sh wrote with each target's own `<triplet>-gprof`.
+    let mut dirs: Vec<PathBuf> = ["cases", "cross"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(testdata().join(d)).into_iter().flatten())
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
     dirs.sort();
+    // `case/set` names whose difference from GNU is known and explained in the file.
+    let known_text =
+        std::fs::read_to_string(testdata().join("cross/known-mismatches.txt")).unwrap_or_default();
+    let known_mismatches: Vec<&str> = known_text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
     for dir in dirs {
         let Ok(index) = std::fs::read_to_string(dir.join("gprof/index.txt")) else {
             continue;
@@ -286,8 +298,21 @@ fn main() {
                 .map(String::from)
                 .collect();
             let (dir, name2) = (dir.clone(), name.to_string());
-            trials.push(Trial::test(format!("{case}/{name}"), move || {
-                check(&dir, &name2, &argv)
+            let test = format!("{case}/{name}");
+            let known = known_mismatches.iter().any(|k| *k == test);
+            trials.push(Trial::test(test, move || {
+                let r = check(&dir, &name2, &argv);
+                if !known {
+                    return r;
+                }
+                // A known difference must still be there: when it is fixed, the list must
+                // shrink (the golden then counts as an ordinary one).
+                match r {
+                    Err(_) => Ok(()),
+                    Ok(()) => Err("listed in testdata/cross/known-mismatches.txt but now \
+                                   matches: remove it from the list"
+                        .into()),
+                }
             }));
         }
     }

@@ -11,7 +11,11 @@ the command, both outputs and a diff); a summary is printed at the end and writt
 WORKDIR/summary.txt. Exit status 0 when everything matched, 1 otherwise.
 
 Usage: run.py --gmon PATH [--count N] [--seed S] [--jobs J] [--workdir DIR] [--sets REGEX]
-              [--dense]
+              [--dense] [--target TRIPLET]
+
+--target TRIPLET builds with Debian's cross compiler `TRIPLET-gcc`/`-g++`, runs the programs
+under `qemu-ARCH -L /usr/TRIPLET` and compares with `/usr/bin/TRIPLET-gprof` (see
+testdata/cross.sh for the packages).
 """
 
 import argparse
@@ -72,6 +76,39 @@ OPTION_SETS = [
 ]
 
 
+# Cross targets: triplet -> qemu-user program.
+QEMU = {
+    "aarch64-linux-gnu": "qemu-aarch64",
+    "arm-linux-gnueabihf": "qemu-arm",
+    "arm-linux-gnueabi": "qemu-arm",
+    "i686-linux-gnu": "qemu-i386",
+    "powerpc64-linux-gnu": "qemu-ppc64",
+    "powerpc64le-linux-gnu": "qemu-ppc64le",
+    "s390x-linux-gnu": "qemu-s390x",
+    "mips-linux-gnu": "qemu-mips",
+    "mipsel-linux-gnu": "qemu-mipsel",
+    "mips64el-linux-gnuabi64": "qemu-mips64el",
+    "riscv64-linux-gnu": "qemu-riscv64",
+    "powerpc-linux-gnu": "qemu-ppc",
+    "sparc64-linux-gnu": "qemu-sparc64",
+}
+
+
+def build_env(variant, target):
+    """Compiler and linker for build.sh."""
+    env = dict(VARIANT_ENV.get(variant, {}))
+    if target:
+        cxx = variant.startswith("cxx")
+        tool = f"{target}-g++" if cxx else f"{target}-gcc"
+        env = {"CC": tool + (" -x c++" if cxx else ""), "LD": tool}
+    return env
+
+
+def run_prefix(target):
+    """How a built program is started: directly, or under qemu-user with the target's sysroot."""
+    return [QEMU[target], "-L", f"/usr/{target}"] if target else []
+
+
 def parse_args():
     p = argparse.ArgumentParser(description="compare gmon gprof with GNU gprof on random programs")
     p.add_argument("--gmon", required=True, help="path of the built gmon binary")
@@ -88,7 +125,12 @@ def parse_args():
     p.add_argument("--dense", action="store_true",
                    help="dense programs (gen.py --dense: 60-400 functions, several call sites "
                         "per callee, long cycles, recursion, never-called functions)")
-    return p.parse_args()
+    p.add_argument("--target", default=None, choices=sorted(QEMU),
+                   help="cross target (gcc, qemu-user and gprof of that triplet)")
+    a = p.parse_args()
+    if a.target and a.gprof == "/usr/bin/gprof":
+        a.gprof = f"/usr/bin/{a.target}-gprof"
+    return a
 
 
 def sh(cmd, cwd, env=None, timeout=300, argv0=None):
@@ -113,14 +155,14 @@ def prepare(seed, args):
     built = []
     for v in args.variants.split(","):
         r = sh(["sh", "build.sh", f"prog-{v}"] + VARIANTS[v], cwd=d,
-               env=dict(os.environ, **VARIANT_ENV.get(v, {})))
+               env=dict(os.environ, **build_env(v, args.target)))
         if r.returncode != 0:
             raise RuntimeError(f"build {v} failed: {r.stderr.decode(errors='replace')}")
         for i, extra in enumerate([[], ["1"]]):
             for leftover in ("gmon.out",):
                 if os.path.exists(os.path.join(d, leftover)):
                     os.remove(os.path.join(d, leftover))
-            r = sh([f"./prog-{v}"] + extra, cwd=d)
+            r = sh(run_prefix(args.target) + [f"./prog-{v}"] + extra, cwd=d)
             if not os.path.exists(os.path.join(d, "gmon.out")):
                 raise RuntimeError(f"run {v} wrote no gmon.out: {r.stderr.decode(errors='replace')}")
             os.rename(os.path.join(d, "gmon.out"), os.path.join(d, f"prog-{v}.gmon{i + 1}"))
@@ -293,7 +335,7 @@ def main():
                   f"{totals['match']} matches, {totals['mismatch']} mismatches", file=sys.stderr)
     failures.sort(key=lambda r: (r["seed"], r["variant"], OPTION_SETS.index(r["set"])))
     lines = [f"programs: {args.count} (seeds {args.seed}..{args.seed + args.count - 1}), "
-             f"variants: {args.variants}",
+             f"variants: {args.variants}, target: {args.target or 'native'}",
              f"comparisons: {totals['match'] + totals['mismatch']}, matches: {totals['match']}, "
              f"mismatches: {totals['mismatch']}, setup errors: {totals['setup-error']}",
              f"programs with every comparison matching: {len(progs_ok - progs_bad)}",

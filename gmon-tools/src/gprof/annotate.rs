@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use super::Analysis;
-use super::lines::{BasicBlocks, NBBS};
+use super::blocks::{BasicBlocks, NBBS};
 use super::symspec::TableId;
 
 /// What the annotated-source report needs from the command line.
@@ -336,64 +336,6 @@ fn annotation(b: &mut Vec<u8>, slot: Option<Slot>, opts: &AnnotateOptions, c: &m
         b.extend(std::iter::repeat_n(b' ', WIDTH - text.len()));
         b.extend_from_slice(text.as_bytes());
     }
-}
-
-/// `-C` with basic blocks (`print_exec_counts`): one `FILE:LINE: (NAME:0xADDR) N executions`
-/// line per selected symbol with calls (all with `-z`), each followed by one such line per
-/// basic block of the symbol (its address and count).
-pub fn print_exec_counts(
-    out: &mut dyn Write,
-    a: &Analysis,
-    ignore_zeros: bool,
-    blocks: &BasicBlocks,
-    first_output: &mut bool,
-) -> io::Result<()> {
-    let mut b: Vec<u8> = Vec::new();
-    if *first_output {
-        *first_output = false;
-    } else {
-        b.extend_from_slice(b"\x0c\n");
-    }
-    let mut syms: Vec<usize> = (0..a.symtab.symbols.len())
-        .filter(|&i| {
-            a.symtab.symbols.get(i).is_some_and(|s| {
-                a.specs
-                    .selected(TableId::InclExec, TableId::ExclExec, s.addr)
-            })
-        })
-        .collect();
-    super::sort::msort(&mut syms, |&l, &r| super::execcount::cmp_bb(a, l, r));
-    for s in syms {
-        let Some(sym) = a.symtab.symbols.get(s) else {
-            continue;
-        };
-        let file = sym
-            .file
-            .and_then(|f| a.symtab.files.get(f))
-            .map_or("<unknown>", |f| f.name.as_str());
-        let calls = a.graph.nodes.get(s).map_or(0, |n| n.ncalls);
-        if calls > 0 || !ignore_zeros {
-            b.extend_from_slice(
-                format!(
-                    "{file}:{}: ({}:0x{:x}) {calls} executions\n",
-                    sym.line, sym.name, sym.addr
-                )
-                .as_bytes(),
-            );
-        }
-        for &(addr, count) in blocks.of(s) {
-            if count > 0 || !ignore_zeros {
-                b.extend_from_slice(
-                    format!(
-                        "{file}:{}: ({}:0x{addr:x}) {count} executions\n",
-                        sym.line, sym.name
-                    )
-                    .as_bytes(),
-                );
-            }
-        }
-    }
-    out.write_all(&b)
 }
 
 #[cfg(test)]

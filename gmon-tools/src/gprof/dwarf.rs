@@ -34,9 +34,9 @@ use std::sync::Arc;
 
 use gimli::{AttributeValue, EndianSlice, RunTimeEndian};
 
-use super::callgraph::FastHash;
 use super::die_walk::DieWalk;
 use object::{Object, ObjectSection};
+use rustc_hash::FxBuildHasher;
 
 /// Interned string id (file names and function names).
 pub type StrId = u32;
@@ -104,6 +104,10 @@ struct ElfFunc {
     value: u64,
     size: u64,
     name: StrId,
+    /// The symbol's value in its own section, which BFD compares with where it means the
+    /// code's offset (its cache, and the renaming of a DWARF function that starts there):
+    /// for a PowerPC64 descriptor, its place in `.opd`, not its entry.
+    cache_value: u64,
 }
 
 /// BFD's view of an executable's DWARF line information and code symbols.
@@ -138,7 +142,7 @@ pub struct LineInfo {
 #[derive(Debug, Default)]
 struct Strings {
     list: Vec<Arc<str>>,
-    ids: HashMap<Arc<str>, StrId, FastHash>,
+    ids: HashMap<Arc<str>, StrId, FxBuildHasher>,
 }
 
 impl Strings {
@@ -216,7 +220,15 @@ impl LineInfo {
         functions: bool,
     ) -> LineInfo {
         let separate = super::debuglink::separate_debug_data(path, data);
-        LineInfo::from_parsed_elf(separate.as_deref().unwrap_or(data), elf, functions)
+        let mut info =
+            LineInfo::from_parsed_elf(separate.as_deref().unwrap_or(data), elf, functions);
+        // The code symbols are the executable's, and so are the descriptors they may need.
+        if separate.is_some()
+            && let Some(elf) = elf
+        {
+            info.read_elf_symbols(elf, data);
+        }
+        info
     }
 
     /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
@@ -265,7 +277,7 @@ impl LineInfo {
             return info;
         };
         if let Some(elf) = elf {
-            info.read_elf_symbols(elf);
+            info.read_elf_symbols(elf, data);
         }
         let endian = if file.is_little_endian() {
             RunTimeEndian::Little
@@ -368,10 +380,10 @@ impl LineInfo {
         !self.units.is_empty()
     }
 
-    /// Code symbols of `.text` that `_bfd_elf_find_function` considers: not section, file,
-    /// object or TLS symbols, and not hidden local untyped zero-size labels.
-    fn read_elf_symbols(&mut self, elf: &goblin::elf::Elf<'_>) {
-        use goblin::elf::sym;
+    /// Code symbols of `.text` that `_bfd_elf_find_function` considers (the machine's
+    /// `maybe_function_sym`, see [`super::arch::function_symbols`]), in gprof's order.
+    /// `data`: the bytes `elf` was parsed from (PowerPC64 descriptors are read there).
+    fn read_elf_symbols(&mut self, elf: &goblin::elf::Elf<'_>, data: &[u8]) {
         let Some((text_idx, text)) = elf
             .section_headers
             .iter()
@@ -381,36 +393,23 @@ impl LineInfo {
             return;
         };
         self.text_vma = text.sh_addr;
-        for s in elf.syms.iter() {
-            if s.st_shndx != text_idx {
-                continue;
-            }
-            let typ = s.st_type();
-            if matches!(
-                typ,
-                sym::STT_SECTION | sym::STT_FILE | sym::STT_OBJECT | sym::STT_TLS
-            ) {
-                continue;
-            }
-            if s.st_size == 0
-                && s.st_bind() == sym::STB_LOCAL
-                && typ == sym::STT_NOTYPE
-                && s.st_visibility() == sym::STV_HIDDEN
-            {
-                continue;
-            }
-            let name = elf.strtab.get_at(s.st_name).unwrap_or("");
-            let name = self.strings.intern(name);
+        self.elf_funcs.clear();
+        self.elf_cache = None;
+        let synthetic = super::arch::synthetic_symbols(elf, data);
+        for f in super::arch::function_symbols(elf, data, text_idx, &synthetic) {
+            let name = self.strings.intern(&f.name);
             self.elf_funcs.push(ElfFunc {
-                value: s.st_value.wrapping_sub(text.sh_addr),
-                size: if s.st_size == 0 { 1 } else { s.st_size },
+                value: f.offset,
+                size: f.size,
                 name,
+                cache_value: f.cache_value,
             });
         }
         let mut order: Vec<usize> = (0..self.elf_funcs.len()).collect();
         order.sort_by_key(|&i| self.elf_funcs.get(i).map_or(0, |f| f.value));
         self.elf_sorted = order;
-        self.elf_cache_transparent = self.cache_is_transparent();
+        self.elf_cache_transparent =
+            self.cache_is_transparent() && self.elf_funcs.iter().all(|f| f.cache_value == f.value);
     }
 
     /// See [`LineInfo::elf_cache_transparent`]: for each symbol value, the symbol a search
@@ -470,7 +469,7 @@ impl LineInfo {
         // BFD's scan also starts from low_func = 0 with func_size 0: a value-0 symbol qualifies.
         let idx = best?;
         let f = self.elf_funcs.get(idx)?;
-        self.elf_cache = Some((f.value, f.value.saturating_add(f.size), idx));
+        self.elf_cache = Some((f.cache_value, f.cache_value.saturating_add(f.size), idx));
         Some(idx)
     }
 
@@ -556,7 +555,7 @@ impl LineInfo {
         let sym = self.elf_find_function(offset);
         let sym_name = sym
             .and_then(|i| self.elf_funcs.get(i))
-            .map(|s| (s.name, s.value));
+            .map(|s| (s.name, s.cache_value));
         let text_vma = self.text_vma;
         if let Some(fi) = func
             && let Some(f) = self.units.get_mut(ui).and_then(|u| u.funcs.get_mut(fi))
@@ -627,10 +626,10 @@ struct UnitReader {
     /// Strings by where their bytes are (`.debug_str` and friends): a C++ program names the
     /// same long mangled function in thousands of DIEs, and this skips decoding and hashing
     /// it again each time.
-    by_place: HashMap<(usize, usize), StrId, FastHash>,
+    by_place: HashMap<(usize, usize), StrId, FxBuildHasher>,
     /// The names an abstract origin or specification gives, by its `.debug_info` offset
     /// (every inlined copy of a function refers to the same one).
-    origins: HashMap<usize, Vec<NameEvent>, FastHash>,
+    origins: HashMap<usize, Vec<NameEvent>, FxBuildHasher>,
 }
 
 /// A name found while following `DW_AT_abstract_origin` / `DW_AT_specification`, in the

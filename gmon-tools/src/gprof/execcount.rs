@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::io::{self, Write};
 
 use super::Analysis;
-use super::names::PrintOptions;
+use super::blocks::BasicBlocks;
 use super::sort::msort;
 use super::symspec::TableId;
 
@@ -30,11 +30,14 @@ pub(super) fn cmp_bb(a: &Analysis, l: usize, r: usize) -> Ordering {
     ls.addr.cmp(&rs.addr)
 }
 
-/// Prints one `FILE:LINE: (NAME:0xADDR) COUNT executions` line per selected symbol.
+/// `print_exec_counts`: one `FILE:LINE: (NAME:0xADDR) N executions` line per selected symbol
+/// with calls (all unless `ignore_zeros`), and with `blocks` (line mode), one such line per
+/// basic block of the symbol after it (the block's address and count).
 pub fn print_exec_counts(
     out: &mut dyn Write,
     a: &Analysis,
-    opts: &PrintOptions,
+    ignore_zeros: bool,
+    blocks: Option<&BasicBlocks>,
     first_output: &mut bool,
 ) -> io::Result<()> {
     let mut b: Vec<u8> = Vec::new();
@@ -55,12 +58,12 @@ pub fn print_exec_counts(
     msort(&mut syms, |&l, &r| cmp_bb(a, l, r));
     for s in syms {
         let sym = &a.symtab.symbols[s];
+        let file = sym
+            .file
+            .and_then(|f| a.symtab.files.get(f))
+            .map_or("<unknown>", |f| f.name.as_str());
         let calls = a.graph.nodes.get(s).map_or(0, |n| n.ncalls);
-        if calls > 0 || !opts.ignore_zeros {
-            let file = sym
-                .file
-                .and_then(|f| a.symtab.files.get(f))
-                .map_or("<unknown>", |f| f.name.as_str());
+        if calls > 0 || !ignore_zeros {
             b.extend_from_slice(
                 format!(
                     "{file}:{}: ({}:0x{:x}) {calls} executions\n",
@@ -68,6 +71,17 @@ pub fn print_exec_counts(
                 )
                 .as_bytes(),
             );
+        }
+        for &(addr, count) in blocks.map_or(&[][..], |bb| bb.of(s)) {
+            if count > 0 || !ignore_zeros {
+                b.extend_from_slice(
+                    format!(
+                        "{file}:{}: ({}:0x{addr:x}) {count} executions\n",
+                        sym.line, sym.name
+                    )
+                    .as_bytes(),
+                );
+            }
         }
     }
     out.write_all(&b)

@@ -58,12 +58,55 @@ fn sorted_parents(g: &CallGraph, node: u32) -> Vec<u32> {
     v
 }
 
+/// A line of a function's children: an arc, or the arc to gprof's `<indirect child>`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Child {
+    Arc(u32),
+    Indirect,
+}
+
+/// [`cmp_arc`] with the `<indirect child>` arc: no self call, not in a cycle, no time, count 0.
+fn cmp_child(g: &CallGraph, l: Child, r: Child) -> Ordering {
+    let (a, flip) = match (l, r) {
+        (Child::Arc(l), Child::Arc(r)) => return cmp_arc(g, l, r),
+        (Child::Indirect, Child::Indirect) => return Ordering::Equal,
+        (Child::Arc(a), Child::Indirect) => (a, false),
+        (Child::Indirect, Child::Arc(a)) => (a, true),
+    };
+    let arc = &g.arcs[a as usize];
+    let (pn, cn) = (g.nodes[arc.parent].cyc_num, g.nodes[arc.child].cyc_num);
+    // The real arc against the indirect one, as left operand.
+    let o = if arc.parent == arc.child || (pn != 0 && cn != 0 && pn == cn) {
+        Ordering::Less
+    } else {
+        let t = arc.time + arc.child_time;
+        if t < 0.0 {
+            Ordering::Less
+        } else if t > 0.0 {
+            Ordering::Greater
+        } else {
+            arc.count.cmp(&0)
+        }
+    };
+    if flip { o.reverse() } else { o }
+}
+
 /// `sort_children`: insertion before the first element the arc is not less than: descending
 /// order, equal keys in reverse list order (= arc creation order).
-fn sorted_children(g: &CallGraph, node: u32) -> Vec<u32> {
-    let mut v: Vec<u32> = g.children(node).collect();
+fn sorted_children(g: &CallGraph, node: u32) -> Vec<Child> {
+    let mut v: Vec<Child> = g.children(node).map(Child::Arc).collect();
     v.reverse();
-    v.sort_by(|&a, &b| cmp_arc(g, b, a));
+    // `indirect` is in parent order (assembly visits the symbols in order).
+    if let Ok(i) = g.indirect.binary_search_by_key(&node, |&(p, _)| p)
+        && let Some(&(_, made)) = g.indirect.get(i)
+    {
+        let at = v
+            .iter()
+            .position(|c| matches!(c, Child::Arc(a) if *a >= made))
+            .unwrap_or(v.len());
+        v.insert(at, Child::Indirect);
+    }
+    v.sort_by(|&a, &b| cmp_child(g, b, a));
     v
 }
 
@@ -336,7 +379,12 @@ fn print_parents(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, chil
 fn print_children(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, parent: u32, hz: f64) {
     let g = &a.graph;
     let pn = &g.nodes[parent as usize];
-    for arc_i in sorted_children(g, parent) {
+    for child in sorted_children(g, parent) {
+        let Child::Arc(arc_i) = child else {
+            timed_line(b, cols, 0.0, 0.0, 0, 0);
+            b.extend_from_slice(b"<indirect child>\n");
+            continue;
+        };
         let arc = &g.arcs[arc_i as usize];
         let child = arc.child;
         let cn = &g.nodes[child];

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::Analysis;
-use super::fmt::put_s;
+use super::fmt::{put_s, put_u};
 use super::names::{Names, PrintOptions};
 use super::sort::msort;
 
@@ -15,12 +15,19 @@ pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io
     let mut syms: Vec<usize> = (0..a.symtab.len())
         .filter(|&i| !(opts.ignore_zeros && g.nodes[i].ncalls == 0 && g.nodes[i].time == 0.0))
         .collect();
-    msort(&mut syms, |&l, &r| {
-        a.symtab.symbols[l]
-            .name
-            .as_bytes()
-            .cmp(a.symtab.symbols[r].name.as_bytes())
-    });
+    if g.name_rank.len() == a.symtab.len() {
+        // msort by name is the stable sort by name: by the names' ranks (computed once for
+        // the call graph), then by position. Comparing the names' bytes again cost more
+        // than printing the index.
+        syms.sort_unstable_by_key(|&i| (g.name_rank[i], i));
+    } else {
+        msort(&mut syms, |&l, &r| {
+            a.symtab.symbols[l]
+                .name
+                .as_bytes()
+                .cmp(a.symtab.symbols[r].name.as_bytes())
+        });
+    }
     let nnames = syms.len();
     let mut entries: Vec<usize> = syms;
     entries.extend((0..g.ncycles).map(|c| g.nsyms + c));
@@ -36,13 +43,12 @@ pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io
         while j < todo {
             let node = entries[j];
             let n = &g.nodes[node];
-            let tag = if n.print_flag {
-                format!("[{}]", n.index)
-            } else {
-                format!("({})", n.index)
-            };
+            let mut tag = Vec::with_capacity(16);
+            tag.push(if n.print_flag { b'[' } else { b'(' });
+            put_u(&mut tag, u64::from(n.index), 0, false);
+            tag.push(if n.print_flag { b']' } else { b')' });
             if opts.bsd {
-                put_s(&mut b, tag.as_bytes(), 6, Some(6), false);
+                put_s(&mut b, &tag, 6, Some(6), false);
                 b.push(b' ');
                 if j < nnames {
                     put_s(
@@ -68,7 +74,7 @@ pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io
                     col += 1;
                 }
                 b.push(b' ');
-                b.extend_from_slice(tag.as_bytes());
+                b.extend_from_slice(&tag);
                 b.push(b' ');
                 if j < nnames {
                     col += names.name_only(&mut b, node) as i64;

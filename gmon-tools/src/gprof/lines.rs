@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::callgraph::FastHash;
+use rustc_hash::FxBuildHasher;
 
 use super::dwarf::{LineInfo, Location};
 use super::symtab::{Image, SourceFile, Symbol, SymbolTable};
@@ -151,7 +151,7 @@ pub fn line_symbol_table(
         let n = functions.symbols.len();
         return Err(super::GprofError::new(format!(
             "{}: somebody miscounted: ltab.len={} instead of {}\n",
-            super::report::WHOAMI,
+            super::WHOAMI,
             scan.first_count + n,
             scan.regions.len() + n
         )));
@@ -161,9 +161,9 @@ pub fn line_symbol_table(
     let mut syms: Vec<Symbol> = Vec::with_capacity(regions.len() + functions.symbols.len());
     let mut prev: Option<(usize, u32, bool)> = None; // (file, function name id, is_static)
     // Regions repeat a few files: intern each once per LineInfo string.
-    let mut file_of: HashMap<u32, usize, FastHash> = HashMap::default();
+    let mut file_of: HashMap<u32, usize, FxBuildHasher> = HashMap::default();
     // And one shared name per function.
-    let mut name_of: HashMap<u32, Arc<str>, FastHash> = HashMap::default();
+    let mut name_of: HashMap<u32, Arc<str>, FxBuildHasher> = HashMap::default();
     for r in &regions {
         let file = *file_of
             .entry(r.loc.file)
@@ -249,7 +249,12 @@ pub fn finalize_merged(syms: Vec<Symbol>, text_end: u64) -> Vec<Symbol> {
 /// the function symbols in ELF symbol-table order (`core_create_function_syms` looks each up),
 /// then those first met by line symbols (address order). gprof prepends each new file to its
 /// list, so `-A` walks this order backwards and a file symspec finds the last match.
-pub fn order_files_like_gprof(table: &mut SymbolTable, elf: Option<&goblin::elf::Elf<'_>>) {
+/// `elf`: the executable, parsed, with its bytes (for the symbols BFD adds, see
+/// [`super::arch::symbol_addresses`]).
+pub fn order_files_like_gprof(
+    table: &mut SymbolTable,
+    elf: Option<(&goblin::elf::Elf<'_>, &[u8])>,
+) {
     let n = table.files.len();
     let mut order: Vec<usize> = Vec::with_capacity(n);
     let mut seen = vec![false; n];
@@ -262,12 +267,12 @@ pub fn order_files_like_gprof(table: &mut SymbolTable, elf: Option<&goblin::elf:
             order.push(f);
         }
     };
-    if let Some(elf) = elf {
-        for s in elf.syms.iter().skip(1) {
-            let i = table.symbols.partition_point(|x| x.addr < s.st_value);
+    if let Some((elf, data)) = elf {
+        for (addr, is_func) in super::arch::symbol_addresses(elf, data) {
+            let i = table.symbols.partition_point(|x| x.addr < addr);
             if let Some(sym) = table.symbols.get(i)
-                && sym.addr == s.st_value
-                && sym.is_func == (s.st_type() == goblin::elf::sym::STT_FUNC)
+                && sym.addr == addr
+                && sym.is_func == is_func
             {
                 take(sym.file, &mut order);
             }
@@ -292,136 +297,6 @@ pub fn order_files_like_gprof(table: &mut SymbolTable, elf: Option<&goblin::elf:
         .collect();
     for s in &mut table.symbols {
         s.file = s.file.and_then(|f| remap.get(f).copied());
-    }
-}
-
-/// The reports that follow the exec counts, in gprof's order: annotated source (`-A`), then
-/// function ordering (`-r`) and file ordering (`-R`).
-pub fn print_trailing_reports(
-    out: &mut dyn std::io::Write,
-    err: &mut dyn std::io::Write,
-    analysis: &super::Analysis,
-    args: &super::args::GprofArgs,
-    output_style: u32,
-    first_output: &mut bool,
-) -> std::io::Result<()> {
-    print_trailing_reports_with_blocks(
-        out,
-        err,
-        analysis,
-        args,
-        output_style,
-        &BasicBlocks::default(),
-        first_output,
-    )
-}
-
-/// The output style the engine's own printers get: with basic blocks, the exec counts are
-/// printed by [`print_trailing_reports_with_blocks`] instead (they need the blocks).
-pub fn engine_style(output_style: u32, blocks: &BasicBlocks) -> u32 {
-    if blocks.is_empty() {
-        output_style
-    } else {
-        output_style & !super::args::style::EXEC_COUNTS
-    }
-}
-
-/// [`print_trailing_reports`] with basic-block counts (`-l` and BB records): also prints the
-/// exec counts (`-C`) with the blocks' lines, which [`engine_style`] took from the engine.
-pub fn print_trailing_reports_with_blocks(
-    out: &mut dyn std::io::Write,
-    err: &mut dyn std::io::Write,
-    analysis: &super::Analysis,
-    args: &super::args::GprofArgs,
-    output_style: u32,
-    blocks: &BasicBlocks,
-    first_output: &mut bool,
-) -> std::io::Result<()> {
-    use super::args::style;
-    if output_style & style::EXEC_COUNTS != 0 && !blocks.is_empty() {
-        super::annotate::print_exec_counts(
-            out,
-            analysis,
-            !args.display_unused,
-            blocks,
-            first_output,
-        )?;
-    }
-    if output_style & style::ANNOTATED_SOURCE != 0 {
-        let gprof_path = std::env::var_os("GPROF_PATH");
-        let opts = super::annotate::AnnotateOptions {
-            ignore_zeros: !args.display_unused,
-            min_count: args.min_count,
-            table_length: args.table_length,
-            all_lines: args.all_lines,
-            separate_files: args.separate_files,
-            search_path: super::annotate::AnnotateOptions::search_path_from(
-                &args.directories,
-                gprof_path.as_deref(),
-            ),
-            whoami: super::report::WHOAMI.to_string(),
-        };
-        super::annotate::print_annotated_source(out, err, analysis, &opts, blocks, first_output)?;
-    }
-    if output_style & style::FUNCTION_ORDER != 0 {
-        super::ordering::print_function_ordering(out, analysis)?;
-    }
-    if output_style & style::FILE_ORDER != 0
-        && let Some(path) = &args.function_map
-    {
-        // Already read once when the symbols were made; a failure here cannot happen unless
-        // the file changed meanwhile, and then nothing is printed.
-        if let Ok(map) = super::ordering::read_function_map(path, super::report::WHOAMI) {
-            super::ordering::print_file_ordering(out, analysis, &map)?;
-        }
-    }
-    Ok(())
-}
-
-/// gprof's basic-block slots per symbol (`NBBS`).
-pub const NBBS: usize = 10;
-
-/// Basic-block counts attached to symbols (`bb_read_rec` with `-l`): each block goes to the
-/// symbol that owns its address, into the first free slot or the slot with the same address
-/// (at most [`NBBS`] per symbol; more are dropped, as in gprof).
-#[derive(Clone, Debug, Default)]
-pub struct BasicBlocks {
-    /// Symbol index → (block address, summed count) slots, in slot order.
-    pub slots: HashMap<usize, Vec<(u64, u64)>>,
-}
-
-impl BasicBlocks {
-    /// Adds every basic-block count of `profile` (gprof keeps them only in line mode).
-    pub fn add_profile(&mut self, profile: &gmon_format::Profile, table: &SymbolTable) {
-        for b in profile.basic_blocks() {
-            let Some(sym) = table.lookup(b.address) else {
-                continue;
-            };
-            let slots = self.slots.entry(sym).or_default();
-            // gprof tests `bb_addr[i] == 0` for a free slot, so a block at address 0 always
-            // takes the next slot.
-            let full = slots.len() >= NBBS;
-            match slots
-                .iter_mut()
-                .find(|(addr, _)| *addr == b.address && *addr != 0)
-            {
-                Some(slot) => slot.1 = slot.1.wrapping_add(b.count),
-                None if !full => slots.push((b.address, b.count)),
-                None => {}
-            }
-        }
-    }
-
-    /// Whether no block was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// The blocks of symbol `sym` (gprof stops at the first zero address).
-    pub fn of(&self, sym: usize) -> &[(u64, u64)] {
-        let s = self.slots.get(&sym).map_or(&[][..], |v| v.as_slice());
-        let end = s.iter().position(|&(a, _)| a == 0).unwrap_or(s.len());
-        s.get(..end).unwrap_or(&[])
     }
 }
 
@@ -464,45 +339,5 @@ mod tests {
                 ("work", 0x200, 0x2ff, true),
             ]
         );
-    }
-
-    #[test]
-    fn basic_blocks_fill_ten_slots_per_symbol() {
-        let table = SymbolTable {
-            symbols: vec![sym("f", 0x100, 0x1ff, true)],
-            files: Vec::new(),
-        };
-        let mut records = Vec::new();
-        for a in 0..12u64 {
-            records.push(gmon_format::BasicBlockCount {
-                address: 0x100 + a,
-                count: 1,
-                legacy: None,
-            });
-        }
-        for address in [0x100, 0x900] {
-            records.push(gmon_format::BasicBlockCount {
-                address,
-                count: 5,
-                legacy: None,
-            });
-        }
-        let mut profile = gmon_format::Profile::new_gnu(gmon_format::Encoding {
-            endian: gmon_format::Endian::Little,
-            ptr_width: gmon_format::PtrWidth::Eight,
-        });
-        profile.records = vec![gmon_format::Record::BasicBlocks(
-            gmon_format::BasicBlockRecord {
-                legacy_name: None,
-                blocks: records,
-            },
-        )];
-        let mut bb = BasicBlocks::default();
-        bb.add_profile(&profile, &table);
-        let got = bb.of(0);
-        assert_eq!(got.len(), NBBS);
-        assert_eq!(got.first(), Some(&(0x100, 6)));
-        assert_eq!(got.last(), Some(&(0x109, 1)));
-        assert!(bb.of(1).is_empty());
     }
 }

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::Analysis;
-use super::callgraph::FastHash;
 use super::demangle::{Style, demangle};
 use super::fmt::put_u;
+use rustc_hash::FxBuildHasher;
 
 /// Printing switches shared by every report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub struct Demangled {
     cache: Mutex<Option<(Style, DemangleMap)>>,
 }
 
-type DemangleMap = HashMap<(usize, usize), Option<Arc<str>>, FastHash>;
+type DemangleMap = HashMap<(usize, usize), Option<Arc<str>>, FxBuildHasher>;
 
 /// Whether `demangle(name, style)` can return a name at all: every style but GNAT demangles
 /// only names that start with `_` once bfd's leading `.`/`$` are skipped (`_Z`, `_R`,

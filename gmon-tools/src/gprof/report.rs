@@ -7,12 +7,12 @@ use std::path::Path;
 use gmon_format::{Endian, ReadOptions, Variant};
 
 use super::args::{FileFormat, GprofArgs, Parsed, style};
+use super::blocks::BasicBlocks;
 use super::demangle::Style;
 use super::names::PrintOptions;
 use super::{Analysis, AnalysisBuilder, AnalysisOptions, GprofError, Image, SymtabOptions};
 
-/// The name gprof's messages start with (`argv[0]` in GNU gprof).
-pub const WHOAMI: &str = "gprof";
+pub use super::WHOAMI;
 
 /// The teaching help of `gmon gprof --help`.
 pub const HELP: &str = "\
@@ -423,7 +423,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         if line {
             symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
         }
-        super::lines::order_files_like_gprof(&mut symtab, elf.as_ref());
+        super::lines::order_files_like_gprof(&mut symtab, elf.as_ref().map(|e| (e, &*image.data)));
     }
     let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
     if a.file_format == FileFormat::Prof {
@@ -435,7 +435,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     let mut first_output = true;
     let mut warned_bb = false;
     let mut profiles = Vec::with_capacity(a.profiles.len());
-    let mut blocks = super::lines::BasicBlocks::default();
+    let mut blocks = BasicBlocks::default();
     for file in &a.profiles {
         let p = read_profile(file, &image, a.file_format, line)?;
         let path = file.display().to_string();
@@ -514,9 +514,9 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         width: a.width,
     };
     let _ = Style::Auto;
-    let engine_style = super::lines::engine_style(output_style, &blocks);
+    let engine_style = engine_style(output_style, &blocks);
     print_reports(out, &analysis, &popts, engine_style, &mut first_output)?;
-    super::lines::print_trailing_reports_with_blocks(
+    print_trailing_reports_with_blocks(
         out,
         err,
         &analysis,
@@ -525,6 +525,89 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         &blocks,
         &mut first_output,
     )?;
+    Ok(())
+}
+
+/// The reports that follow the exec counts, in gprof's order: annotated source (`-A`), then
+/// function ordering (`-r`) and file ordering (`-R`).
+pub fn print_trailing_reports(
+    out: &mut dyn std::io::Write,
+    err: &mut dyn std::io::Write,
+    analysis: &super::Analysis,
+    args: &super::args::GprofArgs,
+    output_style: u32,
+    first_output: &mut bool,
+) -> std::io::Result<()> {
+    print_trailing_reports_with_blocks(
+        out,
+        err,
+        analysis,
+        args,
+        output_style,
+        &BasicBlocks::default(),
+        first_output,
+    )
+}
+
+/// The output style the engine's own printers get: with basic blocks, the exec counts are
+/// printed by [`print_trailing_reports_with_blocks`] instead (they need the blocks).
+pub fn engine_style(output_style: u32, blocks: &BasicBlocks) -> u32 {
+    if blocks.is_empty() {
+        output_style
+    } else {
+        output_style & !super::args::style::EXEC_COUNTS
+    }
+}
+
+/// [`print_trailing_reports`] with basic-block counts (`-l` and BB records): also prints the
+/// exec counts (`-C`) with the blocks' lines, which [`engine_style`] took from the engine.
+pub fn print_trailing_reports_with_blocks(
+    out: &mut dyn std::io::Write,
+    err: &mut dyn std::io::Write,
+    analysis: &super::Analysis,
+    args: &super::args::GprofArgs,
+    output_style: u32,
+    blocks: &BasicBlocks,
+    first_output: &mut bool,
+) -> std::io::Result<()> {
+    use super::args::style;
+    if output_style & style::EXEC_COUNTS != 0 && !blocks.is_empty() {
+        super::execcount::print_exec_counts(
+            out,
+            analysis,
+            !args.display_unused,
+            Some(blocks),
+            first_output,
+        )?;
+    }
+    if output_style & style::ANNOTATED_SOURCE != 0 {
+        let gprof_path = std::env::var_os("GPROF_PATH");
+        let opts = super::annotate::AnnotateOptions {
+            ignore_zeros: !args.display_unused,
+            min_count: args.min_count,
+            table_length: args.table_length,
+            all_lines: args.all_lines,
+            separate_files: args.separate_files,
+            search_path: super::annotate::AnnotateOptions::search_path_from(
+                &args.directories,
+                gprof_path.as_deref(),
+            ),
+            whoami: WHOAMI.to_string(),
+        };
+        super::annotate::print_annotated_source(out, err, analysis, &opts, blocks, first_output)?;
+    }
+    if output_style & style::FUNCTION_ORDER != 0 {
+        super::ordering::print_function_ordering(out, analysis)?;
+    }
+    if output_style & style::FILE_ORDER != 0
+        && let Some(path) = &args.function_map
+    {
+        // Already read once when the symbols were made; a failure here cannot happen unless
+        // the file changed meanwhile, and then nothing is printed.
+        if let Ok(map) = super::ordering::read_function_map(path, WHOAMI) {
+            super::ordering::print_file_ordering(out, analysis, &map)?;
+        }
+    }
     Ok(())
 }
 
@@ -550,7 +633,7 @@ pub fn print_reports(
         super::index::print_index(out, analysis, popts)?;
     }
     if output_style & style::EXEC_COUNTS != 0 {
-        super::execcount::print_exec_counts(out, analysis, popts, first_output)?;
+        super::execcount::print_exec_counts(out, analysis, popts.ignore_zeros, None, first_output)?;
     }
     // EXTENSION POINT (lines): basic-block lines of the exec counts, annotated source (-A),
     // function ordering (-r) and file ordering (-R) are printed here, in this order.

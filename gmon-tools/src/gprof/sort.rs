@@ -14,7 +14,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::callgraph::FastHash;
+use rustc_hash::FxBuildHasher;
 
 /// Sorts `v` exactly as glibc's `msort` would with comparator `cmp`.
 pub fn msort<T: Copy, F: FnMut(&T, &T) -> Ordering>(v: &mut [T], mut cmp: F) {
@@ -59,7 +59,7 @@ fn msort_rec<T: Copy, F: FnMut(&T, &T) -> Ordering>(v: &mut [T], tmp: &mut Vec<T
 pub fn name_ranks<'a, I: IntoIterator<Item = &'a str>>(names: I) -> Vec<u32> {
     let mut ids: Vec<u32> = Vec::new();
     let mut uniq: Vec<&str> = Vec::new();
-    let mut seen: HashMap<&str, u32, FastHash> = HashMap::default();
+    let mut seen: HashMap<&str, u32, FxBuildHasher> = HashMap::default();
     let mut prev: Option<(&str, u32)> = None;
     for name in names {
         let id = match prev {

@@ -14,6 +14,7 @@ use gmon_format::{Encoding, Endian, PtrWidth};
 use goblin::elf::{Elf, section_header, sym};
 
 use super::GprofError;
+use super::arch;
 
 /// Index of a symbol in a [`SymbolTable`] (address order).
 pub type SymIdx = usize;
@@ -313,6 +314,7 @@ impl SymbolTable {
             })
             .unwrap_or(&[]);
         let mut out = Vec::new();
+        let machine = elf.header.e_machine;
         for s in elf.syms.iter().skip(1) {
             let Some(class) = Self::classify(&elf, &s, strtab_raw, opts) else {
                 continue;
@@ -320,10 +322,33 @@ impl SymbolTable {
             let name = symbol_name(&elf, strtab_raw, s.st_name);
             out.push(Symbol {
                 name: name.into(),
-                addr: s.st_value,
+                addr: arch::symbol_value(machine, &s),
                 end_addr: 0,
                 is_static: class == Class::Static,
-                is_func: s.st_type() == sym::STT_FUNC,
+                is_func: arch::symbol_type(machine, &s) == sym::STT_FUNC,
+                file: None,
+                line: 0,
+            });
+        }
+        // BFD's synthetic symbols (PowerPC64 ELFv1 entry points) follow the real ones, classed
+        // like them: global and weak ones count, local ones pass the name scan (never, since
+        // their names start with `.`).
+        let synth = arch::synthetic_symbols(&elf, &image.data);
+        for s in &synth.syms {
+            let local = s.bind == sym::STB_LOCAL;
+            if local
+                && (opts.no_static
+                    || !local_name_passes(&synth.names, s.name_off)
+                    || (opts.ignore_non_functions && s.typ != sym::STT_FUNC))
+            {
+                continue;
+            }
+            out.push(Symbol {
+                name: synth.name(s).into(),
+                addr: s.addr,
+                end_addr: 0,
+                is_static: local,
+                is_func: s.typ == sym::STT_FUNC,
                 file: None,
                 line: 0,
             });

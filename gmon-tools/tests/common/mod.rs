@@ -18,12 +18,20 @@ pub fn case_dir(name: &str) -> PathBuf {
     cases_dir().join(name)
 }
 
+/// `testdata/cross`: the same programs built for other architectures (testdata/cross.sh).
+pub fn cross_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cross")
+}
+
 /// Every testdata case that has both a `prog` and a `gmon.out`, sorted (empty when the
-/// directory is missing, so each test states how many it needs).
+/// directory is missing, so each test states how many it needs): the x86-64 cases of
+/// `testdata/cases`, then the other architectures' of `testdata/cross`.
 pub fn testdata_cases() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(cases_dir())
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    let mut v: Vec<PathBuf> = [cases_dir(), cross_dir()]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten())
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
     v.retain(|d| d.join("gmon.out").is_file() && d.join("prog").is_file());
     v.sort();
     v

@@ -1,0 +1,212 @@
+//! Building an [`Analysis`]: the symbol table, then each profile as it is read, then the
+//! histogram credit and the call graph.
+
+use gmon_format::{Profile, Record, Variant};
+
+use super::arch;
+use super::static_calls::StaticCalls;
+use super::{
+    Analysis, AnalysisOptions, CallGraph, GprofError, Histograms, Image, SpecTables, SymbolTable,
+    TableId, hist, names, specs_with_defaults,
+};
+
+/// Counts of what one profile file contained (what `-i` prints).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Header version (0 for BSD files).
+    pub version: u32,
+    /// Histogram records.
+    pub histograms: usize,
+    /// Call-graph arc records.
+    pub arcs: usize,
+    /// Basic-block count records.
+    pub bb_records: usize,
+}
+
+/// Builds an [`Analysis`] the way gprof does: symbols first, then each profile as it is read,
+/// then the histogram credit and the call graph.
+#[derive(Debug)]
+pub struct AnalysisBuilder {
+    symtab: SymbolTable,
+    specs: SpecTables,
+    hist: Histograms,
+    graph: CallGraph,
+    has_arcs: bool,
+    has_bb: bool,
+    whoami: String,
+    static_call_graph: bool,
+}
+
+impl AnalysisBuilder {
+    /// Reads `image`'s function symbols and resolves the specs.
+    pub fn new(image: &Image, opts: &AnalysisOptions) -> Result<AnalysisBuilder, GprofError> {
+        let symtab = SymbolTable::from_image(image, &opts.symtab, &opts.whoami)?;
+        Ok(AnalysisBuilder::with_symtab(symtab, opts))
+    }
+
+    /// Starts from a symbol table built elsewhere (e.g. with line symbols added, or source files
+    /// attached).
+    pub fn with_symtab(symtab: SymbolTable, opts: &AnalysisOptions) -> AnalysisBuilder {
+        let specs = SpecTables::build(&specs_with_defaults(&opts.specs), &symtab);
+        let graph = CallGraph::new(symtab.len());
+        AnalysisBuilder {
+            symtab,
+            specs,
+            hist: Histograms::default(),
+            graph,
+            has_arcs: false,
+            has_bb: false,
+            whoami: opts.whoami.clone(),
+            static_call_graph: opts.static_call_graph,
+        }
+    }
+
+    /// The symbol table.
+    pub fn symtab(&self) -> &SymbolTable {
+        &self.symtab
+    }
+
+    /// Adds one profile (`name` is used in messages): histogram records are combined, arcs
+    /// tallied in file order.
+    pub fn add_profile(&mut self, name: &str, profile: &Profile) -> Result<FileInfo, GprofError> {
+        let bsd = match profile.header.variant() {
+            Variant::Gnu => None,
+            Variant::Bsd44 => Some(true),
+            Variant::BsdOld => Some(false),
+        };
+        let mut info = FileInfo {
+            version: match profile.header {
+                gmon_format::Header::Gnu(h) => h.version,
+                _ => 0,
+            },
+            ..FileInfo::default()
+        };
+        // gprof's BSD reader always reports call-graph input, arcs or not.
+        if bsd.is_some() {
+            self.has_arcs = true;
+        }
+        if self.graph.arcs.is_empty() {
+            let arcs = profile
+                .records
+                .iter()
+                .filter(|r| matches!(r, Record::Arc(_)));
+            self.graph.reserve(arcs.count());
+        }
+        for r in &profile.records {
+            match r {
+                Record::Histogram(h) => {
+                    self.hist.add(h, name, &self.whoami, bsd)?;
+                    // `-i` counts a BSD file's histogram only when it has bins.
+                    if bsd.is_none() || !h.bins.is_empty() {
+                        info.histograms += 1;
+                    }
+                }
+                Record::Arc(a) => {
+                    self.has_arcs = true;
+                    info.arcs += 1;
+                    self.graph
+                        .tally(&self.symtab, &self.specs, a.from_pc, a.self_pc, a.count);
+                }
+                Record::BasicBlocks(_) => {
+                    self.has_bb = true;
+                    info.bb_records += 1;
+                }
+            }
+        }
+        self.graph.profile_done();
+        Ok(info)
+    }
+
+    /// Whether some basic-block record was read (gprof warns that it ignores them without `-l`).
+    pub fn has_basic_blocks(&self) -> bool {
+        self.has_bb
+    }
+
+    /// The histograms read so far.
+    pub fn histograms(&self) -> &Histograms {
+        &self.hist
+    }
+
+    /// The arcs tallied so far (before assembly).
+    pub fn graph(&mut self) -> &CallGraph {
+        self.graph.flush();
+        &self.graph
+    }
+
+    /// Whether any arc record was read.
+    pub fn has_arcs(&self) -> bool {
+        self.has_arcs
+    }
+
+    /// Credits the histogram and assembles the call graph.
+    pub fn finish(self, image: Option<&Image>) -> Result<Analysis, GprofError> {
+        let AnalysisBuilder {
+            symtab,
+            specs,
+            hist,
+            mut graph,
+            has_arcs,
+            whoami,
+            static_call_graph,
+            ..
+        } = self;
+        let credit = if hist.is_present() {
+            let syms = &symtab.symbols;
+            hist::assign_samples(&hist, &symtab, &|j| {
+                syms.get(j)
+                    .is_some_and(|s| specs.selected(TableId::InclFlat, TableId::ExclFlat, s.addr))
+            })
+        } else {
+            hist::Credit {
+                time: vec![0.0; symtab.len()],
+                total_time: 0.0,
+            }
+        };
+        let mut static_arcs: Box<dyn FnMut(usize) -> Vec<Option<usize>>> = Box::new(|_| Vec::new());
+        let mut warnings = Vec::new();
+        if static_call_graph && has_arcs {
+            match image.map(|i| (i, arch::call_scanner(i.machine))) {
+                Some((img, Some(scanner))) => {
+                    let finder = StaticCalls::new(img, &symtab, &hist, scanner);
+                    static_arcs = Box::new(move |p| finder.calls_from(p));
+                }
+                Some((img, None)) => {
+                    warnings.push(format!(
+                        "{whoami}: -c not supported on architecture {}\n",
+                        arch::printable_name(
+                            img.machine,
+                            img.encoding.ptr_width == gmon_format::PtrWidth::Eight,
+                            &img.data,
+                        )
+                    ));
+                }
+                None => {}
+            }
+        }
+        if has_arcs {
+            graph.assemble(&symtab, &specs, &credit.time, &mut *static_arcs);
+            if let Some(msg) = graph.dfn_error {
+                return Err(GprofError::new(msg.to_string()));
+            }
+        } else {
+            graph.flush();
+            for (n, &t) in graph.nodes.iter_mut().zip(&credit.time) {
+                n.time = t;
+            }
+        }
+        drop(static_arcs);
+        for _ in 0..graph.toporder_botches {
+            warnings.push("[propagate] toporder botches\n".to_string());
+        }
+        Ok(Analysis {
+            symtab,
+            specs,
+            hist,
+            total_time: credit.total_time,
+            graph,
+            has_arcs,
+            warnings,
+            demangled: names::Demangled::default(),
+        })
+    }
+}
