@@ -19,8 +19,10 @@
 //! ```
 //!
 //! Sampling uses one CPU-time timer per thread delivering `SIGPROF` (see `spec/runtime.md`).
-//! Call stacks need frame pointers: build with `-C force-frame-pointers=yes` (Rust) or
-//! `-fno-omit-frame-pointer` (C/C++).
+//! Call stacks are unwound with the loaded objects' `.eh_frame` (DWARF CFI) from a bounded
+//! stack snapshot, off the signal path ([`Unwind::Dwarf`], the default), so programs built
+//! without frame pointers get exact stacks; [`Unwind::FramePointers`] walks frame pointers in
+//! the handler instead.
 //!
 //! The library defines `execve`, `execv`, `execvp`, `execvpe` and `fexecve` (forwarding to
 //! libc) so that an exec never delivers a stray `SIGPROF` to the new program, and
@@ -45,6 +47,7 @@ mod stack;
 mod stopsig;
 mod tables;
 mod threads;
+mod unwind;
 
 pub use error::{Error, Result};
 pub use pcsample::SampleBuffer;
@@ -52,3 +55,4 @@ pub use profil::{Histogram, Recorded, SCALE_ONE_TO_ONE, bin_index};
 pub use profiler::{DEFAULT_HZ, Profiler, ProfilerGuard, Snapshot, Written, histogram_overflows};
 pub use sampler::register_current_thread;
 pub use stack::MAX_STACK_DEPTH;
+pub use unwind::{SNAPSHOT_BYTES, Unwind};

@@ -8,6 +8,7 @@ use crate::output::{gnu_bytes, output_path, write_atomically};
 use crate::sampler;
 use crate::session::{OutputConfig, Recording, Session};
 use crate::stack::MAX_STACK_DEPTH;
+use crate::unwind::Unwind;
 use crate::{Error, Result};
 
 /// The default sampling rate of [`Profiler`]: 1000 Hz (gprof prints "Each sample counts as
@@ -31,6 +32,7 @@ pub struct Profiler {
     shared_libraries: bool,
     stacks: bool,
     max_depth: usize,
+    unwind: Unwind,
 }
 
 impl Default for Profiler {
@@ -50,6 +52,7 @@ impl Profiler {
             shared_libraries: true,
             stacks: true,
             max_depth: 64,
+            unwind: Unwind::Dwarf,
         }
     }
 
@@ -85,9 +88,16 @@ impl Profiler {
         self
     }
 
-    /// Record call stacks by walking frame pointers (default true).
+    /// Record call stacks (default true), walked as [`Profiler::unwind`] says.
     pub fn stacks(mut self, yes: bool) -> Profiler {
         self.stacks = yes;
+        self
+    }
+
+    /// How call stacks are walked (default [`Unwind::Dwarf`]: a stack snapshot unwound with
+    /// the objects' `.eh_frame` on a runtime thread; see `spec/runtime.md` §4.4).
+    pub fn unwind(mut self, how: Unwind) -> Profiler {
+        self.unwind = how;
         self
     }
 
@@ -106,6 +116,7 @@ impl Profiler {
             pcs: self.shared_libraries || self.stacks,
             stacks: self.stacks,
             max_depth: self.max_depth,
+            unwind: self.unwind,
         };
         let out = OutputConfig {
             output: self.output,

@@ -1,5 +1,6 @@
 //! What a running [`crate::Profiler`] counts into, and how it turns into gmon.out + sidecar.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 
 use gmon_format::ext::{Counters, Extension, PcSample, StackSample, ThreadTotal};
@@ -9,6 +10,7 @@ use crate::arch::Registers;
 use crate::objects::{StackRanges, loaded_objects, main_text};
 use crate::profil::{bin_index, saturating_add};
 use crate::stack::{MAX_STACK_DEPTH, walk};
+use crate::unwind::{DwarfStacks, Unwind, frame_pointer_kind};
 use crate::{Error, Result};
 
 /// Capacity of the per-PC table.
@@ -60,6 +62,7 @@ pub(crate) struct Recording {
     pub pcs: bool,
     pub stacks: bool,
     pub max_depth: usize,
+    pub unwind: Unwind,
 }
 
 /// Where and what a session writes.
@@ -82,7 +85,9 @@ pub(crate) struct Session {
     pub bias: u64,
     bins: Box<[AtomicU16]>,
     pcs: Option<crate::tables::CountTable>,
-    stacks: Option<crate::tables::StackTable>,
+    stacks: Option<Arc<crate::tables::StackTable>>,
+    /// The snapshot ring and unwinder thread (stacks on, [`Unwind::Dwarf`]).
+    dwarf: Option<DwarfStacks>,
     threads: crate::tables::CountTable,
     pub ranges: StackRanges,
     samples: AtomicU64,
@@ -102,6 +107,16 @@ impl Session {
         if rec.stacks {
             ranges.refresh();
         }
+        let stacks = rec.stacks.then(|| {
+            Arc::new(crate::tables::StackTable::new(
+                STACK_TABLE_SLOTS,
+                rec.max_depth.clamp(1, MAX_STACK_DEPTH),
+            ))
+        });
+        let dwarf = stacks
+            .as_ref()
+            .filter(|_| rec.unwind == Unwind::Dwarf)
+            .map(|t| DwarfStacks::start(Arc::clone(t)));
         Ok(Session {
             hz,
             out,
@@ -111,12 +126,8 @@ impl Session {
             pcs: rec
                 .pcs
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
-            stacks: rec.stacks.then(|| {
-                crate::tables::StackTable::new(
-                    STACK_TABLE_SLOTS,
-                    rec.max_depth.clamp(1, MAX_STACK_DEPTH),
-                )
-            }),
+            stacks,
+            dwarf,
             threads: crate::tables::CountTable::new(THREAD_TABLE_SLOTS),
             ranges,
             samples: AtomicU64::new(0),
@@ -160,13 +171,19 @@ impl Session {
         }
         self.threads.add(tid, w);
         if let Some(stacks) = &self.stacks {
+            if let Some(d) = &self.dwarf
+                && d.capture(regs, &self.ranges, weight)
+            {
+                // Unwound and counted later by the unwinder thread.
+                return;
+            }
             let mut buf = [0u64; MAX_STACK_DEPTH];
             let depth = stacks.depth().min(buf.len());
             let (n, cut) = walk(regs, &self.ranges, buf.get_mut(..depth).unwrap_or(&mut []));
             if cut {
                 self.truncated.fetch_add(w, Ordering::Relaxed);
             }
-            if !stacks.add(buf.get(..n).unwrap_or(&[]), w) {
+            if !stacks.add(buf.get(..n).unwrap_or(&[]), frame_pointer_kind(cut), w) {
                 self.dropped.fetch_add(w, Ordering::Relaxed);
             }
         }
@@ -182,6 +199,9 @@ impl Session {
         }
         if let Some(s) = &self.stacks {
             s.clear();
+        }
+        if let Some(d) = &self.dwarf {
+            d.reset();
         }
         self.threads.clear();
         for c in [
@@ -221,6 +241,19 @@ impl Session {
     /// The sidecar's contents (without the gmon.out link).
     pub(crate) fn extension(&self) -> Extension {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (truncated, dropped) = match &self.dwarf {
+            Some(d) => {
+                d.flush();
+                let (t, d, _) = d.counters();
+                (t, d)
+            }
+            None => (0, 0),
+        };
+        let stacks = self
+            .stacks
+            .as_ref()
+            .map(|t| t.entries())
+            .unwrap_or_default();
         Extension {
             writer: concat!("gmon-write ", env!("CARGO_PKG_VERSION")).to_string(),
             rate_hz: self.hz,
@@ -228,8 +261,8 @@ impl Session {
             counters: Counters {
                 samples: load(&self.samples),
                 outside_histogram: load(&self.outside),
-                dropped: load(&self.dropped),
-                truncated_stacks: load(&self.truncated),
+                dropped: load(&self.dropped) + dropped,
+                truncated_stacks: load(&self.truncated) + truncated,
                 saturated_bins: load(&self.saturated),
             },
             objects: loaded_objects(),
@@ -243,16 +276,11 @@ impl Session {
                         .collect()
                 })
                 .unwrap_or_default(),
-            stacks: self
-                .stacks
-                .as_ref()
-                .map(|t| {
-                    t.entries()
-                        .into_iter()
-                        .map(|(pcs, count)| StackSample { count, pcs })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            stack_kinds: stacks.iter().map(|&(_, kind, _)| kind).collect(),
+            stacks: stacks
+                .into_iter()
+                .map(|(pcs, _, count)| StackSample { count, pcs })
+                .collect(),
             threads: self
                 .threads
                 .entries()
