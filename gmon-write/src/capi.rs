@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU16, AtomicU64};
 
 use crate::pcsample::SampleBuffer;
 use crate::profil::Histogram;
-use crate::{Error, Profiler};
+use crate::{Error, Profiler, env};
 
 /// `gmon_start` flag: record call stacks.
 pub const GMON_STACKS: c_int = 1;
@@ -28,7 +28,7 @@ fn fail(e: &Error, errno: c_int) -> c_int {
 
 fn errno_of(e: &Error) -> c_int {
     match e {
-        Error::SigprofInUse | Error::ItimerProfInUse | Error::AlreadyActive(_) => libc::EBUSY,
+        Error::AlreadyActive(_) => libc::EBUSY,
         Error::NotRunning => libc::ESRCH,
         Error::BadRate(_) => libc::EINVAL,
         Error::Os { source, .. } | Error::Write { source, .. } => {
@@ -39,10 +39,7 @@ fn errno_of(e: &Error) -> c_int {
 }
 
 fn profil_hz() -> u32 {
-    std::env::var("GMON_PROFIL_HZ")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(PROFIL_HZ)
+    env::number(env::PROFIL_HZ).unwrap_or(PROFIL_HZ)
 }
 
 /// `profil(2)` in user space: count ticks into `buf` (`bufsiz` bytes of `unsigned short`
@@ -151,7 +148,8 @@ pub extern "C" fn gmon_flush() -> c_int {
 /// written at exit. The first process claims `GMON_RECORD_OUT` and records its pid in
 /// `GMON_RECORD_OWNER`; other processes (children of the command) write `OUT.<pid>`.
 extern "C" fn preload_init() {
-    let Some(out) = std::env::var_os("GMON_RECORD_OUT").filter(|o| !o.is_empty()) else {
+    // Nothing is read in a set-uid/set-gid process (env.rs).
+    let Some(out) = env::var(env::RECORD_OUT) else {
         return;
     };
     // Only the shared library (the copy `gmon record` preloads) starts profiling: a copy linked
@@ -165,26 +163,19 @@ extern "C" fn preload_init() {
         return;
     }
     let pid = std::process::id();
-    let owner = std::env::var("GMON_RECORD_OWNER")
-        .ok()
-        .and_then(|v| v.parse::<u32>().ok());
+    let owner = env::number::<u32>(env::RECORD_OWNER);
     let append_pid = match owner {
         Some(o) => o != pid,
         None => {
             // SAFETY: constructors run before main, while the process is single-threaded.
-            unsafe { std::env::set_var("GMON_RECORD_OWNER", pid.to_string()) };
+            unsafe { std::env::set_var(env::RECORD_OWNER, pid.to_string()) };
             false
         }
     };
-    let hz = std::env::var("GMON_RECORD_HZ")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    let stacks = std::env::var("GMON_RECORD_STACKS")
-        .map(|v| v != "0")
-        .unwrap_or(true);
-    let unwind = std::env::var("GMON_RECORD_UNWIND")
-        .ok()
-        .and_then(|v| crate::Unwind::parse(&v))
+    let hz = env::number(env::RECORD_HZ);
+    let stacks = env::var(env::RECORD_STACKS).is_none_or(|v| v != "0");
+    let unwind = env::var(env::RECORD_UNWIND)
+        .and_then(|v| crate::Unwind::parse(v.to_str()?))
         .unwrap_or_default();
     let p = Profiler::new()
         .unwind(unwind)

@@ -10,22 +10,12 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The program installed its own `SIGPROF` handler before profiling started.
+    /// The runtime's handler of its sample signal was replaced while profiling. The
+    /// interposed `sigaction` and `signal` prevent that; only a raw `rt_sigaction` system call
+    /// can do it.
     #[error(
-        "SIGPROF already has a handler: the program profiles itself (setitimer(ITIMER_PROF) / \
-         profil / -pg); gmon-write cannot share SIGPROF with it"
-    )]
-    SigprofInUse,
-    /// `ITIMER_PROF` is armed by someone else.
-    #[error(
-        "ITIMER_PROF is already armed: the program uses the profiling timer itself \
-         (setitimer(ITIMER_PROF) or a -pg build); gmon-write cannot share it"
-    )]
-    ItimerProfInUse,
-    /// The program replaced the runtime's `SIGPROF` handler while profiling.
-    #[error(
-        "the program replaced gmon-write's SIGPROF handler while it was being profiled \
-         (its own setitimer(ITIMER_PROF)/sigaction(SIGPROF)); the profile stops at that point"
+        "gmon-write's handler of its sample signal was replaced while the program was being \
+         profiled (a raw rt_sigaction system call); the profile stops at that point"
     )]
     HandlerReplaced,
     /// A `Profiler` (or another `profil`/`pcsample` scope) is already active.

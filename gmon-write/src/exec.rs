@@ -1,6 +1,6 @@
 //! `exec` wrappers: disarm before the real call so a queued tick never kills the new program.
 //!
-//! After `execve` the `SIGPROF` handler is reset to the default action (terminate), while a
+//! After `execve` the handler of the sample signal is reset to the default action (terminate), while a
 //! signal already queued for the calling thread stays pending. These definitions interpose the
 //! libc functions of the same name (in the executable for a static link, through `LD_PRELOAD`
 //! for the preload library): they delete every timer and discard queued ticks, call the real
@@ -13,49 +13,45 @@
 //! exec; what is already queued may still arrive). `system()` and `posix_spawn` start a new
 //! process without our timers and are not affected.
 
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::{c_char, c_int};
+
+use crate::sys;
 
 type ExecFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
 type ExecEnvFn =
     unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
 type FexecFn = unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
 
-fn next(name: &CStr) -> *mut libc::c_void {
-    // SAFETY: dlsym with a valid NUL-terminated name.
-    unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
-}
-
 fn enosys() -> c_int {
-    // SAFETY: errno is thread-local.
-    unsafe { *libc::__errno_location() = libc::ENOSYS };
+    sys::set_errno(libc::ENOSYS);
     -1
 }
 
 macro_rules! wrap {
-    ($name:ident, $cname:literal, $ty:ty, ($($arg:ident : $argty:ty),*)) => {
+    ($name:ident, $real:expr, $ty:ty, ($($arg:ident : $argty:ty),*)) => {
         /// Interposed exec function (see the module docs).
         ///
         /// # Safety
         /// Same contract as the libc function of the same name.
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $argty),*) -> c_int {
-            let real = next($cname);
+            let real = $real.get();
             if real.is_null() {
                 return enosys();
             }
             crate::sampler::before_exec();
             // SAFETY: `real` is the next definition of this very function.
             let r = unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(real)($($arg),*) };
-            let saved = unsafe { *libc::__errno_location() };
+            let saved = sys::errno();
             crate::sampler::after_failed_exec();
-            unsafe { *libc::__errno_location() = saved };
+            sys::set_errno(saved);
             r
         }
     };
 }
 
-wrap!(execve, c"execve", ExecEnvFn, (path: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
-wrap!(execvpe, c"execvpe", ExecEnvFn, (file: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
-wrap!(execv, c"execv", ExecFn, (path: *const c_char, argv: *const *const c_char));
-wrap!(execvp, c"execvp", ExecFn, (file: *const c_char, argv: *const *const c_char));
-wrap!(fexecve, c"fexecve", FexecFn, (fd: c_int, argv: *const *const c_char, envp: *const *const c_char));
+wrap!(execve, sys::real::EXECVE, ExecEnvFn, (path: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
+wrap!(execvpe, sys::real::EXECVPE, ExecEnvFn, (file: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
+wrap!(execv, sys::real::EXECV, ExecFn, (path: *const c_char, argv: *const *const c_char));
+wrap!(execvp, sys::real::EXECVP, ExecFn, (file: *const c_char, argv: *const *const c_char));
+wrap!(fexecve, sys::real::FEXECVE, FexecFn, (fd: c_int, argv: *const *const c_char, envp: *const *const c_char));

@@ -18,15 +18,19 @@
 //! # Ok::<(), gmon_write::Error>(())
 //! ```
 //!
-//! Sampling uses one CPU-time timer per thread delivering `SIGPROF` (see `spec/runtime.md`).
+//! Sampling uses one CPU-time timer per thread delivering a real-time signal the runtime
+//! reserves (`SIGRTMAX - 1`); the program's own `SIGPROF` and `ITIMER_PROF` are untouched (see
+//! `spec/runtime.md`).
 //! Call stacks are unwound with the loaded objects' `.eh_frame` (DWARF CFI) from a bounded
 //! stack snapshot, off the signal path ([`Unwind::Dwarf`], the default), so programs built
 //! without frame pointers get exact stacks; [`Unwind::FramePointers`] walks frame pointers in
 //! the handler instead.
 //!
-//! The library defines `execve`, `execv`, `execvp`, `execvpe` and `fexecve` (forwarding to
-//! libc) so that an exec never delivers a stray `SIGPROF` to the new program, and
-//! `pthread_create` (forwarding too) so that a new thread is sampled from its first instruction.
+//! The library defines (interposes, forwarding to libc) `sigaction`, `signal`, `sigprocmask`,
+//! `pthread_sigmask`, `sigsuspend`, `sigwait`, `sigwaitinfo`, `sigtimedwait` and `signalfd`, so
+//! the program can neither replace nor block the sample signal; `execve`, `execv`, `execvp`,
+//! `execvpe` and `fexecve`, so that an exec never delivers a stray tick to the new program; and
+//! `pthread_create`, so that a new thread is sampled from its first instruction.
 //!
 //! Cargo features: none.
 
@@ -34,8 +38,10 @@
 
 mod arch;
 pub mod capi;
+mod env;
 mod error;
 mod exec;
+mod files;
 mod objects;
 pub mod output;
 mod pcsample;
@@ -43,8 +49,10 @@ mod profil;
 mod profiler;
 mod sampler;
 mod session;
+mod signals;
 mod stack;
 mod stopsig;
+mod sys;
 mod tables;
 mod threads;
 mod unwind;

@@ -1,7 +1,6 @@
 //! Output file names (as glibc chooses them) and atomic writes.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
@@ -9,8 +8,7 @@ use crate::{Error, Result};
 /// Whether the process runs set-uid/set-gid (`getauxval(AT_SECURE)`): then `GMON_OUT_PREFIX`
 /// is ignored, as glibc ignores it.
 pub fn is_secure() -> bool {
-    // SAFETY: no preconditions.
-    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+    crate::sys::is_secure()
 }
 
 /// Where a profile goes.
@@ -32,9 +30,7 @@ pub fn output_path(explicit: Option<&Path>, append_pid: bool, pid: u32) -> PathB
             p.to_path_buf()
         };
     }
-    if !is_secure()
-        && let Some(prefix) = std::env::var_os("GMON_OUT_PREFIX").filter(|p| !p.is_empty())
-    {
+    if let Some(prefix) = crate::env::var(crate::env::OUT_PREFIX) {
         return with_pid(Path::new(&prefix));
     }
     let p = Path::new("gmon.out");
@@ -46,31 +42,17 @@ pub fn output_path(explicit: Option<&Path>, append_pid: bool, pid: u32) -> PathB
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// crash never leaves a torn file.
+/// crash never leaves a torn file (the rules are in `files.rs`).
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let err = |source| Error::Write {
+    use std::os::unix::ffi::OsStrExt;
+    let mut scratch = crate::files::Scratch::new();
+    crate::files::write_file(path.as_os_str().as_bytes(), &mut scratch, |sink| {
+        sink.put(bytes)
+    })
+    .map_err(|f| Error::Write {
         path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let res = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.flush()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res.map_err(err)
+        source: f.to_io(),
+    })
 }
 
 /// The encoding of this host (glibc writes gmon.out in the host's byte order and word size).

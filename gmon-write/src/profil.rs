@@ -174,8 +174,7 @@ impl<'a> Histogram<'a> {
     /// Runs `f` while the process is sampled at `hz` ticks per second (per thread of CPU time),
     /// counting every tick into this histogram; stops before returning.
     ///
-    /// Fails when another `profil` histogram is already active, or when the program uses
-    /// `SIGPROF` / `ITIMER_PROF` itself.
+    /// Fails when another `profil` histogram is already active.
     pub fn profile<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R, crate::Error> {
         let _active = crate::sampler::ProfilScope::enter(self, hz)?;
         Ok(f())

@@ -1,22 +1,24 @@
-//! The sampling engine: the `SIGPROF` handler, per-thread CPU-time timers, the thread watcher,
+//! The sampling engine: the tick handler, per-thread CPU-time timers, the thread watcher,
 //! and the fork/exec rules.
 //!
 //! * **Timers.** Each thread gets its own `timer_create` timer on its CPU-time clock
-//!   (`CLOCK_THREAD_CPUTIME_ID`, or the thread CPU clock of another tid), delivering `SIGPROF` to
-//!   exactly that thread (`SIGEV_THREAD_ID`). A process-wide `ITIMER_PROF` would send one signal
+//!   (`CLOCK_THREAD_CPUTIME_ID`, or the thread CPU clock of another tid), delivering the
+//!   runtime's reserved real-time signal (`signals.rs`) to exactly that thread
+//!   (`SIGEV_THREAD_ID`). A process-wide `ITIMER_PROF` would send one signal
 //!   for all threads and lose concurrent ticks. Timer overruns (`si_overrun`, ticks that expired
 //!   while the previous signal was pending, e.g. when the kernel checks CPU timers less often
 //!   than the rate) are added to the tick's weight.
-//! * **New threads.** A watcher thread scans `/proc/self/task` every 10 ms and arms a timer for
-//!   every thread it has not seen (and deletes timers of threads that are gone). It has no timer
-//!   itself, so it is never sampled. A thread's first < 10 ms of CPU time can be missed.
+//! * **New threads.** Threads created with `pthread_create` arm their own timer (`threads.rs`).
+//!   A watcher thread scans `/proc/self/task` every 100 ms and arms a timer for every other
+//!   thread it has not seen (and deletes timers of threads that are gone). It has no timer
+//!   itself, so it is never sampled.
 //! * **The handler** only touches preallocated atomics: errno is saved and restored, nothing is
 //!   allocated, nothing blocks. The sinks it feeds are reached through atomic pointers; a sink
 //!   is freed only after it is unpublished and no handler is in flight.
 //! * **fork.** A `pthread_atfork` child handler zeroes the counters, arms a timer for the
 //!   child's thread and restarts the watcher; the child writes `<name>.<pid>`.
 //! * **exec.** `execve` & co. are wrapped (see `exec.rs`): timers are deleted and pending
-//!   `SIGPROF`s discarded before the real call, so the new program is never killed by a tick.
+//!   ticks discarded before the real call, so the new program is never killed by a tick.
 
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
@@ -28,7 +30,7 @@ use crate::arch::Native;
 use crate::pcsample::SampleBuffer;
 use crate::profil::Histogram;
 use crate::session::Session;
-use crate::{Error, Result};
+use crate::{Error, Result, signals, sys};
 
 /// The running profiler's session, or null.
 static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
@@ -51,11 +53,6 @@ const MAX_WEIGHT: u32 = 10_000;
 
 // ---------------------------------------------------------------------------------------------
 // The signal handler
-
-fn errno_location() -> *mut libc::c_int {
-    // SAFETY: always valid for the calling thread.
-    unsafe { libc::__errno_location() }
-}
 
 /// `si_overrun` of a timer signal (`si_code == SI_TIMER`), else 0.
 fn overrun(info: *const libc::siginfo_t) -> u32 {
@@ -84,33 +81,44 @@ fn overrun(info: *const libc::siginfo_t) -> u32 {
     u32::try_from(raw).unwrap_or(0).min(MAX_WEIGHT)
 }
 
-extern "C" fn on_sigprof(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    let saved = unsafe { *errno_location() };
+/// The handler of the sample signal: counts a tick of one of our timers into every active sink;
+/// any other delivery of that signal goes to the program's own disposition.
+extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if !signals::is_tick(info) {
+        signals::forward(sig, info, ctx);
+        return;
+    }
+    let saved = sys::errno();
     IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
     // SAFETY: ctx is the handler's ucontext argument.
     if let Some(regs) = unsafe { Native::registers(ctx) } {
-        let weight = 1 + overrun(info);
-        // SAFETY (all three): a published sink stays alive while IN_FLIGHT > 0.
-        if let Some(s) = unsafe { SESSION.load(Ordering::SeqCst).as_ref() } {
-            // SAFETY: gettid has no preconditions.
-            let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u64;
-            s.record(&regs, tid, weight);
-        }
-        if let Some(h) = unsafe { PROFIL.load(Ordering::SeqCst).as_ref() } {
-            h.record(regs.pc, weight);
-        }
-        if let Some(b) = unsafe { PCSAMPLE.load(Ordering::SeqCst).as_ref() } {
-            // One stored PC per tick: an overrun tick is stored `weight` times.
-            for _ in 0..weight {
-                if !b.record(regs.pc) {
-                    break;
-                }
+        count_tick(&regs, 1 + overrun(info));
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    sys::set_errno(saved);
+}
+
+/// Counts one tick of `weight` at `regs` into the published sinks. Async-signal-safe: atomics
+/// only.
+#[inline(always)]
+fn count_tick(regs: &crate::arch::Registers, weight: u32) {
+    // SAFETY (all three loads): a published sink stays alive while IN_FLIGHT > 0.
+    if let Some(s) = unsafe { SESSION.load(Ordering::SeqCst).as_ref() } {
+        s.record(regs, sys::gettid() as u64, weight);
+    }
+    // SAFETY: as above.
+    if let Some(h) = unsafe { PROFIL.load(Ordering::SeqCst).as_ref() } {
+        h.record(regs.pc, weight);
+    }
+    // SAFETY: as above.
+    if let Some(b) = unsafe { PCSAMPLE.load(Ordering::SeqCst).as_ref() } {
+        // One stored PC per tick: an overrun tick is stored `weight` times.
+        for _ in 0..weight {
+            if !b.record(regs.pc) {
+                break;
             }
         }
     }
-    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
-    // SAFETY: restoring the interrupted code's errno.
-    unsafe { *errno_location() = saved };
 }
 
 /// Waits until no handler is running (after a sink was unpublished).
@@ -175,12 +183,13 @@ pub(crate) struct Control {
     timers: Option<HashMap<i32, libc::timer_t>>,
     watcher: Option<std::thread::JoinHandle<()>>,
     watcher_stop: Option<Arc<AtomicBool>>,
-    old_action: Option<libc::sigaction>,
+    /// Our disposition, saved by an exec wrapper to reinstall if the exec fails.
+    before_exec: Option<libc::sigaction>,
     /// The profiler session (published in SESSION while running).
     pub(crate) session: Option<Box<Session>>,
     /// Set in a forked child: output names get `.<pid>`.
     pub(crate) forked: bool,
-    /// Set when the SIGPROF handler was found replaced.
+    /// Set when our handler was found replaced (only a raw `rt_sigaction` can do that).
     pub(crate) replaced: bool,
     /// The process that armed the timers (a `vfork` child shares this memory but not the
     /// timers, and must leave them alone).
@@ -197,7 +206,7 @@ impl Control {
             timers: None,
             watcher: None,
             watcher_stop: None,
-            old_action: None,
+            before_exec: None,
             session: None,
             forked: false,
             replaced: false,
@@ -207,10 +216,7 @@ impl Control {
     }
 }
 
-fn gettid() -> i32 {
-    // SAFETY: no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
-}
+use sys::gettid;
 
 /// The CPU-time clock of thread `tid` (the kernel's `MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)`).
 fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
@@ -225,8 +231,11 @@ fn arm(tid: i32, hz: u32) -> Option<libc::timer_t> {
     // SAFETY: sigevent is plain data; zero is a valid start (libc hides the union's padding).
     let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
     sev.sigev_notify = libc::SIGEV_THREAD_ID;
-    sev.sigev_signo = libc::SIGPROF;
+    sev.sigev_signo = signals::sample_signal();
     sev.sigev_notify_thread_id = tid;
+    sev.sigev_value = libc::sigval {
+        sival_ptr: signals::TICK_COOKIE as *mut libc::c_void,
+    };
     let mut id: libc::timer_t = std::ptr::null_mut();
     // SAFETY: valid pointers to local data.
     if unsafe { libc::timer_create(thread_cpu_clock(tid), &mut sev, &mut id) } != 0 {
@@ -323,65 +332,22 @@ fn spawn_watcher(c: &mut Control) {
     c.watcher_stop = Some(stop);
 }
 
-fn install_handler(c: &mut Control) -> Result<()> {
-    // SAFETY: querying the current action into local storage.
-    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut old) } != 0 {
-        return Err(Error::last_os("sigaction(SIGPROF)"));
-    }
-    let ours = on_sigprof as *const () as libc::sighandler_t;
-    if old.sa_sigaction != libc::SIG_DFL
-        && old.sa_sigaction != libc::SIG_IGN
-        && old.sa_sigaction != ours
-    {
-        return Err(Error::SigprofInUse);
-    }
-    // SAFETY: querying into local storage.
-    let mut it: libc::itimerval = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getitimer(libc::ITIMER_PROF, &mut it) } == 0
-        && (it.it_value.tv_sec != 0 || it.it_value.tv_usec != 0)
-    {
-        return Err(Error::ItimerProfInUse);
-    }
-    // SAFETY: a zeroed sigaction with our handler, SA_SIGINFO and an empty extra mask.
-    let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
-    act.sa_sigaction = ours;
-    act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-    unsafe { libc::sigemptyset(&mut act.sa_mask) };
-    if unsafe { libc::sigaction(libc::SIGPROF, &act, std::ptr::null_mut()) } != 0 {
-        return Err(Error::last_os("sigaction(SIGPROF)"));
-    }
-    if c.old_action.is_none() {
-        c.old_action = Some(old);
-    }
-    Ok(())
+fn handler() -> libc::sighandler_t {
+    on_tick as *const () as libc::sighandler_t
 }
 
-/// Whether our handler is still the `SIGPROF` handler.
+/// Whether our handler is still the sample signal's disposition.
 fn handler_is_ours() -> bool {
-    // SAFETY: querying into local storage.
-    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-    unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut cur) };
-    cur.sa_sigaction == on_sigprof as *const () as libc::sighandler_t
+    signals::still_installed(handler())
 }
 
-/// Deletes every timer and throws away `SIGPROF`s already queued (by setting the disposition to
-/// `SIG_IGN` for a moment), then puts `then` back as the handler.
-fn disarm_all(c: &mut Control, then: Option<&libc::sigaction>) {
+/// Deletes every timer of the table.
+fn delete_timers(c: &mut Control) {
     if let Some(timers) = c.timers.as_mut() {
         for (_, id) in timers.drain() {
             // SAFETY: timers we created.
             unsafe { libc::timer_delete(id) };
         }
-    }
-    // SAFETY: plain sigaction calls with valid local structures.
-    unsafe {
-        let mut ign: libc::sigaction = std::mem::zeroed();
-        ign.sa_sigaction = libc::SIG_IGN;
-        libc::sigemptyset(&mut ign.sa_mask);
-        let mut prev: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGPROF, &ign, &mut prev);
-        libc::sigaction(libc::SIGPROF, then.unwrap_or(&prev), std::ptr::null_mut());
     }
 }
 
@@ -402,7 +368,9 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
         return Err(Error::BadRate(hz));
     }
     if c.users == 0 {
-        install_handler(c)?;
+        if !signals::take(handler()) {
+            return Err(Error::last_os("sigaction"));
+        }
         register_process_hooks();
         c.hz = hz;
         c.replaced = false;
@@ -489,17 +457,10 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
     }
     let mut c = lock();
     if c.users == 0 {
-        let old = c.old_action.take();
-        if c.replaced {
-            // The program owns SIGPROF now: delete our timers, leave its handler alone.
-            if let Some(timers) = c.timers.as_mut() {
-                for (_, id) in timers.drain() {
-                    // SAFETY: timers we created.
-                    unsafe { libc::timer_delete(id) };
-                }
-            }
-        } else {
-            disarm_all(&mut c, old.as_ref());
+        delete_timers(&mut c);
+        // A replaced handler (raw rt_sigaction) belongs to the program now: leave it alone.
+        if !c.replaced {
+            signals::release();
         }
         c.timers = None;
     }
@@ -546,7 +507,7 @@ extern "C" fn fork_child() {
 }
 
 /// Before an exec: delete every timer and discard pending ticks, so the new program (whose
-/// `SIGPROF` disposition is reset to the default, terminate) never receives one.
+/// disposition of the sample signal is reset to the default, terminate) never receives one.
 pub(crate) fn before_exec() {
     let mut c = lock();
     if c.users == 0 || c.pid != std::process::id() {
@@ -554,11 +515,8 @@ pub(crate) fn before_exec() {
         return;
     }
     DISARMED.store(true, Ordering::SeqCst);
-    // Keep our handler installed (the exec may fail and the program go on).
-    // SAFETY: querying into local storage.
-    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-    unsafe { libc::sigaction(libc::SIGPROF, std::ptr::null(), &mut cur) };
-    disarm_all(&mut c, Some(&cur));
+    delete_timers(&mut c);
+    c.before_exec = signals::before_exec();
 }
 
 /// After an exec that failed: sampling goes on.
@@ -566,6 +524,9 @@ pub(crate) fn after_failed_exec() {
     let mut c = lock();
     if c.users == 0 || c.pid != std::process::id() {
         return;
+    }
+    if let Some(ours) = c.before_exec.take() {
+        signals::after_failed_exec(&ours);
     }
     DISARMED.store(false, Ordering::SeqCst);
     rescan(&mut c, -1);

@@ -14,6 +14,8 @@ use std::ffi::c_int;
 use std::sync::Once;
 use std::sync::atomic::{AtomicI32, Ordering};
 
+use crate::sys;
+
 /// The signals caught (default action: terminate without a core dump).
 const STOP_SIGNALS: [c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
@@ -52,18 +54,10 @@ extern "C" fn on_stop_signal(sig: c_int) {
 /// ends as if the runtime had never caught it. (sigaction, sigprocmask and raise are
 /// async-signal-safe.)
 fn terminate_with(sig: c_int) {
-    // SAFETY: plain libc calls with valid local structures.
-    unsafe {
-        let mut dfl: libc::sigaction = std::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
-        libc::sigemptyset(&mut dfl.sa_mask);
-        libc::sigaction(sig, &dfl, std::ptr::null_mut());
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(sig);
-    }
+    sys::sigaction(sig, Some(&sys::action(libc::SIG_DFL, 0)), None);
+    sys::thread_sigmask(libc::SIG_UNBLOCK, Some(&sys::set_of(sig)), None);
+    // SAFETY: raise has no preconditions.
+    unsafe { libc::raise(sig) };
 }
 
 fn ours() -> libc::sighandler_t {
@@ -72,9 +66,7 @@ fn ours() -> libc::sighandler_t {
 
 /// The current disposition of `sig` (None when it cannot be read).
 fn disposition(sig: c_int) -> Option<libc::sighandler_t> {
-    // SAFETY: querying into local storage.
-    let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
-    (unsafe { libc::sigaction(sig, std::ptr::null(), &mut cur) } == 0).then_some(cur.sa_sigaction)
+    sys::get_action(sig).map(|a| a.sa_sigaction)
 }
 
 /// The helper thread: waits for the handler's byte, then writes the profile and re-raises.
@@ -120,23 +112,19 @@ fn spawn_helper() -> bool {
         return false;
     }
     let [read_fd, write_fd] = fds;
-    // Signals the helper must never take itself (it would wait for its own byte).
-    // SAFETY: building a local signal set and applying it around the spawn, so the new thread
-    // inherits it; the previous mask is restored right after.
-    let spawned = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in STOP_SIGNALS {
-            libc::sigaddset(&mut set, s);
-        }
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-        let r = std::thread::Builder::new()
-            .name("gmon-stopsig".into())
-            .spawn(move || helper(read_fd));
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        r.is_ok()
-    };
+    // Signals the helper must never take itself (it would wait for its own byte): blocked
+    // around the spawn, so the new thread inherits the mask; ours is restored right after.
+    let mut set = sys::empty_set();
+    for s in STOP_SIGNALS {
+        sys::add(&mut set, s);
+    }
+    let mut old = sys::empty_set();
+    sys::thread_sigmask(libc::SIG_BLOCK, Some(&set), Some(&mut old));
+    let spawned = std::thread::Builder::new()
+        .name("gmon-stopsig".into())
+        .spawn(move || helper(read_fd))
+        .is_ok();
+    sys::thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
     if !spawned {
         // SAFETY: our own descriptors.
         unsafe {
@@ -175,18 +163,12 @@ pub(crate) fn install() {
         if free.is_empty() || !spawn_helper() {
             return;
         }
-        // SAFETY: registering a plain extern "C" function; sigaction with a zeroed structure,
-        // our handler and a mask that blocks the other stop signals while it runs.
-        unsafe {
-            libc::pthread_atfork(None, None, Some(after_fork_in_child));
-            let mut act: libc::sigaction = std::mem::zeroed();
-            act.sa_sigaction = ours();
-            // The program's interrupted system calls go on as if nothing happened.
-            act.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut act.sa_mask);
-            for s in free {
-                libc::sigaction(s, &act, std::ptr::null_mut());
-            }
+        // SAFETY: registering a plain extern "C" function.
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+        // SA_RESTART: the program's interrupted system calls go on as if nothing happened.
+        let act = sys::action(ours(), libc::SA_RESTART);
+        for s in free {
+            sys::sigaction(s, Some(&act), None);
         }
     });
 }

@@ -7,7 +7,6 @@
 //! executable that links the library; the real function is found with `dlsym(RTLD_NEXT)`.
 
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicPtr, Ordering};
 
 type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
 type CreateFn = unsafe extern "C" fn(
@@ -26,18 +25,18 @@ struct Start {
 extern "C" fn trampoline(p: *mut c_void) -> *mut c_void {
     // SAFETY: `p` is the Box leaked by `pthread_create` below, handed to exactly this thread.
     let start = unsafe { Box::from_raw(p.cast::<Start>()) };
+    // A mask given with pthread_attr_setsigmask_np is applied by libc directly, not through
+    // our pthread_sigmask: make sure the sample signal is not blocked in this thread.
+    if crate::signals::is_owned() {
+        let ours = crate::sys::set_of(crate::signals::sample_signal());
+        crate::sys::thread_sigmask(libc::SIG_UNBLOCK, Some(&ours), None);
+    }
     crate::sampler::register_current_thread();
     (start.routine)(start.arg)
 }
 
 fn real_create() -> Option<CreateFn> {
-    static REAL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
-    let mut p = REAL.load(Ordering::Relaxed);
-    if p.is_null() {
-        // SAFETY: dlsym with a valid NUL-terminated name.
-        p = unsafe { libc::dlsym(libc::RTLD_NEXT, c"pthread_create".as_ptr()) };
-        REAL.store(p, Ordering::Relaxed);
-    }
+    let p = crate::sys::real::PTHREAD_CREATE.get();
     // SAFETY: the next definition of pthread_create has this signature.
     (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, CreateFn>(p) })
 }

@@ -6,17 +6,6 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The directory holding fresh `libgmon_write.{so,a}` for this build. The test binary lives in
-/// `<target>/<profile>/deps/`, and `cargo build` puts the libraries in `<profile>/`; see
-/// [`common::runtime_library_dir`] for when they are built elsewhere (shared with gmon-tools'
-/// record tests).
-fn library_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    common::runtime_library_dir(dir, &["libgmon_write.so", "libgmon_write.a"])
-        .unwrap_or_else(|| dir.to_path_buf())
-}
-
 /// Builds `c-tests/use_api.c` into `dir/name`, linked with `link` (the library's arguments).
 fn build_use_api(dir: &Path, name: &str, link: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/use_api.c");
@@ -105,7 +94,7 @@ fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path) {
 
 #[test]
 fn c_program_uses_the_shared_library() {
-    let lib = library_dir();
+    let lib = common::library_dir();
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = build_use_api(
         dir.path(),
@@ -117,7 +106,7 @@ fn c_program_uses_the_shared_library() {
 
 #[test]
 fn c_program_uses_the_static_library() {
-    let lib = library_dir();
+    let lib = common::library_dir();
     let dir = tempfile::tempdir().expect("tempdir");
     let archive = lib.join("libgmon_write.a");
     let prog = build_use_api(

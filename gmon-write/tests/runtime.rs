@@ -482,7 +482,7 @@ fn fork_child_writes_its_own_file() {
 }
 
 #[test]
-fn exec_while_profiled_is_not_killed_by_sigprof() {
+fn exec_while_profiled_is_not_killed_by_a_tick() {
     let _s = serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let guard = Profiler::new()
@@ -569,39 +569,80 @@ fn failed_exec_keeps_profiling() {
     );
 }
 
+/// The program's own SIGPROF handler and ITIMER_PROF run next to the profiler, and the
+/// sample signal's disposition is the program's as far as it can see: what it sets while we own
+/// the signal is what it reads back, and is installed for real when profiling stops. (Before
+/// the redesign, starting the profiler with a SIGPROF handler present was refused.)
 #[test]
-fn foreign_sigprof_handler_is_a_clear_error() {
+fn program_sigprof_and_the_sample_signal_stay_the_programs() {
     let _s = serial();
-    extern "C" fn theirs(_: libc::c_int) {}
-    // SAFETY: installing and later restoring SIGPROF dispositions in this serialised test.
+    static HITS: AtomicUsize = AtomicUsize::new(0);
+    extern "C" fn theirs(_: libc::c_int) {
+        HITS.fetch_add(1, Ordering::SeqCst);
+    }
+    extern "C" fn their_rt(_: libc::c_int) {}
+    let sample_sig = libc::SIGRTMAX() - 1;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // SAFETY: installing and later restoring dispositions and ITIMER_PROF in this serialised
+    // test; every structure is local.
     unsafe {
         let mut act: libc::sigaction = std::mem::zeroed();
         act.sa_sigaction = theirs as *const () as libc::sighandler_t;
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGPROF, &act, &mut old);
-        let err = Profiler::new().start().expect_err("must refuse");
-        assert!(matches!(err, gmon_write::Error::SigprofInUse), "{err}");
-        assert!(err.to_string().contains("SIGPROF already has a handler"));
-
-        // ITIMER_PROF armed by the program (its ticks ignored so the test survives).
-        act.sa_sigaction = libc::SIG_IGN;
-        libc::sigaction(libc::SIGPROF, &act, std::ptr::null_mut());
+        let mut old_prof: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPROF, &act, &mut old_prof);
+        let tick = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 10_000,
+        };
         let it = libc::itimerval {
-            it_interval: libc::timeval {
-                tv_sec: 0,
-                tv_usec: 10_000,
-            },
-            it_value: libc::timeval {
-                tv_sec: 0,
-                tv_usec: 10_000,
-            },
+            it_interval: tick,
+            it_value: tick,
         };
         libc::setitimer(libc::ITIMER_PROF, &it, std::ptr::null_mut());
-        let err = Profiler::new().start().expect_err("must refuse");
-        assert!(matches!(err, gmon_write::Error::ItimerProfInUse), "{err}");
+        let guard = Profiler::new()
+            .output(dir.path().join("p.out"))
+            .start()
+            .expect("a SIGPROF handler and ITIMER_PROF are the program's business");
+
+        let mut seen: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sample_sig, std::ptr::null(), &mut seen);
+        assert_eq!(
+            seen.sa_sigaction,
+            libc::SIG_DFL,
+            "the program's view starts as found"
+        );
+        act.sa_sigaction = their_rt as *const () as libc::sighandler_t;
+        assert_eq!(libc::sigaction(sample_sig, &act, std::ptr::null_mut()), 0);
+        libc::sigaction(sample_sig, std::ptr::null(), &mut seen);
+        assert_eq!(
+            seen.sa_sigaction, act.sa_sigaction,
+            "reads back what it set"
+        );
+
+        HITS.store(0, Ordering::SeqCst);
+        let used = burn_other(Duration::from_millis(300));
+        let hits = HITS.load(Ordering::SeqCst);
+        let written = guard.stop().expect("written");
         let zero: libc::itimerval = std::mem::zeroed();
         libc::setitimer(libc::ITIMER_PROF, &zero, std::ptr::null_mut());
-        libc::sigaction(libc::SIGPROF, &old, std::ptr::null_mut());
+        libc::sigaction(libc::SIGPROF, &old_prof, std::ptr::null_mut());
+
+        let expected_hits = used.as_secs_f64() * 100.0;
+        assert!(
+            (hits as f64) > 0.6 * expected_hits && (hits as f64) < 1.4 * expected_hits,
+            "the program's SIGPROF handler saw {hits} ticks in {used:?} at 100 Hz"
+        );
+        let expected = used.as_secs_f64() * 1000.0;
+        assert!(
+            (written.samples as f64) > 0.7 * expected,
+            "{} samples in {used:?} at 1 kHz",
+            written.samples
+        );
+        // Stopped: the disposition the program set is the real one now.
+        libc::sigaction(sample_sig, std::ptr::null(), &mut seen);
+        assert_eq!(seen.sa_sigaction, act.sa_sigaction);
+        act.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(sample_sig, &act, std::ptr::null_mut());
     }
 }
 

@@ -58,6 +58,48 @@ pub fn runtime_library_dir(profile_dir: &Path, libs: &[&str]) -> Option<PathBuf>
     Some(dir)
 }
 
+/// The directory holding fresh `libgmon_write.{so,a}` for gmon-write's own integration tests.
+/// The test binary lives in `<target>/<profile>/deps/`, and `cargo build` puts the libraries in
+/// `<profile>/`; see [`runtime_library_dir`] for when they are built elsewhere.
+pub fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    runtime_library_dir(dir, &["libgmon_write.so", "libgmon_write.a"])
+        .unwrap_or_else(|| dir.to_path_buf())
+}
+
+/// Compiles gmon-write's `tests/programs/<name>.c` into `dir/<name>`, with `extra` arguments
+/// (libraries) last.
+pub fn build_program(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../gmon-write/tests/programs")
+        .join(format!("{name}.c"));
+    let prog = dir.join(name);
+    let out = Command::new("gcc")
+        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-pthread", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .args(extra)
+        .output()
+        .expect("gcc is installed");
+    assert!(
+        out.status.success(),
+        "gcc {name}.c:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    prog
+}
+
+/// `cmd` with the runtime preloaded as `gmon record` runs it, writing its profile to `gmon` at
+/// `hz`.
+pub fn preloaded(mut cmd: Command, gmon: &Path, hz: u32) -> Command {
+    cmd.env("LD_PRELOAD", library_dir().join("libgmon_write.so"))
+        .env("GMON_RECORD_OUT", gmon)
+        .env("GMON_RECORD_HZ", hz.to_string())
+        .env_remove("GMON_RECORD_OWNER");
+    cmd
+}
+
 /// The modification time of the newest file under `gmon-write/src`: a library older than that
 /// is stale (e.g. only `--test runtime` was built since the last change) and is rebuilt.
 fn newest_runtime_source() -> SystemTime {

@@ -1,0 +1,361 @@
+//! Writing an output file safely (spec/runtime.md §1): a temporary file created exclusively
+//! next to the final name, then renamed over it.
+//!
+//! * The temporary name is `.<name>.tmp.<16 random hex digits>` in the final file's directory,
+//!   opened with `O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC`: a name planted in advance (a
+//!   symlink or a file) makes the open fail and another random name is tried; nothing is ever
+//!   written through a link at the temporary name.
+//! * The final name: a symbolic link there is followed only when the caller (the effective
+//!   uid) owns it (it is then written through to its target, up to 40 links); a link owned by
+//!   anyone else is refused, never followed and never replaced. glibc's `-pg` runtime is
+//!   stricter: it opens gmon.out with `O_NOFOLLOW` and refuses every link.
+//! * Mode: created `0666` and the process umask applies, as glibc creates gmon.out; a file
+//!   replaced at the final name does not keep its old mode or owner (it is a new file).
+//!
+//! Everything here works on fixed buffers allocated in advance and calls the kernel directly:
+//! no allocation and no lock, so a profile can be written at exit even when the program calls
+//! `exit` from a signal handler that interrupted `malloc` (§4.5).
+
+use std::ffi::c_int;
+
+use crate::sys;
+
+/// Longest path handled (`PATH_MAX` plus room for the temporary suffix).
+const PATH_CAP: usize = libc::PATH_MAX as usize + 64;
+
+/// A NUL-terminated path in a buffer allocated once.
+#[derive(Debug)]
+pub(crate) struct FixedPath {
+    buf: Box<[u8]>,
+    len: usize,
+}
+
+impl FixedPath {
+    pub(crate) fn new() -> FixedPath {
+        FixedPath {
+            buf: vec![0u8; PATH_CAP].into_boxed_slice(),
+            len: 0,
+        }
+    }
+
+    /// Replaces the path; false (path emptied) when it holds a NUL or is too long.
+    pub(crate) fn set(&mut self, bytes: &[u8]) -> bool {
+        self.len = 0;
+        self.push(bytes)
+    }
+
+    /// Appends bytes; false (path unchanged) when they hold a NUL or do not fit.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> bool {
+        let end = self.len + bytes.len();
+        if bytes.contains(&0) || end >= self.buf.len() {
+            return false;
+        }
+        if let Some(dst) = self.buf.get_mut(self.len..end) {
+            dst.copy_from_slice(bytes);
+        }
+        self.truncate(end);
+        true
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.len = len.min(self.buf.len() - 1);
+        if let Some(b) = self.buf.get_mut(self.len) {
+            *b = 0;
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+
+    fn c_ptr(&self) -> *const libc::c_char {
+        self.buf.as_ptr().cast()
+    }
+
+    /// Length of the directory part, trailing `/` included (0: the current directory).
+    fn dir_len(&self) -> usize {
+        self.bytes()
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map_or(0, |i| i + 1)
+    }
+}
+
+/// A failed step, without allocation: what failed and the `errno`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct OsFail {
+    pub what: &'static str,
+    pub errno: c_int,
+}
+
+impl OsFail {
+    fn last(what: &'static str) -> OsFail {
+        OsFail {
+            what,
+            errno: sys::errno(),
+        }
+    }
+
+    pub(crate) fn to_io(self) -> std::io::Error {
+        let e = std::io::Error::from_raw_os_error(self.errno);
+        std::io::Error::new(e.kind(), format!("{}: {e}", self.what))
+    }
+}
+
+/// The buffers one file write needs, allocated in advance.
+#[derive(Debug)]
+pub(crate) struct Scratch {
+    target: FixedPath,
+    tmp: FixedPath,
+    link: FixedPath,
+    buf: Box<[u8]>,
+}
+
+impl Scratch {
+    pub(crate) fn new() -> Scratch {
+        Scratch {
+            target: FixedPath::new(),
+            tmp: FixedPath::new(),
+            link: FixedPath::new(),
+            buf: vec![0u8; 1 << 16].into_boxed_slice(),
+        }
+    }
+}
+
+/// Sets `s.target` to `path` followed through the links the caller owns.
+fn resolve(path: &[u8], s: &mut Scratch) -> Result<(), OsFail> {
+    let too_long = OsFail {
+        what: "path too long",
+        errno: libc::ENAMETOOLONG,
+    };
+    if !s.target.set(path) {
+        return Err(too_long);
+    }
+    for _ in 0..40 {
+        // SAFETY: stat is plain data; lstat fills it from a NUL-terminated path.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::lstat(s.target.c_ptr(), &mut st) } != 0 {
+            return match sys::errno() {
+                libc::ENOENT => Ok(()),
+                _ => Err(OsFail::last("lstat")),
+            };
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFLNK {
+            return Ok(());
+        }
+        // SAFETY: geteuid has no preconditions.
+        if st.st_uid != unsafe { libc::geteuid() } {
+            return Err(OsFail {
+                what: "a symbolic link owned by another user is not followed",
+                errno: libc::EPERM,
+            });
+        }
+        let cap = s.link.buf.len() - 1;
+        // SAFETY: readlink writes at most `cap` bytes into the buffer.
+        let n = unsafe { libc::readlink(s.target.c_ptr(), s.link.buf.as_mut_ptr().cast(), cap) };
+        if n < 0 {
+            return Err(OsFail::last("readlink"));
+        }
+        s.link.truncate(n as usize);
+        let ok = if s.link.bytes().first() == Some(&b'/') {
+            s.target.set(s.link.bytes())
+        } else {
+            let dir = s.target.dir_len();
+            s.target.truncate(dir);
+            s.target.push(s.link.bytes())
+        };
+        if !ok {
+            return Err(too_long);
+        }
+    }
+    Err(OsFail {
+        what: "too many levels of symbolic links",
+        errno: libc::ELOOP,
+    })
+}
+
+/// 64 unpredictable bits: `getrandom`, else a mix of the clock, the pid and an address.
+fn random_u64() -> u64 {
+    let mut v = 0u64;
+    // SAFETY: getrandom writes at most 8 bytes into `v`.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_getrandom,
+            (&mut v as *mut u64).cast::<libc::c_void>(),
+            8usize,
+            libc::GRND_NONBLOCK,
+        )
+    };
+    if n == 8 {
+        return v;
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let mut x = (ts.tv_sec as u64) << 32 ^ ts.tv_nsec as u64 ^ u64::from(std::process::id());
+    x ^= (&ts as *const libc::timespec as u64).rotate_left(17);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 31)
+}
+
+/// Creates `.<name>.tmp.<random>` next to `s.target`, exclusively.
+fn create_temp(s: &mut Scratch) -> Result<c_int, OsFail> {
+    let dir = s.target.dir_len();
+    for _ in 0..16 {
+        let mut hex = [0u8; 16];
+        let r = random_u64();
+        for (i, h) in hex.iter_mut().enumerate() {
+            *h = b"0123456789abcdef"[((r >> (60 - 4 * i)) & 15) as usize];
+        }
+        let (dir_part, name) = s.target.bytes().split_at(dir);
+        let ok = s.tmp.set(dir_part)
+            && s.tmp.push(b".")
+            && s.tmp.push(name)
+            && s.tmp.push(b".tmp.")
+            && s.tmp.push(&hex);
+        if !ok {
+            return Err(OsFail {
+                what: "path too long",
+                errno: libc::ENAMETOOLONG,
+            });
+        }
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a NUL-terminated path.
+        let fd = unsafe { libc::open(s.tmp.c_ptr(), flags, 0o666 as libc::c_uint) };
+        if fd >= 0 {
+            return Ok(fd);
+        }
+        if sys::errno() != libc::EEXIST {
+            return Err(OsFail::last("create a temporary file"));
+        }
+    }
+    Err(OsFail {
+        what: "create a temporary file (16 names taken)",
+        errno: libc::EEXIST,
+    })
+}
+
+/// Where encoded bytes go: a file descriptor through a buffer, or nowhere (to measure). Either
+/// way their length and 64-bit FNV-1a hash are kept (spec §5.8).
+#[derive(Debug)]
+pub(crate) struct Sink<'a> {
+    fd: c_int,
+    buf: &'a mut [u8],
+    used: usize,
+    len: u64,
+    hash: u64,
+    fail: Option<OsFail>,
+}
+
+impl<'a> Sink<'a> {
+    fn to_fd(fd: c_int, buf: &'a mut [u8]) -> Sink<'a> {
+        Sink {
+            fd,
+            buf,
+            used: 0,
+            len: 0,
+            hash: 0xcbf2_9ce4_8422_2325,
+            fail: None,
+        }
+    }
+
+    /// Appends `bytes`.
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.hash = (self.hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.len += bytes.len() as u64;
+        if self.fd < 0 || self.fail.is_some() {
+            return;
+        }
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let room = self.buf.len() - self.used;
+            let n = room.min(rest.len());
+            if let (Some(dst), Some(src)) =
+                (self.buf.get_mut(self.used..self.used + n), rest.get(..n))
+            {
+                dst.copy_from_slice(src);
+            }
+            self.used += n;
+            rest = rest.get(n..).unwrap_or(&[]);
+            if self.used == self.buf.len() {
+                self.drain();
+            }
+        }
+    }
+
+    fn drain(&mut self) {
+        let mut at = 0;
+        while at < self.used && self.fail.is_none() {
+            let chunk = self.buf.get(at..self.used).unwrap_or(&[]);
+            // SAFETY: writing initialised bytes of our buffer to our descriptor.
+            let n = unsafe { libc::write(self.fd, chunk.as_ptr().cast(), chunk.len()) };
+            if n < 0 {
+                if sys::errno() != libc::EINTR {
+                    self.fail = Some(OsFail::last("write"));
+                }
+            } else if n == 0 {
+                self.fail = Some(OsFail {
+                    what: "write",
+                    errno: libc::EIO,
+                });
+            } else {
+                at += n as usize;
+            }
+        }
+        self.used = 0;
+    }
+}
+
+/// Writes a file at `path` (followed through the caller's own links) with the bytes `emit` puts
+/// into the sink: temporary file, then rename. On failure the temporary file is removed and the
+/// final name is untouched.
+pub(crate) fn write_file(
+    path: &[u8],
+    s: &mut Scratch,
+    emit: impl FnOnce(&mut Sink<'_>),
+) -> Result<(), OsFail> {
+    resolve(path, s)?;
+    let fd = create_temp(s)?;
+    let mut sink = Sink::to_fd(fd, &mut s.buf);
+    emit(&mut sink);
+    sink.drain();
+    let mut result = sink.fail.map_or(Ok(()), Err);
+    // SAFETY: our descriptor, closed once.
+    if unsafe { libc::close(fd) } != 0 && result.is_ok() {
+        result = Err(OsFail::last("close"));
+    }
+    if result.is_ok() {
+        // SAFETY: two NUL-terminated paths.
+        if unsafe { libc::rename(s.tmp.c_ptr(), s.target.c_ptr()) } != 0 {
+            result = Err(OsFail::last("rename"));
+        }
+    }
+    if result.is_err() {
+        // SAFETY: removing the temporary file this call created.
+        unsafe { libc::unlink(s.tmp.c_ptr()) };
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dir_part() {
+        let mut p = FixedPath::new();
+        assert!(p.set(b"/a/b/c"));
+        assert_eq!(p.dir_len(), 5);
+        assert!(p.set(b"c"));
+        assert_eq!(p.dir_len(), 0);
+        assert!(!p.set(b"a\0b"));
+        assert!(!p.push(&vec![b'x'; PATH_CAP]));
+    }
+}
