@@ -3,8 +3,12 @@
 #
 #   1. A CPU-bound Rust benchmark (gmon-write/examples/bench_cpu.rs, release build) with and
 #      without the Profiler started in-process.
-#   2. A C program (calls, recursion, sorting) run plain, under `gmon record --hz 1000`, and as
-#      its own -pg build (glibc's mcount + 100 Hz profil) for comparison.
+#   2. A C program (calls, recursion, sorting) run plain, under `gmon record --hz 1000` with each
+#      stack walk (GMON_RECORD_UNWIND=fp: frame pointers in the handler; dwarf, the default: stack
+#      snapshot + .eh_frame unwinding on a runtime thread), and as its own -pg build (glibc's
+#      mcount + 100 Hz profil) for comparison; the same program built -fomit-frame-pointer.
+#   3. Distribution programs built without frame pointers: `sort` of 1 million lines and
+#      python3 running a pure-Python loop, plain and under `gmon record` with each stack walk.
 #
 # Needs gcc and hyperfine (apt-get install -y hyperfine). Usage: scripts/bench-runtime.sh
 # [RUNS]; prints the interleaved CPU-time medians first (robust to other load on the machine),
@@ -18,7 +22,7 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-command -v hyperfine >/dev/null || { echo "hyperfine not found (apt-get install -y hyperfine)" >&2; exit 1; }
+[ "${SKIP_HYPERFINE:-0}" = 1 ] || command -v hyperfine >/dev/null || { echo "hyperfine not found (apt-get install -y hyperfine)" >&2; exit 1; }
 
 (cd "$ROOT" && cargo build --release -q -p gmon-write --lib --example bench_cpu && cargo build --release -q -p gmon-tools)
 BENCH=$TARGET/release/examples/bench_cpu
@@ -63,6 +67,22 @@ int main(void) {
 C
 gcc -O2 -fno-omit-frame-pointer -o "$WORK/work" "$WORK/work.c"
 gcc -O2 -fno-omit-frame-pointer -pg -o "$WORK/work-pg" "$WORK/work.c"
+gcc -O2 -fomit-frame-pointer -o "$WORK/work-nofp" "$WORK/work.c"
+python3 -c '
+import random, sys
+r = random.Random(1)
+with open(sys.argv[1], "w") as f:
+    for i in range(1000000):
+        f.write("%08x %d line\n" % (r.getrandbits(32), i))
+' "$WORK/lines.txt"
+cat > "$WORK/loop.py" <<'PY'
+def f(n):
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+    return s
+print(sum(f(100000) for _ in range(60)))
+PY
 
 cd "$WORK"
 # 1. Interleaved CPU-time measurement (the primary figure): each round runs every variant once,
@@ -72,13 +92,22 @@ python3 - "$RUNS" "$BENCH" "$GMON" "$WORK" <<'PY'
 import os, statistics, subprocess, sys
 runs, bench, gmon, work = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 env_prof = dict(os.environ, GMON_BENCH_PROFILE="1", GMON_BENCH_OUT=f"{work}/rust.gmon")
+env_fp = dict(os.environ, GMON_RECORD_UNWIND="fp")
+env_dwarf = dict(os.environ, GMON_RECORD_UNWIND="dwarf")
+def rec(prog, *args):
+    return [gmon, "record", "-o", f"{work}/rec.gmon", "--hz", "1000", "--", prog, *args]
+def walks(prog, *args):
+    return [
+        ("plain", [prog, *args], None),
+        ("record 1 kHz, fp", rec(prog, *args), env_fp),
+        ("record 1 kHz, dwarf", rec(prog, *args), env_dwarf),
+    ]
 groups = {
     "rust": [("plain", [bench], None), ("profiled 1 kHz", [bench], env_prof)],
-    "c": [
-        ("plain", [f"{work}/work"], None),
-        ("gmon record --hz 1000", [gmon, "record", "-o", f"{work}/rec.gmon", "--hz", "1000", "--", f"{work}/work"], None),
-        ("gcc -pg", [f"{work}/work-pg"], None),
-    ],
+    "c": walks(f"{work}/work") + [("gcc -pg", [f"{work}/work-pg"], None)],
+    "c -fomit-frame-pointer": walks(f"{work}/work-nofp"),
+    "sort (1e6 lines)": walks("sort", f"{work}/lines.txt", "-o", f"{work}/sorted.txt"),
+    "python3 loop": walks("/usr/bin/python3", f"{work}/loop.py"),
     # The fixed cost of `gmon record` (gmon itself, loading the runtime, writing the files),
     # separate from the per-second cost of sampling.
     "fixed cost (/bin/true)": [

@@ -1,9 +1,11 @@
 //! The call-frame information of every loaded object, for the unwinder.
 //!
 //! Read from memory through `dl_iterate_phdr`: an object's `PT_GNU_EH_FRAME` segment is its
-//! `.eh_frame_hdr` (a sorted table of the FDEs), whose `eh_frame_ptr` locates `.eh_frame`. Both
-//! are copied (the copy is made inside the `dl_iterate_phdr` callback, while the loader keeps the
-//! object mapped), so a later `dlclose` cannot leave the unwinder reading unmapped memory.
+//! `.eh_frame_hdr` (a sorted table of the FDEs), whose `eh_frame_ptr` locates `.eh_frame`. For
+//! shared libraries both are copied (inside the `dl_iterate_phdr` callback, while the loader
+//! keeps the object mapped), so a later `dlclose` cannot leave the unwinder reading unmapped
+//! memory. The main executable and the vDSO are never unmapped: their tables are read in place,
+//! which saves copying (and faulting in) the largest table, the program's own.
 //! Memory rather than the file: it also covers the vDSO, deleted or replaced files and objects
 //! loaded from memory. An object without `PT_GNU_EH_FRAME` is known without CFI: framehop then
 //! walks frame pointers through its code.
@@ -18,8 +20,29 @@ use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 /// `PT_GNU_EH_FRAME`.
 const PT_GNU_EH_FRAME: u32 = 0x6474_e550;
 
-/// `.eh_frame` data as copied from memory.
-pub(crate) type Data = Vec<u8>;
+/// `.eh_frame` / `.eh_frame_hdr` bytes: in place for objects that stay mapped until exit,
+/// copied for the others.
+#[derive(Clone, Debug)]
+pub(crate) enum Data {
+    Mapped(&'static [u8]),
+    Copied(Vec<u8>),
+}
+
+impl Default for Data {
+    fn default() -> Data {
+        Data::Mapped(&[])
+    }
+}
+
+impl std::ops::Deref for Data {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Data::Mapped(b) => b,
+            Data::Copied(v) => v,
+        }
+    }
+}
 
 /// framehop's unwinder for this machine.
 pub(crate) type NativeUnwinder = framehop::UnwinderNative<Data, framehop::MayAllocateDuringUnwind>;
@@ -152,8 +175,19 @@ unsafe extern "C" fn collect(
     if scan.known.contains(&text.start) {
         return 0;
     }
-    // SAFETY: as above; the segments described by `phdrs` are mapped during the callback.
-    let module = unsafe { module(bias, phdrs, &text) };
+    // The first object is the main executable; the vDSO has no file name. Neither is ever
+    // unmapped.
+    let permanent = scan.seen.len() == 1
+        || info.dlpi_name.is_null()
+        // SAFETY: a NUL-terminated string owned by the loader.
+        || unsafe { *info.dlpi_name } == 0
+        // SAFETY: as above.
+        || unsafe { std::ffi::CStr::from_ptr(info.dlpi_name) }
+            .to_bytes()
+            .starts_with(b"linux-vdso");
+    // SAFETY: as above; the segments described by `phdrs` are mapped during the callback, and
+    // for the rest of the process when `permanent`.
+    let module = unsafe { module(bias, phdrs, &text, permanent) };
     scan.found.push((
         Loaded {
             text,
@@ -164,12 +198,18 @@ unsafe extern "C" fn collect(
     0
 }
 
-/// A framehop module with copies of the object's `.eh_frame_hdr` and `.eh_frame`, or None
-/// when it has none.
+/// A framehop module with the object's `.eh_frame_hdr` and `.eh_frame` (in place when
+/// `permanent`, else copied), or None when it has none.
 ///
 /// # Safety
-/// `phdrs` must be the program headers of an object loaded at `bias` and still mapped.
-unsafe fn module(bias: u64, phdrs: &[libc::Elf64_Phdr], text: &Range<u64>) -> Option<Module<Data>> {
+/// `phdrs` must be the program headers of an object loaded at `bias` and still mapped, and
+/// mapped until the process ends when `permanent`.
+unsafe fn module(
+    bias: u64,
+    phdrs: &[libc::Elf64_Phdr],
+    text: &Range<u64>,
+    permanent: bool,
+) -> Option<Module<Data>> {
     let hdr_ph = phdrs.iter().find(|p| p.p_type == PT_GNU_EH_FRAME)?;
     let hdr_svma = hdr_ph.p_vaddr;
     // Every byte read must lie in a loaded segment (PT_GNU_EH_FRAME and .eh_frame are in one).
@@ -187,14 +227,21 @@ unsafe fn module(bias: u64, phdrs: &[libc::Elf64_Phdr], text: &Range<u64>) -> Op
     let seg_end = segment_end(eh_svma)?;
     // SAFETY: [eh_svma, seg_end) is inside a loaded segment of this mapped object.
     let rest = unsafe { mapped(bias, eh_svma..seg_end) };
-    let eh_frame = &rest[..eh_frame_len(rest)];
+    let eh_frame = rest.get(..eh_frame_len(rest))?;
+    let data = |b: &'static [u8]| {
+        if permanent {
+            Data::Mapped(b)
+        } else {
+            Data::Copied(b.to_vec())
+        }
+    };
     let info = ExplicitModuleSectionInfo {
         base_svma: 0,
         text_svma: Some(text.start.wrapping_sub(bias)..text.end.wrapping_sub(bias)),
         eh_frame_svma: Some(eh_svma..eh_svma + eh_frame.len() as u64),
-        eh_frame: Some(eh_frame.to_vec()),
+        eh_frame: Some(data(eh_frame)),
         eh_frame_hdr_svma: Some(hdr_svma..hdr_end),
-        eh_frame_hdr: Some(hdr.to_vec()),
+        eh_frame_hdr: Some(data(hdr)),
         ..Default::default()
     };
     Some(Module::new(String::new(), text.clone(), bias, info))
@@ -203,8 +250,9 @@ unsafe fn module(bias: u64, phdrs: &[libc::Elf64_Phdr], text: &Range<u64>) -> Op
 /// The bytes of a loaded object at link-time addresses `svma`.
 ///
 /// # Safety
-/// The range, moved by `bias`, must be mapped and readable for the returned lifetime.
-unsafe fn mapped<'a>(bias: u64, svma: Range<u64>) -> &'a [u8] {
+/// The range, moved by `bias`, must be mapped and readable for as long as the slice is used
+/// (copied before the `dl_iterate_phdr` callback returns, unless the object is permanent).
+unsafe fn mapped(bias: u64, svma: Range<u64>) -> &'static [u8] {
     let len = usize::try_from(svma.end.saturating_sub(svma.start)).unwrap_or(0);
     // SAFETY: the caller's contract.
     unsafe { std::slice::from_raw_parts(bias.wrapping_add(svma.start) as *const u8, len) }

@@ -20,9 +20,11 @@ use crate::tables::zeroed_u64;
 pub const SNAPSHOT_BYTES: usize = 16 * 1024;
 /// [`SNAPSHOT_BYTES`] in 64-bit words.
 pub(crate) const SNAPSHOT_WORDS: usize = SNAPSHOT_BYTES / 8;
-/// Number of slots: the unwinder thread empties the ring every 10 ms, and a thread is signalled
-/// at most once per kernel tick (≤ 1000 Hz), so 256 slots hold 10 ms of 25 busy threads. The
-/// memory (4 MiB) is allocated zeroed and only touched as slots are used.
+/// Number of slots: the unwinder thread empties the ring at least every 80 ms, down to every
+/// 5 ms when it fills (see `worker.rs`), and a thread is signalled at most once per kernel tick
+/// (≤ 1000 Hz), so 256 slots hold 5 ms of 50 busy threads. The memory (4 MiB) is allocated
+/// zeroed, and handlers probe from the first slot after each drain, so only the slots needed
+/// are ever touched.
 pub(crate) const RING_SLOTS: usize = 256;
 /// Slots tried before the handler gives up.
 const PROBES: usize = 8;
@@ -44,27 +46,27 @@ struct Slot {
     words: AtomicUsize,
 }
 
-/// A sample taken out of the ring by the unwinder thread.
-#[derive(Clone, Debug)]
-pub(crate) struct Snapshot {
+/// A published sample, read in place by the unwinder thread (its slot is freed afterwards).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Snapshot<'a> {
     pub regs: Registers,
     pub weight: u32,
     /// Address of `stack[0]`: the interrupted `sp` rounded down to 8.
     pub base: u64,
-    pub stack: Vec<u64>,
+    stack: &'a [AtomicU64],
 }
 
-impl Snapshot {
+impl Snapshot<'_> {
     /// The 64-bit word at `addr` if the snapshot holds it (what the unwinder may read).
     pub(crate) fn read(&self, addr: u64) -> Option<u64> {
         let off = addr.checked_sub(self.base)?;
         let i = usize::try_from(off / 8).ok()?;
         let rem = (off % 8) as u32;
-        let lo = *self.stack.get(i)?;
+        let lo = self.stack.get(i)?.load(Ordering::Relaxed);
         if rem == 0 {
             return Some(lo);
         }
-        let hi = *self.stack.get(i + 1)?;
+        let hi = self.stack.get(i + 1)?.load(Ordering::Relaxed);
         Some((lo >> (8 * rem)) | (hi << (64 - 8 * rem)))
     }
 }
@@ -136,9 +138,10 @@ impl Ring {
         false
     }
 
-    /// Takes every published snapshot out of the ring (the single consumer: the caller holds
-    /// the unwinder's lock) and passes it to `f`.
-    pub(crate) fn drain(&self, mut f: impl FnMut(Snapshot)) {
+    /// Passes every published snapshot to `f`, then frees its slot (the single consumer: the
+    /// caller holds the unwinder's lock). Returns how many there were.
+    pub(crate) fn drain(&self, mut f: impl FnMut(Snapshot<'_>)) -> usize {
+        let mut taken = 0;
         for (i, slot) in self.slots.iter().enumerate() {
             if slot.state.load(Ordering::Acquire) != READY {
                 continue;
@@ -147,10 +150,7 @@ impl Ring {
             let stack = self
                 .words
                 .get(i * SNAPSHOT_WORDS..i * SNAPSHOT_WORDS + n)
-                .unwrap_or(&[])
-                .iter()
-                .map(|w| w.load(Ordering::Relaxed))
-                .collect();
+                .unwrap_or(&[]);
             let regs = Registers {
                 pc: slot.pc.load(Ordering::Relaxed),
                 sp: slot.sp.load(Ordering::Relaxed),
@@ -158,14 +158,21 @@ impl Ring {
                 lr: slot.lr.load(Ordering::Relaxed),
             };
             let weight = slot.weight.load(Ordering::Relaxed);
-            slot.state.store(FREE, Ordering::Release);
             f(Snapshot {
                 base: regs.sp & !7,
                 regs,
                 weight,
                 stack,
             });
+            slot.state.store(FREE, Ordering::Release);
+            taken += 1;
         }
+        if taken != 0 {
+            // Handlers start probing from the first slots again, so a program that is sampled
+            // slowly keeps using (and faulting in) a few slots rather than all 4 MiB.
+            self.next.store(0, Ordering::Relaxed);
+        }
+        taken
     }
 
     /// Frees every slot (a forked child: the writers of half-filled slots do not exist there).
@@ -195,17 +202,16 @@ mod tests {
         };
         let ring = Ring::new();
         assert!(ring.capture(&regs, &ranges, 4));
-        let mut got = Vec::new();
-        ring.drain(|s| got.push(s));
-        assert_eq!(got.len(), 1);
-        let s = &got[0];
-        assert_eq!((s.regs.pc, s.regs.fp, s.regs.lr, s.weight), (1, 2, 3, 4));
-        assert_eq!(s.read(sp), Some(marker[0]));
-        assert_eq!(s.read(sp + 8), Some(marker[1]));
-        // Unaligned reads straddle two words; nothing below sp or past the copy is readable.
-        assert_eq!(s.read(sp + 4), Some(0xddee_ff00_1122_3344));
-        assert_eq!(s.read(sp - 8), None);
-        assert_eq!(s.read(sp + SNAPSHOT_BYTES as u64), None);
+        let taken = ring.drain(|s| {
+            assert_eq!((s.regs.pc, s.regs.fp, s.regs.lr, s.weight), (1, 2, 3, 4));
+            assert_eq!(s.read(sp), Some(marker[0]));
+            assert_eq!(s.read(sp + 8), Some(marker[1]));
+            // Unaligned reads straddle two words; nothing below sp or past the copy is readable.
+            assert_eq!(s.read(sp + 4), Some(0xddee_ff00_1122_3344));
+            assert_eq!(s.read(sp - 8), None);
+            assert_eq!(s.read(sp + SNAPSHOT_BYTES as u64), None);
+        });
+        assert_eq!(taken, 1);
         // Drained slots are free again: the ring takes RING_SLOTS more before it is full.
         for _ in 0..RING_SLOTS {
             assert!(ring.capture(&regs, &ranges, 1));

@@ -1,6 +1,6 @@
 //! The unwinder thread: turns the ring's snapshots into call stacks, off the signal path.
 //!
-//! Every 10 ms (and when the profile is written) it takes the published snapshots, unwinds
+//! Every 5 to 80 ms (and when the profile is written) it takes the published snapshots, unwinds
 //! each with framehop over the copied stack words, and counts the stack into the session's
 //! stack table with its [`StackKind`]. The thread is excluded from sampling, like the watcher.
 
@@ -12,11 +12,14 @@ use framehop::{FrameAddress, Unwinder};
 use gmon_format::ext::StackKind;
 
 use super::modules::{Modules, NativeUnwinder};
-use super::ring::{Ring, Snapshot};
+use super::ring::{RING_SLOTS, Ring, Snapshot};
 use crate::tables::StackTable;
 
-/// How long the thread sleeps between two drains.
-const DRAIN_INTERVAL: Duration = Duration::from_millis(10);
+/// Shortest and longest sleep between two drains. The thread sleeps longer while few samples
+/// arrive (each wake-up costs a context switch) and shorter when the ring fills up, so it keeps
+/// up with many busy threads: a full ring is not lost, but falls back to frame pointers.
+const MIN_INTERVAL: Duration = Duration::from_millis(5);
+const MAX_INTERVAL: Duration = Duration::from_millis(80);
 
 /// What the handler and the unwinder thread share.
 #[derive(Debug)]
@@ -47,8 +50,8 @@ impl State {
         }
     }
 
-    /// Unwinds every published snapshot into the table.
-    fn drain(&mut self, shared: &Shared) {
+    /// Unwinds every published snapshot into the table; returns how many there were.
+    fn drain(&mut self, shared: &Shared) -> usize {
         let mut refreshed = false;
         shared.ring.drain(|snap| {
             if !refreshed {
@@ -64,7 +67,7 @@ impl State {
             if !shared.table.add(&self.pcs, kind, w) {
                 shared.dropped.fetch_add(w, Ordering::Relaxed);
             }
-        });
+        })
     }
 
     /// Fills `self.pcs` (leaf first: the PC, then return addresses) and says how complete the
@@ -140,12 +143,21 @@ impl Worker {
             .name("gmon-unwind".into())
             .spawn(move || {
                 crate::sampler::exclude_current_thread();
+                let mut interval = MIN_INTERVAL;
                 while !flag.load(Ordering::SeqCst) {
-                    std::thread::park_timeout(DRAIN_INTERVAL);
-                    st.lock()
+                    std::thread::park_timeout(interval);
+                    let n = st
+                        .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .0
                         .drain(&shared);
+                    interval = if n > RING_SLOTS / 4 {
+                        (interval / 2).max(MIN_INTERVAL)
+                    } else if n < RING_SLOTS / 16 {
+                        (interval * 2).min(MAX_INTERVAL)
+                    } else {
+                        interval
+                    };
                 }
             })
             .ok();
