@@ -4,11 +4,12 @@
  * A user-space profil(2)/pcsample(2) and a whole-process profiler that writes a GNU gmon.out
  * (readable by `gprof ./prog gmon.out`) plus a sidecar `gmon.out.gmonx` with samples in shared
  * libraries and call stacks. No -pg needed. Sampling: one CPU-time timer per thread delivering
- * SIGPROF; the program must not use SIGPROF or ITIMER_PROF itself.
+ * the real-time signal SIGRTMAX-1, which the library reserves (it defines sigaction, signal,
+ * sigprocmask, pthread_sigmask, sigsuspend, the sigwait family and signalfd so the program can
+ * neither replace nor block it); the program's own SIGPROF and ITIMER_PROF are left alone.
  *
- * Every function returns 0 (or a count) on success, -1 with errno set on failure (EBUSY: SIGPROF
- * or ITIMER_PROF already used, or already active; EINVAL: bad rate); the reason is also printed
- * on stderr. Link with -lgmon_write (and -lpthread -ldl -lm for the static library).
+ * Every function returns 0 (or a count) on success, -1 with errno set on failure (EBUSY: already
+ * active; EINVAL: bad rate); the reason is also printed on stderr. Link with -lgmon_write (and -lpthread -ldl -lm for the static library).
  */
 #ifndef GMON_WRITE_GMON_H
 #define GMON_WRITE_GMON_H

@@ -7,7 +7,7 @@ use std::ffi::{CStr, c_char, c_int, c_long, c_uint};
 use std::sync::atomic::{AtomicU16, AtomicU64};
 
 use crate::pcsample::SampleBuffer;
-use crate::profil::Histogram;
+use crate::profil::ProfilBuffer;
 use crate::{Error, Profiler, env};
 
 /// `gmon_start` flag: record call stacks.
@@ -21,8 +21,7 @@ const PROFIL_HZ: u32 = 100;
 
 fn fail(e: &Error, errno: c_int) -> c_int {
     eprintln!("gmon-write: {e}");
-    // SAFETY: errno is thread-local.
-    unsafe { *libc::__errno_location() = errno };
+    crate::sys::set_errno(errno);
     -1
 }
 
@@ -59,15 +58,14 @@ pub unsafe extern "C" fn gmon_profil(
         return 0;
     }
     if buf.align_offset(std::mem::align_of::<u16>()) != 0 {
-        // SAFETY: errno is thread-local.
-        unsafe { *libc::__errno_location() = libc::EFAULT };
+        crate::sys::set_errno(libc::EFAULT);
         return -1;
     }
     // SAFETY: the caller guarantees `buf` lives until profiling stops; AtomicU16 has u16's
     // layout.
     let bins: &'static [AtomicU16] =
         unsafe { std::slice::from_raw_parts(buf.cast::<AtomicU16>(), bufsiz / 2) };
-    let h = Box::new(Histogram::from_atomic(bins, offset as u64, scale));
+    let h = Box::new(ProfilBuffer::from_atomic(bins, offset as u64, scale));
     match crate::sampler::raw::publish_profil(h, profil_hz()) {
         Ok(()) => 0,
         Err(e) => fail(&e, errno_of(&e)),
@@ -148,6 +146,9 @@ pub extern "C" fn gmon_flush() -> c_int {
 /// written at exit. The first process claims `GMON_RECORD_OUT` and records its pid in
 /// `GMON_RECORD_OWNER`; other processes (children of the command) write `OUT.<pid>`.
 extern "C" fn preload_init() {
+    // The interposed signal functions may first be called from a signal handler, where dlsym
+    // is not safe: look libc's definitions up now, profiling or not.
+    crate::sys::resolve_all();
     // Nothing is read in a set-uid/set-gid process (env.rs).
     let Some(out) = env::var(env::RECORD_OUT) else {
         return;

@@ -16,7 +16,7 @@
 //! no allocation and no lock, so a profile can be written at exit even when the program calls
 //! `exit` from a signal handler that interrupted `malloc` (§4.5).
 
-use std::ffi::c_int;
+use std::ffi::{CStr, c_int};
 
 use crate::sys;
 
@@ -57,6 +57,14 @@ impl FixedPath {
         true
     }
 
+    /// Sets the path to the target of the link at `link` (`readlink`).
+    pub(crate) fn read_link(&mut self, link: &CStr) -> Result<(), c_int> {
+        let cap = self.buf.len() - 1;
+        let n = sys::readlink(link, self.buf.get_mut(..cap).unwrap_or(&mut []))?;
+        self.truncate(n);
+        Ok(())
+    }
+
     fn truncate(&mut self, len: usize) {
         self.len = len.min(self.buf.len() - 1);
         if let Some(b) = self.buf.get_mut(self.len) {
@@ -68,8 +76,12 @@ impl FixedPath {
         self.buf.get(..self.len).unwrap_or(&[])
     }
 
-    fn c_ptr(&self) -> *const libc::c_char {
-        self.buf.as_ptr().cast()
+    /// The path with its NUL, for the kernel.
+    pub(crate) fn c_str(&self) -> &CStr {
+        self.buf
+            .get(..=self.len)
+            .and_then(|b| CStr::from_bytes_with_nul(b).ok())
+            .unwrap_or(c"")
     }
 
     /// Length of the directory part, trailing `/` included (0: the current directory).
@@ -132,32 +144,29 @@ fn resolve(path: &[u8], s: &mut Scratch) -> Result<(), OsFail> {
         return Err(too_long);
     }
     for _ in 0..40 {
-        // SAFETY: stat is plain data; lstat fills it from a NUL-terminated path.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        if unsafe { libc::lstat(s.target.c_ptr(), &mut st) } != 0 {
-            return match sys::errno() {
-                libc::ENOENT => Ok(()),
-                _ => Err(OsFail::last("lstat")),
-            };
-        }
-        if st.st_mode & libc::S_IFMT != libc::S_IFLNK {
+        let (kind, owner) = match sys::lstat(s.target.c_str()) {
+            Ok(st) => st,
+            Err(libc::ENOENT) => return Ok(()),
+            Err(errno) => {
+                return Err(OsFail {
+                    what: "lstat",
+                    errno,
+                });
+            }
+        };
+        if kind != libc::S_IFLNK {
             return Ok(());
         }
-        // SAFETY: geteuid has no preconditions.
-        if st.st_uid != unsafe { libc::geteuid() } {
+        if owner != sys::geteuid() {
             return Err(OsFail {
                 what: "a symbolic link owned by another user is not followed",
                 errno: libc::EPERM,
             });
         }
-        let cap = s.link.buf.len() - 1;
-        // SAFETY: readlink writes at most `cap` bytes into the buffer.
-        let n = unsafe { libc::readlink(s.target.c_ptr(), s.link.buf.as_mut_ptr().cast(), cap) };
-        if n < 0 {
-            return Err(OsFail::last("readlink"));
-        }
-        s.link.truncate(n as usize);
+        s.link.read_link(s.target.c_str()).map_err(|errno| OsFail {
+            what: "readlink",
+            errno,
+        })?;
         let ok = if s.link.bytes().first() == Some(&b'/') {
             s.target.set(s.link.bytes())
         } else {
@@ -177,27 +186,12 @@ fn resolve(path: &[u8], s: &mut Scratch) -> Result<(), OsFail> {
 
 /// 64 unpredictable bits: `getrandom`, else a mix of the clock, the pid and an address.
 fn random_u64() -> u64 {
-    let mut v = 0u64;
-    // SAFETY: getrandom writes at most 8 bytes into `v`.
-    let n = unsafe {
-        libc::syscall(
-            libc::SYS_getrandom,
-            (&mut v as *mut u64).cast::<libc::c_void>(),
-            8usize,
-            libc::GRND_NONBLOCK,
-        )
-    };
-    if n == 8 {
+    if let Some(v) = sys::random_u64() {
         return v;
     }
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime fills `ts`.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    let mut x = (ts.tv_sec as u64) << 32 ^ ts.tv_nsec as u64 ^ u64::from(std::process::id());
-    x ^= (&ts as *const libc::timespec as u64).rotate_left(17);
+    let here = 0u8;
+    let mut x = sys::monotonic_ns() ^ u64::from(std::process::id()) << 40;
+    x ^= (&here as *const u8 as u64).rotate_left(17);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x ^ (x >> 31)
 }
@@ -225,13 +219,15 @@ fn create_temp(s: &mut Scratch) -> Result<c_int, OsFail> {
         }
         let flags =
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: a NUL-terminated path.
-        let fd = unsafe { libc::open(s.tmp.c_ptr(), flags, 0o666 as libc::c_uint) };
-        if fd >= 0 {
-            return Ok(fd);
-        }
-        if sys::errno() != libc::EEXIST {
-            return Err(OsFail::last("create a temporary file"));
+        match sys::open(s.tmp.c_str(), flags, 0o666) {
+            Ok(fd) => return Ok(fd),
+            Err(libc::EEXIST) => {}
+            Err(errno) => {
+                return Err(OsFail {
+                    what: "create a temporary file",
+                    errno,
+                });
+            }
         }
     }
     Err(OsFail {
@@ -253,6 +249,16 @@ pub(crate) struct Sink<'a> {
 }
 
 impl<'a> Sink<'a> {
+    /// A sink that only measures (length and hash).
+    pub(crate) fn measure(buf: &'a mut [u8]) -> Sink<'a> {
+        Sink::to_fd(-1, buf)
+    }
+
+    /// (length, FNV-1a hash) of everything put so far.
+    pub(crate) fn digest(&self) -> (u64, u64) {
+        (self.len, self.hash)
+    }
+
     fn to_fd(fd: c_int, buf: &'a mut [u8]) -> Sink<'a> {
         Sink {
             fd,
@@ -294,19 +300,21 @@ impl<'a> Sink<'a> {
         let mut at = 0;
         while at < self.used && self.fail.is_none() {
             let chunk = self.buf.get(at..self.used).unwrap_or(&[]);
-            // SAFETY: writing initialised bytes of our buffer to our descriptor.
-            let n = unsafe { libc::write(self.fd, chunk.as_ptr().cast(), chunk.len()) };
-            if n < 0 {
-                if sys::errno() != libc::EINTR {
-                    self.fail = Some(OsFail::last("write"));
+            match sys::write(self.fd, chunk) {
+                Err(libc::EINTR) => {}
+                Err(errno) => {
+                    self.fail = Some(OsFail {
+                        what: "write",
+                        errno,
+                    })
                 }
-            } else if n == 0 {
-                self.fail = Some(OsFail {
-                    what: "write",
-                    errno: libc::EIO,
-                });
-            } else {
-                at += n as usize;
+                Ok(0) => {
+                    self.fail = Some(OsFail {
+                        what: "write",
+                        errno: libc::EIO,
+                    })
+                }
+                Ok(n) => at += n,
             }
         }
         self.used = 0;
@@ -327,19 +335,17 @@ pub(crate) fn write_file(
     emit(&mut sink);
     sink.drain();
     let mut result = sink.fail.map_or(Ok(()), Err);
-    // SAFETY: our descriptor, closed once.
-    if unsafe { libc::close(fd) } != 0 && result.is_ok() {
+    if !sys::close(fd) && result.is_ok() {
         result = Err(OsFail::last("close"));
     }
     if result.is_ok() {
-        // SAFETY: two NUL-terminated paths.
-        if unsafe { libc::rename(s.tmp.c_ptr(), s.target.c_ptr()) } != 0 {
-            result = Err(OsFail::last("rename"));
-        }
+        result = sys::rename(s.tmp.c_str(), s.target.c_str()).map_err(|errno| OsFail {
+            what: "rename",
+            errno,
+        });
     }
     if result.is_err() {
-        // SAFETY: removing the temporary file this call created.
-        unsafe { libc::unlink(s.tmp.c_ptr()) };
+        sys::unlink(s.tmp.c_str());
     }
     result
 }

@@ -5,7 +5,7 @@
 //! 1. For a whole-process profile, start a [`Profiler`] and keep its guard alive; the profile
 //!    (`gmon.out` and its sidecar `gmon.out.gmonx`) is written when the guard is dropped, on
 //!    [`ProfilerGuard::flush`], or at process exit. `gprof ./prog gmon.out` reads it unchanged.
-//! 2. For the kernel-service style, count ticks into your own bins with [`Histogram`]
+//! 2. For the kernel-service style, count ticks into your own bins with [`ProfilBuffer`]
 //!    (`profil(2)` semantics) or raw PCs with [`SampleBuffer`] (`pcsample(2)`).
 //! 3. From C, link `libgmon_write.so` / `libgmon_write.a` and include `include/gmon.h`; or
 //!    profile an unmodified program with `gmon record -- ./prog` (it preloads this library).
@@ -35,6 +35,7 @@
 //! Cargo features: none.
 
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod arch;
 pub mod capi;
@@ -56,10 +57,11 @@ mod sys;
 mod tables;
 mod threads;
 mod unwind;
+mod writer;
 
 pub use error::{Error, Result};
 pub use pcsample::SampleBuffer;
-pub use profil::{Histogram, Recorded, SCALE_ONE_TO_ONE, bin_index};
+pub use profil::{ProfilBuffer, Recorded, SCALE_ONE_TO_ONE, bin_index};
 pub use profiler::{DEFAULT_HZ, Profiler, ProfilerGuard, Snapshot, Written, histogram_overflows};
 pub use sampler::register_current_thread;
 pub use stack::MAX_STACK_DEPTH;

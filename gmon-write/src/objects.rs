@@ -13,15 +13,77 @@ use gmon_format::ext::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, OBJECT_FLAG
 /// `NT_GNU_BUILD_ID`.
 const NT_GNU_BUILD_ID: u32 = 3;
 
-/// Every loaded object, the main executable first.
-pub(crate) fn loaded_objects() -> Vec<MappedObject> {
-    let mut out: Vec<MappedObject> = Vec::new();
-    // SAFETY: the callback only reads the `dl_phdr_info` it is given, for the duration of the
-    // call, and `out` outlives the call.
-    unsafe {
-        libc::dl_iterate_phdr(Some(callback), (&mut out as *mut Vec<MappedObject>).cast());
+/// One loaded object as the loader describes it, borrowed for the duration of a
+/// [`for_each_object`] callback (nothing is copied, nothing allocated).
+pub(crate) struct ObjectView<'a> {
+    /// The first object `dl_iterate_phdr` reports: the main executable.
+    pub first: bool,
+    /// `dlpi_name` (empty for the main executable and the vDSO).
+    pub name: &'a [u8],
+    /// `dlpi_addr`.
+    pub bias: u64,
+    phdrs: &'a [libc::Elf64_Phdr],
+}
+
+impl ObjectView<'_> {
+    /// Runtime `[start, end)` of each `PT_LOAD` segment with `PF_X`.
+    pub(crate) fn exec_ranges(&self) -> impl Iterator<Item = AddressRange> + '_ {
+        self.phdrs
+            .iter()
+            .filter(|ph| ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0)
+            .map(|ph| {
+                let start = self.bias.wrapping_add(ph.p_vaddr);
+                AddressRange {
+                    start,
+                    end: start.wrapping_add(ph.p_memsz),
+                }
+            })
     }
-    out
+
+    /// The `NT_GNU_BUILD_ID` descriptor (empty when there is none).
+    pub(crate) fn build_id(&self) -> &[u8] {
+        for ph in self.phdrs {
+            if ph.p_type == libc::PT_NOTE {
+                let start = self.bias.wrapping_add(ph.p_vaddr);
+                // SAFETY: a PT_NOTE segment lies inside a loaded, readable PT_LOAD segment,
+                // which stays mapped while the loader reports the object.
+                let notes =
+                    unsafe { std::slice::from_raw_parts(start as *const u8, ph.p_memsz as usize) };
+                if let Some(id) = find_build_id(notes) {
+                    return id;
+                }
+            }
+        }
+        &[]
+    }
+
+    /// The sidecar's object flags, given whether this is the main executable.
+    pub(crate) fn flags(&self) -> u32 {
+        if self.first {
+            OBJECT_FLAG_MAIN
+        } else if self.name.is_empty()
+            || self.name.starts_with(b"linux-vdso")
+            || self.name.starts_with(b"linux-gate")
+        {
+            OBJECT_FLAG_VDSO
+        } else {
+            0
+        }
+    }
+}
+
+/// Calls `f` for every loaded object, the main executable first (`dl_iterate_phdr`; the
+/// loader's lock is recursive, and `f` may not allocate if the caller must not).
+pub(crate) fn for_each_object(mut f: impl FnMut(&ObjectView<'_>)) {
+    let mut state: (bool, &mut dyn FnMut(&ObjectView<'_>)) = (true, &mut f);
+    // SAFETY: the callback reads `data` as this `state`, which outlives the call, and only
+    // reads the `dl_phdr_info` it is given, for the duration of the call.
+    unsafe {
+        crate::sys::dl_iterate_phdr(
+            callback,
+            (&mut state as *mut (bool, &mut dyn FnMut(&ObjectView<'_>))).cast(),
+        );
+    }
 }
 
 unsafe extern "C" fn callback(
@@ -30,62 +92,56 @@ unsafe extern "C" fn callback(
     data: *mut libc::c_void,
 ) -> libc::c_int {
     // SAFETY: dl_iterate_phdr passes a valid info and our `data` pointer.
-    let (info, out) = unsafe { (&*info, &mut *data.cast::<Vec<MappedObject>>()) };
-    let first = out.is_empty();
-    let name = if info.dlpi_name.is_null() {
-        String::new()
+    let (info, state) = unsafe {
+        (
+            &*info,
+            &mut *data.cast::<(bool, &mut dyn FnMut(&ObjectView<'_>))>(),
+        )
+    };
+    let name: &[u8] = if info.dlpi_name.is_null() {
+        &[]
     } else {
         // SAFETY: dlpi_name is a NUL-terminated string owned by the loader.
-        unsafe { CStr::from_ptr(info.dlpi_name) }
-            .to_string_lossy()
-            .into_owned()
+        unsafe { CStr::from_ptr(info.dlpi_name) }.to_bytes()
     };
-    let bias = info.dlpi_addr;
     let phdrs: &[libc::Elf64_Phdr] = if info.dlpi_phdr.is_null() {
         &[]
     } else {
         // SAFETY: the loader's program header table has dlpi_phnum entries.
         unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) }
     };
-    let mut ranges = Vec::new();
-    let mut build_id = Vec::new();
-    for ph in phdrs {
-        let start = bias.wrapping_add(ph.p_vaddr);
-        if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 {
-            ranges.push(AddressRange {
-                start,
-                end: start.wrapping_add(ph.p_memsz),
-            });
-        }
-        if ph.p_type == libc::PT_NOTE && build_id.is_empty() {
-            // SAFETY: a PT_NOTE segment lies inside a loaded, readable PT_LOAD segment.
-            let notes =
-                unsafe { std::slice::from_raw_parts(start as *const u8, ph.p_memsz as usize) };
-            if let Some(id) = find_build_id(notes) {
-                build_id = id.to_vec();
-            }
-        }
-    }
-    let mut flags = 0;
-    let path = if first {
-        flags |= OBJECT_FLAG_MAIN;
-        std::fs::read_link("/proc/self/exe")
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or(name)
-    } else {
-        if name.starts_with("linux-vdso") || name.starts_with("linux-gate") || name.is_empty() {
-            flags |= OBJECT_FLAG_VDSO;
-        }
-        name
+    let view = ObjectView {
+        first: state.0,
+        name,
+        bias: info.dlpi_addr,
+        phdrs,
     };
-    out.push(MappedObject {
-        path,
-        build_id,
-        load_bias: bias,
-        flags,
-        ranges,
-    });
+    state.0 = false;
+    (state.1)(&view);
     0
+}
+
+/// Every loaded object, the main executable first (its path from `/proc/self/exe`).
+pub(crate) fn loaded_objects() -> Vec<MappedObject> {
+    let mut out: Vec<MappedObject> = Vec::new();
+    for_each_object(|o| {
+        let name = String::from_utf8_lossy(o.name).into_owned();
+        let path = if o.first {
+            std::fs::read_link("/proc/self/exe")
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or(name)
+        } else {
+            name
+        };
+        out.push(MappedObject {
+            path,
+            build_id: o.build_id().to_vec(),
+            load_bias: o.bias,
+            flags: o.flags(),
+            ranges: o.exec_ranges().collect(),
+        });
+    });
+    out
 }
 
 /// The descriptor of the `NT_GNU_BUILD_ID` note in a note segment.

@@ -96,11 +96,4 @@ impl<'a> SampleBuffer<'a> {
             None
         }
     }
-
-    /// Runs `f` while every thread's PC is stored here at `hz` ticks per second of its CPU
-    /// time; stops before returning.
-    pub fn sample<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R, crate::Error> {
-        let _active = crate::sampler::PcSampleScope::enter(self, hz)?;
-        Ok(f())
-    }
 }

@@ -9,7 +9,7 @@
 //! * An empty buffer makes the histogram ineffective.
 //! * **At the maximum** a bin stays at 65535 (`u16::MAX`): it saturates instead of wrapping to 0
 //!   as glibc's `++` does, and every tick that could not be added is counted in
-//!   [`Histogram::overflows`]; [`Histogram::saturated_bins`] says how many bins reached the
+//!   [`ProfilBuffer::overflows`]; [`ProfilBuffer::saturated_bins`] says how many bins reached the
 //!   maximum. The sidecar's per-PC counts are 64-bit and keep the exact figures.
 //!
 //! Bins are updated with atomic compare-and-swap, so concurrent ticks on several threads are all
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 /// A profil scale of 1:1 (one bin per 2 bytes of text).
 pub const SCALE_ONE_TO_ONE: u32 = 0x10000;
 
-/// What [`Histogram::record`] did with a PC.
+/// What [`ProfilBuffer::record`] did with a PC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recorded {
     /// The bin was incremented by the whole weight.
@@ -48,7 +48,7 @@ pub fn bin_index(pc: u64, offset: u64, scale: u32, nbins: usize) -> Option<usize
 /// whether this call made the bin reach the maximum. Lock-free (a compare-and-swap loop), so it
 /// is safe in a signal handler.
 #[inline]
-pub(crate) fn saturating_add(bin: &AtomicU16, weight: u32) -> (u32, bool) {
+fn saturating_add(bin: &AtomicU16, weight: u32) -> (u32, bool) {
     let mut cur = bin.load(Ordering::Relaxed);
     loop {
         let room = u32::from(u16::MAX - cur);
@@ -72,12 +72,13 @@ pub(crate) fn as_atomic(buf: &mut [u16]) -> &[AtomicU16] {
     unsafe { std::slice::from_raw_parts(buf.as_mut_ptr().cast::<AtomicU16>(), buf.len()) }
 }
 
-/// A `profil`-style histogram over a caller-owned buffer of `u16` bins.
+/// A `profil`-style histogram over a caller-owned buffer of `u16` bins (named for the
+/// buffer, so that it is not taken for `gmon_format::Histogram`, a gmon.out record).
 ///
 /// ```
-/// use gmon_write::Histogram;
+/// use gmon_write::ProfilBuffer;
 /// let mut bins = [0u16; 8];
-/// let h = Histogram::new(&mut bins, 0x1000, 0x8000); // one bin per 4 bytes
+/// let h = ProfilBuffer::new(&mut bins, 0x1000, 0x8000); // one bin per 4 bytes
 /// h.record(0x1004, 1);
 /// h.record(0x1006, 1);
 /// h.record(0x0fff, 1); // below the offset: not counted
@@ -85,7 +86,7 @@ pub(crate) fn as_atomic(buf: &mut [u16]) -> &[AtomicU16] {
 /// assert_eq!(bins[1], 2);
 /// ```
 #[derive(Debug)]
-pub struct Histogram<'a> {
+pub struct ProfilBuffer<'a> {
     bins: &'a [AtomicU16],
     offset: u64,
     scale: u32,
@@ -93,14 +94,14 @@ pub struct Histogram<'a> {
     saturated_bins: AtomicU64,
 }
 
-impl<'a> Histogram<'a> {
+impl<'a> ProfilBuffer<'a> {
     /// A histogram over `buf` starting at text address `offset` with the 16.16 `scale`.
-    pub fn new(buf: &'a mut [u16], offset: u64, scale: u32) -> Histogram<'a> {
-        Histogram::from_atomic(as_atomic(buf), offset, scale)
+    pub fn new(buf: &'a mut [u16], offset: u64, scale: u32) -> ProfilBuffer<'a> {
+        ProfilBuffer::from_atomic(as_atomic(buf), offset, scale)
     }
 
-    pub(crate) fn from_atomic(bins: &'a [AtomicU16], offset: u64, scale: u32) -> Histogram<'a> {
-        Histogram {
+    pub(crate) fn from_atomic(bins: &'a [AtomicU16], offset: u64, scale: u32) -> ProfilBuffer<'a> {
+        ProfilBuffer {
             bins,
             offset,
             scale,
@@ -169,15 +170,6 @@ impl<'a> Histogram<'a> {
     /// Bins that reached 65535.
     pub fn saturated_bins(&self) -> u64 {
         self.saturated_bins.load(Ordering::Relaxed)
-    }
-
-    /// Runs `f` while the process is sampled at `hz` ticks per second (per thread of CPU time),
-    /// counting every tick into this histogram; stops before returning.
-    ///
-    /// Fails when another `profil` histogram is already active.
-    pub fn profile<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R, crate::Error> {
-        let _active = crate::sampler::ProfilScope::enter(self, hz)?;
-        Ok(f())
     }
 }
 

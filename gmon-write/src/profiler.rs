@@ -2,13 +2,15 @@
 
 use std::path::{Path, PathBuf};
 
-use gmon_format::ext::{Extension, GmonLink, extension_to_vec, sidecar_path};
+use gmon_format::ext::Extension;
 
-use crate::output::{gnu_bytes, output_path, write_atomically};
+use std::os::unix::ffi::OsStrExt;
+
 use crate::sampler;
 use crate::session::{OutputConfig, Recording, Session};
 use crate::stack::MAX_STACK_DEPTH;
 use crate::unwind::Unwind;
+use crate::writer::{Which, write_profile};
 use crate::{Error, Result};
 
 /// The default sampling rate of [`Profiler`]: 1000 Hz (gprof prints "Each sample counts as
@@ -125,6 +127,7 @@ impl Profiler {
         };
         let session = Session::new(self.hz, rec, out)?;
         sampler::start_session(Box::new(session))?;
+        register_at_exit();
         Ok(ProfilerGuard { done: false })
     }
 }
@@ -187,59 +190,101 @@ impl Drop for ProfilerGuard {
     }
 }
 
-fn write_session(s: &Session, forked: bool, replaced: bool) -> Result<Written> {
-    let cfg = &s.out;
-    let path = output_path(
-        cfg.output.as_deref(),
-        cfg.append_pid || forked,
-        std::process::id(),
-    );
-    let mut ext = s.extension();
-    let sidecar = sidecar_path(&path);
-    let gmon = if cfg.histogram {
-        let bytes = gnu_bytes(&s.histogram())?;
-        ext.gmon = Some(GmonLink::of(&bytes));
-        let ext_bytes = extension_to_vec(&ext).map_err(|source| Error::Write {
-            path: sidecar.clone(),
-            source,
-        })?;
-        write_atomically(&sidecar, &ext_bytes)?;
-        write_atomically(&path, &bytes)?;
-        Some(path)
-    } else {
-        let ext_bytes = extension_to_vec(&ext).map_err(|source| Error::Write {
-            path: sidecar.clone(),
-            source,
-        })?;
-        write_atomically(&sidecar, &ext_bytes)?;
-        None
-    };
+fn write_session(s: &Session, replaced: bool) -> Result<Written> {
+    let histogram = s.out.histogram;
+    let mut b = s.buffers.lock().unwrap_or_else(|e| e.into_inner());
+    let path = |p: &crate::files::FixedPath| PathBuf::from(std::ffi::OsStr::from_bytes(p.bytes()));
+    if let Err((which, fail)) = write_profile(&s.data(), &mut b, histogram) {
+        return Err(Error::Write {
+            path: path(match which {
+                Which::Gmon => &b.gmon,
+                Which::Sidecar => &b.sidecar,
+            }),
+            source: fail.to_io(),
+        });
+    }
     if replaced {
         return Err(Error::HandlerReplaced);
     }
     Ok(Written {
-        gmon,
-        sidecar,
+        gmon: histogram.then(|| path(&b.gmon)),
+        sidecar: path(&b.sidecar),
         samples: s.samples(),
     })
 }
 
 /// Writes the running profile (sampling continues).
 pub(crate) fn flush() -> Result<Written> {
-    sampler::with_session(write_session).unwrap_or(Err(Error::NotRunning))
+    sampler::with_session(|s, _, replaced| write_session(s, replaced))
+        .unwrap_or(Err(Error::NotRunning))
 }
 
 /// Stops and writes; Ok(None) when nothing was running.
 pub(crate) fn finish() -> Result<Option<Written>> {
     match sampler::stop_session() {
-        Some((s, forked, replaced)) => write_session(&s, forked, replaced).map(Some),
+        Some((s, _, replaced)) => write_session(&s, replaced).map(Some),
         None => Ok(None),
     }
 }
 
+/// Registers [`finish_at_exit`] with `atexit`, once per process.
+fn register_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    extern "C" fn at_exit() {
+        finish_at_exit();
+    }
+    ONCE.call_once(|| crate::sys::atexit(at_exit));
+}
+
 /// The `atexit` hook: writes a profile whose guard was leaked or never dropped.
-pub(crate) fn finish_at_exit() -> Result<()> {
-    finish().map(|_| ())
+///
+/// `exit` may be called from a signal handler that interrupted anything, `malloc` included
+/// (holding its lock), or the runtime itself: this path allocates nothing, waits for nothing
+/// unbounded and frees nothing (spec §4.5). Failures are reported with `write(2)`.
+pub(crate) fn finish_at_exit() {
+    let Some(s) = sampler::stop_session_at_exit() else {
+        return;
+    };
+    let Ok(mut b) = s.buffers.try_lock() else {
+        note(&[b"gmon-write: profile not written: a write was in progress at exit\n"]);
+        return;
+    };
+    if let Err((which, fail)) = write_profile(&s.data(), &mut b, s.out.histogram) {
+        let path = match which {
+            Which::Gmon => b.gmon.bytes(),
+            Which::Sidecar => b.sidecar.bytes(),
+        };
+        let mut num = [0u8; 12];
+        note(&[
+            b"gmon-write: ",
+            path,
+            b": ",
+            fail.what.as_bytes(),
+            b" (errno ",
+            decimal(fail.errno.unsigned_abs(), &mut num),
+            b")\n",
+        ]);
+    }
+}
+
+/// Writes `parts` to stderr (async-signal-safe).
+fn note(parts: &[&[u8]]) {
+    for p in parts {
+        let _ = crate::sys::write(2, p);
+    }
+}
+
+/// `n` in decimal, in `buf`.
+fn decimal(mut n: u32, buf: &mut [u8; 12]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
 }
 
 /// Ticks that a saturated gmon.out bin could not hold, in the running session.

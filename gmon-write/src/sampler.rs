@@ -28,14 +28,14 @@ use std::time::Duration;
 
 use crate::arch::Native;
 use crate::pcsample::SampleBuffer;
-use crate::profil::Histogram;
+use crate::profil::ProfilBuffer;
 use crate::session::Session;
 use crate::{Error, Result, signals, sys};
 
 /// The running profiler's session, or null.
 static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
 /// The active `profil` histogram, or null.
-static PROFIL: AtomicPtr<Histogram<'static>> = AtomicPtr::new(std::ptr::null_mut());
+static PROFIL: AtomicPtr<ProfilBuffer<'static>> = AtomicPtr::new(std::ptr::null_mut());
 /// The active `pcsample` buffer, or null.
 static PCSAMPLE: AtomicPtr<SampleBuffer<'static>> = AtomicPtr::new(std::ptr::null_mut());
 /// Number of handlers currently running (a sink is freed only when this is 0).
@@ -102,7 +102,7 @@ extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
 /// only.
 #[inline(always)]
 fn count_tick(regs: &crate::arch::Registers, weight: u32) {
-    // SAFETY (all three loads): a published sink stays alive while IN_FLIGHT > 0.
+    // SAFETY: a published sink stays alive while IN_FLIGHT > 0 (so below).
     if let Some(s) = unsafe { SESSION.load(Ordering::SeqCst).as_ref() } {
         s.record(regs, sys::gettid() as u64, weight);
     }
@@ -134,7 +134,7 @@ fn quiesce() {
 /// A process-wide lock that a `pthread_atfork` prepare handler can take and the parent/child
 /// handlers release (a `std::sync::Mutex` guard cannot cross those calls).
 struct ControlLock {
-    mutex: UnsafeCell<libc::pthread_mutex_t>,
+    mutex: sys::RawMutex,
     state: UnsafeCell<Control>,
 }
 
@@ -142,7 +142,7 @@ struct ControlLock {
 unsafe impl Sync for ControlLock {}
 
 static CONTROL: ControlLock = ControlLock {
-    mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
+    mutex: sys::RawMutex::new(),
     state: UnsafeCell::new(Control::new()),
 };
 
@@ -165,14 +165,12 @@ impl std::ops::DerefMut for ControlGuard {
 
 impl Drop for ControlGuard {
     fn drop(&mut self) {
-        // SAFETY: locked by `lock()`.
-        unsafe { libc::pthread_mutex_unlock(CONTROL.mutex.get()) };
+        CONTROL.mutex.unlock();
     }
 }
 
 fn lock() -> ControlGuard {
-    // SAFETY: a statically initialised mutex.
-    unsafe { libc::pthread_mutex_lock(CONTROL.mutex.get()) };
+    CONTROL.mutex.lock();
     ControlGuard(())
 }
 
@@ -228,35 +226,13 @@ fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
 }
 
 fn arm(tid: i32, hz: u32) -> Option<libc::timer_t> {
-    // SAFETY: sigevent is plain data; zero is a valid start (libc hides the union's padding).
-    let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
-    sev.sigev_notify = libc::SIGEV_THREAD_ID;
-    sev.sigev_signo = signals::sample_signal();
-    sev.sigev_notify_thread_id = tid;
-    sev.sigev_value = libc::sigval {
-        sival_ptr: signals::TICK_COOKIE as *mut libc::c_void,
-    };
-    let mut id: libc::timer_t = std::ptr::null_mut();
-    // SAFETY: valid pointers to local data.
-    if unsafe { libc::timer_create(thread_cpu_clock(tid), &mut sev, &mut id) } != 0 {
-        return None;
-    }
-    let ns = 1_000_000_000 / i64::from(hz.max(1));
-    let period = libc::timespec {
-        tv_sec: ns / 1_000_000_000,
-        tv_nsec: ns % 1_000_000_000,
-    };
-    let spec = libc::itimerspec {
-        it_interval: period,
-        it_value: period,
-    };
-    // SAFETY: `id` was just created.
-    if unsafe { libc::timer_settime(id, 0, &spec, std::ptr::null_mut()) } != 0 {
-        // SAFETY: as above.
-        unsafe { libc::timer_delete(id) };
-        return None;
-    }
-    Some(id)
+    sys::thread_timer(
+        thread_cpu_clock(tid),
+        tid,
+        signals::sample_signal(),
+        signals::TICK_COOKIE,
+        1_000_000_000 / i64::from(hz.max(1)),
+    )
 }
 
 fn task_ids() -> Vec<i32> {
@@ -292,8 +268,7 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     timers.retain(|tid, id| {
         let keep = live.contains(tid);
         if !keep {
-            // SAFETY: a timer we created.
-            unsafe { libc::timer_delete(*id) };
+            sys::timer_delete(*id);
         }
         keep
     });
@@ -345,8 +320,7 @@ fn handler_is_ours() -> bool {
 fn delete_timers(c: &mut Control) {
     if let Some(timers) = c.timers.as_mut() {
         for (_, id) in timers.drain() {
-            // SAFETY: timers we created.
-            unsafe { libc::timer_delete(id) };
+            sys::timer_delete(id);
         }
     }
 }
@@ -354,11 +328,7 @@ fn delete_timers(c: &mut Control) {
 fn register_process_hooks() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        // SAFETY: registering plain extern "C" functions.
-        unsafe {
-            libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
-            libc::atexit(at_exit);
-        }
+        sys::atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
     });
 }
 
@@ -431,8 +401,7 @@ pub(crate) fn exclude_current_thread() {
 fn unregister(tid: i32) {
     let mut c = lock();
     if let Some(id) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
-        // SAFETY: a timer we created.
-        unsafe { libc::timer_delete(id) };
+        sys::timer_delete(id);
     }
 }
 
@@ -473,13 +442,12 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
 extern "C" fn fork_prepare() {
     // Held across fork so the child never inherits a lock taken by a thread that does not
     // exist there.
-    // SAFETY: statically initialised mutex.
-    unsafe { libc::pthread_mutex_lock(CONTROL.mutex.get()) };
+    CONTROL.mutex.lock();
 }
 
 extern "C" fn fork_parent() {
-    // SAFETY: locked by fork_prepare in this thread.
-    unsafe { libc::pthread_mutex_unlock(CONTROL.mutex.get()) };
+    // Locked by fork_prepare in this thread.
+    CONTROL.mutex.unlock();
 }
 
 extern "C" fn fork_child() {
@@ -500,6 +468,7 @@ extern "C" fn fork_child() {
     c.pid = std::process::id();
     if let Some(s) = c.session.as_ref() {
         s.reset();
+        s.set_paths(true);
     }
     c.timers = Some(HashMap::new());
     rescan(&mut c, -1);
@@ -532,10 +501,37 @@ pub(crate) fn after_failed_exec() {
     rescan(&mut c, -1);
 }
 
-extern "C" fn at_exit() {
-    if let Err(e) = crate::profiler::finish_at_exit() {
-        eprintln!("gmon-write: {e}");
+/// Takes the control lock at exit without risking a hang: the interrupted code may be the
+/// runtime itself holding it (exit from a signal handler), so give up after about 2 s.
+fn lock_at_exit() -> Option<ControlGuard> {
+    for _ in 0..2000 {
+        if CONTROL.mutex.try_lock() {
+            return Some(ControlGuard(()));
+        }
+        sys::sleep_ms(1);
     }
+    None
+}
+
+/// At exit: stops sampling without waiting for anything or freeing anything (no join of the
+/// watcher, no wait for handlers in flight: a handler may be the very code `exit` interrupted)
+/// and returns the session, leaked: it lives until the process ends.
+pub(crate) fn stop_session_at_exit() -> Option<&'static Session> {
+    let mut c = lock_at_exit()?;
+    let s = c.session.take()?;
+    SESSION.store(std::ptr::null_mut(), Ordering::SeqCst);
+    if let Some(stop) = c.watcher_stop.as_ref() {
+        stop.store(true, Ordering::SeqCst);
+    }
+    c.users = c.users.saturating_sub(1);
+    if c.users == 0 {
+        ACTIVE.store(false, Ordering::SeqCst);
+        delete_timers(&mut c);
+        if !c.replaced && handler_is_ours() {
+            signals::release();
+        }
+    }
+    Some(Box::leak(s))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -574,11 +570,31 @@ pub(crate) fn stop_session() -> Option<(Box<Session>, bool, bool)> {
     c.session.take().map(|s| (s, forked, replaced))
 }
 
-/// While alive, ticks are counted into a `profil` histogram.
+impl ProfilBuffer<'_> {
+    /// Runs `f` while the process is sampled at `hz` ticks per second (per thread of CPU time),
+    /// counting every tick into this buffer; stops before returning.
+    ///
+    /// Fails when another `profil` buffer is already active.
+    pub fn profile<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R> {
+        let _active = ProfilScope::enter(self, hz)?;
+        Ok(f())
+    }
+}
+
+impl SampleBuffer<'_> {
+    /// Runs `f` while every thread's PC is stored here at `hz` ticks per second of its CPU
+    /// time; stops before returning.
+    pub fn sample<R>(&self, hz: u32, f: impl FnOnce() -> R) -> Result<R> {
+        let _active = PcSampleScope::enter(self, hz)?;
+        Ok(f())
+    }
+}
+
+/// While alive, ticks are counted into a `profil` buffer.
 pub(crate) struct ProfilScope(());
 
 impl ProfilScope {
-    pub(crate) fn enter(h: &Histogram<'_>, hz: u32) -> Result<ProfilScope> {
+    pub(crate) fn enter(h: &ProfilBuffer<'_>, hz: u32) -> Result<ProfilScope> {
         let mut c = lock();
         if !PROFIL.load(Ordering::SeqCst).is_null() {
             return Err(Error::AlreadyActive("a profil histogram"));
@@ -586,7 +602,7 @@ impl ProfilScope {
         start_engine(&mut c, hz)?;
         // The pointer is unpublished (and handlers drained) in Drop, before `h`'s borrow ends.
         PROFIL.store(
-            (h as *const Histogram<'_>).cast_mut().cast(),
+            (h as *const ProfilBuffer<'_>).cast_mut().cast(),
             Ordering::SeqCst,
         );
         Ok(ProfilScope(()))
@@ -633,7 +649,7 @@ impl Drop for PcSampleScope {
 pub(crate) mod raw {
     use super::*;
 
-    pub(crate) fn publish_profil(h: Box<Histogram<'static>>, hz: u32) -> Result<()> {
+    pub(crate) fn publish_profil(h: Box<ProfilBuffer<'static>>, hz: u32) -> Result<()> {
         let mut c = lock();
         start_engine(&mut c, hz)?;
         let old = PROFIL.swap(Box::into_raw(h), Ordering::SeqCst);

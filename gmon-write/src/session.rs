@@ -1,16 +1,17 @@
 //! What a running [`crate::Profiler`] counts into, and how it turns into gmon.out + sidecar.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use gmon_format::ext::{Counters, Extension, PcSample, StackSample, ThreadTotal};
 use gmon_format::{Dimension, ProfRate};
 
 use crate::arch::Registers;
 use crate::objects::{StackRanges, loaded_objects, main_text};
-use crate::profil::{bin_index, saturating_add};
+use crate::profil::bin_index;
 use crate::stack::{MAX_STACK_DEPTH, walk};
 use crate::unwind::{DwarfStacks, Unwind, frame_pointer_kind};
+use crate::writer::{HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData};
 use crate::{Error, Result};
 
 /// Capacity of the per-PC table.
@@ -83,13 +84,16 @@ pub(crate) struct Session {
     pub out: OutputConfig,
     pub geometry: Geometry,
     pub bias: u64,
-    bins: Box<[AtomicU16]>,
+    /// 32-bit bins: a count above 65535 is written as further records (writer.rs).
+    bins: Box<[AtomicU32]>,
     pcs: Option<crate::tables::CountTable>,
     stacks: Option<Arc<crate::tables::StackTable>>,
     /// The snapshot ring and unwinder thread (stacks on, [`Unwind::Dwarf`]).
     dwarf: Option<DwarfStacks>,
     threads: crate::tables::CountTable,
     pub ranges: StackRanges,
+    /// Buffers for writing the profile, allocated now so that writing never allocates.
+    pub buffers: Mutex<OutputBuffers>,
     samples: AtomicU64,
     outside: AtomicU64,
     dropped: AtomicU64,
@@ -117,12 +121,18 @@ impl Session {
             .as_ref()
             .filter(|_| rec.unwind == Unwind::Dwarf)
             .map(|t| DwarfStacks::start(Arc::clone(t)));
-        Ok(Session {
+        let buffers = OutputBuffers::new(
+            geometry.nbins,
+            if rec.pcs { PC_TABLE_SLOTS } else { 0 },
+            THREAD_TABLE_SLOTS,
+            if rec.stacks { STACK_TABLE_SLOTS } else { 0 },
+        );
+        let session = Session {
             hz,
             out,
             geometry,
             bias,
-            bins: crate::tables::zeroed_u16(geometry.nbins),
+            bins: crate::tables::zeroed_u32(geometry.nbins),
             pcs: rec
                 .pcs
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
@@ -130,13 +140,32 @@ impl Session {
             dwarf,
             threads: crate::tables::CountTable::new(THREAD_TABLE_SLOTS),
             ranges,
+            buffers: Mutex::new(buffers),
             samples: AtomicU64::new(0),
             outside: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             truncated: AtomicU64::new(0),
             overflows: AtomicU64::new(0),
             saturated: AtomicU64::new(0),
-        })
+        };
+        session.set_paths(false);
+        Ok(session)
+    }
+
+    /// Decides the output paths (glibc's naming, `forked`: append `.<pid>`), so that writing
+    /// does not have to. Called when the session starts and in a forked child.
+    pub(crate) fn set_paths(&self, forked: bool) {
+        use std::os::unix::ffi::OsStrExt;
+        let cfg = &self.out;
+        let path = crate::output::output_path(
+            cfg.output.as_deref(),
+            cfg.append_pid || forked,
+            std::process::id(),
+        );
+        let sidecar = gmon_format::sidecar_path(&path);
+        let mut b = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+        b.gmon.set(path.as_os_str().as_bytes());
+        b.sidecar.set(sidecar.as_os_str().as_bytes());
     }
 
     pub(crate) fn wants_stacks(&self) -> bool {
@@ -152,7 +181,7 @@ impl Session {
         let g = &self.geometry;
         match bin_index(regs.pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
             Some(bin) => {
-                let (lost, reached) = saturating_add(bin, weight);
+                let (lost, reached) = add_capped(bin, weight);
                 if reached {
                     self.saturated.fetch_add(1, Ordering::Relaxed);
                 }
@@ -216,6 +245,43 @@ impl Session {
         }
     }
 
+    /// What a write reads (queued stack snapshots are unwound first).
+    pub(crate) fn data(&self) -> ProfileData<'_> {
+        if let Some(d) = &self.dwarf {
+            d.flush();
+        }
+        ProfileData {
+            bins: &self.bins,
+            range: self.histogram_range(),
+            counters: self.counters(),
+            pcs: self.pcs.as_ref(),
+            threads: &self.threads,
+            stacks: self.stacks.as_deref(),
+        }
+    }
+
+    /// The gmon.out histogram's range (link-time) and rate.
+    pub(crate) fn histogram_range(&self) -> HistRange {
+        HistRange {
+            low_pc: self.geometry.low.wrapping_sub(self.bias),
+            high_pc: self.geometry.high.wrapping_sub(self.bias),
+            rate: self.hz,
+        }
+    }
+
+    /// The sidecar's counters so far.
+    pub(crate) fn counters(&self) -> Counters {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (truncated, dropped, _) = self.dwarf.as_ref().map_or((0, 0, 0), |d| d.counters());
+        Counters {
+            samples: load(&self.samples),
+            outside_histogram: load(&self.outside),
+            dropped: load(&self.dropped) + dropped,
+            truncated_stacks: load(&self.truncated) + truncated,
+            saturated_bins: load(&self.saturated),
+        }
+    }
+
     /// Total ticks counted so far.
     pub(crate) fn samples(&self) -> u64 {
         self.samples.load(Ordering::Relaxed)
@@ -224,11 +290,11 @@ impl Session {
     /// The histogram as gmon.out stores it: link-time addresses (runtime − load bias, as glibc
     /// writes them).
     pub(crate) fn histogram(&self) -> gmon_format::Histogram {
-        let g = &self.geometry;
+        let r = self.histogram_range();
         gmon_format::Histogram {
-            low_pc: g.low.wrapping_sub(self.bias),
-            high_pc: g.high.wrapping_sub(self.bias),
-            prof_rate: ProfRate(self.hz),
+            low_pc: r.low_pc,
+            high_pc: r.high_pc,
+            prof_rate: ProfRate(r.rate),
             dimension: Dimension::SECONDS,
             bins: self
                 .bins
@@ -240,31 +306,19 @@ impl Session {
 
     /// The sidecar's contents (without the gmon.out link).
     pub(crate) fn extension(&self) -> Extension {
-        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let (truncated, dropped) = match &self.dwarf {
-            Some(d) => {
-                d.flush();
-                let (t, d, _) = d.counters();
-                (t, d)
-            }
-            None => (0, 0),
-        };
+        if let Some(d) = &self.dwarf {
+            d.flush();
+        }
         let stacks = self
             .stacks
             .as_ref()
             .map(|t| t.entries())
             .unwrap_or_default();
         Extension {
-            writer: concat!("gmon-write ", env!("CARGO_PKG_VERSION")).to_string(),
+            writer: crate::writer::WRITER.to_string(),
             rate_hz: self.hz,
             pid: std::process::id(),
-            counters: Counters {
-                samples: load(&self.samples),
-                outside_histogram: load(&self.outside),
-                dropped: load(&self.dropped) + dropped,
-                truncated_stacks: load(&self.truncated) + truncated,
-                saturated_bins: load(&self.saturated),
-            },
+            counters: self.counters(),
             objects: loaded_objects(),
             pc_samples: self
                 .pcs
@@ -294,9 +348,26 @@ impl Session {
         }
     }
 
-    /// Ticks that a saturated bin could not hold.
+    /// Ticks that a bin at its cap could not hold.
     pub(crate) fn overflows(&self) -> u64 {
         self.overflows.load(Ordering::Relaxed)
+    }
+}
+
+/// Adds `weight` to a bin, up to [`MAX_BIN_TOTAL`]. Returns the part that did not fit and
+/// whether this call made the bin reach the cap. Lock-free, for the signal handler.
+#[inline]
+fn add_capped(bin: &AtomicU32, weight: u32) -> (u32, bool) {
+    let r = bin.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cur| {
+        let add = weight.min(MAX_BIN_TOTAL.saturating_sub(cur));
+        (add != 0).then(|| cur + add)
+    });
+    match r {
+        Ok(prev) => {
+            let add = weight.min(MAX_BIN_TOTAL - prev);
+            (weight - add, prev + add == MAX_BIN_TOTAL)
+        }
+        Err(_) => (weight, false),
     }
 }
 
@@ -314,5 +385,87 @@ mod tests {
         let g = Geometry::glibc(0x1001, 0x1005);
         assert_eq!((g.low, g.high), (0x1000, 0x1008));
         assert_eq!(g.nbins, 4);
+    }
+}
+
+/// The allocation-free encoders of writer.rs against gmon-format's.
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+    use crate::arch::Registers;
+    use crate::writer::write_profile;
+    use gmon_format::ext::{GmonLink, extension_to_vec};
+    use gmon_format::{Encoding, Profile, Record, Variant, fit_counts};
+
+    fn session(dir: &std::path::Path) -> Session {
+        let rec = Recording {
+            pcs: true,
+            stacks: true,
+            max_depth: 8,
+            unwind: Unwind::FramePointers,
+        };
+        let out = OutputConfig {
+            output: Some(dir.join("t.out")),
+            append_pid: false,
+            histogram: true,
+        };
+        Session::new(997, rec, out).expect("session")
+    }
+
+    const HOST: Encoding = if cfg!(target_endian = "little") {
+        if cfg!(target_pointer_width = "64") {
+            Encoding::LITTLE_64
+        } else {
+            Encoding::LITTLE_32
+        }
+    } else if cfg!(target_pointer_width = "64") {
+        Encoding::BIG_64
+    } else {
+        Encoding::BIG_32
+    };
+
+    /// The allocation-free encoders write exactly what gmon-format's do: gmon.out as
+    /// `to_vec(fit_counts(..))` (bins above 65535 split over further records), the sidecar as
+    /// `extension_to_vec`.
+    #[test]
+    fn bytes_are_gmon_formats() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = session(dir.path());
+        let bins = &s.bins;
+        let n = bins.len();
+        for (i, v) in [(0, 70_000u32), (1, 2), (n / 2, 200_000), (n - 1, 65_535)] {
+            bins[i].store(v, Ordering::Relaxed);
+        }
+        let main = s.geometry.low;
+        for (k, pc) in [main + 8, main + 8, main + 40, 0x7f00_0000_1000, main + 8]
+            .into_iter()
+            .enumerate()
+        {
+            let regs = Registers {
+                pc,
+                fp: 0,
+                sp: 0,
+                lr: 0,
+            };
+            s.record(&regs, 100 + (k as u64 % 2), 1 + k as u32);
+        }
+        let mut b = s.buffers.lock().expect("buffers");
+        write_profile(&s.data(), &mut b, true).expect("written");
+        let gmon = std::fs::read(dir.path().join("t.out")).expect("gmon.out");
+        let sidecar = std::fs::read(dir.path().join("t.out.gmonx")).expect("sidecar");
+
+        let mut p = Profile::new_gnu(HOST);
+        p.records.push(Record::Histogram(s.histogram()));
+        let want = gmon_format::to_vec(&fit_counts(&p, Variant::Gnu).expect("fit")).expect("enc");
+        assert_eq!(gmon, want);
+        assert_eq!(
+            gmon_format::read(&gmon).expect("read").histograms().count(),
+            4
+        );
+
+        let mut ext = s.extension();
+        ext.gmon = Some(GmonLink::of(&gmon));
+        assert_eq!(sidecar, extension_to_vec(&ext).expect("enc"));
+        assert_eq!(ext.stacks.len(), 3);
     }
 }

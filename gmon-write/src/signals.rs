@@ -40,7 +40,7 @@ pub(crate) fn sample_signal() -> c_int {
     if s != 0 {
         return s;
     }
-    let s = libc::SIGRTMAX() - 1;
+    let s = sys::sigrtmax() - 1;
     SIG.store(s, Ordering::Relaxed);
     s
 }
@@ -198,8 +198,7 @@ pub(crate) fn forward(sig: c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_
             release();
             sys::sigaction(sig, Some(&sys::action(libc::SIG_DFL, 0)), None);
             sys::thread_sigmask(libc::SIG_UNBLOCK, Some(&sys::set_of(sig)), None);
-            // SAFETY: raise has no preconditions.
-            unsafe { libc::raise(sig) };
+            sys::raise(sig);
         }
         h => {
             let mut old = sys::empty_set();
@@ -237,16 +236,47 @@ fn ptr_or(set: &Option<libc::sigset_t>, orig: *const libc::sigset_t) -> *const l
     set.as_ref().map_or(orig, |s| s as *const _)
 }
 
-macro_rules! real_or_enosys {
-    ($real:expr, $ty:ty, $fail:expr) => {{
+/// The real function `$real` as `$ty`, or return `$missing` from the wrapper when there is none.
+macro_rules! real_or {
+    ($real:expr, $ty:ty, $missing:expr) => {{
         let p = $real.get();
         if p.is_null() {
-            sys::set_errno(libc::ENOSYS);
-            return $fail;
+            return $missing;
         }
         // SAFETY: the next definition of this very function has this signature.
         unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(p) }
     }};
+}
+
+/// What a wrapper of a function that fails with -1 and `errno` returns when libc has none.
+fn enosys() -> c_int {
+    sys::set_errno(libc::ENOSYS);
+    -1
+}
+
+/// Calls `f` with `set`, or with a copy of it without the sample signal when we own it.
+fn filtered<R>(set: *const libc::sigset_t, f: impl FnOnce(*const libc::sigset_t) -> R) -> R {
+    let copy = without_ours(set);
+    f(ptr_or(&copy, set))
+}
+
+/// `sigprocmask` and `pthread_sigmask`: the set of `SIG_BLOCK` and `SIG_SETMASK` loses the
+/// sample signal.
+fn set_mask(
+    real: MaskFn,
+    how: c_int,
+    set: *const libc::sigset_t,
+    old: *mut libc::sigset_t,
+) -> c_int {
+    let run = |s| {
+        // SAFETY: forwarding the caller's arguments, the set possibly a local copy.
+        unsafe { real(how, s, old) }
+    };
+    if how == libc::SIG_UNBLOCK {
+        run(set)
+    } else {
+        filtered(set, run)
+    }
 }
 
 type SigactionFn =
@@ -285,7 +315,7 @@ pub unsafe extern "C" fn sigaction(
         }
         return 0;
     }
-    let real = real_or_enosys!(sys::real::SIGACTION, SigactionFn, -1);
+    let real = real_or!(sys::real::SIGACTION, SigactionFn, enosys());
     // SAFETY: forwarding the caller's arguments.
     unsafe { real(sig, act, old) }
 }
@@ -301,7 +331,10 @@ pub unsafe extern "C" fn signal(sig: c_int, handler: libc::sighandler_t) -> libc
         store_program(&sys::action(handler, libc::SA_RESTART));
         return old;
     }
-    let real = real_or_enosys!(sys::real::SIGNAL, SignalFn, libc::SIG_ERR);
+    let real = real_or!(sys::real::SIGNAL, SignalFn, {
+        sys::set_errno(libc::ENOSYS);
+        libc::SIG_ERR
+    });
     // SAFETY: forwarding the caller's arguments.
     unsafe { real(sig, handler) }
 }
@@ -316,14 +349,12 @@ pub unsafe extern "C" fn sigprocmask(
     set: *const libc::sigset_t,
     old: *mut libc::sigset_t,
 ) -> c_int {
-    let real = real_or_enosys!(sys::real::SIGPROCMASK, MaskFn, -1);
-    let copy = if how == libc::SIG_UNBLOCK {
-        None
-    } else {
-        without_ours(set)
-    };
-    // SAFETY: forwarding, with the set possibly replaced by a local copy.
-    unsafe { real(how, ptr_or(&copy, set), old) }
+    set_mask(
+        real_or!(sys::real::SIGPROCMASK, MaskFn, enosys()),
+        how,
+        set,
+        old,
+    )
 }
 
 /// Interposed `pthread_sigmask`: never blocks the sample signal.
@@ -336,19 +367,12 @@ pub unsafe extern "C" fn pthread_sigmask(
     set: *const libc::sigset_t,
     old: *mut libc::sigset_t,
 ) -> c_int {
-    let p = sys::real::PTHREAD_SIGMASK.get();
-    if p.is_null() {
-        return libc::ENOSYS;
-    }
-    // SAFETY: the next definition of pthread_sigmask has this signature.
-    let real = unsafe { std::mem::transmute::<*mut libc::c_void, MaskFn>(p) };
-    let copy = if how == libc::SIG_UNBLOCK {
-        None
-    } else {
-        without_ours(set)
-    };
-    // SAFETY: forwarding, with the set possibly replaced by a local copy.
-    unsafe { real(how, ptr_or(&copy, set), old) }
+    set_mask(
+        real_or!(sys::real::PTHREAD_SIGMASK, MaskFn, libc::ENOSYS),
+        how,
+        set,
+        old,
+    )
 }
 
 /// Interposed `sigsuspend`: the sample signal stays blocked during the wait.
@@ -357,7 +381,7 @@ pub unsafe extern "C" fn pthread_sigmask(
 /// Same contract as libc's `sigsuspend`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sigsuspend(mask: *const libc::sigset_t) -> c_int {
-    let real = real_or_enosys!(sys::real::SIGSUSPEND, SuspendFn, -1);
+    let real = real_or!(sys::real::SIGSUSPEND, SuspendFn, enosys());
     let copy = (!mask.is_null() && is_owned()).then(|| {
         // SAFETY: the caller's set.
         let mut m = unsafe { *mask };
@@ -374,15 +398,9 @@ pub unsafe extern "C" fn sigsuspend(mask: *const libc::sigset_t) -> c_int {
 /// Same contract as libc's `sigwait`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int {
-    let p = sys::real::SIGWAIT.get();
-    if p.is_null() {
-        return libc::ENOSYS;
-    }
-    // SAFETY: the next definition of sigwait has this signature.
-    let real = unsafe { std::mem::transmute::<*mut libc::c_void, SigwaitFn>(p) };
-    let copy = without_ours(set);
+    let real = real_or!(sys::real::SIGWAIT, SigwaitFn, libc::ENOSYS);
     // SAFETY: forwarding, with the set possibly replaced by a local copy.
-    unsafe { real(ptr_or(&copy, set), sig) }
+    filtered(set, |s| unsafe { real(s, sig) })
 }
 
 /// Interposed `sigwaitinfo`: never takes the sample signal.
@@ -394,10 +412,9 @@ pub unsafe extern "C" fn sigwaitinfo(
     set: *const libc::sigset_t,
     info: *mut libc::siginfo_t,
 ) -> c_int {
-    let real = real_or_enosys!(sys::real::SIGWAITINFO, SigwaitinfoFn, -1);
-    let copy = without_ours(set);
+    let real = real_or!(sys::real::SIGWAITINFO, SigwaitinfoFn, enosys());
     // SAFETY: forwarding, with the set possibly replaced by a local copy.
-    unsafe { real(ptr_or(&copy, set), info) }
+    filtered(set, |s| unsafe { real(s, info) })
 }
 
 /// Interposed `sigtimedwait`: never takes the sample signal.
@@ -410,10 +427,9 @@ pub unsafe extern "C" fn sigtimedwait(
     info: *mut libc::siginfo_t,
     timeout: *const libc::timespec,
 ) -> c_int {
-    let real = real_or_enosys!(sys::real::SIGTIMEDWAIT, SigtimedwaitFn, -1);
-    let copy = without_ours(set);
+    let real = real_or!(sys::real::SIGTIMEDWAIT, SigtimedwaitFn, enosys());
     // SAFETY: forwarding, with the set possibly replaced by a local copy.
-    unsafe { real(ptr_or(&copy, set), info, timeout) }
+    filtered(set, |s| unsafe { real(s, info, timeout) })
 }
 
 /// Interposed `signalfd`: the descriptor never reads the sample signal.
@@ -422,8 +438,7 @@ pub unsafe extern "C" fn sigtimedwait(
 /// Same contract as libc's `signalfd`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn signalfd(fd: c_int, mask: *const libc::sigset_t, flags: c_int) -> c_int {
-    let real = real_or_enosys!(sys::real::SIGNALFD, SignalfdFn, -1);
-    let copy = without_ours(mask);
+    let real = real_or!(sys::real::SIGNALFD, SignalfdFn, enosys());
     // SAFETY: forwarding, with the mask possibly replaced by a local copy.
-    unsafe { real(fd, ptr_or(&copy, mask), flags) }
+    filtered(mask, |m| unsafe { real(fd, m, flags) })
 }

@@ -38,16 +38,11 @@ extern "C" fn on_stop_signal(sig: c_int) {
         terminate_with(sig);
         return;
     }
-    // SAFETY: errno is thread-local; write(2) is async-signal-safe.
-    unsafe {
-        let errno = libc::__errno_location();
-        let saved = *errno;
-        let byte = 1u8;
-        if libc::write(fd, (&byte as *const u8).cast(), 1) != 1 {
-            terminate_with(sig);
-        }
-        *errno = saved;
+    let saved = sys::errno();
+    if sys::write(fd, &[1]) != Ok(1) {
+        terminate_with(sig);
     }
+    sys::set_errno(saved);
 }
 
 /// Puts `SIG_DFL` back for `sig`, unblocks it in this thread and raises it here: the process
@@ -56,8 +51,7 @@ extern "C" fn on_stop_signal(sig: c_int) {
 fn terminate_with(sig: c_int) {
     sys::sigaction(sig, Some(&sys::action(libc::SIG_DFL, 0)), None);
     sys::thread_sigmask(libc::SIG_UNBLOCK, Some(&sys::set_of(sig)), None);
-    // SAFETY: raise has no preconditions.
-    unsafe { libc::raise(sig) };
+    sys::raise(sig);
 }
 
 fn ours() -> libc::sighandler_t {
@@ -72,13 +66,12 @@ fn disposition(sig: c_int) -> Option<libc::sighandler_t> {
 /// The helper thread: waits for the handler's byte, then writes the profile and re-raises.
 fn helper(read_fd: c_int) {
     loop {
-        let mut byte = 0u8;
-        // SAFETY: reading one byte into local storage from our own pipe.
-        let n = unsafe { libc::read(read_fd, (&mut byte as *mut u8).cast(), 1) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+        let mut byte = [0u8];
+        let n = sys::read(read_fd, &mut byte);
+        if n == Err(libc::EINTR) {
             continue;
         }
-        if n != 1 {
+        if n != Ok(1) {
             // The pipe was closed under us (a program closing every descriptor): stop
             // listening; the signal then keeps its default effect.
             WAKE_FD.store(-1, Ordering::SeqCst);
@@ -99,19 +92,15 @@ fn helper(read_fd: c_int) {
         terminate_with(sig);
         // Only reached if the signal could not end the process (blocked elsewhere and
         // unblockable here): end it the way a shell reports a signal death.
-        // SAFETY: leaving the process.
-        unsafe { libc::_exit(128 + sig) };
+        sys::exit_now(128 + sig);
     }
 }
 
 /// Creates the pipe and the helper thread; false when either fails.
 fn spawn_helper() -> bool {
-    let mut fds = [-1 as c_int; 2];
-    // SAFETY: pipe2 fills the two-element array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    let Some((read_fd, write_fd)) = sys::pipe_cloexec() else {
         return false;
-    }
-    let [read_fd, write_fd] = fds;
+    };
     // Signals the helper must never take itself (it would wait for its own byte): blocked
     // around the spawn, so the new thread inherits the mask; ours is restored right after.
     let mut set = sys::empty_set();
@@ -126,11 +115,8 @@ fn spawn_helper() -> bool {
         .is_ok();
     sys::thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
     if !spawned {
-        // SAFETY: our own descriptors.
-        unsafe {
-            libc::close(read_fd);
-            libc::close(write_fd);
-        }
+        sys::close(read_fd);
+        sys::close(write_fd);
         return false;
     }
     WAKE_FD.store(write_fd, Ordering::SeqCst);
@@ -144,9 +130,9 @@ extern "C" fn after_fork_in_child() {
     if old < 0 {
         return;
     }
-    // SAFETY: the child's copy of our descriptor; the read end stays open with the parent's
+    // The child's copy of our descriptor; the read end stays open with the parent's
     // (forgotten) helper, which does not exist here, and is closed by exec (O_CLOEXEC).
-    unsafe { libc::close(old) };
+    sys::close(old);
     PENDING.store(0, Ordering::SeqCst);
     spawn_helper();
 }
@@ -163,8 +149,7 @@ pub(crate) fn install() {
         if free.is_empty() || !spawn_helper() {
             return;
         }
-        // SAFETY: registering a plain extern "C" function.
-        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+        sys::atfork(None, None, Some(after_fork_in_child));
         // SA_RESTART: the program's interrupted system calls go on as if nothing happened.
         let act = sys::action(ours(), libc::SA_RESTART);
         for s in free {

@@ -182,6 +182,11 @@ pub(crate) fn thread_sigmask(
     }
 }
 
+/// `SIGRTMAX` (glibc decides it at run time).
+pub(crate) fn sigrtmax() -> c_int {
+    libc::SIGRTMAX()
+}
+
 /// The calling thread's `errno`.
 pub(crate) fn errno() -> c_int {
     // SAFETY: __errno_location is always valid for the calling thread.
@@ -205,4 +210,247 @@ pub(crate) fn gettid() -> i32 {
 pub(crate) fn is_secure() -> bool {
     // SAFETY: no preconditions.
     unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files and descriptors (all async-signal-safe system calls)
+
+/// `open(path, flags, mode)`: the descriptor, or the `errno`.
+pub(crate) fn open(path: &CStr, flags: c_int, mode: libc::mode_t) -> Result<c_int, c_int> {
+    // SAFETY: a NUL-terminated path.
+    let fd = unsafe { libc::open(path.as_ptr(), flags, libc::c_uint::from(mode)) };
+    if fd >= 0 { Ok(fd) } else { Err(errno()) }
+}
+
+/// `write(fd, bytes)`: bytes written, or the `errno`.
+pub(crate) fn write(fd: c_int, bytes: &[u8]) -> Result<usize, c_int> {
+    // SAFETY: writing initialised bytes from a valid slice.
+    let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
+/// `read(fd, buf)`: bytes read, or the `errno`.
+pub(crate) fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, c_int> {
+    // SAFETY: reading into a valid, writable slice.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
+/// `close(fd)`; false on failure.
+pub(crate) fn close(fd: c_int) -> bool {
+    // SAFETY: closing a descriptor the caller owns.
+    unsafe { libc::close(fd) == 0 }
+}
+
+/// A close-on-exec pipe: (read end, write end).
+pub(crate) fn pipe_cloexec() -> Option<(c_int, c_int)> {
+    let mut fds = [-1 as c_int; 2];
+    // SAFETY: pipe2 fills the two-element array.
+    (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then_some((fds[0], fds[1]))
+}
+
+/// `lstat(path)`: (file type bits, owner uid), or the `errno`.
+pub(crate) fn lstat(path: &CStr) -> Result<(libc::mode_t, libc::uid_t), c_int> {
+    // SAFETY: stat is plain data, filled by lstat from a NUL-terminated path.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::lstat(path.as_ptr(), &mut st) } != 0 {
+        return Err(errno());
+    }
+    Ok((st.st_mode & libc::S_IFMT, st.st_uid))
+}
+
+/// `readlink(path)` into `buf` (not NUL-terminated): the length, or the `errno`.
+pub(crate) fn readlink(path: &CStr, buf: &mut [u8]) -> Result<usize, c_int> {
+    // SAFETY: readlink writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::readlink(path.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
+/// `rename(from, to)`; the `errno` on failure.
+pub(crate) fn rename(from: &CStr, to: &CStr) -> Result<(), c_int> {
+    // SAFETY: two NUL-terminated paths.
+    if unsafe { libc::rename(from.as_ptr(), to.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
+/// `unlink(path)`, ignoring failure.
+pub(crate) fn unlink(path: &CStr) {
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::unlink(path.as_ptr()) };
+}
+
+/// The effective uid.
+pub(crate) fn geteuid() -> libc::uid_t {
+    // SAFETY: no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// 8 bytes from `getrandom` (without blocking), if available.
+pub(crate) fn random_u64() -> Option<u64> {
+    let mut v = 0u64;
+    // SAFETY: getrandom writes at most 8 bytes into `v`.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_getrandom,
+            (&mut v as *mut u64).cast::<c_void>(),
+            8usize,
+            libc::GRND_NONBLOCK,
+        )
+    };
+    (n == 8).then_some(v)
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+}
+
+/// Sleeps `ms` milliseconds (async-signal-safe, unlike `std::thread::sleep`'s bookkeeping).
+pub(crate) fn sleep_ms(ms: u32) {
+    let t = libc::timespec {
+        tv_sec: libc::time_t::from(ms / 1000),
+        tv_nsec: libc::c_long::from(ms % 1000) * 1_000_000,
+    };
+    // SAFETY: sleeping with a valid duration.
+    unsafe { libc::nanosleep(&t, std::ptr::null_mut()) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process
+
+/// `raise(sig)`.
+pub(crate) fn raise(sig: c_int) {
+    // SAFETY: no preconditions.
+    unsafe { libc::raise(sig) };
+}
+
+/// `_exit(status)`: ends the process at once.
+pub(crate) fn exit_now(status: c_int) -> ! {
+    // SAFETY: leaving the process.
+    unsafe { libc::_exit(status) }
+}
+
+/// `pthread_atfork(prepare, parent, child)`.
+pub(crate) fn atfork(
+    prepare: Option<extern "C" fn()>,
+    parent: Option<extern "C" fn()>,
+    child: Option<extern "C" fn()>,
+) {
+    // SAFETY: registering plain extern "C" functions.
+    unsafe {
+        libc::pthread_atfork(
+            prepare.map(|f| f as unsafe extern "C" fn()),
+            parent.map(|f| f as unsafe extern "C" fn()),
+            child.map(|f| f as unsafe extern "C" fn()),
+        )
+    };
+}
+
+/// `atexit(f)`.
+pub(crate) fn atexit(f: extern "C" fn()) {
+    // SAFETY: registering a plain extern "C" function.
+    unsafe { libc::atexit(f) };
+}
+
+/// A `pthread_mutex_t` that can be locked in one call and unlocked in another (a `pthread_atfork`
+/// prepare handler and the parent/child handlers), which `std::sync::Mutex` cannot do.
+#[derive(Debug)]
+pub(crate) struct RawMutex(std::cell::UnsafeCell<libc::pthread_mutex_t>);
+
+// SAFETY: a pthread mutex is made to be shared between threads.
+unsafe impl Sync for RawMutex {}
+
+impl RawMutex {
+    pub(crate) const fn new() -> RawMutex {
+        RawMutex(std::cell::UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER))
+    }
+
+    pub(crate) fn lock(&self) {
+        // SAFETY: a statically initialised mutex.
+        unsafe { libc::pthread_mutex_lock(self.0.get()) };
+    }
+
+    /// Whether the lock was free (and is now taken).
+    pub(crate) fn try_lock(&self) -> bool {
+        // SAFETY: as above.
+        unsafe { libc::pthread_mutex_trylock(self.0.get()) == 0 }
+    }
+
+    /// Releases the lock (taken by this thread, or inherited locked by a forked child).
+    pub(crate) fn unlock(&self) {
+        // SAFETY: as above.
+        unsafe { libc::pthread_mutex_unlock(self.0.get()) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timers and the loader
+
+/// A POSIX timer on `clock` delivering `signo` with `cookie` in `si_value` to thread `tid`
+/// (`SIGEV_THREAD_ID`), every `period_ns`. None when the kernel refuses.
+pub(crate) fn thread_timer(
+    clock: libc::clockid_t,
+    tid: i32,
+    signo: c_int,
+    cookie: usize,
+    period_ns: i64,
+) -> Option<libc::timer_t> {
+    // SAFETY: sigevent is plain data; zero is a valid start (libc hides the union's padding).
+    let mut sev: libc::sigevent = unsafe { std::mem::zeroed() };
+    sev.sigev_notify = libc::SIGEV_THREAD_ID;
+    sev.sigev_signo = signo;
+    sev.sigev_notify_thread_id = tid;
+    sev.sigev_value = libc::sigval {
+        sival_ptr: cookie as *mut c_void,
+    };
+    let mut id: libc::timer_t = std::ptr::null_mut();
+    // SAFETY: valid pointers to local data.
+    if unsafe { libc::timer_create(clock, &mut sev, &mut id) } != 0 {
+        return None;
+    }
+    let period = libc::timespec {
+        tv_sec: period_ns / 1_000_000_000,
+        tv_nsec: period_ns % 1_000_000_000,
+    };
+    let spec = libc::itimerspec {
+        it_interval: period,
+        it_value: period,
+    };
+    // SAFETY: `id` was just created.
+    if unsafe { libc::timer_settime(id, 0, &spec, std::ptr::null_mut()) } != 0 {
+        timer_delete(id);
+        return None;
+    }
+    Some(id)
+}
+
+/// Deletes a timer made by [`thread_timer`].
+pub(crate) fn timer_delete(id: libc::timer_t) {
+    // SAFETY: a timer this process created and has not deleted.
+    unsafe { libc::timer_delete(id) };
+}
+
+/// The callback type of `dl_iterate_phdr`.
+pub(crate) type PhdrCallback =
+    unsafe extern "C" fn(*mut libc::dl_phdr_info, libc::size_t, *mut c_void) -> c_int;
+
+/// `dl_iterate_phdr(callback, data)`.
+///
+/// # Safety
+/// `callback` must treat `data` as what the caller passes.
+pub(crate) unsafe fn dl_iterate_phdr(callback: PhdrCallback, data: *mut c_void) {
+    // SAFETY: the caller's contract.
+    unsafe { libc::dl_iterate_phdr(Some(callback), data) };
 }

@@ -24,13 +24,6 @@ pub(crate) fn zeroed_u32(n: usize) -> Box<[AtomicU32]> {
     unsafe { Box::from_raw(raw as *mut [AtomicU32]) }
 }
 
-/// `n` zeroed `AtomicU16`s (see [`zeroed_u64`]).
-pub(crate) fn zeroed_u16(n: usize) -> Box<[std::sync::atomic::AtomicU16]> {
-    let raw = Box::into_raw(vec![0u16; n].into_boxed_slice());
-    // SAFETY: AtomicU16 has the size and alignment of u16.
-    unsafe { Box::from_raw(raw as *mut [std::sync::atomic::AtomicU16]) }
-}
-
 /// How many slots are probed before a sample is dropped.
 const MAX_PROBES: usize = 64;
 
@@ -101,6 +94,26 @@ impl CountTable {
             .collect();
         v.sort_unstable();
         v
+    }
+
+    /// Copies every (key, count) with a non-zero count into `out`, ascending by key, and
+    /// returns how many; no allocation (`out` has the table's capacity).
+    pub(crate) fn fill_sorted(&self, out: &mut [[u64; 2]]) -> usize {
+        let mut n = 0;
+        for (k, c) in self.keys.iter().zip(self.counts.iter()) {
+            let k = k.load(Ordering::Relaxed);
+            let c = c.load(Ordering::Relaxed);
+            if k != 0
+                && c != 0
+                && let Some(slot) = out.get_mut(n)
+            {
+                *slot = [k - 1, c];
+                n += 1;
+            }
+        }
+        let filled = out.get_mut(..n).unwrap_or(&mut []);
+        filled.sort_unstable();
+        n
     }
 
     pub(crate) fn clear(&self) {
@@ -193,6 +206,59 @@ impl StackTable {
                 .iter()
                 .zip(pcs)
                 .all(|(a, &b)| a.load(Ordering::Relaxed) == b)
+    }
+
+    /// The frames of a filled slot.
+    pub(crate) fn stack(&self, slot: usize) -> impl Iterator<Item = u64> + '_ {
+        let n = self
+            .lens
+            .get(slot)
+            .map_or(0, |l| (l.load(Ordering::Relaxed) & 0xffff) as usize);
+        self.frames(slot)
+            .iter()
+            .take(n)
+            .map(|p| p.load(Ordering::Relaxed))
+    }
+
+    /// How the stack of a filled slot was obtained.
+    pub(crate) fn kind(&self, slot: usize) -> StackKind {
+        StackKind(
+            self.lens
+                .get(slot)
+                .map_or(0, |l| (l.load(Ordering::Relaxed) >> 16) as u8),
+        )
+    }
+
+    /// The count of a slot.
+    pub(crate) fn count(&self, slot: usize) -> u64 {
+        self.counts
+            .get(slot)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// Puts the indices of the filled slots into `out`, sorted by stack and kind (so duplicates
+    /// are adjacent), and returns how many; no allocation (`out` has the table's capacity).
+    pub(crate) fn fill_sorted(&self, out: &mut [u32]) -> usize {
+        let mut n = 0;
+        for (i, state) in self.states.iter().enumerate() {
+            let s = state.load(Ordering::Acquire);
+            if s != 0
+                && s != WRITING
+                && self.count(i) != 0
+                && let Some(slot) = out.get_mut(n)
+            {
+                *slot = i as u32;
+                n += 1;
+            }
+        }
+        let filled = out.get_mut(..n).unwrap_or(&mut []);
+        filled.sort_unstable_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            self.stack(a)
+                .cmp(self.stack(b))
+                .then(self.kind(a).cmp(&self.kind(b)))
+        });
+        n
     }
 
     /// Every stored stack with its kind and count, duplicates merged, sorted by stack.

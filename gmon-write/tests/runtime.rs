@@ -1,7 +1,7 @@
 //! Integration tests of the runtime: profil/pcsample semantics, the handler's hygiene, accuracy,
 //! threads, fork and exec.
 //!
-//! Tests that install SIGPROF run one at a time (the `serial()` lock): the runtime is
+//! Tests that start sampling run one at a time (the `serial()` lock): the runtime is
 //! process-global. Timing-based tests measure each thread's CPU time with
 //! `CLOCK_THREAD_CPUTIME_ID` and compare the samples with it, so a loaded machine changes how
 //! long they take but not what they expect. Their bounds are several standard deviations wide
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use common::read_sidecar;
 use gmon_format::ext::{Extension, StackKind};
-use gmon_write::{Histogram, Profiler, Recorded, SampleBuffer, Unwind};
+use gmon_write::{ProfilBuffer, Profiler, Recorded, SampleBuffer, Unwind};
 use object::{Object, ObjectSymbol};
 
 // ---------------------------------------------------------------------------------------------
@@ -153,16 +153,16 @@ fn samples_in(ext: &Extension, name: &str) -> u64 {
 #[test]
 fn profil_bin_formula_scale_and_offset() {
     let mut bins = [0u16; 64];
-    let h = Histogram::new(&mut bins, 0x4000, 0x10000);
+    let h = ProfilBuffer::new(&mut bins, 0x4000, 0x10000);
     assert_eq!(h.bin_of(0x4000), Some(0));
     assert_eq!(h.bin_of(0x4003), Some(1));
     assert_eq!(h.bin_of(0x3fff), None);
     assert_eq!(h.bin_of(0x4000 + 128), None);
-    let h = Histogram::new(&mut bins, 0x4000, 0x4000); // one bin per 8 bytes
+    let h = ProfilBuffer::new(&mut bins, 0x4000, 0x4000); // one bin per 8 bytes
     assert_eq!(h.bin_of(0x4000 + 7), Some(0));
     assert_eq!(h.bin_of(0x4000 + 8), Some(1));
     // An odd scale uses ((pc - offset) / 2) * scale / 65536, truncated.
-    let h = Histogram::new(&mut bins, 0, 0x6000);
+    let h = ProfilBuffer::new(&mut bins, 0, 0x6000);
     for pc in [0u64, 1, 2, 10, 11, 100, 101] {
         let want = ((pc / 2) * 0x6000 / 65536) as usize;
         assert_eq!(h.bin_of(pc), Some(want), "pc {pc}");
@@ -176,12 +176,12 @@ fn profil_bin_formula_scale_and_offset() {
 fn profil_off_and_empty() {
     let mut bins = [0u16; 4];
     for scale in [0, 1] {
-        let h = Histogram::new(&mut bins, 0, scale);
+        let h = ProfilBuffer::new(&mut bins, 0, scale);
         assert!(!h.is_on());
         assert_eq!(h.record(0, 1), Recorded::Outside);
     }
     let mut empty: [u16; 0] = [];
-    let h = Histogram::new(&mut empty, 0, 0x10000);
+    let h = ProfilBuffer::new(&mut empty, 0, 0x10000);
     assert!(!h.is_on());
     assert_eq!(h.record(0, 1), Recorded::Outside);
     assert_eq!(bins, [0; 4]);
@@ -190,7 +190,7 @@ fn profil_off_and_empty() {
 #[test]
 fn profil_saturates_never_wraps() {
     let mut bins = [u16::MAX - 2, 0];
-    let h = Histogram::new(&mut bins, 0, 0x10000);
+    let h = ProfilBuffer::new(&mut bins, 0, 0x10000);
     assert_eq!(h.record(0, 2), Recorded::Counted);
     assert_eq!(h.get(0), Some(u16::MAX));
     assert_eq!(h.record(0, 5), Recorded::Saturated);
@@ -235,7 +235,7 @@ fn profil_live_counts_into_callers_bins() {
         (burn_ten as *const () as u64).wrapping_sub(start)
     };
     let mut bins = vec![0u16; (size as usize).div_ceil(2)];
-    let h = Histogram::new(&mut bins, start.wrapping_add(objects_bias), 0x10000);
+    let h = ProfilBuffer::new(&mut bins, start.wrapping_add(objects_bias), 0x10000);
     let used = h
         .profile(1000, || burn_ten(Duration::from_millis(300)))
         .expect("profil starts");

@@ -44,8 +44,10 @@ impl std::ops::Deref for Data {
     }
 }
 
-/// framehop's unwinder for this machine.
-pub(crate) type NativeUnwinder = framehop::UnwinderNative<Data, framehop::MayAllocateDuringUnwind>;
+/// framehop's unwinder for this machine. Unwinding itself never allocates (fixed-size evaluation
+/// storage), so the final drain can run on the at-exit path, which must not allocate.
+pub(crate) type NativeUnwinder =
+    framehop::UnwinderNative<Data, framehop::MustNotAllocateDuringUnwind>;
 
 /// One loaded object as the unwinder sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -20,6 +20,8 @@ use crate::tables::StackTable;
 /// up with many busy threads: a full ring is not lost, but falls back to frame pointers.
 const MIN_INTERVAL: Duration = Duration::from_millis(5);
 const MAX_INTERVAL: Duration = Duration::from_millis(80);
+/// How long a final drain waits for the unwinder thread to finish its own.
+const FLUSH_PATIENCE: Duration = Duration::from_millis(200);
 
 /// What the handler and the unwinder thread share.
 #[derive(Debug)]
@@ -35,7 +37,7 @@ pub(crate) struct Shared {
 /// framehop's state: the loaded objects' CFI and its rule cache.
 struct State {
     unwinder: NativeUnwinder,
-    cache: framehop::CacheNative<framehop::MayAllocateDuringUnwind>,
+    cache: framehop::CacheNative<framehop::MustNotAllocateDuringUnwind>,
     modules: Modules,
     pcs: Vec<u64>,
 }
@@ -44,15 +46,17 @@ impl State {
     fn new() -> State {
         State {
             unwinder: NativeUnwinder::new(),
-            cache: framehop::CacheNative::new(),
+            cache: framehop::CacheNative::new_in(),
             modules: Modules::default(),
-            pcs: Vec::new(),
+            pcs: Vec::with_capacity(crate::stack::MAX_STACK_DEPTH + 1),
         }
     }
 
-    /// Unwinds every published snapshot into the table; returns how many there were.
-    fn drain(&mut self, shared: &Shared) -> usize {
-        let mut refreshed = false;
+    /// Unwinds every published snapshot into the table; returns how many there were. With
+    /// `refresh`, first re-reads the loaded objects if any was loaded or unloaded (allocates);
+    /// without, allocates nothing.
+    fn drain(&mut self, shared: &Shared, refresh: bool) -> usize {
+        let mut refreshed = !refresh;
         shared.ring.drain(|snap| {
             if !refreshed {
                 // Only when there is work: picks up objects dlopen'ed since the last drain.
@@ -143,6 +147,15 @@ impl Worker {
             .name("gmon-unwind".into())
             .spawn(move || {
                 crate::sampler::exclude_current_thread();
+                // Read the objects' CFI now, so that a final drain at exit (which must not
+                // allocate, so does not read them) has it even for a very short run.
+                {
+                    let mut s = st.lock().unwrap_or_else(PoisonError::into_inner);
+                    let State {
+                        modules, unwinder, ..
+                    } = &mut s.0;
+                    modules.refresh(unwinder);
+                }
                 let mut interval = MIN_INTERVAL;
                 while !flag.load(Ordering::SeqCst) {
                     std::thread::park_timeout(interval);
@@ -150,7 +163,7 @@ impl Worker {
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .0
-                        .drain(&shared);
+                        .drain(&shared, true);
                     interval = if n > RING_SLOTS / 4 {
                         (interval / 2).max(MIN_INTERVAL)
                     } else if n < RING_SLOTS / 16 {
@@ -168,13 +181,30 @@ impl Worker {
         }
     }
 
-    /// Unwinds what is in the ring now (on the calling thread).
+    /// Unwinds what is in the ring now, on the calling thread, with the objects known (the
+    /// profile is being written, maybe at exit: nothing is allocated). When the unwinder thread
+    /// is busy, waits for it at most [`FLUSH_PATIENCE`] (it may be stuck behind a lock the
+    /// exiting thread holds), then leaves the rest: those ticks keep no stack.
     pub(crate) fn drain(&self, shared: &Shared) {
-        self.state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .0
-            .drain(shared);
+        let start = std::time::Instant::now();
+        loop {
+            match self.state.try_lock() {
+                Ok(mut s) => {
+                    s.0.drain(shared, false);
+                    return;
+                }
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    p.into_inner().0.drain(shared, false);
+                    return;
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if start.elapsed() > FLUSH_PATIENCE {
+                        return;
+                    }
+                    std::thread::yield_now();
+                }
+            }
+        }
     }
 
     /// Stops and joins the thread.

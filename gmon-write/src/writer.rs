@@ -1,0 +1,378 @@
+//! Writing a session's profile without allocating (spec/runtime.md §1, §4.5): gmon.out and the
+//! sidecar are encoded straight from the counters into a file, through buffers the session
+//! allocated when it started ([`OutputBuffers`]).
+//!
+//! Why not build a `gmon_format::Profile` and an `Extension` and serialise them: both allocate,
+//! and the profile is written at exit, which may come from a signal handler that interrupted
+//! `malloc` while it held its lock (`exit` in a handler): an allocation there never returns.
+//! So this module repeats two encoders whose rules are defined elsewhere, and tests hold it to
+//! them byte for byte: gmon.out as `gmon_format::to_vec(fit_counts(..))` writes it (the split of
+//! bins above 65535 over further records of the same range, spec/merge.md §3), the sidecar as
+//! `gmon_format::ext::extension_to_vec` writes it (§5).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use gmon_format::ext::{
+    GMONX_MAGIC, GMONX_VERSION, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
+    SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
+};
+use gmon_format::{
+    Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION, MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS,
+};
+
+use gmon_format::ext::Counters;
+
+use crate::files::{FixedPath, OsFail, Scratch, Sink, write_file};
+use crate::objects::for_each_object;
+use crate::tables::{CountTable, StackTable};
+
+/// The writer string of the sidecar's INFO section.
+pub(crate) const WRITER: &str = concat!("gmon-write ", env!("CARGO_PKG_VERSION"));
+
+/// The largest count a histogram bin keeps: what [`MAX_SPLIT_HISTOGRAMS`] records of 16-bit
+/// bins can carry (≈ 2.7 × 10⁸ ticks in one bin, 75 hours of one thread at 1 kHz).
+pub(crate) const MAX_BIN_TOTAL: u32 = (MAX_SPLIT_HISTOGRAMS * MAX_BIN_COUNT) as u32;
+
+/// Bytes kept for the OBJECTS section (an object takes its path, build id and ranges, ~100
+/// bytes; objects that do not fit are left out).
+const OBJECTS_CAP: usize = 1 << 20;
+
+/// A byte buffer of fixed capacity.
+#[derive(Debug)]
+struct FixedBytes {
+    buf: Box<[u8]>,
+    len: usize,
+}
+
+impl FixedBytes {
+    fn new(cap: usize) -> FixedBytes {
+        FixedBytes {
+            buf: vec![0u8; cap].into_boxed_slice(),
+            len: 0,
+        }
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        if let Some(dst) = self.buf.get_mut(self.len..self.len + bytes.len()) {
+            dst.copy_from_slice(bytes);
+            self.len += bytes.len();
+        }
+    }
+
+    fn room(&self) -> usize {
+        self.buf.len() - self.len
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// Everything a write needs, allocated when the session starts.
+#[derive(Debug)]
+pub(crate) struct OutputBuffers {
+    /// The gmon.out path (glibc's naming, decided when the session starts or forks).
+    pub gmon: FixedPath,
+    /// The sidecar path.
+    pub sidecar: FixedPath,
+    files: Scratch,
+    exe: FixedPath,
+    bins: Box<[u32]>,
+    pcs: Box<[[u64; 2]]>,
+    threads: Box<[[u64; 2]]>,
+    stacks: Box<[u32]>,
+    objects: FixedBytes,
+    object_count: u32,
+}
+
+impl OutputBuffers {
+    pub(crate) fn new(nbins: usize, pcs: usize, threads: usize, stacks: usize) -> OutputBuffers {
+        OutputBuffers {
+            gmon: FixedPath::new(),
+            sidecar: FixedPath::new(),
+            files: Scratch::new(),
+            exe: FixedPath::new(),
+            bins: vec![0u32; nbins].into_boxed_slice(),
+            pcs: vec![[0u64; 2]; pcs].into_boxed_slice(),
+            threads: vec![[0u64; 2]; threads].into_boxed_slice(),
+            stacks: vec![0u32; stacks].into_boxed_slice(),
+            objects: FixedBytes::new(OBJECTS_CAP),
+            object_count: 0,
+        }
+    }
+}
+
+/// What a write reads: a session's counters, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ProfileData<'a> {
+    /// The live histogram bins.
+    pub bins: &'a [AtomicU32],
+    /// The histogram's range and the rate.
+    pub range: HistRange,
+    /// The sidecar's counters.
+    pub counters: Counters,
+    /// Per-PC counts (when recorded).
+    pub pcs: Option<&'a CountTable>,
+    /// Per-thread counts.
+    pub threads: &'a CountTable,
+    /// Stacks (when recorded).
+    pub stacks: Option<&'a StackTable>,
+}
+
+/// Which file a failure is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Which {
+    Gmon,
+    Sidecar,
+}
+
+/// Writes the sidecar, then gmon.out (when `histogram`), from the session's counters.
+pub(crate) fn write_profile(
+    s: &ProfileData<'_>,
+    b: &mut OutputBuffers,
+    histogram: bool,
+) -> Result<(), (Which, OsFail)> {
+    let link = if histogram {
+        snapshot_bins(s.bins, &mut b.bins);
+        let mut probe = [0u8; 0];
+        let mut measure = Sink::measure(&mut probe);
+        emit_gmon(&mut measure, s.range, &b.bins);
+        Some(measure.digest())
+    } else {
+        None
+    };
+    collect_objects(b);
+    let npcs = s.pcs.map_or(0, |t| t.fill_sorted(&mut b.pcs));
+    let nthreads = s.threads.fill_sorted(&mut b.threads);
+    let nstacks = s.stacks.map_or(0, |t| t.fill_sorted(&mut b.stacks));
+    let OutputBuffers {
+        gmon,
+        sidecar,
+        files,
+        bins,
+        pcs,
+        threads,
+        stacks,
+        objects,
+        object_count,
+        ..
+    } = b;
+    let parts = SidecarParts {
+        objects: objects.bytes(),
+        object_count: *object_count,
+        pcs: pcs.get(..npcs).unwrap_or(&[]),
+        threads: threads.get(..nthreads).unwrap_or(&[]),
+        stacks: stacks.get(..nstacks).unwrap_or(&[]),
+        link,
+    };
+    write_file(sidecar.bytes(), files, |sink| emit_sidecar(sink, s, &parts))
+        .map_err(|e| (Which::Sidecar, e))?;
+    if histogram {
+        write_file(gmon.bytes(), files, |sink| emit_gmon(sink, s.range, bins))
+            .map_err(|e| (Which::Gmon, e))?;
+    }
+    Ok(())
+}
+
+/// Copies the live bins, so that the measuring pass and the writing pass see the same counts
+/// while sampling goes on.
+fn snapshot_bins(live: &[AtomicU32], copy: &mut [u32]) {
+    for (c, b) in copy.iter_mut().zip(live) {
+        *c = b.load(Ordering::Relaxed);
+    }
+}
+
+/// gmon.out: the GNU header and the histogram, split into `k = ⌈max / 65535⌉` records of the
+/// same range when a bin exceeds 65535 (spec/merge.md §3), in the host's byte order and word
+/// size as glibc writes it.
+fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32]) {
+    sink.put(&GMON_MAGIC);
+    sink.put(&GMON_VERSION.to_ne_bytes());
+    sink.put(&[0u8; 12]);
+    let max = bins.iter().copied().max().map_or(0, u64::from);
+    let copies = max.div_ceil(MAX_BIN_COUNT).clamp(1, MAX_SPLIT_HISTOGRAMS);
+    for j in 0..copies {
+        sink.put(&[GMON_TAG_TIME_HIST]);
+        sink.put(&(h.low_pc as usize).to_ne_bytes());
+        sink.put(&(h.high_pc as usize).to_ne_bytes());
+        sink.put(&(bins.len() as u32).to_ne_bytes());
+        sink.put(&h.rate.to_ne_bytes());
+        sink.put(&Dimension::SECONDS.name);
+        sink.put(&[Dimension::SECONDS.abbrev]);
+        let floor = j * MAX_BIN_COUNT;
+        // In chunks: one `put` per bin costs more than the bins themselves.
+        let mut chunk = [0u8; 512];
+        for group in bins.chunks(chunk.len() / 2) {
+            for (dst, &c) in chunk.chunks_exact_mut(2).zip(group) {
+                let v = u64::from(c).saturating_sub(floor).min(MAX_BIN_COUNT) as u16;
+                dst.copy_from_slice(&v.to_ne_bytes());
+            }
+            sink.put(chunk.get(..2 * group.len()).unwrap_or(&[]));
+        }
+    }
+}
+
+/// The gmon.out histogram's range (link-time addresses) and rate.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HistRange {
+    pub low_pc: u64,
+    pub high_pc: u64,
+    pub rate: u32,
+}
+
+/// The sidecar's parts gathered before writing.
+struct SidecarParts<'a> {
+    objects: &'a [u8],
+    object_count: u32,
+    pcs: &'a [[u64; 2]],
+    threads: &'a [[u64; 2]],
+    stacks: &'a [u32],
+    link: Option<(u64, u64)>,
+}
+
+fn section(sink: &mut Sink<'_>, kind: u32, len: u64) {
+    sink.put(&kind.to_le_bytes());
+    sink.put(&len.to_le_bytes());
+}
+
+fn put_u32(sink: &mut Sink<'_>, v: u32) {
+    sink.put(&v.to_le_bytes());
+}
+
+fn put_u64(sink: &mut Sink<'_>, v: u64) {
+    sink.put(&v.to_le_bytes());
+}
+
+/// The sidecar (spec §5), little-endian.
+fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) {
+    sink.put(&GMONX_MAGIC);
+    put_u32(sink, GMONX_VERSION);
+    put_u32(sink, 0);
+
+    section(sink, SECTION_INFO, 4 + 4 + 5 * 8 + 4 + WRITER.len() as u64);
+    put_u32(sink, s.range.rate);
+    put_u32(sink, std::process::id());
+    let c = s.counters;
+    for v in [
+        c.samples,
+        c.outside_histogram,
+        c.dropped,
+        c.truncated_stacks,
+        c.saturated_bins,
+    ] {
+        put_u64(sink, v);
+    }
+    put_u32(sink, WRITER.len() as u32);
+    sink.put(WRITER.as_bytes());
+
+    section(sink, SECTION_OBJECTS, 4 + p.objects.len() as u64);
+    put_u32(sink, p.object_count);
+    sink.put(p.objects);
+
+    section(sink, SECTION_PC_SAMPLES, 4 + 16 * p.pcs.len() as u64);
+    put_u32(sink, p.pcs.len() as u32);
+    for &[pc, count] in p.pcs {
+        put_u64(sink, pc);
+        put_u64(sink, count);
+    }
+
+    // Stacks: the slots are sorted by stack, so duplicates (a stack stored twice by racing
+    // threads) are adjacent and merged here.
+    let table = s.stacks;
+    let (mut n, mut len) = (0u32, 4u64);
+    if let Some(t) = table {
+        for (first, _) in merged_stacks(p.stacks, t) {
+            n += 1;
+            len += 12 + 8 * t.stack(first).count() as u64;
+        }
+    }
+    section(sink, SECTION_STACKS, len);
+    put_u32(sink, n);
+    if let Some(t) = table {
+        for (first, count) in merged_stacks(p.stacks, t) {
+            put_u64(sink, count);
+            put_u32(sink, t.stack(first).count() as u32);
+            for pc in t.stack(first) {
+                put_u64(sink, pc);
+            }
+        }
+    }
+
+    section(sink, SECTION_THREADS, 4 + 12 * p.threads.len() as u64);
+    put_u32(sink, p.threads.len() as u32);
+    for &[tid, samples] in p.threads {
+        put_u32(sink, tid as u32);
+        put_u64(sink, samples);
+    }
+
+    if let Some((length, hash)) = p.link {
+        section(sink, SECTION_GMON_LINK, 16);
+        put_u64(sink, length);
+        put_u64(sink, hash);
+    }
+
+    // How each stack was walked (spec §5.10), in the order of the STACKS section.
+    if let Some(t) = table {
+        section(sink, SECTION_STACK_KINDS, 4 + u64::from(n));
+        put_u32(sink, n);
+        for (first, _) in merged_stacks(p.stacks, t) {
+            sink.put(&[t.kind(first).0]);
+        }
+    }
+}
+
+/// Sorted stack slots grouped into runs of equal stacks of one kind: (first slot, summed count).
+fn merged_stacks<'a>(
+    slots: &'a [u32],
+    t: &'a StackTable,
+) -> impl Iterator<Item = (usize, u64)> + 'a {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let first = *slots.get(at)? as usize;
+        let mut count = 0u64;
+        while let Some(&i) = slots.get(at) {
+            if t.stack(i as usize).ne(t.stack(first)) || t.kind(i as usize) != t.kind(first) {
+                break;
+            }
+            count = count.saturating_add(t.count(i as usize));
+            at += 1;
+        }
+        Some((first, count))
+    })
+}
+
+/// Encodes the loaded objects (sidecar §5.4, without the leading count) into `b.objects`; an
+/// object that does not fit is left out.
+fn collect_objects(b: &mut OutputBuffers) {
+    b.objects.len = 0;
+    b.object_count = 0;
+    if b.exe.read_link(c"/proc/self/exe").is_err() {
+        b.exe.set(b"");
+    }
+    let (exe, objects, count) = (&b.exe, &mut b.objects, &mut b.object_count);
+    for_each_object(|o| {
+        let path = if o.first && !exe.bytes().is_empty() {
+            exe.bytes()
+        } else {
+            o.name
+        };
+        let id = o.build_id();
+        let nranges = o.exec_ranges().count();
+        let need = 8 + 4 + 4 + path.len() + 4 + id.len() + 4 + 16 * nranges;
+        if need > objects.room() {
+            return;
+        }
+        objects.put(&o.bias.to_le_bytes());
+        objects.put(&o.flags().to_le_bytes());
+        objects.put(&(path.len() as u32).to_le_bytes());
+        objects.put(path);
+        objects.put(&(id.len() as u32).to_le_bytes());
+        objects.put(id);
+        objects.put(&(nranges as u32).to_le_bytes());
+        for r in o.exec_ranges() {
+            objects.put(&r.start.to_le_bytes());
+            objects.put(&r.end.to_le_bytes());
+        }
+        *count += 1;
+    });
+}
