@@ -27,8 +27,9 @@ pub const LIB_NAME: &str = "libgmon_write.so";
     3. ../lib/libgmon_write.so and ../lib/gmon/libgmon_write.so relative to the gmon executable\n\n\
     The program must be dynamically linked and not set-uid. Every process the command starts \
     is profiled: the first writes OUT, the others OUT.<pid>; files OUT, OUT.gmonx and \
-    OUT.<pid>[.gmonx] left by an earlier run are removed first. Call stacks need frame pointers \
-    (-fno-omit-frame-pointer, -C force-frame-pointers=yes).\n\n\
+    OUT.<pid>[.gmonx] left by an earlier run are removed first. Call stacks are unwound with \
+    the objects' .eh_frame, so programs built without frame pointers get complete stacks \
+    (GMON_RECORD_UNWIND=fp: frame pointers only).\n\n\
     EXAMPLES:\n  gmon record -- ./prog arg1 arg2\n  gmon record -o run1.out --hz 4000 -- ./prog\n  \
     gprof -b ./prog gmon.out\n  gmon flame gmon.out > flame.svg"
 )]
