@@ -17,13 +17,14 @@ fn library_dir() -> PathBuf {
     common::runtime_library_dir(dir, &["libgmon_write.so"]).unwrap_or_else(|| dir.to_path_buf())
 }
 
-/// Builds `c-tests/no_frame_pointers.c` into `dir`, or None (after saying SKIPPED) without gcc.
-fn build(dir: &Path) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/no_frame_pointers.c");
-    let prog = dir.join("nofp");
+/// Builds `c-tests/<name>.c` into `dir`, or None (after saying SKIPPED) without gcc.
+fn build(dir: &Path, name: &str) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("c-tests/{name}.c"));
+    let prog = dir.join(name);
     match Command::new("gcc")
         .args(["-O2", "-fomit-frame-pointer", "-pthread"])
         .arg(&src)
+        .arg("-ldl")
         .arg("-o")
         .arg(&prog)
         .output()
@@ -97,7 +98,7 @@ fn names(ext: &Extension, funcs: &[(u64, u64, String)], pcs: &[u64]) -> Vec<Stri
 #[test]
 fn stacks_without_frame_pointers_reach_main() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let Some(prog) = build(dir.path()) else {
+    let Some(prog) = build(dir.path(), "no_frame_pointers") else {
         return;
     };
     let funcs = functions(&prog);
@@ -153,5 +154,33 @@ fn stacks_without_frame_pointers_reach_main() {
             .all(|&k| k == StackKind::FRAME_POINTER || k == StackKind::TRUNCATED),
         "{:?}",
         fp.stack_kinds
+    );
+}
+
+#[test]
+fn objects_loaded_later_are_unwound() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(prog) = build(dir.path(), "dlopen_late") else {
+        return;
+    };
+    let ext = record(&prog, dir.path(), "dwarf");
+    // Ticks whose leaf is in libm, dlopen'ed after the unwinder read the objects at start.
+    let in_libm = |pc: u64| {
+        ext.resolve(pc)
+            .is_some_and(|(o, _)| o.path.contains("libm.so"))
+    };
+    let (mut leaf_libm, mut complete) = (0, 0);
+    for (i, s) in ext.stacks.iter().enumerate() {
+        if s.pcs.first().is_some_and(|&pc| in_libm(pc)) {
+            leaf_libm += s.count;
+            if ext.stack_kind(i) == StackKind::COMPLETE {
+                complete += s.count;
+            }
+        }
+    }
+    assert!(leaf_libm > 50, "only {leaf_libm} ticks in libm");
+    assert!(
+        complete * 100 >= leaf_libm * 90,
+        "{complete} of {leaf_libm} ticks in libm complete"
     );
 }
