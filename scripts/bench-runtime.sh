@@ -3,11 +3,14 @@
 #
 #   1. A CPU-bound Rust benchmark (gmon-write/examples/bench_cpu.rs, release build) with and
 #      without the Profiler started in-process.
-#   2. A C program (calls, recursion, sorting) run plain, under `gmon record --hz 1000`, and as
-#      its own -pg build (glibc's mcount + 100 Hz profil) for comparison.
-#   3. Distribution programs (GNU sort on 2 million lines with --parallel=2 and -o, gzip -9,
-#      a pure-Python loop) plain and under `gmon record --hz 1000`, with and without stacks.
-#      The recorded CPU time includes gmon's own (summing and naming the profiles).
+#   2. A C program (calls, recursion, sorting) run plain, under `gmon record --hz 1000` with each
+#      stack walk (GMON_RECORD_UNWIND=fp: frame pointers in the handler; dwarf, the default: stack
+#      snapshot + .eh_frame unwinding on a runtime thread), and as its own -pg build (glibc's
+#      mcount + 100 Hz profil) for comparison; the same program built -fomit-frame-pointer.
+#   3. Distribution programs built without frame pointers: `sort` of 1 million lines, `gzip -9`
+#      of the same file and python3 running a pure-Python loop, plain and under `gmon record` with
+#      each stack walk. The recorded CPU time includes gmon's own (summing and naming the
+#      profiles).
 #
 # Needs gcc and hyperfine (apt-get install -y hyperfine). Usage: scripts/bench-runtime.sh
 # [RUNS]; prints the interleaved CPU-time medians first (robust to other load on the machine),
@@ -68,14 +71,21 @@ int main(void) {
 C
 gcc -O2 -fno-omit-frame-pointer -o "$WORK/work" "$WORK/work.c"
 gcc -O2 -fno-omit-frame-pointer -pg -o "$WORK/work-pg" "$WORK/work.c"
-# 2 million pseudo-random lines for sort and gzip.
-python3 - "$WORK/lines.txt" <<'PY'
+gcc -O2 -fomit-frame-pointer -o "$WORK/work-nofp" "$WORK/work.c"
+python3 -c '
 import random, sys
-r = random.Random(7)
-words = ["alpha", "Bravo", "charlie", "delta-9", "foxtrot", "Golf", "hotel"]
+r = random.Random(1)
 with open(sys.argv[1], "w") as f:
-    for _ in range(2_000_000):
-        f.write(f"{r.choice(words)} {r.randrange(1_000_003)} {r.getrandbits(24):x}\n")
+    for i in range(1000000):
+        f.write("%08x %d line\n" % (r.getrandbits(32), i))
+' "$WORK/lines.txt"
+cat > "$WORK/loop.py" <<'PY'
+def f(n):
+    s = 0
+    for i in range(n):
+        s += i * i % 7
+    return s
+print(sum(f(100000) for _ in range(60)))
 PY
 # The interpreter itself, not a shim in front of it (pyenv's runs dozens of bash helpers).
 PYTHON=$(python3 -c 'import sys; print(sys.executable)')
@@ -88,28 +98,23 @@ python3 - "$RUNS" "$BENCH" "$GMON" "$WORK" "$PYTHON" <<'PY'
 import os, statistics, subprocess, sys
 runs, bench, gmon, work, python = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 env_prof = dict(os.environ, GMON_BENCH_PROFILE="1", GMON_BENCH_OUT=f"{work}/rust.gmon")
+env_fp = dict(os.environ, GMON_RECORD_UNWIND="fp")
+env_dwarf = dict(os.environ, GMON_RECORD_UNWIND="dwarf")
+def rec(prog, *args):
+    return [gmon, "record", "-o", f"{work}/rec.gmon", "--hz", "1000", "--", prog, *args]
+def walks(prog, *args):
+    return [
+        ("plain", [prog, *args], None),
+        ("record 1 kHz, fp", rec(prog, *args), env_fp),
+        ("record 1 kHz, dwarf", rec(prog, *args), env_dwarf),
+    ]
 groups = {
     "rust": [("plain", [bench], None), ("profiled 1 kHz", [bench], env_prof)],
-    "c": [
-        ("plain", [f"{work}/work"], None),
-        ("gmon record --hz 1000", [gmon, "record", "-o", f"{work}/rec.gmon", "--hz", "1000", "--", f"{work}/work"], None),
-        ("gcc -pg", [f"{work}/work-pg"], None),
-    ],
-    # Distribution programs: plain, recorded with stacks (the default), recorded without.
-    **{
-        name: [
-            ("plain", cmd, None),
-            ("gmon record 1 kHz", [gmon, "record", "-o", f"{work}/{tag}.gmon", "--", *cmd], None),
-            ("  --no-stacks", [gmon, "record", "--no-stacks", "-o", f"{work}/{tag}.gmon", "--", *cmd], None),
-        ]
-        for name, tag, cmd in [
-            ("sort --parallel=2 (2M lines)", "sort",
-             ["sort", "--parallel=2", "-S", "64M", f"{work}/lines.txt", "-o", f"{work}/sorted.txt"]),
-            ("gzip -9", "gzip", ["gzip", "-9", "-k", "-f", f"{work}/lines.txt"]),
-            ("python3 loop", "python3",
-             [python, "-c", "s = 0\nfor i in range(6_000_000):\n    s += i * i % 7\nprint(s)"]),
-        ]
-    },
+    "c": walks(f"{work}/work") + [("gcc -pg", [f"{work}/work-pg"], None)],
+    "c -fomit-frame-pointer": walks(f"{work}/work-nofp"),
+    "sort (1e6 lines)": walks("sort", f"{work}/lines.txt", "-o", f"{work}/sorted.txt"),
+    "gzip -9 (same file)": walks("gzip", "-9", "-k", "-f", f"{work}/lines.txt"),
+    "python3 loop": walks(python, f"{work}/loop.py"),
     # The fixed cost of `gmon record` (gmon itself, loading the runtime, writing the files),
     # separate from the per-second cost of sampling.
     "fixed cost (/bin/true)": [

@@ -10,6 +10,7 @@
 //! * every sampled program counter with its count, in every object ([`PcSample`]);
 //! * sampled call stacks as arrays of program counters, leaf first ([`StackSample`]);
 //! * per-thread sample totals ([`ThreadTotal`]);
+//! * how each stack was obtained and whether it is complete ([`StackKind`], one per stack);
 //! * the length and FNV-1a hash of the gmon.out it belongs to ([`GmonLink`]), so a reader can
 //!   tell a stale sidecar from a matching one.
 //!
@@ -55,6 +56,9 @@ pub const SECTION_STACKS: u32 = 4;
 pub const SECTION_THREADS: u32 = 5;
 /// Section kind of the link to the gmon.out file (`SECTION_GMON_LINK`).
 pub const SECTION_GMON_LINK: u32 = 6;
+/// Section kind of the per-stack [`StackKind`]s (`SECTION_STACK_KINDS`), added after the first
+/// writers: readers that predate it skip it.
+pub const SECTION_STACK_KINDS: u32 = 7;
 
 /// Bit of [`MappedObject::flags`]: this is the main executable (the first `dl_iterate_phdr`
 /// entry).
@@ -142,6 +146,35 @@ pub struct StackSample {
     pub pcs: Vec<u64>,
 }
 
+/// How a sampled stack was obtained, and whether it is known to be complete
+/// (`spec/runtime.md` §4.4, §5.10). Values other than the constants below may be written by
+/// later runtimes; treat them like [`StackKind::UNKNOWN`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StackKind(pub u8);
+
+impl StackKind {
+    /// Not said (a sidecar written before stack kinds existed).
+    pub const UNKNOWN: StackKind = StackKind(0);
+    /// Exact: every frame was unwound with the objects' DWARF call-frame information
+    /// (`.eh_frame`) up to the outermost frame (`_start` or the thread's start routine).
+    pub const COMPLETE: StackKind = StackKind(1);
+    /// Walked (at least partly) through frame pointers and ended where the chain ended: a
+    /// function built without frame pointers may hide its caller.
+    pub const FRAME_POINTER: StackKind = StackKind(2);
+    /// Cut short: the depth limit, the stack snapshot's end, or an unreadable frame.
+    pub const TRUNCATED: StackKind = StackKind(3);
+
+    /// A short name for reports: `complete`, `frame-pointer`, `truncated` or `unknown`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StackKind::COMPLETE => "complete",
+            StackKind::FRAME_POINTER => "frame-pointer",
+            StackKind::TRUNCATED => "truncated",
+            _ => "unknown",
+        }
+    }
+}
+
 /// Samples taken on one thread (by kernel thread id).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ThreadTotal {
@@ -211,6 +244,9 @@ pub struct Extension {
     pub stacks: Vec<StackSample>,
     /// Per-thread totals, ascending by tid.
     pub threads: Vec<ThreadTotal>,
+    /// How each stack of [`Extension::stacks`] was obtained, in the same order; empty when the
+    /// writer did not say (see [`Extension::stack_kind`]).
+    pub stack_kinds: Vec<StackKind>,
     /// The gmon.out this sidecar belongs to, when known.
     pub gmon: Option<GmonLink>,
 }
@@ -225,6 +261,11 @@ impl Extension {
     pub fn resolve(&self, pc: u64) -> Option<(&MappedObject, u64)> {
         let obj = self.objects.iter().find(|o| o.contains(pc))?;
         Some((obj, pc.wrapping_sub(obj.load_bias)))
+    }
+
+    /// The kind of `stacks[i]` ([`StackKind::UNKNOWN`] when not recorded).
+    pub fn stack_kind(&self, i: usize) -> StackKind {
+        self.stack_kinds.get(i).copied().unwrap_or_default()
     }
 
     /// Whether this sidecar was written with the given gmon.out bytes (false when it records no
@@ -340,6 +381,23 @@ pub fn extension_to_vec(ext: &Extension) -> io::Result<Vec<u8>> {
         put_u64(&mut b, link.length);
         put_u64(&mut b, link.fnv1a64);
         section(&mut out, SECTION_GMON_LINK, &b);
+    }
+
+    if !ext.stack_kinds.is_empty() {
+        if ext.stack_kinds.len() != ext.stacks.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} stack kinds for {} stacks",
+                    ext.stack_kinds.len(),
+                    ext.stacks.len()
+                ),
+            ));
+        }
+        b.clear();
+        put_count(&mut b, ext.stack_kinds.len(), "stack kinds")?;
+        b.extend(ext.stack_kinds.iter().map(|k| k.0));
+        section(&mut out, SECTION_STACK_KINDS, &b);
     }
     Ok(out)
 }
@@ -459,6 +517,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
 
     let mut ext = Extension::default();
     let mut seen: Vec<u32> = Vec::new();
+    let mut kinds_at = None;
     while c.remaining() > 0 {
         let header_at = c.offset();
         let kind = c.u32("section kind")?;
@@ -474,7 +533,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
                 available: c.remaining() as u64,
             })?;
         let body_end = c.pos + len;
-        if (SECTION_INFO..=SECTION_GMON_LINK).contains(&kind) {
+        if (SECTION_INFO..=SECTION_STACK_KINDS).contains(&kind) {
             if seen.contains(&kind) {
                 return Err(Error::SidecarDuplicateSection {
                     offset: header_at,
@@ -532,6 +591,15 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
                     fnv1a64: s.u64("gmon.out hash")?,
                 });
             }
+            SECTION_STACK_KINDS => {
+                let n = s.count("stack kind count", 1)?;
+                kinds_at = Some(s.offset() - 4);
+                ext.stack_kinds = s
+                    .take(n, "stack kinds")?
+                    .iter()
+                    .map(|&k| StackKind(k))
+                    .collect();
+            }
             // Unknown kinds: skipped, so newer writers can add sections.
             _ => s.pos = body_end,
         }
@@ -543,6 +611,16 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
             });
         }
         c.pos = body_end;
+    }
+    if let Some(offset) = kinds_at
+        && ext.stack_kinds.len() != ext.stacks.len()
+    {
+        return Err(Error::BadValue {
+            offset,
+            what: "stack kind count",
+            found: ext.stack_kinds.len() as u64,
+            expected: "the number of stacks in the STACKS section",
+        });
     }
     Ok(ext)
 }
@@ -653,8 +731,39 @@ mod tests {
                 tid: 4242,
                 samples: 10,
             }],
+            stack_kinds: vec![StackKind::COMPLETE],
             gmon: Some(GmonLink::of(b"gmon\x01")),
         }
+    }
+
+    #[test]
+    fn stack_kinds_are_optional_and_must_match_the_stacks() {
+        // Without kinds (an older writer): no section 7, and every stack reads as unknown.
+        let mut e = sample();
+        e.stack_kinds.clear();
+        let bytes = extension_to_vec(&e).unwrap();
+        let back = read_extension(&bytes).unwrap();
+        assert!(back.stack_kinds.is_empty());
+        assert_eq!(back.stack_kind(0), StackKind::UNKNOWN);
+        // With kinds: section 7 is last, `count u32` then one byte per stack.
+        let e = sample();
+        let bytes = extension_to_vec(&e).unwrap();
+        assert_eq!(bytes[bytes.len() - 5..], [1, 0, 0, 0, 1]);
+        assert_eq!(
+            read_extension(&bytes).unwrap().stack_kind(0),
+            StackKind::COMPLETE
+        );
+        // A count that disagrees with the stacks is an error, on both sides.
+        let mut bad = e.clone();
+        bad.stack_kinds.push(StackKind::TRUNCATED);
+        assert!(extension_to_vec(&bad).is_err());
+        let mut bytes = extension_to_vec(&e).unwrap();
+        bytes.truncate(bytes.len() - 17);
+        bytes.extend_from_slice(&7u32.to_le_bytes());
+        bytes.extend_from_slice(&6u64.to_le_bytes());
+        bytes.extend_from_slice(&[2, 0, 0, 0, 2, 3]);
+        let err = read_extension(&bytes).unwrap_err();
+        assert!(err.to_string().contains("stack kind count"), "{err}");
     }
 
     #[test]
@@ -741,8 +850,8 @@ mod tests {
         );
 
         let full = extension_to_vec(&sample()).unwrap();
-        // A cut at a section boundary is a valid (shorter) file: 6 such points before the end
-        // (after the header and after each of the first five sections). Every other cut fails.
+        // A cut at a section boundary is a valid (shorter) file: 7 such points before the end
+        // (after the header and after each of the first six sections). Every other cut fails.
         let mut whole = 0;
         for cut in 16..full.len() {
             match read_extension(&full[..cut]) {
@@ -753,7 +862,7 @@ mod tests {
                 ),
             }
         }
-        assert_eq!(whole, 6);
+        assert_eq!(whole, 7);
 
         let mut dup = extension_to_vec(&Extension::default()).unwrap();
         let info_len = 4 + 4 + 5 * 8 + 4;

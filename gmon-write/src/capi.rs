@@ -141,7 +141,8 @@ pub extern "C" fn gmon_flush() -> c_int {
 
 /// The preload constructor: when `GMON_RECORD_OUT` is set (by `gmon record`) and this copy of
 /// the runtime is a shared library (not linked into the executable), start profiling
-/// with `GMON_RECORD_HZ` (default 1000) and `GMON_RECORD_STACKS` (default on); the profile is
+/// with `GMON_RECORD_HZ` (default 1000), `GMON_RECORD_STACKS` (default on) and
+/// `GMON_RECORD_UNWIND` (`dwarf`, the default, or `fp`); the profile is
 /// written at exit. The first process claims `GMON_RECORD_OUT` and records its pid in
 /// `GMON_RECORD_OWNER`; other processes (children of the command) write `OUT.<pid>`.
 extern "C" fn preload_init() {
@@ -178,7 +179,11 @@ extern "C" fn preload_init() {
     };
     let hz = env::number(env::RECORD_HZ);
     let stacks = env::var(env::RECORD_STACKS).is_none_or(|v| v != "0");
+    let unwind = env::var(env::RECORD_UNWIND)
+        .and_then(|v| crate::Unwind::parse(v.to_str()?))
+        .unwrap_or_default();
     let p = Profiler::new()
+        .unwind(unwind)
         .hz(hz.unwrap_or(crate::DEFAULT_HZ))
         .output(std::path::Path::new(&out))
         .append_pid(append_pid)

@@ -12,6 +12,8 @@ pub(crate) const RECORD_OUT: &str = "GMON_RECORD_OUT";
 pub(crate) const RECORD_HZ: &str = "GMON_RECORD_HZ";
 /// `gmon record`'s stack switch (`0` turns stacks off).
 pub(crate) const RECORD_STACKS: &str = "GMON_RECORD_STACKS";
+/// `gmon record`'s stack walk: `dwarf` (default) or `fp` (spec/runtime.md §4.4).
+pub(crate) const RECORD_UNWIND: &str = "GMON_RECORD_UNWIND";
 /// The pid of the process that claimed `GMON_RECORD_OUT` (descendants append `.<pid>`).
 pub(crate) const RECORD_OWNER: &str = "GMON_RECORD_OWNER";
 /// `0` (`gmon record --no-inherit`): only the process that claimed `GMON_RECORD_OUT` profiles.
@@ -27,6 +29,7 @@ pub(crate) const ALL: [&str; 7] = [
     RECORD_OUT,
     RECORD_HZ,
     RECORD_STACKS,
+    RECORD_UNWIND,
     RECORD_OWNER,
     RECORD_INHERIT,
     OUT_PREFIX,

@@ -21,8 +21,10 @@
 //! Sampling uses one CPU-time timer per thread delivering a real-time signal the runtime
 //! reserves (`SIGRTMAX - 1`); the program's own `SIGPROF` and `ITIMER_PROF` are untouched (see
 //! `spec/runtime.md`).
-//! Call stacks need frame pointers: build with `-C force-frame-pointers=yes` (Rust) or
-//! `-fno-omit-frame-pointer` (C/C++).
+//! Call stacks are unwound with the loaded objects' `.eh_frame` (DWARF CFI) from a bounded
+//! stack snapshot, off the signal path ([`Unwind::Dwarf`], the default), so programs built
+//! without frame pointers get exact stacks; [`Unwind::FramePointers`] walks frame pointers in
+//! the handler instead.
 //!
 //! The library defines (interposes, forwarding to libc) `sigaction`, `signal`, `sigprocmask`,
 //! `pthread_sigmask`, `sigsuspend`, `sigwait`, `sigwaitinfo`, `sigtimedwait` and `signalfd`, so
@@ -54,6 +56,7 @@ mod stopsig;
 mod sys;
 mod tables;
 mod threads;
+mod unwind;
 mod writer;
 
 pub use error::{Error, Result};
@@ -62,3 +65,4 @@ pub use profil::{ProfilBuffer, Recorded, SCALE_ONE_TO_ONE, bin_index};
 pub use profiler::{DEFAULT_HZ, Profiler, ProfilerGuard, Snapshot, Written, histogram_overflows};
 pub use sampler::register_current_thread;
 pub use stack::MAX_STACK_DEPTH;
+pub use unwind::{SNAPSHOT_BYTES, Unwind};

@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use crate::sampler;
 use crate::session::{OutputConfig, Recording, Session};
 use crate::stack::MAX_STACK_DEPTH;
+use crate::unwind::Unwind;
 use crate::writer::{Which, write_profile};
 use crate::{Error, Result};
 
@@ -33,6 +34,7 @@ pub struct Profiler {
     shared_libraries: bool,
     stacks: bool,
     max_depth: usize,
+    unwind: Unwind,
 }
 
 impl Default for Profiler {
@@ -52,6 +54,7 @@ impl Profiler {
             shared_libraries: true,
             stacks: true,
             max_depth: 64,
+            unwind: Unwind::Dwarf,
         }
     }
 
@@ -87,9 +90,16 @@ impl Profiler {
         self
     }
 
-    /// Record call stacks by walking frame pointers (default true).
+    /// Record call stacks (default true), walked as [`Profiler::unwind`] says.
     pub fn stacks(mut self, yes: bool) -> Profiler {
         self.stacks = yes;
+        self
+    }
+
+    /// How call stacks are walked (default [`Unwind::Dwarf`]: a stack snapshot unwound with
+    /// the objects' `.eh_frame` on a runtime thread; see `spec/runtime.md` §4.4).
+    pub fn unwind(mut self, how: Unwind) -> Profiler {
+        self.unwind = how;
         self
     }
 
@@ -108,6 +118,7 @@ impl Profiler {
             pcs: self.shared_libraries || self.stacks,
             stacks: self.stacks,
             max_depth: self.max_depth,
+            unwind: self.unwind,
         };
         let out = OutputConfig {
             output: self.output,

@@ -192,6 +192,8 @@ pub(crate) struct Control {
     /// The process that armed the timers (a `vfork` child shares this memory but not the
     /// timers, and must leave them alone).
     pid: u32,
+    /// The runtime's own threads that are never sampled (see `exclude_current_thread`).
+    excluded: Vec<i32>,
 }
 
 impl Control {
@@ -207,6 +209,7 @@ impl Control {
             forked: false,
             replaced: false,
             pid: 0,
+            excluded: Vec::new(),
         }
     }
 }
@@ -253,8 +256,9 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     };
     let live = task_ids();
     let mut new = false;
+    c.excluded.retain(|t| live.contains(t));
     for &tid in &live {
-        if tid != skip && !timers.contains_key(&tid) {
+        if tid != skip && !c.excluded.contains(&tid) && !timers.contains_key(&tid) {
             if let Some(id) = arm(tid, hz) {
                 timers.insert(tid, id);
             }
@@ -381,6 +385,18 @@ pub fn register_current_thread() {
     }
 }
 
+/// Never samples the calling thread: for the runtime's own threads (the stack unwinder), whose
+/// work is not the program's.
+pub(crate) fn exclude_current_thread() {
+    let tid = gettid();
+    let mut c = lock();
+    c.excluded.push(tid);
+    if let Some(id) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
+        // SAFETY: a timer we created.
+        unsafe { libc::timer_delete(id) };
+    }
+}
+
 /// Deletes the calling thread's timer, if it has one.
 fn unregister(tid: i32) {
     let mut c = lock();
@@ -447,6 +463,7 @@ extern "C" fn fork_child() {
         std::mem::forget(w);
     }
     c.watcher_stop = None;
+    c.excluded.clear();
     c.forked = true;
     c.pid = std::process::id();
     if let Some(s) = c.session.as_ref() {

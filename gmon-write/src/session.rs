@@ -1,7 +1,7 @@
 //! What a running [`crate::Profiler`] counts into, and how it turns into gmon.out + sidecar.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use gmon_format::ext::{Counters, Extension, PcSample, StackSample, ThreadTotal};
 use gmon_format::{Dimension, ProfRate};
@@ -10,6 +10,7 @@ use crate::arch::Registers;
 use crate::objects::{StackRanges, loaded_objects, main_text};
 use crate::profil::bin_index;
 use crate::stack::{MAX_STACK_DEPTH, walk};
+use crate::unwind::{DwarfStacks, Unwind, frame_pointer_kind};
 use crate::writer::{HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData};
 use crate::{Error, Result};
 
@@ -62,6 +63,7 @@ pub(crate) struct Recording {
     pub pcs: bool,
     pub stacks: bool,
     pub max_depth: usize,
+    pub unwind: Unwind,
 }
 
 /// Where and what a session writes.
@@ -85,7 +87,9 @@ pub(crate) struct Session {
     /// 32-bit bins: a count above 65535 is written as further records (writer.rs).
     bins: Box<[AtomicU32]>,
     pcs: Option<crate::tables::CountTable>,
-    stacks: Option<crate::tables::StackTable>,
+    stacks: Option<Arc<crate::tables::StackTable>>,
+    /// The snapshot ring and unwinder thread (stacks on, [`Unwind::Dwarf`]).
+    dwarf: Option<DwarfStacks>,
     threads: crate::tables::CountTable,
     pub ranges: StackRanges,
     /// Buffers for writing the profile, allocated now so that writing never allocates.
@@ -107,6 +111,16 @@ impl Session {
         if rec.stacks {
             ranges.refresh();
         }
+        let stacks = rec.stacks.then(|| {
+            Arc::new(crate::tables::StackTable::new(
+                STACK_TABLE_SLOTS,
+                rec.max_depth.clamp(1, MAX_STACK_DEPTH),
+            ))
+        });
+        let dwarf = stacks
+            .as_ref()
+            .filter(|_| rec.unwind == Unwind::Dwarf)
+            .map(|t| DwarfStacks::start(Arc::clone(t)));
         let buffers = OutputBuffers::new(
             geometry.nbins,
             if rec.pcs { PC_TABLE_SLOTS } else { 0 },
@@ -122,12 +136,8 @@ impl Session {
             pcs: rec
                 .pcs
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
-            stacks: rec.stacks.then(|| {
-                crate::tables::StackTable::new(
-                    STACK_TABLE_SLOTS,
-                    rec.max_depth.clamp(1, MAX_STACK_DEPTH),
-                )
-            }),
+            stacks,
+            dwarf,
             threads: crate::tables::CountTable::new(THREAD_TABLE_SLOTS),
             ranges,
             buffers: Mutex::new(buffers),
@@ -190,13 +200,19 @@ impl Session {
         }
         self.threads.add(tid, w);
         if let Some(stacks) = &self.stacks {
+            if let Some(d) = &self.dwarf
+                && d.capture(regs, &self.ranges, weight)
+            {
+                // Unwound and counted later by the unwinder thread.
+                return;
+            }
             let mut buf = [0u64; MAX_STACK_DEPTH];
             let depth = stacks.depth().min(buf.len());
             let (n, cut) = walk(regs, &self.ranges, buf.get_mut(..depth).unwrap_or(&mut []));
             if cut {
                 self.truncated.fetch_add(w, Ordering::Relaxed);
             }
-            if !stacks.add(buf.get(..n).unwrap_or(&[]), w) {
+            if !stacks.add(buf.get(..n).unwrap_or(&[]), frame_pointer_kind(cut), w) {
                 self.dropped.fetch_add(w, Ordering::Relaxed);
             }
         }
@@ -213,6 +229,9 @@ impl Session {
         if let Some(s) = &self.stacks {
             s.clear();
         }
+        if let Some(d) = &self.dwarf {
+            d.reset();
+        }
         self.threads.clear();
         for c in [
             &self.samples,
@@ -226,15 +245,18 @@ impl Session {
         }
     }
 
-    /// What a write reads.
+    /// What a write reads (queued stack snapshots are unwound first).
     pub(crate) fn data(&self) -> ProfileData<'_> {
+        if let Some(d) = &self.dwarf {
+            d.flush();
+        }
         ProfileData {
             bins: &self.bins,
             range: self.histogram_range(),
             counters: self.counters(),
             pcs: self.pcs.as_ref(),
             threads: &self.threads,
-            stacks: self.stacks.as_ref(),
+            stacks: self.stacks.as_deref(),
         }
     }
 
@@ -250,11 +272,12 @@ impl Session {
     /// The sidecar's counters so far.
     pub(crate) fn counters(&self) -> Counters {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (truncated, dropped, _) = self.dwarf.as_ref().map_or((0, 0, 0), |d| d.counters());
         Counters {
             samples: load(&self.samples),
             outside_histogram: load(&self.outside),
-            dropped: load(&self.dropped),
-            truncated_stacks: load(&self.truncated),
+            dropped: load(&self.dropped) + dropped,
+            truncated_stacks: load(&self.truncated) + truncated,
             saturated_bins: load(&self.saturated),
         }
     }
@@ -283,6 +306,14 @@ impl Session {
 
     /// The sidecar's contents (without the gmon.out link).
     pub(crate) fn extension(&self) -> Extension {
+        if let Some(d) = &self.dwarf {
+            d.flush();
+        }
+        let stacks = self
+            .stacks
+            .as_ref()
+            .map(|t| t.entries())
+            .unwrap_or_default();
         Extension {
             writer: crate::writer::WRITER.to_string(),
             rate_hz: self.hz,
@@ -299,16 +330,11 @@ impl Session {
                         .collect()
                 })
                 .unwrap_or_default(),
-            stacks: self
-                .stacks
-                .as_ref()
-                .map(|t| {
-                    t.entries()
-                        .into_iter()
-                        .map(|(pcs, count)| StackSample { count, pcs })
-                        .collect()
-                })
-                .unwrap_or_default(),
+            stack_kinds: stacks.iter().map(|&(_, kind, _)| kind).collect(),
+            stacks: stacks
+                .into_iter()
+                .map(|(pcs, _, count)| StackSample { count, pcs })
+                .collect(),
             threads: self
                 .threads
                 .entries()
@@ -376,6 +402,7 @@ mod writer_tests {
             pcs: true,
             stacks: true,
             max_depth: 8,
+            unwind: Unwind::FramePointers,
         };
         let out = OutputConfig {
             output: Some(dir.join("t.out")),
@@ -414,7 +441,12 @@ mod writer_tests {
             .into_iter()
             .enumerate()
         {
-            let regs = Registers { pc, fp: 0, sp: 0 };
+            let regs = Registers {
+                pc,
+                fp: 0,
+                sp: 0,
+                lr: 0,
+            };
             s.record(&regs, 100 + (k as u64 % 2), 1 + k as u32);
         }
         let mut b = s.buffers.lock().expect("buffers");

@@ -6,6 +6,8 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use gmon_format::ext::StackKind;
+
 /// `n` zeroed atomics, allocated with `alloc_zeroed` (`vec![0; n]`), so a large table costs no
 /// page faults until the handler touches a slot.
 pub(crate) fn zeroed_u64(n: usize) -> Box<[AtomicU64]> {
@@ -157,10 +159,13 @@ impl StackTable {
         self.pcs.get(start..start + self.depth).unwrap_or(&[])
     }
 
-    /// Adds `weight` to the stack `pcs`. Returns false when it could not be stored.
-    pub(crate) fn add(&self, pcs: &[u64], weight: u64) -> bool {
+    /// Adds `weight` to the stack `pcs` obtained as `kind` (part of the key: the same frames
+    /// walked two ways are two entries). Returns false when it could not be stored.
+    pub(crate) fn add(&self, pcs: &[u64], kind: StackKind, weight: u64) -> bool {
         let pcs = pcs.get(..pcs.len().min(self.depth)).unwrap_or(&[]);
-        let hash = pcs.iter().fold(pcs.len() as u64, |h, &pc| mix(h ^ pc)) | 2;
+        // `lens` holds the depth in its low 16 bits and the kind above.
+        let tag = pcs.len() as u32 | u32::from(kind.0) << 16;
+        let hash = pcs.iter().fold(u64::from(tag), |h, &pc| mix(h ^ pc)) | 2;
         let mask = self.states.len() - 1;
         let mut i = hash as usize & mask;
         for _ in 0..MAX_PROBES {
@@ -170,7 +175,7 @@ impl StackTable {
                 return false;
             };
             let cur = state.load(Ordering::Acquire);
-            if cur == hash && self.same(i, len, pcs) {
+            if cur == hash && self.same(i, len, tag, pcs) {
                 count.fetch_add(weight, Ordering::Relaxed);
                 return true;
             }
@@ -182,7 +187,7 @@ impl StackTable {
                 for (slot, &pc) in self.frames(i).iter().zip(pcs) {
                     slot.store(pc, Ordering::Relaxed);
                 }
-                len.store(pcs.len() as u32, Ordering::Relaxed);
+                len.store(tag, Ordering::Relaxed);
                 count.store(weight, Ordering::Relaxed);
                 state.store(hash, Ordering::Release);
                 return true;
@@ -194,8 +199,8 @@ impl StackTable {
         false
     }
 
-    fn same(&self, slot: usize, len: &AtomicU32, pcs: &[u64]) -> bool {
-        len.load(Ordering::Relaxed) as usize == pcs.len()
+    fn same(&self, slot: usize, len: &AtomicU32, tag: u32, pcs: &[u64]) -> bool {
+        len.load(Ordering::Relaxed) == tag
             && self
                 .frames(slot)
                 .iter()
@@ -208,11 +213,20 @@ impl StackTable {
         let n = self
             .lens
             .get(slot)
-            .map_or(0, |l| l.load(Ordering::Relaxed) as usize);
+            .map_or(0, |l| (l.load(Ordering::Relaxed) & 0xffff) as usize);
         self.frames(slot)
             .iter()
             .take(n)
             .map(|p| p.load(Ordering::Relaxed))
+    }
+
+    /// How the stack of a filled slot was obtained.
+    pub(crate) fn kind(&self, slot: usize) -> StackKind {
+        StackKind(
+            self.lens
+                .get(slot)
+                .map_or(0, |l| (l.load(Ordering::Relaxed) >> 16) as u8),
+        )
     }
 
     /// The count of a slot.
@@ -222,8 +236,8 @@ impl StackTable {
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
-    /// Puts the indices of the filled slots into `out`, sorted by stack (so duplicates are
-    /// adjacent), and returns how many; no allocation (`out` has the table's capacity).
+    /// Puts the indices of the filled slots into `out`, sorted by stack and kind (so duplicates
+    /// are adjacent), and returns how many; no allocation (`out` has the table's capacity).
     pub(crate) fn fill_sorted(&self, out: &mut [u32]) -> usize {
         let mut n = 0;
         for (i, state) in self.states.iter().enumerate() {
@@ -238,22 +252,26 @@ impl StackTable {
             }
         }
         let filled = out.get_mut(..n).unwrap_or(&mut []);
-        filled.sort_unstable_by(|&a, &b| self.stack(a as usize).cmp(self.stack(b as usize)));
+        filled.sort_unstable_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            self.stack(a)
+                .cmp(self.stack(b))
+                .then(self.kind(a).cmp(&self.kind(b)))
+        });
         n
     }
 
-    /// Every stored stack with its count, duplicates merged, sorted by stack.
-    pub(crate) fn entries(&self) -> Vec<(Vec<u64>, u64)> {
-        let mut v: Vec<(Vec<u64>, u64)> = Vec::new();
+    /// Every stored stack with its kind and count, duplicates merged, sorted by stack.
+    pub(crate) fn entries(&self) -> Vec<(Vec<u64>, StackKind, u64)> {
+        let mut v: Vec<(Vec<u64>, StackKind, u64)> = Vec::new();
         for (i, state) in self.states.iter().enumerate() {
             let s = state.load(Ordering::Acquire);
             if s == 0 || s == WRITING {
                 continue;
             }
-            let n = self
-                .lens
-                .get(i)
-                .map_or(0, |l| l.load(Ordering::Relaxed) as usize);
+            let tag = self.lens.get(i).map_or(0, |l| l.load(Ordering::Relaxed));
+            let n = (tag & 0xffff) as usize;
+            let kind = StackKind((tag >> 16) as u8);
             let c = self.counts.get(i).map_or(0, |c| c.load(Ordering::Relaxed));
             let pcs: Vec<u64> = self
                 .frames(i)
@@ -262,15 +280,15 @@ impl StackTable {
                 .map(|p| p.load(Ordering::Relaxed))
                 .collect();
             if c != 0 {
-                v.push((pcs, c));
+                v.push((pcs, kind, c));
             }
         }
         v.sort();
-        let mut merged: Vec<(Vec<u64>, u64)> = Vec::with_capacity(v.len());
-        for (pcs, c) in v {
+        let mut merged: Vec<(Vec<u64>, StackKind, u64)> = Vec::with_capacity(v.len());
+        for (pcs, kind, c) in v {
             match merged.last_mut() {
-                Some((last, lc)) if *last == pcs => *lc += c,
-                _ => merged.push((pcs, c)),
+                Some((last, lk, lc)) if *last == pcs && *lk == kind => *lc += c,
+                _ => merged.push((pcs, kind, c)),
             }
         }
         merged
@@ -307,14 +325,21 @@ mod tests {
 
     #[test]
     fn stack_table_merges() {
+        let (c, f) = (StackKind::COMPLETE, StackKind::FRAME_POINTER);
         let t = StackTable::new(8, 4);
-        assert!(t.add(&[1, 2, 3], 1));
-        assert!(t.add(&[1, 2, 3], 1));
-        assert!(t.add(&[1, 2], 5));
-        assert!(t.add(&[9, 9, 9, 9, 9, 9], 1)); // cut to depth 4
+        assert!(t.add(&[1, 2, 3], c, 1));
+        assert!(t.add(&[1, 2, 3], c, 1));
+        assert!(t.add(&[1, 2, 3], f, 7)); // same frames, other kind: another entry
+        assert!(t.add(&[1, 2], c, 5));
+        assert!(t.add(&[9, 9, 9, 9, 9, 9], f, 1)); // cut to depth 4
         assert_eq!(
             t.entries(),
-            vec![(vec![1, 2], 5), (vec![1, 2, 3], 2), (vec![9, 9, 9, 9], 1)]
+            vec![
+                (vec![1, 2], c, 5),
+                (vec![1, 2, 3], c, 2),
+                (vec![1, 2, 3], f, 7),
+                (vec![9, 9, 9, 9], f, 1)
+            ]
         );
     }
 }

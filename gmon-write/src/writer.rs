@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use gmon_format::ext::{
     GMONX_MAGIC, GMONX_VERSION, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
-    SECTION_PC_SAMPLES, SECTION_STACKS, SECTION_THREADS,
+    SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
 };
 use gmon_format::{
     Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION, MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS,
@@ -310,9 +310,18 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
         put_u64(sink, length);
         put_u64(sink, hash);
     }
+
+    // How each stack was walked (spec §5.10), in the order of the STACKS section.
+    if let Some(t) = table {
+        section(sink, SECTION_STACK_KINDS, 4 + u64::from(n));
+        put_u32(sink, n);
+        for (first, _) in merged_stacks(p.stacks, t) {
+            sink.put(&[t.kind(first).0]);
+        }
+    }
 }
 
-/// Sorted stack slots grouped into runs of equal stacks: (first slot, summed count).
+/// Sorted stack slots grouped into runs of equal stacks of one kind: (first slot, summed count).
 fn merged_stacks<'a>(
     slots: &'a [u32],
     t: &'a StackTable,
@@ -322,7 +331,7 @@ fn merged_stacks<'a>(
         let first = *slots.get(at)? as usize;
         let mut count = 0u64;
         while let Some(&i) = slots.get(at) {
-            if t.stack(i as usize).ne(t.stack(first)) {
+            if t.stack(i as usize).ne(t.stack(first)) || t.kind(i as usize) != t.kind(first) {
                 break;
             }
             count = count.saturating_add(t.count(i as usize));

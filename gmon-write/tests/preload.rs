@@ -51,8 +51,11 @@ fn own_sigprof_and_itimer_prof_keep_working() {
             field(&stdout(&prof), "hits"),
         );
         seen.push((alone, with, samples));
-        // 50 ticks expected from 0.5 s at 100 Hz; ~500 samples at 1 kHz.
-        if (40..=60).contains(&alone) && (40..=60).contains(&with) && (350..=650).contains(&samples)
+        // 50 ticks expected from 0.5 s at 100 Hz; ~500 samples at 1 kHz. A loaded machine costs
+        // the program up to half its own ticks with or without the runtime (22..26 seen alone at
+        // a load average of 18), so the window's lower end only excludes "blocked or stolen"
+        // (0); its upper end excludes the old defect, our ticks reaching its handler (~175).
+        if (10..=60).contains(&alone) && (10..=60).contains(&with) && (350..=650).contains(&samples)
         {
             return;
         }

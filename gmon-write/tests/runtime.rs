@@ -18,8 +18,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::read_sidecar;
-use gmon_format::ext::Extension;
-use gmon_write::{ProfilBuffer, Profiler, Recorded, SampleBuffer};
+use gmon_format::ext::{Extension, StackKind};
+use gmon_write::{ProfilBuffer, Profiler, Recorded, SampleBuffer, Unwind};
 use object::{Object, ObjectSymbol};
 
 // ---------------------------------------------------------------------------------------------
@@ -261,15 +261,16 @@ fn pcsample_live_stores_pcs() {
     assert!((0..50).filter_map(|i| b.get(i)).all(|pc| pc != 0));
 }
 
-#[test]
-fn handler_does_not_allocate() {
-    let _s = serial();
+/// Counts allocations on a sampled thread while it burns CPU under `unwind`; returns the
+/// snapshot taken afterwards.
+fn handler_allocations(unwind: Unwind) -> gmon_write::Snapshot {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("gmon.out");
     let guard = Profiler::new()
         .hz(1000)
         .output(&out)
         .stacks(true)
+        .unwind(unwind)
         .start()
         .expect("start");
     let (tid, allocations) = std::thread::spawn(|| {
@@ -296,7 +297,30 @@ fn handler_does_not_allocate() {
         on_thread > 100,
         "only {on_thread} samples on the watched thread"
     );
-    assert_eq!(allocations, 0, "the signal handler allocated");
+    assert_eq!(allocations, 0, "the signal handler allocated ({unwind:?})");
+    snap
+}
+
+#[test]
+fn handler_does_not_allocate() {
+    let _s = serial();
+    let snap = handler_allocations(Unwind::FramePointers);
+    let ext = &snap.extension;
+    assert!((0..ext.stacks.len()).all(|i| ext.stack_kind(i) != StackKind::COMPLETE));
+}
+
+#[test]
+fn handler_does_not_allocate_when_unwinding_dwarf() {
+    // The handler only copies registers and the stack into the ring; the unwinder thread,
+    // which allocates, is another thread. Complete stacks show the snapshots were unwound.
+    let _s = serial();
+    let snap = handler_allocations(Unwind::Dwarf);
+    let ext = &snap.extension;
+    let complete: u64 = (0..ext.stacks.len())
+        .filter(|&i| ext.stack_kind(i) == StackKind::COMPLETE)
+        .map(|i| ext.stacks[i].count)
+        .sum();
+    assert!(complete > 100, "only {complete} ticks with complete stacks");
 }
 
 #[test]

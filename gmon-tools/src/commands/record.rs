@@ -33,7 +33,8 @@ command is not found, 126 when it cannot be executed, 2 for a usage error (e.g. 
 the profile cannot be written (unwritable directory) or LD_PRELOAD cannot reach the program \
 (static, set-uid or set-gid: link it with gmon-write instead).
 
-Call stacks need frame pointers (-fno-omit-frame-pointer, -C force-frame-pointers=yes).
+Call stacks are unwound with each object's .eh_frame, so programs built without frame pointers \
+get complete stacks (GMON_RECORD_UNWIND=fp: walk frame pointers only).
 
 EXAMPLES:
   gmon record -- ./prog arg1 arg2

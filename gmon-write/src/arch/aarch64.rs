@@ -1,4 +1,5 @@
-//! aarch64 Linux: `uc_mcontext.pc`, `regs[29]` (frame pointer) and `sp`.
+//! aarch64 Linux: `uc_mcontext.pc`, `regs[29]` (frame pointer), `regs[30]` (link register) and
+//! `sp`.
 
 use super::Registers;
 
@@ -22,6 +23,7 @@ impl Native {
             pc: m.pc,
             fp: m.regs[29],
             sp: m.sp,
+            lr: m.regs[30],
         })
     }
 }

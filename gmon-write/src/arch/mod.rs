@@ -13,6 +13,9 @@ pub(crate) struct Registers {
     pub fp: u64,
     /// The stack pointer.
     pub sp: u64,
+    /// The link register (`x30` on aarch64, where a leaf function's return address may live
+    /// only there); 0 on x86_64, which has none.
+    pub lr: u64,
 }
 
 #[cfg(target_arch = "x86_64")]

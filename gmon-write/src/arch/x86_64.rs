@@ -22,6 +22,7 @@ impl Native {
             pc: g[libc::REG_RIP as usize] as u64,
             fp: g[libc::REG_RBP as usize] as u64,
             sp: g[libc::REG_RSP as usize] as u64,
+            lr: 0,
         })
     }
 }

@@ -1,0 +1,139 @@
+//! Call stacks from DWARF call-frame information (`.eh_frame`), for code built without frame
+//! pointers (distribution binaries: python3, coreutils, libc).
+//!
+//! Unwinding with CFI means interpreting each object's tables, which allocates and takes the
+//! loader's lock: it cannot run in a signal handler. So the work is split as
+//! `perf record --call-graph dwarf` splits it (`spec/runtime.md` §4.4):
+//!
+//! 1. **In the handler** ([`ring`]): copy the registers the unwinder starts from (pc, sp, frame
+//!    pointer, and the link register on aarch64) and at most 16 KiB of the stack from `sp`
+//!    upwards, bounded by the end of the stack's mapping, into a preallocated slot. Atomics
+//!    only; a full ring makes the handler fall back to the frame-pointer walk.
+//! 2. **On the `gmon-unwind` thread** ([`worker`]): unwind each snapshot with framehop over the
+//!    CFI of every loaded object ([`modules`], read from memory, re-read after a `dlopen`) and
+//!    count the stack into the session's stack table, with its [`StackKind`].
+
+mod modules;
+mod ring;
+mod worker;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gmon_format::ext::StackKind;
+
+use crate::arch::Registers;
+use crate::objects::StackRanges;
+use crate::tables::StackTable;
+
+pub use ring::SNAPSHOT_BYTES;
+
+/// How call stacks are walked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Unwind {
+    /// In the signal handler, through frame pointers: cheap, but a function built without them
+    /// hides its caller.
+    FramePointers,
+    /// From a stack snapshot, with the objects' `.eh_frame` (framehop), on a runtime thread;
+    /// frame pointers where an object has no CFI. Exact on distribution binaries.
+    #[default]
+    Dwarf,
+}
+
+impl Unwind {
+    /// `fp` or `dwarf` (as `GMON_RECORD_UNWIND` spells them).
+    pub fn parse(s: &str) -> Option<Unwind> {
+        match s {
+            "fp" => Some(Unwind::FramePointers),
+            "dwarf" => Some(Unwind::Dwarf),
+            _ => None,
+        }
+    }
+}
+
+/// The DWARF unwinding of one session: the ring the handler fills and the thread that empties
+/// it.
+#[derive(Debug)]
+pub(crate) struct DwarfStacks {
+    shared: Arc<worker::Shared>,
+    /// Replaced in a forked child (see [`DwarfStacks::reset`]); only taken by the session's
+    /// owner under the sampler's control lock or after sampling stopped, never by the handler.
+    worker: Mutex<Option<worker::Worker>>,
+}
+
+impl DwarfStacks {
+    /// Allocates the ring and starts the unwinder thread.
+    pub(crate) fn start(table: Arc<StackTable>) -> DwarfStacks {
+        let shared = Arc::new(worker::Shared {
+            ring: ring::Ring::new(),
+            table,
+            truncated: Default::default(),
+            dropped: Default::default(),
+        });
+        let worker = worker::Worker::start(Arc::clone(&shared));
+        DwarfStacks {
+            shared,
+            worker: Mutex::new(Some(worker)),
+        }
+    }
+
+    /// Queues a snapshot for unwinding. Signal handler: atomics only. False when it could not
+    /// (the caller walks frame pointers instead).
+    #[inline(always)]
+    pub(crate) fn capture(&self, regs: &Registers, ranges: &StackRanges, weight: u32) -> bool {
+        self.shared.ring.capture(regs, ranges, weight)
+    }
+
+    /// Unwinds every queued snapshot now (before the stack table is read).
+    pub(crate) fn flush(&self) {
+        let w = self.worker.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(w) = w.as_ref() {
+            w.drain(&self.shared);
+        }
+    }
+
+    /// (truncated, dropped, ring full) ticks counted on the unwinding side.
+    pub(crate) fn counters(&self) -> (u64, u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.shared.truncated.load(Relaxed),
+            self.shared.dropped.load(Relaxed),
+            self.shared.ring.full.load(Relaxed),
+        )
+    }
+
+    /// In a forked child: empties the ring, zeroes the counters and starts a new thread (the
+    /// parent's is not there, and its lock may be held).
+    pub(crate) fn reset(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.shared.ring.clear();
+        self.shared.truncated.store(0, Relaxed);
+        self.shared.dropped.store(0, Relaxed);
+        let mut w = self.worker.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(old) = w.take() {
+            old.abandon();
+        }
+        *w = Some(worker::Worker::start(Arc::clone(&self.shared)));
+    }
+}
+
+impl Drop for DwarfStacks {
+    fn drop(&mut self) {
+        let w = self
+            .worker
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(w) = w {
+            w.stop();
+        }
+    }
+}
+
+/// The kind of a stack walked through frame pointers in the handler.
+pub(crate) fn frame_pointer_kind(cut: bool) -> StackKind {
+    if cut {
+        StackKind::TRUNCATED
+    } else {
+        StackKind::FRAME_POINTER
+    }
+}
