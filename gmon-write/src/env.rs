@@ -25,7 +25,7 @@ pub(crate) const PROFIL_HZ: &str = "GMON_PROFIL_HZ";
 
 /// Every input, for the documentation test.
 #[cfg(test)]
-pub(crate) const ALL: [&str; 7] = [
+pub(crate) const ALL: [&str; 8] = [
     RECORD_OUT,
     RECORD_HZ,
     RECORD_STACKS,
