@@ -211,18 +211,22 @@ print(f"{name:26s} wall gprof {tg:8.3f} s gmon {tm:7.3f} s = {tg / tm:5.1f}x | "
 ' "$name" "$t_gprof" "$t_gmon" "$c_gprof" "$c_gmon" "$m_gprof" "$m_gmon" "$same" | tee -a "$results"
 }
 
+# describe NAME EXE: the program's size.
+describe() {
+    say "$1: $(nm "$2" | grep -c ' [Tt] ' || true) text symbols," \
+        ".text $(size -A "$2" | awk '$1==".text"{print $2}') bytes"
+}
+
 say "gmon gprof vs $("$gprof" --version | head -1); runs per case: $runs (line mode: 2)"
 if wanted gen20k; then
-    nfun=$(nm "$gen/prog" | grep -c ' [Tt] ' || true)
-    say "gen20k: $nfun text symbols, .text $(size -A "$gen/prog" | awk '$1==".text"{print $2}') bytes"
+    describe gen20k "$gen/prog"
     make_sum_set "$gen" prog
     bench "gen20k -b" "$gen" "$runs" -b prog prog.gmon1
     bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
     bench "gen20k -b (100 profiles)" "$gen" "$runs" -b prog $(cd "$gen" && ls sum100/*.gmon | sort -V)
 fi
 if wanted dense20k; then
-    say "dense20k: $(nm "$dense/prog" | grep -c ' [Tt] ' || true) text symbols," \
-        ".text $(size -A "$dense/prog" | awk '$1==".text"{print $2}') bytes"
+    describe dense20k "$dense/prog"
     make_sum_set "$dense" prog
     bench "dense20k -b" "$dense" "$runs" -b prog prog.gmon4
     bench "dense20k -b -l" "$dense" 2 -b -l prog prog.gmon4
@@ -232,14 +236,12 @@ if wanted dense20k; then
         $(cd "$dense" && ls sum100/*.gmon | sort -V)
 fi
 if wanted small2k; then
-    say "small2k: $(nm "$small/prog" | grep -c ' [Tt] ' || true) text symbols," \
-        ".text $(size -A "$small/prog" | awk '$1==".text"{print $2}') bytes"
+    describe small2k "$small/prog"
     bench "small2k -b" "$small" "$runs" -b prog prog.gmon4
     bench "small2k -b -l" "$small" "$runs" -b -l prog prog.gmon4
 fi
 if [ -n "$obj" ]; then
-    nfun=$(nm "$obj/objdump" | grep -c ' [Tt] ' || true)
-    say "objdump: $nfun text symbols, .text $(size -A "$obj/objdump" | awk '$1==".text"{print $2}') bytes"
+    describe objdump "$obj/objdump"
     make_sum_set "$obj" objdump
     bench "objdump -b" "$obj" "$runs" -b objdump objdump.gmon1
     bench "objdump -b -l" "$obj" 2 -b -l objdump objdump.gmon1
@@ -249,8 +251,7 @@ if [ -n "$extra" ]; then
     for d in "$extra"/*/; do
         [ -f "$d/prog" ] && [ -f "$d/gmon.out" ] || continue
         name=$(basename "$d")
-        nfun=$(nm "$d/prog" | grep -c ' [Tt] ' || true)
-        say "$name: $nfun text symbols, .text $(size -A "$d/prog" | awk '$1==".text"{print $2}') bytes"
+        describe "$name" "$d/prog"
         bench "$name -b" "$d" "$runs" -b prog gmon.out
         bench "$name -b -l" "$d" 2 -b -l prog gmon.out
     done
