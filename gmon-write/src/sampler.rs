@@ -441,17 +441,22 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
 
 extern "C" fn fork_prepare() {
     // Held across fork so the child never inherits a lock taken by a thread that does not
-    // exist there.
+    // exist there: ours, and (through LOADER_WALK) the loader's, which a runtime thread holds
+    // while inside dl_iterate_phdr.
+    sys::LOADER_WALK.lock();
     CONTROL.mutex.lock();
 }
 
 extern "C" fn fork_parent() {
     // Locked by fork_prepare in this thread.
     CONTROL.mutex.unlock();
+    sys::LOADER_WALK.unlock();
 }
 
 extern "C" fn fork_child() {
     IN_FLIGHT.store(0, Ordering::SeqCst);
+    // Taken by fork_prepare in the parent's thread, which is this thread here.
+    sys::LOADER_WALK.unlock();
     // SAFETY: locked by fork_prepare in the parent's thread, which is this thread here.
     let mut c = ControlGuard(());
     if c.users == 0 {

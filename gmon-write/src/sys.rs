@@ -451,6 +451,15 @@ pub(crate) type PhdrCallback =
 /// # Safety
 /// `callback` must treat `data` as what the caller passes.
 pub(crate) unsafe fn dl_iterate_phdr(callback: PhdrCallback, data: *mut c_void) {
+    LOADER_WALK.lock();
     // SAFETY: the caller's contract.
     unsafe { libc::dl_iterate_phdr(Some(callback), data) };
+    LOADER_WALK.unlock();
 }
+
+/// Held by every runtime thread while it is inside `dl_iterate_phdr`, and by the `fork` prepare
+/// handler across the fork. `dl_iterate_phdr` holds the loader's lock while it runs; a fork at that
+/// moment (a shell forking a command substitution while the `gmon-unwind` thread refreshes its
+/// object list) gave a child whose loader lock was held by a thread that does not exist there,
+/// and the child hung in its first `dl_iterate_phdr` (at exit, writing its profile).
+pub(crate) static LOADER_WALK: RawMutex = RawMutex::new();

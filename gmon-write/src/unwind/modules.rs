@@ -93,7 +93,7 @@ impl Modules {
             let mut now = (0u64, 0u64);
             // SAFETY: the callback reads the info it is given and writes into `now`.
             unsafe {
-                libc::dl_iterate_phdr(Some(generation), (&mut now as *mut (u64, u64)).cast());
+                crate::sys::dl_iterate_phdr(generation, (&mut now as *mut (u64, u64)).cast());
             }
             if now == g {
                 return;
@@ -102,7 +102,7 @@ impl Modules {
         // SAFETY: the callback only reads the `dl_phdr_info` and the memory of the object it
         // describes (mapped while the callback runs), and writes into `scan`.
         unsafe {
-            libc::dl_iterate_phdr(Some(collect), (&mut scan as *mut Scan).cast());
+            crate::sys::dl_iterate_phdr(collect, (&mut scan as *mut Scan).cast());
         }
         self.loaded.retain(|l| {
             let keep = scan.seen.contains(&l.text.start);
