@@ -1,12 +1,14 @@
 //! The few lines `gmon record` prints at the end: files written, processes, samples, and the
-//! functions with the most self samples over every file (named from each object's `.symtab`,
-//! else `.dynsym`; `[object]` when neither names the address).
+//! functions with the most self samples over every file (named as the views name them;
+//! `[object]` when the object cannot be read).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use gmon_format::Extension;
+
+use crate::stacks::ObjectSymbols;
 
 /// One written profile, as the summary shows it.
 #[derive(Debug, Clone)]
@@ -21,56 +23,28 @@ pub struct WrittenFile {
     pub samples: u64,
 }
 
-/// Function symbols of one object, sorted by start address.
-struct Symbols(Vec<(u64, u64, String)>);
-
-impl Symbols {
-    fn load(path: &str) -> Option<Symbols> {
-        let bytes = std::fs::read(path).ok()?;
-        let elf = goblin::elf::Elf::parse(&bytes).ok()?;
-        let mut syms: Vec<(u64, u64, String)> = Vec::new();
-        for (table, strtab) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
-            for s in table.iter() {
-                if s.st_type() != goblin::elf::sym::STT_FUNC || s.st_value == 0 {
-                    continue;
-                }
-                if let Some(name) = strtab.get_at(s.st_name).filter(|n| !n.is_empty()) {
-                    syms.push((s.st_value, s.st_size.max(1), name.to_string()));
-                }
-            }
-            if !syms.is_empty() {
-                break;
-            }
-        }
-        syms.sort_by_key(|s| s.0);
-        Some(Symbols(syms))
-    }
-
-    fn name(&self, addr: u64) -> Option<&str> {
-        let i = self.0.partition_point(|s| s.0 <= addr).checked_sub(1)?;
-        let (start, size, name) = self.0.get(i)?;
-        (addr < start.saturating_add(*size)).then_some(name.as_str())
-    }
-}
-
-/// Self samples per function name over `sidecars`, most first.
+/// Self samples per function name over `sidecars`, most first. Names come from the views'
+/// symbolizer ([`ObjectSymbols`]: `.symtab`, a separate debug file, `.dynsym`, then the unwind
+/// table's `OBJECT+0xSTART`), so the summary names what `gmon flame` and `gmon pprof` draw.
 pub fn top_functions(sidecars: &[&Extension], limit: usize) -> Vec<(String, u64)> {
-    let mut cache: HashMap<String, Option<Symbols>> = HashMap::new();
+    let mut cache: HashMap<String, Option<ObjectSymbols>> = HashMap::new();
     let mut counts: HashMap<String, u64> = HashMap::new();
     for ext in sidecars {
         for s in &ext.pc_samples {
             let name = match ext.resolve(s.pc) {
                 Some((obj, link)) => {
-                    let base = Path::new(&obj.path)
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_else(|| obj.path.clone());
                     let syms = cache
                         .entry(obj.path.clone())
-                        .or_insert_with(|| Symbols::load(&obj.path));
-                    match syms.as_ref().and_then(|t| t.name(link)) {
-                        Some(n) => demangle(n),
-                        None => format!("[{base}]"),
+                        .or_insert_with(|| ObjectSymbols::open(Path::new(&obj.path)));
+                    match syms {
+                        Some(t) => t.name_at(link).0,
+                        None => {
+                            let base = Path::new(&obj.path)
+                                .file_name()
+                                .map(|n| n.to_string_lossy().into_owned())
+                                .unwrap_or_else(|| obj.path.clone());
+                            format!("[{base}]")
+                        }
                     }
                 }
                 None => "[unknown]".to_string(),
@@ -82,13 +56,6 @@ pub fn top_functions(sidecars: &[&Extension], limit: usize) -> Vec<(String, u64)
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v.truncate(limit);
     v
-}
-
-fn demangle(name: &str) -> String {
-    match rustc_demangle::try_demangle(name) {
-        Ok(d) => format!("{d:#}"),
-        Err(_) => name.to_string(),
-    }
 }
 
 /// The summary text (each line starts with `gmon record:` or two spaces).
