@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gmon_format::ext::{AddressRange, GmonLink, MappedObject, PcSample, StackSample, ThreadTotal};
+use gmon_format::ext::{
+    AddressRange, GmonLink, MappedObject, PcSample, StackKind, StackSample, ThreadTotal,
+};
 use gmon_format::{Extension, MergeOptions, Merger, Variant, fit_counts};
 
 /// One process's profile as the runtime wrote it.
@@ -144,10 +146,17 @@ pub fn merge_sidecars(all: &[&Extension]) -> Extension {
     };
     let mut sum: Extension = (*first).clone();
     let mut pcs: BTreeMap<u64, u64> = first.pc_samples.iter().map(|s| (s.pc, s.count)).collect();
-    let mut stacks: HashMap<Vec<u64>, u64> = HashMap::new();
-    let mut order: Vec<Vec<u64>> = Vec::new();
-    for s in &first.stacks {
-        add_stack(&mut stacks, &mut order, s.pcs.clone(), s.count);
+    // A stack is its frames and how they were obtained (sidecar §5.10): two processes' equal
+    // frames of different kinds stay two stacks, as the runtime's own writer keeps them.
+    let mut stacks: HashMap<StackKey, u64> = HashMap::new();
+    let mut order: Vec<StackKey> = Vec::new();
+    for (i, s) in first.stacks.iter().enumerate() {
+        add_stack(
+            &mut stacks,
+            &mut order,
+            (s.pcs.clone(), first.stack_kind(i)),
+            s.count,
+        );
     }
     let mut threads: BTreeMap<u32, u64> =
         first.threads.iter().map(|t| (t.tid, t.samples)).collect();
@@ -178,11 +187,11 @@ pub fn merge_sidecars(all: &[&Extension]) -> Extension {
         for s in &ext.pc_samples {
             *pcs.entry(fix(s.pc)).or_default() += s.count;
         }
-        for s in &ext.stacks {
+        for (i, s) in ext.stacks.iter().enumerate() {
             add_stack(
                 &mut stacks,
                 &mut order,
-                s.pcs.iter().map(|&p| fix(p)).collect(),
+                (s.pcs.iter().map(|&p| fix(p)).collect(), ext.stack_kind(i)),
                 s.count,
             );
         }
@@ -200,11 +209,18 @@ pub fn merge_sidecars(all: &[&Extension]) -> Extension {
         .into_iter()
         .map(|(pc, count)| PcSample { pc, count })
         .collect();
+    // Kinds are written only when some input said them (an older runtime's sidecar has none).
+    let any_kinds = all.iter().any(|e| !e.stack_kinds.is_empty());
+    sum.stack_kinds = if any_kinds {
+        order.iter().map(|k| k.1).collect()
+    } else {
+        Vec::new()
+    };
     sum.stacks = order
         .into_iter()
-        .map(|pcs| {
-            let count = stacks.get(&pcs).copied().unwrap_or(0);
-            StackSample { count, pcs }
+        .map(|key| {
+            let count = stacks.get(&key).copied().unwrap_or(0);
+            StackSample { count, pcs: key.0 }
         })
         .collect();
     sum.threads = threads
@@ -215,17 +231,20 @@ pub fn merge_sidecars(all: &[&Extension]) -> Extension {
     sum
 }
 
+/// A stack's frames (leaf first) and its kind.
+type StackKey = (Vec<u64>, StackKind);
+
 fn add_stack(
-    stacks: &mut HashMap<Vec<u64>, u64>,
-    order: &mut Vec<Vec<u64>>,
-    pcs: Vec<u64>,
+    stacks: &mut HashMap<StackKey, u64>,
+    order: &mut Vec<StackKey>,
+    key: StackKey,
     n: u64,
 ) {
-    match stacks.get_mut(&pcs) {
+    match stacks.get_mut(&key) {
         Some(c) => *c += n,
         None => {
-            order.push(pcs.clone());
-            stacks.insert(pcs, n);
+            order.push(key.clone());
+            stacks.insert(key, n);
         }
     }
 }
@@ -395,6 +414,49 @@ mod tests {
         assert_eq!(obj.path, "/lib/y.so");
         assert_eq!(link, 0x9010 - 0x9000);
         assert_eq!(sum.main_object().map(|m| m.load_bias), Some(0x1000));
+    }
+
+    #[test]
+    fn stack_kinds_stay_one_per_stack() {
+        // Two processes whose sidecars have different numbers of stacks, with kinds: the sum
+        // must keep one kind per stack (a count mismatch made the sidecar unwritable), and equal
+        // frames of different kinds stay apart.
+        let stack = |count, pc| StackSample {
+            count,
+            pcs: vec![pc],
+        };
+        let a = Extension {
+            rate_hz: 1000,
+            objects: vec![object("/bin/x", 0x1000, 0x2000, true)],
+            stacks: vec![stack(3, 0x2010), stack(1, 0x2020)],
+            stack_kinds: vec![StackKind::COMPLETE, StackKind::TRUNCATED],
+            ..Extension::default()
+        };
+        let mut b = a.clone();
+        b.stacks = vec![stack(2, 0x2010), stack(4, 0x2010), stack(5, 0x2030)];
+        b.stack_kinds = vec![
+            StackKind::COMPLETE,
+            StackKind::FRAME_POINTER,
+            StackKind::COMPLETE,
+        ];
+        let sum = merge_sidecars(&[&a, &b]);
+        assert_eq!(sum.stacks.len(), sum.stack_kinds.len());
+        let got: Vec<(u64, u64, StackKind)> = sum
+            .stacks
+            .iter()
+            .zip(&sum.stack_kinds)
+            .map(|(s, &k)| (s.pcs[0], s.count, k))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0x2010, 5, StackKind::COMPLETE),
+                (0x2020, 1, StackKind::TRUNCATED),
+                (0x2010, 4, StackKind::FRAME_POINTER),
+                (0x2030, 5, StackKind::COMPLETE),
+            ]
+        );
+        assert!(gmon_format::ext::extension_to_vec(&sum).is_ok());
     }
 
     #[test]
