@@ -86,6 +86,20 @@ pub(crate) fn for_each_object(mut f: impl FnMut(&ObjectView<'_>)) {
     }
 }
 
+/// As [`for_each_object`], for the profile writer, which must not wait unboundedly for another
+/// thread's walk (`sys::dl_iterate_phdr_bounded`): false, without calling `f`, when it could
+/// not walk.
+pub(crate) fn for_each_object_bounded(mut f: impl FnMut(&ObjectView<'_>)) -> bool {
+    let mut state: (bool, &mut dyn FnMut(&ObjectView<'_>)) = (true, &mut f);
+    // SAFETY: as in `for_each_object`.
+    unsafe {
+        crate::sys::dl_iterate_phdr_bounded(
+            callback,
+            (&mut state as *mut (bool, &mut dyn FnMut(&ObjectView<'_>))).cast(),
+        )
+    }
+}
+
 unsafe extern "C" fn callback(
     info: *mut libc::dl_phdr_info,
     _size: libc::size_t,

@@ -278,31 +278,29 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
 fn spawn_watcher(c: &mut Control) {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    let handle = std::thread::Builder::new()
-        .name("gmon-watcher".into())
-        .spawn(move || {
-            let me = gettid();
-            // The pthread_create wrapper may have armed a timer for this thread: the watcher
-            // is not part of the program and must not be sampled.
-            unregister(me);
-            let mut ticks = 0u32;
-            while !flag.load(Ordering::SeqCst) {
-                // Parked rather than slept, so stopping (which unparks) never waits a period.
-                std::thread::park_timeout(WATCH_INTERVAL);
-                let mut c = lock();
-                if flag.load(Ordering::SeqCst) {
-                    break;
-                }
-                let new = rescan(&mut c, me);
-                ticks = ticks.wrapping_add(1);
-                if let Some(s) = c.session.as_ref()
-                    && s.wants_stacks()
-                    && (new || ticks.is_multiple_of(10))
-                {
-                    s.ranges.refresh();
-                }
+    let handle = sys::spawn_quiet("gmon-watcher", move || {
+        let me = gettid();
+        // The pthread_create wrapper may have armed a timer for this thread: the watcher
+        // is not part of the program and must not be sampled.
+        unregister(me);
+        let mut ticks = 0u32;
+        while !flag.load(Ordering::SeqCst) {
+            // Parked rather than slept, so stopping (which unparks) never waits a period.
+            std::thread::park_timeout(WATCH_INTERVAL);
+            let mut c = lock();
+            if flag.load(Ordering::SeqCst) {
+                break;
             }
-        });
+            let new = rescan(&mut c, me);
+            ticks = ticks.wrapping_add(1);
+            if let Some(s) = c.session.as_ref()
+                && s.wants_stacks()
+                && (new || ticks.is_multiple_of(10))
+            {
+                s.ranges.refresh();
+            }
+        }
+    });
     c.watcher = handle.ok();
     c.watcher_stop = Some(stop);
 }
@@ -455,7 +453,8 @@ extern "C" fn fork_parent() {
 
 extern "C" fn fork_child() {
     IN_FLIGHT.store(0, Ordering::SeqCst);
-    // Taken by fork_prepare in the parent's thread, which is this thread here.
+    // Taken by fork_prepare in the parent's thread, which is this thread here (with a new tid).
+    sys::LOADER_WALK.adopt_after_fork();
     sys::LOADER_WALK.unlock();
     // SAFETY: locked by fork_prepare in the parent's thread, which is this thread here.
     let mut c = ControlGuard(());

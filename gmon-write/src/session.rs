@@ -121,12 +121,15 @@ impl Session {
             .as_ref()
             .filter(|_| rec.unwind == Unwind::Dwarf)
             .map(|t| DwarfStacks::start(Arc::clone(t)));
-        let buffers = OutputBuffers::new(
+        let mut buffers = OutputBuffers::new(
             geometry.nbins,
             if rec.pcs { PC_TABLE_SLOTS } else { 0 },
             THREAD_TABLE_SLOTS,
             if rec.stacks { STACK_TABLE_SLOTS } else { 0 },
         );
+        // The objects as they are now: what a write at exit keeps when it cannot list them
+        // again (another thread kept the loader walk, spec §4.5).
+        crate::writer::collect_objects(&mut buffers);
         let session = Session {
             hz,
             out,

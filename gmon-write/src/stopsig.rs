@@ -101,19 +101,9 @@ fn spawn_helper() -> bool {
     let Some((read_fd, write_fd)) = sys::pipe_cloexec() else {
         return false;
     };
-    // Signals the helper must never take itself (it would wait for its own byte): blocked
-    // around the spawn, so the new thread inherits the mask; ours is restored right after.
-    let mut set = sys::empty_set();
-    for s in STOP_SIGNALS {
-        sys::add(&mut set, s);
-    }
-    let mut old = sys::empty_set();
-    sys::thread_sigmask(libc::SIG_BLOCK, Some(&set), Some(&mut old));
-    let spawned = std::thread::Builder::new()
-        .name("gmon-stopsig".into())
-        .spawn(move || helper(read_fd))
-        .is_ok();
-    sys::thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
+    // Every signal is blocked in the helper: it must never take a stop signal itself (it
+    // would wait for its own byte), nor run the program's handlers (`sys::spawn_quiet`).
+    let spawned = sys::spawn_quiet("gmon-stopsig", move || helper(read_fd)).is_ok();
     if !spawned {
         sys::close(read_fd);
         sys::close(write_fd);

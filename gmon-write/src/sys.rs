@@ -9,7 +9,7 @@
 //! because `dlsym` is not async-signal-safe; the signal handler only loads the cached pointers.
 
 use std::ffi::{CStr, c_int, c_void};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 /// One lazily resolved libc function.
 pub(crate) struct Real {
@@ -446,7 +446,7 @@ pub(crate) fn timer_delete(id: libc::timer_t) {
 pub(crate) type PhdrCallback =
     unsafe extern "C" fn(*mut libc::dl_phdr_info, libc::size_t, *mut c_void) -> c_int;
 
-/// `dl_iterate_phdr(callback, data)`.
+/// `dl_iterate_phdr(callback, data)`, holding [`LOADER_WALK`] (waits for it).
 ///
 /// # Safety
 /// `callback` must treat `data` as what the caller passes.
@@ -457,9 +457,233 @@ pub(crate) unsafe fn dl_iterate_phdr(callback: PhdrCallback, data: *mut c_void) 
     LOADER_WALK.unlock();
 }
 
-/// Held by every runtime thread while it is inside `dl_iterate_phdr`, and by the `fork` prepare
-/// handler across the fork. `dl_iterate_phdr` holds the loader's lock while it runs; a fork at that
-/// moment (a shell forking a command substitution while the `gmon-unwind` thread refreshes its
-/// object list) gave a child whose loader lock was held by a thread that does not exist there,
-/// and the child hung in its first `dl_iterate_phdr` (at exit, writing its profile).
-pub(crate) static LOADER_WALK: RawMutex = RawMutex::new();
+/// How long the at-exit path waits for another thread's walk of the loaded objects.
+pub(crate) const EXIT_WALK_PATIENCE_MS: u32 = 300;
+
+/// `dl_iterate_phdr(callback, data)` for a path that must not wait unboundedly (the profile
+/// writer, which may run at exit from a signal handler): walks at once when this thread already
+/// holds [`LOADER_WALK`] (the handler interrupted the runtime's own walk on this thread; glibc's
+/// loader lock is recursive), else waits for it at most [`EXIT_WALK_PATIENCE_MS`]. Returns
+/// false, without walking, when another thread kept it (spec/runtime.md §4.5: the holder may be
+/// waiting for glibc's loader lock, which the exiting thread itself may hold).
+///
+/// # Safety
+/// As [`dl_iterate_phdr`].
+pub(crate) unsafe fn dl_iterate_phdr_bounded(callback: PhdrCallback, data: *mut c_void) -> bool {
+    if !LOADER_WALK.lock_within(EXIT_WALK_PATIENCE_MS) {
+        return false;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { libc::dl_iterate_phdr(Some(callback), data) };
+    LOADER_WALK.unlock();
+    true
+}
+
+/// A lock that its holding thread may take again (a signal handler that calls `exit` while
+/// this thread is inside the runtime's own walk), and that a forked child can release although
+/// its thread id changed.
+///
+/// Not a `PTHREAD_MUTEX_RECURSIVE_NP` mutex: glibc records the owner's tid in it, and in a
+/// child forked while the `fork` prepare handler held it, the thread has a new tid, so
+/// `pthread_mutex_unlock` fails with `EPERM` and the child's next walk waits forever. Here the
+/// owner and depth are ours: [`WalkLock::adopt_after_fork`] hands them to the child's thread.
+#[derive(Debug)]
+pub(crate) struct WalkLock {
+    mutex: RawMutex,
+    /// tid of the holder, 0 when free.
+    owner: AtomicI32,
+    /// How many times the holder took it (only touched by the holder).
+    depth: AtomicU32,
+}
+
+impl WalkLock {
+    pub(crate) const fn new() -> WalkLock {
+        WalkLock {
+            mutex: RawMutex::new(),
+            owner: AtomicI32::new(0),
+            depth: AtomicU32::new(0),
+        }
+    }
+
+    /// Takes it again when this thread holds it; false otherwise.
+    fn reenter(&self, me: i32) -> bool {
+        if self.owner.load(Ordering::SeqCst) == me {
+            self.depth.fetch_add(1, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+
+    fn own(&self, me: i32) {
+        self.depth.store(1, Ordering::Relaxed);
+        self.owner.store(me, Ordering::SeqCst);
+    }
+
+    /// Waits for the lock (or takes it again).
+    pub(crate) fn lock(&self) {
+        let me = gettid();
+        if !self.reenter(me) {
+            self.mutex.lock();
+            self.own(me);
+        }
+    }
+
+    /// Takes the lock, waiting at most about `ms` milliseconds; false when it stayed held by
+    /// another thread.
+    pub(crate) fn lock_within(&self, ms: u32) -> bool {
+        let me = gettid();
+        if self.reenter(me) {
+            return true;
+        }
+        for waited in 0..=ms {
+            if self.mutex.try_lock() {
+                self.own(me);
+                return true;
+            }
+            if waited < ms {
+                sleep_ms(1);
+            }
+        }
+        false
+    }
+
+    /// Releases one level; the last releases the lock.
+    pub(crate) fn unlock(&self) {
+        // A handler on this thread may run between any two of these steps: it takes the lock
+        // again while `owner` is still this thread (and leaves `depth` as it found it), and
+        // waits boundedly for the mutex after (the at-exit writer then keeps its last list).
+        let depth = self.depth.load(Ordering::Relaxed);
+        if depth > 1 {
+            self.depth.store(depth - 1, Ordering::Relaxed);
+            return;
+        }
+        self.owner.store(0, Ordering::SeqCst);
+        self.depth.store(0, Ordering::Relaxed);
+        self.mutex.unlock();
+    }
+
+    /// In a forked child: the lock taken by the `fork` prepare handler belongs to this thread
+    /// (the parent's thread, under a new tid).
+    pub(crate) fn adopt_after_fork(&self) {
+        if self.owner.load(Ordering::SeqCst) != 0 {
+            self.owner.store(gettid(), Ordering::SeqCst);
+        }
+    }
+}
+
+/// Held by every runtime walk of the loaded objects (`dl_iterate_phdr`), and by the `fork`
+/// prepare handler across the fork. `dl_iterate_phdr` holds the loader's lock while it runs; a
+/// fork at that moment (a shell forking a command substitution while the `gmon-unwind` thread
+/// refreshes its object list) gave a child whose loader lock was held by a thread that does not
+/// exist there, and the child hung in its first `dl_iterate_phdr` (at exit, writing its
+/// profile). Re-entrant for its holder, and the writer waits for it only boundedly
+/// ([`dl_iterate_phdr_bounded`]).
+pub(crate) static LOADER_WALK: WalkLock = WalkLock::new();
+
+/// Blocks every signal in the calling thread (libc's `pthread_sigmask`, which leaves glibc's
+/// internal signals alone) and returns the previous mask.
+pub(crate) fn block_all_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigfillset initialises it.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid, writable set.
+    unsafe { libc::sigfillset(&mut all) };
+    let mut old = empty_set();
+    thread_sigmask(libc::SIG_SETMASK, Some(&all), Some(&mut old));
+    old
+}
+
+/// Starts one of the runtime's own threads (`gmon-watcher`, `gmon-unwind`, `gmon-stopsig`)
+/// with every signal blocked, so that the program's handlers never run on it: a process-
+/// directed signal (`alarm`, `kill`) goes to a thread of the program, as without the runtime.
+/// A handler that called `exit` on a runtime thread could interrupt it inside one of its
+/// locks; the program's thread-local state would be the wrong thread's.
+pub(crate) fn spawn_quiet<F: FnOnce() + Send + 'static>(
+    name: &str,
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    // Blocked around the spawn so the thread inherits the mask from its first instruction;
+    // blocked again inside, since our pthread_create trampoline unblocks the sample signal.
+    let old = block_all_signals();
+    let r = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            block_all_signals();
+            f()
+        });
+    thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    static IN_HANDLER_WALKED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn nothing(_: *mut libc::dl_phdr_info, _: libc::size_t, _: *mut c_void) -> c_int {
+        0
+    }
+
+    /// What a program's handler calling `exit` does: the writer's bounded walk.
+    extern "C" fn exit_like_handler(_: c_int) {
+        // SAFETY: a callback that touches nothing.
+        let walked = unsafe { dl_iterate_phdr_bounded(nothing, std::ptr::null_mut()) };
+        IN_HANDLER_WALKED.store(walked, Ordering::SeqCst);
+    }
+
+    extern "C" fn raise_inside(
+        _: *mut libc::dl_phdr_info,
+        _: libc::size_t,
+        _: *mut c_void,
+    ) -> c_int {
+        raise(libc::SIGUSR2);
+        1
+    }
+
+    /// A signal handler that walks the objects while the same thread is inside the runtime's
+    /// walk (exit from a handler) takes the walk lock again at once: the lock used to be a
+    /// plain mutex, and this waited forever.
+    #[test]
+    fn a_handler_inside_our_walk_walks_again_at_once() {
+        let act = action(exit_like_handler as *const () as libc::sighandler_t, 0);
+        assert!(sigaction(libc::SIGUSR2, Some(&act), None));
+        let start = std::time::Instant::now();
+        // SAFETY: a callback that only raises a signal.
+        unsafe { dl_iterate_phdr(raise_inside, std::ptr::null_mut()) };
+        assert!(IN_HANDLER_WALKED.load(Ordering::SeqCst));
+        assert!(start.elapsed() < std::time::Duration::from_millis(100));
+        // Released in full: another thread takes it at once.
+        assert!(
+            std::thread::spawn(|| {
+                let ok = LOADER_WALK.lock_within(0);
+                LOADER_WALK.unlock();
+                ok
+            })
+            .join()
+            .unwrap()
+        );
+    }
+
+    /// Another thread's hold makes the bounded walk give up after its patience, not wait.
+    #[test]
+    fn the_bounded_walk_gives_up_on_another_threads_hold() {
+        let lock = WalkLock::new();
+        lock.lock();
+        lock.lock();
+        lock.unlock();
+        let start = std::time::Instant::now();
+        let other = std::thread::scope(|s| s.spawn(|| lock.lock_within(50)).join().unwrap());
+        assert!(!other);
+        assert!(start.elapsed() >= std::time::Duration::from_millis(50));
+        lock.unlock();
+        assert!(std::thread::scope(|s| s
+            .spawn(|| {
+                let ok = lock.lock_within(0);
+                lock.unlock();
+                ok
+            })
+            .join()
+            .unwrap()));
+    }
+}

@@ -23,7 +23,7 @@ use gmon_format::{
 use gmon_format::ext::Counters;
 
 use crate::files::{FixedPath, OsFail, Scratch, Sink, write_file};
-use crate::objects::for_each_object;
+use crate::objects::for_each_object_bounded;
 use crate::tables::{CountTable, StackTable};
 
 /// The writer string of the sidecar's INFO section.
@@ -342,15 +342,20 @@ fn merged_stacks<'a>(
 }
 
 /// Encodes the loaded objects (sidecar §5.4, without the leading count) into `b.objects`; an
-/// object that does not fit is left out.
-fn collect_objects(b: &mut OutputBuffers) {
-    b.objects.len = 0;
-    b.object_count = 0;
+/// object that does not fit is left out. When another thread keeps the runtime's loader walk
+/// (`sys::dl_iterate_phdr_bounded`), the list of the previous write, or of the session's start,
+/// stays (spec/runtime.md §4.5).
+pub(crate) fn collect_objects(b: &mut OutputBuffers) {
     if b.exe.read_link(c"/proc/self/exe").is_err() {
         b.exe.set(b"");
     }
     let (exe, objects, count) = (&b.exe, &mut b.objects, &mut b.object_count);
-    for_each_object(|o| {
+    for_each_object_bounded(|o| {
+        if o.first {
+            // Only once the walk is under way: a walk that could not start keeps the old list.
+            objects.len = 0;
+            *count = 0;
+        }
         let path = if o.first && !exe.bytes().is_empty() {
             exe.bytes()
         } else {

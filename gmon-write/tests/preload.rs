@@ -173,27 +173,81 @@ fn exit_from_a_signal_handler_inside_malloc_never_hangs() {
     let gmon = dir.path().join("exitsig.out");
     for run in 0..50 {
         let _ = std::fs::remove_file(&gmon);
-        let mut child = preloaded(Command::new(&prog), &gmon, 1000)
-            .spawn()
-            .expect("spawn");
-        let start = std::time::Instant::now();
-        let status = loop {
-            if let Some(st) = child.try_wait().expect("wait") {
-                break st;
-            }
-            if start.elapsed() > std::time::Duration::from_secs(30) {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("run {run} hung at exit (killed after 30 s)");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        };
+        let status = run_at_most(preloaded(Command::new(&prog), &gmon, 1000), 30, run);
         assert_eq!(status.code(), Some(3), "run {run}: {status}");
         let bytes = std::fs::read(&gmon).expect("profile written");
         assert!(
             common::read_sidecar(&gmon).matches_gmon(&bytes),
             "run {run}"
         );
+    }
+}
+
+/// Runs `cmd` (run number `run`), killing it and failing after `secs` seconds.
+fn run_at_most(mut cmd: Command, secs: u64, run: usize) -> std::process::ExitStatus {
+    let mut child = cmd.spawn().expect("spawn");
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().expect("wait") {
+            return st;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("run {run} hung at exit (killed after {secs} s)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// walkexit.c: `exit` from a SIGALRM handler that interrupted the program's own
+/// `dl_iterate_phdr` (it holds glibc's loader lock) while the runtime's unwinder thread waits
+/// for that lock inside the runtime's walk lock. The at-exit writer used to wait for the walk
+/// lock forever (4 runs in 10 hung); now it waits boundedly and keeps the objects listed at
+/// the start. 10 runs, each given 20 s: none may hang, each exits 3 with its profile, whose
+/// sidecar lists the executable.
+#[test]
+fn exit_inside_the_programs_own_loader_walk_never_hangs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build(dir.path(), "walkexit", &[]);
+    let gmon = dir.path().join("walkexit.out");
+    for run in 0..10 {
+        let _ = std::fs::remove_file(&gmon);
+        let status = run_at_most(preloaded(Command::new(&prog), &gmon, 1000), 20, run);
+        assert_eq!(status.code(), Some(3), "run {run}: {status}");
+        let bytes = std::fs::read(&gmon).expect("profile written");
+        let ext = common::read_sidecar(&gmon);
+        assert!(ext.matches_gmon(&bytes), "run {run}");
+        assert!(
+            ext.objects
+                .first()
+                .is_some_and(|o| o.is_main() && o.path.ends_with("walkexit")),
+            "run {run}: {:?}",
+            ext.objects
+        );
+    }
+}
+
+/// alarmthread.c: SIGALRM blocked in main (the program's only thread) and raised every 1 ms.
+/// Without the runtime it stays pending until main unblocks it, and the handler runs on main.
+/// The runtime's threads used to leave it unblocked, so the handler ran on them (twice,
+/// concurrently, each calling `exit`), inside the runtime's locks. Now they block every signal.
+#[test]
+fn program_handlers_never_run_on_the_runtimes_threads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build(dir.path(), "alarmthread", &[]);
+    let gmon = dir.path().join("alarm.out");
+    let plain = run(Command::new(&prog));
+    assert_eq!(plain.status.code(), Some(3), "{plain:?}");
+    assert_eq!(stdout(&plain), "on_main=1\n");
+    for run_no in 0..3 {
+        let status_and_out = preloaded(Command::new(&prog), &gmon, 1000)
+            .output()
+            .expect("run");
+        assert_eq!(status_and_out.status.code(), Some(3), "run {run_no}");
+        assert_eq!(stdout(&status_and_out), "on_main=1\n", "run {run_no}");
+        let bytes = std::fs::read(&gmon).expect("profile written");
+        assert!(common::read_sidecar(&gmon).matches_gmon(&bytes));
     }
 }
 

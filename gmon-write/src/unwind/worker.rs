@@ -143,37 +143,35 @@ impl Worker {
         let state = Arc::new(Mutex::new(StateCell(State::new())));
         let stop = Arc::new(AtomicBool::new(false));
         let (st, flag) = (Arc::clone(&state), Arc::clone(&stop));
-        let thread = std::thread::Builder::new()
-            .name("gmon-unwind".into())
-            .spawn(move || {
-                crate::sampler::exclude_current_thread();
-                // Read the objects' CFI now, so that a final drain at exit (which must not
-                // allocate, so does not read them) has it even for a very short run.
-                {
-                    let mut s = st.lock().unwrap_or_else(PoisonError::into_inner);
-                    let State {
-                        modules, unwinder, ..
-                    } = &mut s.0;
-                    modules.refresh(unwinder);
-                }
-                let mut interval = MIN_INTERVAL;
-                while !flag.load(Ordering::SeqCst) {
-                    std::thread::park_timeout(interval);
-                    let n = st
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                        .drain(&shared, true);
-                    interval = if n > RING_SLOTS / 4 {
-                        (interval / 2).max(MIN_INTERVAL)
-                    } else if n < RING_SLOTS / 16 {
-                        (interval * 2).min(MAX_INTERVAL)
-                    } else {
-                        interval
-                    };
-                }
-            })
-            .ok();
+        let thread = crate::sys::spawn_quiet("gmon-unwind", move || {
+            crate::sampler::exclude_current_thread();
+            // Read the objects' CFI now, so that a final drain at exit (which must not
+            // allocate, so does not read them) has it even for a very short run.
+            {
+                let mut s = st.lock().unwrap_or_else(PoisonError::into_inner);
+                let State {
+                    modules, unwinder, ..
+                } = &mut s.0;
+                modules.refresh(unwinder);
+            }
+            let mut interval = MIN_INTERVAL;
+            while !flag.load(Ordering::SeqCst) {
+                std::thread::park_timeout(interval);
+                let n = st
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+                    .drain(&shared, true);
+                interval = if n > RING_SLOTS / 4 {
+                    (interval / 2).max(MIN_INTERVAL)
+                } else if n < RING_SLOTS / 16 {
+                    (interval * 2).min(MAX_INTERVAL)
+                } else {
+                    interval
+                };
+            }
+        })
+        .ok();
         Worker {
             state,
             stop,
