@@ -48,7 +48,6 @@ mod builder;
 pub mod callgraph;
 pub mod debuglink;
 pub mod demangle;
-mod die_walk;
 pub mod dwarf;
 pub mod execcount;
 pub mod flat;

@@ -1,0 +1,270 @@
+//! [`LineInfo`]: BFD's view of an executable's line information, and its answer for an
+//! address (see the module docs of [`super`] for the rules reproduced).
+
+use super::sections::Sections;
+use super::strings::{StrId, Strings};
+use super::symbols::ElfSymbols;
+use super::units::{PARALLEL_DEBUG_INFO, Units, read_units};
+
+/// One answer of `get_src_info`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The file name as BFD builds it (see [`LineInfo::string`]).
+    pub file: StrId,
+    /// The line (never 0).
+    pub line: u32,
+    /// The function name BFD reports.
+    pub function: StrId,
+}
+
+/// BFD's view of an executable's DWARF line information and code symbols.
+#[derive(Debug)]
+pub struct LineInfo {
+    strings: Strings,
+    units: Units,
+    /// Candidate symbols for `_bfd_elf_find_function`.
+    symbols: ElfSymbols,
+    /// How many DWARF functions BFD's name memory has settled so far.
+    resolved: u64,
+}
+
+impl LineInfo {
+    /// Reads the DWARF sections and code symbols of an ELF image. An image without
+    /// `.debug_info` gives an empty table (every lookup fails, as in gprof without `-g`).
+    /// Malformed DWARF is skipped unit by unit, as BFD skips what it cannot read.
+    pub fn from_elf(data: &[u8]) -> LineInfo {
+        LineInfo::from_elf_with(data, true)
+    }
+
+    /// [`LineInfo::from_parsed_elf`] for the executable at `path` (`data`, parsed as `elf`):
+    /// its own DWARF, or when it has none, that of its separate debug file (build ID or
+    /// `.gnu_debuglink`, see [`crate::gprof::debuglink`]), with the executable's symbols, as BFD
+    /// reads it.
+    pub fn for_executable(
+        path: &std::path::Path,
+        data: &[u8],
+        elf: Option<&goblin::elf::Elf<'_>>,
+        functions: bool,
+    ) -> LineInfo {
+        let separate = crate::gprof::debuglink::separate_debug_data(path, data);
+        let mut info =
+            LineInfo::from_parsed_elf(separate.as_deref().unwrap_or(data), elf, functions);
+        // The code symbols are the executable's, and so are the descriptors they may need.
+        if separate.is_some()
+            && let Some(elf) = elf
+        {
+            info.symbols = ElfSymbols::read(elf, data, &mut info.strings);
+        }
+        info
+    }
+
+    /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
+    /// DWARF functions are not read, which is most of the reading time. The file and line of
+    /// an address are then the same; only the function *name* may differ (the nearest ELF
+    /// symbol is used), and function-level gprof never looks at it: an address in `.text`
+    /// always has a preceding ELF symbol, so the name is never missing.
+    pub fn from_elf_with(data: &[u8], functions: bool) -> LineInfo {
+        let elf = crate::gprof::symtab::parse_elf(data).ok();
+        LineInfo::from_parsed_elf(data, elf.as_ref(), functions)
+    }
+
+    /// [`LineInfo::from_elf_with`] with the ELF file already parsed by goblin (`None` when
+    /// it could not be), so that a caller needing it too parses it only once.
+    pub fn from_parsed_elf(
+        data: &[u8],
+        elf: Option<&goblin::elf::Elf<'_>>,
+        functions: bool,
+    ) -> LineInfo {
+        LineInfo::read(data, elf, functions, None)
+    }
+
+    /// The reader behind the constructors. `threads`: read units on several threads or not;
+    /// `None` decides by the size of the DWARF.
+    fn read(
+        data: &[u8],
+        elf: Option<&goblin::elf::Elf<'_>>,
+        functions: bool,
+        threads: Option<bool>,
+    ) -> LineInfo {
+        let mut info = LineInfo {
+            strings: Strings::default(),
+            units: Units::default(),
+            symbols: ElfSymbols::default(),
+            resolved: 0,
+        };
+        let Some(sections) = Sections::read(data) else {
+            return info;
+        };
+        if let Some(elf) = elf {
+            info.symbols = ElfSymbols::read(elf, data, &mut info.strings);
+        }
+        let Some(dwarf) = sections.dwarf() else {
+            return info;
+        };
+        let mut headers = Vec::new();
+        let mut iter = dwarf.units();
+        while let Ok(Some(h)) = iter.next() {
+            headers.push(h);
+        }
+        // Threads pay off once there is DWARF to share (objdump's 4.5 MB: about half the time).
+        let size = sections.get(gimli::SectionId::DebugInfo).len();
+        let parallel = threads.unwrap_or(functions && size >= PARALLEL_DEBUG_INFO);
+        let strings = std::mem::take(&mut info.strings);
+        let (units, strings) = read_units(&dwarf, &headers, functions, parallel, strings);
+        info.strings = strings;
+        info.units = Units::new(units);
+        info
+    }
+
+    /// The text of an interned string.
+    pub fn string(&self, id: StrId) -> &str {
+        self.strings.get(id)
+    }
+
+    /// Whether any DWARF compilation unit was read.
+    pub fn has_dwarf(&self) -> bool {
+        !self.units.is_empty()
+    }
+
+    /// `get_src_info(addr)`: BFD's nearest line, kept only with a file, a function and a
+    /// non-zero line. Updates BFD's per-function name memory (see the module docs).
+    pub fn locate(&mut self, addr: u64) -> Option<Location> {
+        self.locate_noting_memory(addr).0
+    }
+
+    /// Whether repeating a sequence of lookups gives the same answers as long as no lookup
+    /// of the first run changed BFD's name memory ([`LineInfo::locate_noting_memory`]).
+    pub fn lookups_replay(&self) -> bool {
+        self.symbols.cache_transparent()
+    }
+
+    /// [`LineInfo::locate`], also telling whether this lookup changed BFD's name memory (then
+    /// the next address may be named differently although nothing else changes there).
+    pub fn locate_noting_memory(&mut self, addr: u64) -> (Option<Location>, bool) {
+        let before = self.resolved;
+        let loc = self.locate_inner(addr);
+        (loc, self.resolved != before)
+    }
+
+    fn locate_inner(&mut self, addr: u64) -> Option<Location> {
+        let Some((ui, row, func)) = self.units.find(addr) else {
+            // BFD still consults the ELF symbols (and its cache) when no unit answers.
+            let _ = self
+                .symbols
+                .find_function(addr.wrapping_sub(self.symbols.text_vma));
+            return None;
+        };
+        let (file, line) = match row {
+            Some((f, l)) => (f, l),
+            None => (None, 0),
+        };
+        let function = self.function_name(ui, func, addr);
+        match (file, function) {
+            (Some(file), Some(function)) if line != 0 => Some(Location {
+                file,
+                line,
+                function,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The name BFD reports for `addr` given the best-fit function of unit `ui`.
+    fn function_name(&mut self, ui: usize, func: Option<usize>, addr: u64) -> Option<StrId> {
+        if let Some(fi) = func
+            && let Some(f) = self.units.get(ui).and_then(|u| u.functions.get(fi))
+            && f.is_linkage
+        {
+            return f.name;
+        }
+        let text_vma = self.symbols.text_vma;
+        let sym = self.symbols.find_function(addr.wrapping_sub(text_vma));
+        let sym_name = sym.and_then(|i| self.symbols.name_and_value(i));
+        if let Some(fi) = func
+            && let Some(f) = self.units.get_mut(ui).and_then(|u| u.functions.get_mut(fi))
+        {
+            let result = match sym_name {
+                None => f.name,
+                Some((name, value)) => {
+                    if f.ranges
+                        .first()
+                        .is_some_and(|r| value.wrapping_add(text_vma) == r.0)
+                    {
+                        f.name = Some(name);
+                    }
+                    Some(name)
+                }
+            };
+            if !f.is_linkage {
+                f.is_linkage = true;
+                self.resolved += 1;
+            }
+            return result;
+        }
+        sym_name.map(|(n, _)| n)
+    }
+
+    /// Every address in `[lo, hi)` where [`LineInfo::locate`]'s answer may change, ascending,
+    /// starting with `lo`.
+    pub fn breakpoints(&self, lo: u64, hi: u64) -> Vec<u64> {
+        let mut v = vec![lo];
+        v.extend(
+            self.units
+                .breakpoints()
+                .chain(self.symbols.breakpoints())
+                .filter(|&a| a > lo && a < hi),
+        );
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Units read on several threads (string tables merged afterwards) answer every lookup as
+    /// units read one after the other.
+    #[test]
+    fn threads_do_not_change_answers() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../testdata/cases/multifile-pie-O2/prog"
+        );
+        let Ok(data) = std::fs::read(path) else {
+            panic!("{path} is part of the repository");
+        };
+        let elf = crate::gprof::symtab::parse_elf(&data).ok();
+        let mut one = LineInfo::read(&data, elf.as_ref(), true, Some(false));
+        let mut many = LineInfo::read(&data, elf.as_ref(), true, Some(true));
+        assert!(one.units.get(1).is_some());
+        let text = elf
+            .as_ref()
+            .and_then(|e| {
+                e.section_headers
+                    .iter()
+                    .find(|s| e.shdr_strtab.get_at(s.sh_name) == Some(".text"))
+            })
+            .map(|s| (s.sh_addr, s.sh_addr + s.sh_size))
+            .unwrap_or((0, 0));
+        let points = one.breakpoints(text.0, text.1);
+        assert_eq!(points, many.breakpoints(text.0, text.1));
+        let mut located = 0;
+        for &a in &points {
+            let (x, y) = (one.locate(a), many.locate(a));
+            let show = |info: &LineInfo, l: Option<Location>| {
+                l.map(|l| {
+                    (
+                        info.string(l.file).to_string(),
+                        l.line,
+                        info.string(l.function).to_string(),
+                    )
+                })
+            };
+            assert_eq!(show(&one, x), show(&many, y), "at {a:#x}");
+            located += usize::from(x.is_some());
+        }
+        assert!(located > 10, "only {located} addresses located");
+    }
+}

@@ -1,0 +1,69 @@
+//! The DWARF sections of an object file, as gimli reads them.
+
+use std::borrow::Cow;
+
+use gimli::{EndianSlice, RunTimeEndian};
+use object::{Object, ObjectSection};
+
+/// How every DWARF reader here reads: straight from the section bytes.
+pub(super) type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// The sections gprof's line information reads.
+const WANTED: [gimli::SectionId; 9] = [
+    gimli::SectionId::DebugInfo,
+    gimli::SectionId::DebugAbbrev,
+    gimli::SectionId::DebugLine,
+    gimli::SectionId::DebugLineStr,
+    gimli::SectionId::DebugStr,
+    gimli::SectionId::DebugStrOffsets,
+    gimli::SectionId::DebugRanges,
+    gimli::SectionId::DebugRngLists,
+    gimli::SectionId::DebugAddr,
+];
+
+/// The DWARF sections of one object file (decompressed where they are compressed; a missing
+/// section is empty).
+#[derive(Debug)]
+pub(super) struct Sections<'data> {
+    endian: RunTimeEndian,
+    bytes: Vec<(gimli::SectionId, Cow<'data, [u8]>)>,
+}
+
+impl<'data> Sections<'data> {
+    /// The sections of the object file `data`, or `None` when it is not one.
+    pub(super) fn read(data: &'data [u8]) -> Option<Sections<'data>> {
+        let file = object::File::parse(data).ok()?;
+        let endian = if file.is_little_endian() {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let bytes = WANTED
+            .iter()
+            .map(|&id| {
+                let b = file
+                    .section_by_name(id.name())
+                    .and_then(|s| s.uncompressed_data().ok())
+                    .unwrap_or(Cow::Borrowed(&[]));
+                (id, b)
+            })
+            .collect();
+        Some(Sections { endian, bytes })
+    }
+
+    /// The bytes of section `id` (empty when absent).
+    pub(super) fn get(&self, id: gimli::SectionId) -> &[u8] {
+        self.bytes
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map_or(&[], |(_, b)| b.as_ref())
+    }
+
+    /// gimli's view of the sections.
+    pub(super) fn dwarf(&self) -> Option<gimli::Dwarf<Reader<'_>>> {
+        gimli::Dwarf::load(|id| -> Result<Reader<'_>, gimli::Error> {
+            Ok(EndianSlice::new(self.get(id), self.endian))
+        })
+        .ok()
+    }
+}

@@ -1,0 +1,165 @@
+//! The ELF code symbols BFD falls back on when DWARF does not name a function
+//! (`_bfd_elf_find_function`), with its one-entry cache.
+
+use super::strings::{StrId, Strings};
+
+#[derive(Clone, Debug)]
+struct ElfFunc {
+    value: u64,
+    size: u64,
+    name: StrId,
+    /// The symbol's value in its own section, which BFD compares with where it means the
+    /// code's offset (its cache, and the renaming of a DWARF function that starts there):
+    /// for a PowerPC64 descriptor, its place in `.opd`, not its entry.
+    cache_value: u64,
+}
+
+/// `_bfd_elf_find_function`'s view of `.text`.
+#[derive(Debug)]
+pub(super) struct ElfSymbols {
+    /// Candidate symbols, in symbol-table order.
+    funcs: Vec<ElfFunc>,
+    /// `funcs` indices sorted by value.
+    sorted: Vec<usize>,
+    /// `_bfd_elf_find_function`'s one-entry cache: (offset range start, end, symbol).
+    cache: Option<(u64, u64, usize)>,
+    /// Whether a hit in `cache` always gives what a fresh search would (no code symbol's
+    /// extent covers a later symbol's start): then only the name memory makes answers depend
+    /// on the order of lookups.
+    cache_transparent: bool,
+    /// The address of `.text` (symbol values are offsets in it).
+    pub(super) text_vma: u64,
+}
+
+impl Default for ElfSymbols {
+    /// No symbols: every search fails, and the (unused) cache is transparent.
+    fn default() -> ElfSymbols {
+        ElfSymbols {
+            funcs: Vec::new(),
+            sorted: Vec::new(),
+            cache: None,
+            cache_transparent: true,
+            text_vma: 0,
+        }
+    }
+}
+
+impl ElfSymbols {
+    /// Code symbols of `.text` that `_bfd_elf_find_function` considers (the machine's
+    /// `maybe_function_sym`, see [`crate::gprof::arch::function_symbols`]), in gprof's order.
+    /// `data`: the bytes `elf` was parsed from (PowerPC64 descriptors are read there).
+    pub(super) fn read(
+        elf: &goblin::elf::Elf<'_>,
+        data: &[u8],
+        strings: &mut Strings,
+    ) -> ElfSymbols {
+        let Some((text_idx, text)) = elf
+            .section_headers
+            .iter()
+            .enumerate()
+            .find(|(_, s)| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
+        else {
+            return ElfSymbols::default();
+        };
+        let mut syms = ElfSymbols {
+            text_vma: text.sh_addr,
+            ..ElfSymbols::default()
+        };
+        let synthetic = crate::gprof::arch::synthetic_symbols(elf, data);
+        for f in crate::gprof::arch::function_symbols(elf, data, text_idx, &synthetic) {
+            let name = strings.intern(&f.name);
+            syms.funcs.push(ElfFunc {
+                value: f.offset,
+                size: f.size,
+                name,
+                cache_value: f.cache_value,
+            });
+        }
+        let mut order: Vec<usize> = (0..syms.funcs.len()).collect();
+        order.sort_by_key(|&i| syms.funcs.get(i).map_or(0, |f| f.value));
+        syms.sorted = order;
+        syms.cache_transparent =
+            syms.cache_is_transparent() && syms.funcs.iter().all(|f| f.cache_value == f.value);
+        syms
+    }
+
+    /// See [`ElfSymbols::cache_transparent`].
+    pub(super) fn cache_transparent(&self) -> bool {
+        self.cache_transparent
+    }
+
+    /// The symbol `find_function` returned: its name and its value in its own section.
+    pub(super) fn name_and_value(&self, i: usize) -> Option<(StrId, u64)> {
+        self.funcs.get(i).map(|s| (s.name, s.cache_value))
+    }
+
+    /// Every symbol's start and end address (where the symbol found may change).
+    pub(super) fn breakpoints(&self) -> impl Iterator<Item = u64> + '_ {
+        let vma = self.text_vma;
+        self.funcs.iter().flat_map(move |f| {
+            let start = f.value.wrapping_add(vma);
+            [start, start.wrapping_add(f.size)]
+        })
+    }
+
+    /// See [`ElfSymbols::cache_transparent`]: for each symbol value, the symbol a search
+    /// picks there must end at or before the next symbol value.
+    fn cache_is_transparent(&self) -> bool {
+        let mut k = 0;
+        while let Some(&first) = self.sorted.get(k) {
+            let Some(value) = self.funcs.get(first).map(|f| f.value) else {
+                return false;
+            };
+            let mut size = 0u64;
+            while let Some(f) = self.sorted.get(k).and_then(|&i| self.funcs.get(i)) {
+                if f.value != value {
+                    break;
+                }
+                size = size.max(f.size);
+                k += 1;
+            }
+            if let Some(next) = self.sorted.get(k).and_then(|&i| self.funcs.get(i))
+                && next.value < value.saturating_add(size)
+            {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `_bfd_elf_find_function` on `.text` at a section offset, with its cache.
+    pub(super) fn find_function(&mut self, offset: u64) -> Option<usize> {
+        if let Some((lo, hi, idx)) = self.cache
+            && offset >= lo
+            && offset < hi
+        {
+            return Some(idx);
+        }
+        // The symbol with the greatest value <= offset; at equal values the first (in table
+        // order) with the largest size.
+        let n = self
+            .sorted
+            .partition_point(|&i| self.funcs.get(i).is_some_and(|f| f.value <= offset));
+        let last = n.checked_sub(1)?;
+        let best_value = self.funcs.get(*self.sorted.get(last)?)?.value;
+        let mut best: Option<usize> = None;
+        let mut best_size = 0u64;
+        for &i in self.sorted.get(..n)?.iter().rev() {
+            let f = self.funcs.get(i)?;
+            if f.value != best_value {
+                break;
+            }
+            // Table order: a later symbol replaces only with a strictly larger size, so among
+            // equal sizes the lowest table index wins.
+            if best.is_none() || f.size > best_size || (f.size == best_size && Some(i) < best) {
+                best = Some(i);
+                best_size = f.size;
+            }
+        }
+        // BFD's scan also starts from low_func = 0 with func_size 0: a value-0 symbol qualifies.
+        let idx = best?;
+        let f = self.funcs.get(idx)?;
+        self.cache = Some((f.cache_value, f.cache_value.saturating_add(f.size), idx));
+        Some(idx)
+    }
+}
