@@ -360,6 +360,23 @@ fn binutils(dir: &Path, tool: &str, args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// `gmon gprof OPTS prog gmon.out` in DIR, which must succeed; its report.
+fn prog_report(dir: &Path, opts: &[&str]) -> Vec<u8> {
+    let mut args: Vec<&std::ffi::OsStr> = opts.iter().map(|o| o.as_ref()).collect();
+    args.extend([
+        std::ffi::OsStr::new("prog"),
+        std::ffi::OsStr::new("gmon.out"),
+    ]);
+    let o = gprof_in(dir, &args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.stdout
+}
+
 /// QA2 #1: an executable whose DWARF was moved to a separate file (`strip --strip-debug` +
 /// `objcopy --add-gnu-debuglink`) is read as GNU gprof reads it: BFD follows the link (same
 /// directory, then `.debug/`), so the static functions' file names in the index and the line
@@ -378,21 +395,7 @@ fn gprof_follows_gnu_debuglink_like_bfd() {
     assert!(made, "objcopy/strip (binutils) are needed for this test");
     let golden_b = std::fs::read(c.join("gprof/b.out")).unwrap();
     let golden_l = std::fs::read(c.join("gprof/ln-l.out")).unwrap();
-    let run = |opts: &[&str]| {
-        let mut args: Vec<&std::ffi::OsStr> = opts.iter().map(|o| o.as_ref()).collect();
-        args.extend([
-            std::ffi::OsStr::new("prog"),
-            std::ffi::OsStr::new("gmon.out"),
-        ]);
-        let o = gprof_in(d, &args);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o.stdout
-    };
+    let run = |opts: &[&str]| prog_report(d, opts);
     assert!(run(&["-b"]) == golden_b, "-b differs from gprof's b.out");
     assert!(
         run(&["-b", "-l"]) == golden_l,
@@ -421,4 +424,58 @@ fn gprof_follows_gnu_debuglink_like_bfd() {
         run(&["-b"]) != golden_b,
         "a debug file with another CRC was used"
     );
+}
+
+/// Compressed DWARF (`objcopy --compress-debug-sections`: GNU `.zdebug_*`, ELF zlib and zstd
+/// `SHF_COMPRESSED` sections), in the executable or in its separate debug file, is read as
+/// BFD reads it: GNU gprof's goldens for the uncompressed program (b.out and ln-l.out; BFD
+/// decompresses transparently, checked with GNU gprof 2.40 when this test was written).
+#[test]
+fn gprof_reads_compressed_debug_sections_like_bfd() {
+    let c = case("multifile-pie-O0");
+    let golden_b = std::fs::read(c.join("gprof/b.out")).unwrap();
+    let golden_l = std::fs::read(c.join("gprof/ln-l.out")).unwrap();
+    for kind in ["zlib-gnu", "zlib-gabi", "zstd"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::copy(c.join("prog"), d.join("orig")).unwrap();
+        std::fs::copy(c.join("gmon.out"), d.join("gmon.out")).unwrap();
+        let option = format!("--compress-debug-sections={kind}");
+        assert!(
+            binutils(d, "objcopy", &[&option, "orig", "prog"]),
+            "objcopy {option} (binutils) is needed for this test"
+        );
+        let packed = std::fs::read(d.join("prog")).unwrap();
+        let gnu_style = packed.windows(12).any(|w| w == b".zdebug_info");
+        assert_eq!(
+            gnu_style,
+            kind == "zlib-gnu",
+            "{kind}: not compressed as asked"
+        );
+        let run = |opts: &[&str]| prog_report(d, opts);
+        assert!(
+            run(&["-b"]) == golden_b,
+            "{kind}: -b differs from gprof's b.out"
+        );
+        assert!(
+            run(&["-b", "-l"]) == golden_l,
+            "{kind}: -b -l differs from gprof's ln-l.out"
+        );
+        // The DWARF moved, compressed, to a separate debug file.
+        let made = binutils(
+            d,
+            "objcopy",
+            &["--only-keep-debug", &option, "orig", "prog.debug"],
+        ) && binutils(d, "objcopy", &["--strip-debug", "orig", "prog"])
+            && binutils(d, "objcopy", &["--add-gnu-debuglink=prog.debug", "prog"]);
+        assert!(made, "objcopy (binutils) is needed for this test");
+        assert!(
+            run(&["-b"]) == golden_b,
+            "{kind}: -b (debug file) differs from gprof's b.out"
+        );
+        assert!(
+            run(&["-b", "-l"]) == golden_l,
+            "{kind}: -b -l (debug file) differs from gprof's ln-l.out"
+        );
+    }
 }

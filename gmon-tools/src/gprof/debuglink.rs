@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use object::Object;
+use super::elf_file::ElfFile;
 
 /// BFD's global debug directory as Debian's binutils is configured (`DEBUGDIR`).
 const DEBUG_DIR: &str = "/usr/lib/debug";
@@ -23,16 +23,16 @@ const DEBUG_DIR: &str = "/usr/lib/debug";
 /// `data`, or `None` when the executable has its own DWARF (`.debug_info`), is not an object
 /// file, names no debug file, or none of the candidates exists with the right build ID / CRC.
 pub fn separate_debug_data(exe_path: &Path, data: &[u8]) -> Option<Vec<u8>> {
-    let file = object::File::parse(data).ok()?;
-    if file.section_by_name(".debug_info").is_some() {
+    let file = ElfFile::parse(data)?;
+    if file.has_section(".debug_info") || file.has_section(".zdebug_info") {
         return None;
     }
-    if let Ok(Some(id)) = file.build_id()
-        && let Some(found) = by_build_id(id)
+    if let Some(id) = file.gnu_build_id()
+        && let Some(found) = by_build_id(&id)
     {
         return Some(found);
     }
-    let (name, crc) = file.gnu_debuglink().ok()??;
+    let (name, crc) = file.gnu_debuglink()?;
     candidates(exe_path, name)
         .into_iter()
         .find_map(|p| std::fs::read(p).ok().filter(|b| crc32(b) == crc))
@@ -51,10 +51,9 @@ fn by_build_id(id: &[u8]) -> Option<Vec<u8>> {
         hex(rest)
     );
     let bytes = std::fs::read(path).ok()?;
-    let same = object::File::parse(&*bytes)
-        .ok()
-        .and_then(|f| f.build_id().ok().flatten().map(|b| b == id))
-        .unwrap_or(false);
+    let same = ElfFile::parse(&bytes)
+        .and_then(|f| f.gnu_build_id())
+        .is_some_and(|b| b == id);
     same.then_some(bytes)
 }
 

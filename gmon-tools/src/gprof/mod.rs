@@ -49,6 +49,7 @@ pub mod callgraph;
 pub mod debuglink;
 pub mod demangle;
 pub mod dwarf;
+pub mod elf_file;
 pub mod execcount;
 pub mod flat;
 pub mod fmt;

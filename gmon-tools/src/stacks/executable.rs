@@ -8,6 +8,8 @@ use anyhow::Context;
 use gmon_format::{Arc, ExecutableId, Profile, read_extension, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
+pub use crate::gprof::elf_file::gnu_build_id;
+
 /// What the views and `gmon merge --exe` need to know of the executable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Executable {
@@ -122,29 +124,6 @@ impl Executable {
         }
         Ok(())
     }
-}
-
-/// The descriptor of the ELF file's GNU build-id note (`NT_GNU_BUILD_ID`, owner "GNU"), read from
-/// the note sections, else the note segments (a file stripped of its section headers).
-pub fn gnu_build_id(elf: &goblin::elf::Elf<'_>, data: &[u8]) -> Option<Vec<u8>> {
-    use goblin::elf::note::NT_GNU_BUILD_ID;
-    let pick = |n: goblin::error::Result<goblin::elf::note::Note<'_>>| {
-        n.ok()
-            .filter(|n| n.n_type == NT_GNU_BUILD_ID && n.name == "GNU" && !n.desc.is_empty())
-            .map(|n| n.desc.to_vec())
-    };
-    if let Some(found) = elf
-        .iter_note_sections(data, None)
-        .into_iter()
-        .flatten()
-        .find_map(pick)
-    {
-        return Some(found);
-    }
-    elf.iter_note_headers(data)
-        .into_iter()
-        .flatten()
-        .find_map(pick)
 }
 
 /// The build id of the main executable named by the gmon-write runtime's sidecar of the

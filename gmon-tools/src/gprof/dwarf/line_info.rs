@@ -47,15 +47,14 @@ impl LineInfo {
         functions: bool,
     ) -> LineInfo {
         let separate = crate::gprof::debuglink::separate_debug_data(path, data);
-        let mut info =
-            LineInfo::from_parsed_elf(separate.as_deref().unwrap_or(data), elf, functions);
         // The code symbols are the executable's, and so are the descriptors they may need.
-        if separate.is_some()
-            && let Some(elf) = elf
-        {
-            info.symbols = ElfSymbols::read(elf, data, &mut info.strings);
-        }
-        info
+        let symbols = elf.map(|e| (e, data));
+        LineInfo::read(
+            separate.as_deref().unwrap_or(data),
+            symbols,
+            functions,
+            None,
+        )
     }
 
     /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
@@ -75,14 +74,16 @@ impl LineInfo {
         elf: Option<&goblin::elf::Elf<'_>>,
         functions: bool,
     ) -> LineInfo {
-        LineInfo::read(data, elf, functions, None)
+        LineInfo::read(data, elf.map(|e| (e, data)), functions, None)
     }
 
-    /// The reader behind the constructors. `threads`: read units on several threads or not;
-    /// `None` decides by the size of the DWARF.
+    /// The reader behind the constructors: the DWARF of the ELF file `dwarf_data`, and the
+    /// code symbols of `symbols` (goblin's parse and the bytes it was parsed from; the same
+    /// file unless the DWARF is in a separate debug file). `threads`: read units on several
+    /// threads or not; `None` decides by the size of the DWARF.
     fn read(
-        data: &[u8],
-        elf: Option<&goblin::elf::Elf<'_>>,
+        dwarf_data: &[u8],
+        symbols: Option<(&goblin::elf::Elf<'_>, &[u8])>,
         functions: bool,
         threads: Option<bool>,
     ) -> LineInfo {
@@ -92,12 +93,12 @@ impl LineInfo {
             symbols: ElfSymbols::default(),
             resolved: 0,
         };
-        let Some(sections) = Sections::read(data) else {
-            return info;
-        };
-        if let Some(elf) = elf {
+        if let Some((elf, data)) = symbols {
             info.symbols = ElfSymbols::read(elf, data, &mut info.strings);
         }
+        let Some(sections) = Sections::read(dwarf_data) else {
+            return info;
+        };
         let Some(dwarf) = sections.dwarf() else {
             return info;
         };
@@ -224,6 +225,35 @@ impl LineInfo {
 mod tests {
     use super::*;
 
+    /// What `info` answers at every breakpoint of `.text` (in `data`), as text.
+    #[allow(clippy::type_complexity)]
+    fn answers(info: &mut LineInfo, data: &[u8]) -> Vec<(u64, Option<(String, u32, String)>)> {
+        let elf = crate::gprof::symtab::parse_elf(data).ok();
+        let text = elf
+            .as_ref()
+            .and_then(|e| {
+                e.section_headers
+                    .iter()
+                    .find(|s| e.shdr_strtab.get_at(s.sh_name) == Some(".text"))
+            })
+            .map(|s| (s.sh_addr, s.sh_addr + s.sh_size))
+            .unwrap_or((0, 0));
+        let points = info.breakpoints(text.0, text.1);
+        points
+            .into_iter()
+            .map(|a| {
+                let l = info.locate(a).map(|l| {
+                    (
+                        info.string(l.file).to_string(),
+                        l.line,
+                        info.string(l.function).to_string(),
+                    )
+                });
+                (a, l)
+            })
+            .collect()
+    }
+
     /// Units read on several threads (string tables merged afterwards) answer every lookup as
     /// units read one after the other.
     #[test]
@@ -236,35 +266,34 @@ mod tests {
             panic!("{path} is part of the repository");
         };
         let elf = crate::gprof::symtab::parse_elf(&data).ok();
-        let mut one = LineInfo::read(&data, elf.as_ref(), true, Some(false));
-        let mut many = LineInfo::read(&data, elf.as_ref(), true, Some(true));
+        let syms = elf.as_ref().map(|e| (e, &data[..]));
+        let mut one = LineInfo::read(&data, syms, true, Some(false));
+        let mut many = LineInfo::read(&data, syms, true, Some(true));
         assert!(one.units.get(1).is_some());
-        let text = elf
-            .as_ref()
-            .and_then(|e| {
-                e.section_headers
-                    .iter()
-                    .find(|s| e.shdr_strtab.get_at(s.sh_name) == Some(".text"))
-            })
-            .map(|s| (s.sh_addr, s.sh_addr + s.sh_size))
-            .unwrap_or((0, 0));
-        let points = one.breakpoints(text.0, text.1);
-        assert_eq!(points, many.breakpoints(text.0, text.1));
-        let mut located = 0;
-        for &a in &points {
-            let (x, y) = (one.locate(a), many.locate(a));
-            let show = |info: &LineInfo, l: Option<Location>| {
-                l.map(|l| {
-                    (
-                        info.string(l.file).to_string(),
-                        l.line,
-                        info.string(l.function).to_string(),
-                    )
-                })
-            };
-            assert_eq!(show(&one, x), show(&many, y), "at {a:#x}");
-            located += usize::from(x.is_some());
-        }
+        let (x, y) = (answers(&mut one, &data), answers(&mut many, &data));
+        assert_eq!(x, y);
+        let located = x.iter().filter(|a| a.1.is_some()).count();
         assert!(located > 10, "only {located} addresses located");
+    }
+
+    /// DWARF in compressed sections (ELF zlib and zstd, GNU `.zdebug`) gives the answers of
+    /// the uncompressed file, on every architecture of testdata.
+    #[test]
+    fn compressed_dwarf_gives_the_same_answers() {
+        use crate::gprof::elf_file::compress::{Kind, compress_debug_sections, testdata_elf_files};
+        let mut located = 0;
+        let files = testdata_elf_files();
+        for path in &files {
+            let data = std::fs::read(path).unwrap_or_default();
+            let want = answers(&mut LineInfo::from_elf(&data), &data);
+            for kind in [Kind::Zlib, Kind::Zstd, Kind::Gnu] {
+                let packed = compress_debug_sections(&data, kind);
+                let got = answers(&mut LineInfo::from_elf(&packed), &packed);
+                assert!(got == want, "{} {kind:?}", path.display());
+            }
+            located += want.iter().filter(|a| a.1.is_some()).count();
+        }
+        assert!(files.len() > 40, "only {} programs", files.len());
+        assert!(located > 1000, "only {located} addresses located");
     }
 }

@@ -1,9 +1,11 @@
-//! The DWARF sections of an object file, as gimli reads them.
+//! The DWARF sections of an ELF file, as gimli reads them: goblin finds the bytes
+//! ([`ElfFile::section_data`], which also decompresses them), gimli reads the DWARF.
 
 use std::borrow::Cow;
 
 use gimli::{EndianSlice, RunTimeEndian};
-use object::{Object, ObjectSection};
+
+use crate::gprof::elf_file::ElfFile;
 
 /// How every DWARF reader here reads: straight from the section bytes.
 pub(super) type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -21,8 +23,8 @@ const WANTED: [gimli::SectionId; 9] = [
     gimli::SectionId::DebugAddr,
 ];
 
-/// The DWARF sections of one object file (decompressed where they are compressed; a missing
-/// section is empty).
+/// The DWARF sections of one ELF file (decompressed where they are compressed; a missing or
+/// unreadable section is empty).
 #[derive(Debug)]
 pub(super) struct Sections<'data> {
     endian: RunTimeEndian,
@@ -30,9 +32,9 @@ pub(super) struct Sections<'data> {
 }
 
 impl<'data> Sections<'data> {
-    /// The sections of the object file `data`, or `None` when it is not one.
+    /// The sections of the ELF file `data`, or `None` when it is not one.
     pub(super) fn read(data: &'data [u8]) -> Option<Sections<'data>> {
-        let file = object::File::parse(data).ok()?;
+        let file = ElfFile::parse(data)?;
         let endian = if file.is_little_endian() {
             RunTimeEndian::Little
         } else {
@@ -41,10 +43,7 @@ impl<'data> Sections<'data> {
         let bytes = WANTED
             .iter()
             .map(|&id| {
-                let b = file
-                    .section_by_name(id.name())
-                    .and_then(|s| s.uncompressed_data().ok())
-                    .unwrap_or(Cow::Borrowed(&[]));
+                let b = file.section_data(id.name()).unwrap_or(Cow::Borrowed(&[]));
                 (id, b)
             })
             .collect();
