@@ -46,6 +46,10 @@ static DISARMED: AtomicBool = AtomicBool::new(false);
 /// Interval between two scans of `/proc/self/task` (threads created with `pthread_create`
 /// register themselves at once, see `threads.rs`; the scan catches the others).
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
+/// The first scan comes sooner: it starts the DWARF unwinder's thread once the handler has
+/// queued a snapshot (`Session::start_unwinder_when_used`), so a process taking samples gets
+/// it within about 10 ms, and a process that ends sooner never creates it.
+const FIRST_WATCH: Duration = Duration::from_millis(10);
 /// Whether any sink is active (read by the `pthread_create` wrapper without the lock).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Largest overrun counted for one tick (bounds the damage of a bogus `si_overrun`).
@@ -275,29 +279,53 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     new
 }
 
+/// What the watcher runs once at its first scan (after releasing the control lock), in each
+/// process: work that a process ending within 10 ms never needs (`stopsig.rs` starts its
+/// helper thread there).
+static AT_FIRST_SCAN: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Registers `f` to run at the watcher's first scan.
+pub(crate) fn at_first_scan(f: fn()) {
+    AT_FIRST_SCAN.store(f as *mut (), Ordering::SeqCst);
+}
+
+fn run_at_first_scan() {
+    let p = AT_FIRST_SCAN.load(Ordering::SeqCst);
+    if !p.is_null() {
+        // SAFETY: only `at_first_scan` stores here, a `fn()`.
+        let f = unsafe { std::mem::transmute::<*mut (), fn()>(p) };
+        f();
+    }
+}
+
 fn spawn_watcher(c: &mut Control) {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    let handle = sys::spawn_quiet("gmon-watcher", move || {
+    let handle = crate::threads::spawn_runtime_thread("gmon-watcher", move || {
         let me = gettid();
-        // The pthread_create wrapper may have armed a timer for this thread: the watcher
-        // is not part of the program and must not be sampled.
-        unregister(me);
         let mut ticks = 0u32;
         while !flag.load(Ordering::SeqCst) {
             // Parked rather than slept, so stopping (which unparks) never waits a period.
-            std::thread::park_timeout(WATCH_INTERVAL);
+            std::thread::park_timeout(if ticks == 0 {
+                FIRST_WATCH
+            } else {
+                WATCH_INTERVAL
+            });
             let mut c = lock();
             if flag.load(Ordering::SeqCst) {
                 break;
             }
             let new = rescan(&mut c, me);
             ticks = ticks.wrapping_add(1);
-            if let Some(s) = c.session.as_ref()
-                && s.wants_stacks()
-                && (new || ticks.is_multiple_of(10))
-            {
-                s.ranges.refresh();
+            if let Some(s) = c.session.as_ref() {
+                s.start_unwinder_when_used();
+                if s.wants_stacks() && (new || ticks.is_multiple_of(10)) {
+                    s.ranges.refresh();
+                }
+            }
+            drop(c);
+            if ticks == 1 {
+                run_at_first_scan();
             }
         }
     });
@@ -383,8 +411,8 @@ pub fn register_current_thread() {
     }
 }
 
-/// Never samples the calling thread: for the runtime's own threads (the stack unwinder), whose
-/// work is not the program's.
+/// Never samples the calling thread: for the runtime's own threads (watcher, unwinder, stop
+/// signal helper), whose work is not the program's.
 pub(crate) fn exclude_current_thread() {
     let tid = gettid();
     let mut c = lock();
@@ -392,14 +420,6 @@ pub(crate) fn exclude_current_thread() {
     if let Some(id) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
         // SAFETY: a timer we created.
         unsafe { libc::timer_delete(id) };
-    }
-}
-
-/// Deletes the calling thread's timer, if it has one.
-fn unregister(tid: i32) {
-    let mut c = lock();
-    if let Some(id) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
-        sys::timer_delete(id);
     }
 }
 
@@ -506,13 +526,15 @@ pub(crate) fn after_failed_exec() {
 }
 
 /// Takes the control lock at exit without risking a hang: the interrupted code may be the
-/// runtime itself holding it (exit from a signal handler), so give up after about 2 s.
+/// runtime itself holding it (exit from a signal handler), so give up after about 2 s. Polled
+/// every 0.1 ms: the usual holder is a runtime thread about to let go, and a short process's
+/// exit should not wait a whole millisecond for it.
 fn lock_at_exit() -> Option<ControlGuard> {
-    for _ in 0..2000 {
+    for _ in 0..20_000 {
         if CONTROL.mutex.try_lock() {
             return Some(ControlGuard(()));
         }
-        sys::sleep_ms(1);
+        sys::sleep_us(100);
     }
     None
 }

@@ -96,25 +96,42 @@ fn helper(read_fd: c_int) {
     }
 }
 
-/// Creates the pipe and the helper thread; false when either fails.
-fn spawn_helper() -> bool {
+/// The pipe's read end until the helper thread takes it, -1 otherwise.
+static READ_FD: AtomicI32 = AtomicI32::new(-1);
+
+/// Creates the pipe; false when it fails.
+fn open_pipe() -> bool {
     let Some((read_fd, write_fd)) = sys::pipe_cloexec() else {
         return false;
     };
-    // Every signal is blocked in the helper: it must never take a stop signal itself (it
-    // would wait for its own byte), nor run the program's handlers (`sys::spawn_quiet`).
-    let spawned = sys::spawn_quiet("gmon-stopsig", move || helper(read_fd)).is_ok();
-    if !spawned {
-        sys::close(read_fd);
-        sys::close(write_fd);
-        return false;
-    }
+    READ_FD.store(read_fd, Ordering::SeqCst);
     WAKE_FD.store(write_fd, Ordering::SeqCst);
     true
 }
 
+/// Starts the helper thread on the pipe. Run by the sampler's watcher at its first scan, about
+/// 10 ms after profiling started (`sampler::at_first_scan`): a process that ends sooner never
+/// creates the thread, and a signal caught before it runs leaves its byte in the pipe, read as
+/// soon as the helper starts.
+fn start_helper() {
+    let read_fd = READ_FD.swap(-1, Ordering::SeqCst);
+    if read_fd < 0 {
+        return;
+    }
+    // Every signal is blocked in the helper: it must never take a stop signal itself (it
+    // would wait for its own byte), nor run the program's handlers (`spawn_runtime_thread`).
+    if crate::threads::spawn_runtime_thread("gmon-stopsig", move || helper(read_fd)).is_err() {
+        // No helper: the handler then ends the process with the signal's default action.
+        let write_fd = WAKE_FD.swap(-1, Ordering::SeqCst);
+        sys::close(read_fd);
+        if write_fd >= 0 {
+            sys::close(write_fd);
+        }
+    }
+}
+
 /// A forked child has the handler but not the helper thread, and shares the parent's pipe:
-/// give it its own pipe and helper.
+/// give it its own pipe (and, at its watcher's first scan, its own helper).
 extern "C" fn after_fork_in_child() {
     let old = WAKE_FD.swap(-1, Ordering::SeqCst);
     if old < 0 {
@@ -123,8 +140,12 @@ extern "C" fn after_fork_in_child() {
     // The child's copy of our descriptor; the read end stays open with the parent's
     // (forgotten) helper, which does not exist here, and is closed by exec (O_CLOEXEC).
     sys::close(old);
+    let unread = READ_FD.swap(-1, Ordering::SeqCst);
+    if unread >= 0 {
+        sys::close(unread);
+    }
     PENDING.store(0, Ordering::SeqCst);
-    spawn_helper();
+    open_pipe();
 }
 
 /// Catches `SIGINT`, `SIGTERM` and `SIGHUP` while their disposition is `SIG_DFL` (see the
@@ -136,9 +157,10 @@ pub(crate) fn install() {
             .into_iter()
             .filter(|&s| disposition(s) == Some(libc::SIG_DFL))
             .collect();
-        if free.is_empty() || !spawn_helper() {
+        if free.is_empty() || !open_pipe() {
             return;
         }
+        crate::sampler::at_first_scan(start_helper);
         sys::atfork(None, None, Some(after_fork_in_child));
         // SA_RESTART: the program's interrupted system calls go on as if nothing happened.
         let act = sys::action(ours(), libc::SA_RESTART);

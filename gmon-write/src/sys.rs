@@ -319,9 +319,14 @@ pub(crate) fn monotonic_ns() -> u64 {
 
 /// Sleeps `ms` milliseconds (async-signal-safe, unlike `std::thread::sleep`'s bookkeeping).
 pub(crate) fn sleep_ms(ms: u32) {
+    sleep_us(ms.saturating_mul(1000));
+}
+
+/// Sleeps `us` microseconds (async-signal-safe).
+pub(crate) fn sleep_us(us: u32) {
     let t = libc::timespec {
-        tv_sec: libc::time_t::from(ms / 1000),
-        tv_nsec: libc::c_long::from(ms % 1000) * 1_000_000,
+        tv_sec: libc::time_t::from(us / 1_000_000),
+        tv_nsec: libc::c_long::from(us % 1_000_000) * 1000,
     };
     // SAFETY: sleeping with a valid duration.
     unsafe { libc::nanosleep(&t, std::ptr::null_mut()) };
@@ -590,28 +595,6 @@ pub(crate) fn block_all_signals() -> libc::sigset_t {
     let mut old = empty_set();
     thread_sigmask(libc::SIG_SETMASK, Some(&all), Some(&mut old));
     old
-}
-
-/// Starts one of the runtime's own threads (`gmon-watcher`, `gmon-unwind`, `gmon-stopsig`)
-/// with every signal blocked, so that the program's handlers never run on it: a process-
-/// directed signal (`alarm`, `kill`) goes to a thread of the program, as without the runtime.
-/// A handler that called `exit` on a runtime thread could interrupt it inside one of its
-/// locks; the program's thread-local state would be the wrong thread's.
-pub(crate) fn spawn_quiet<F: FnOnce() + Send + 'static>(
-    name: &str,
-    f: F,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
-    // Blocked around the spawn so the thread inherits the mask from its first instruction;
-    // blocked again inside, since our pthread_create trampoline unblocks the sample signal.
-    let old = block_all_signals();
-    let r = std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || {
-            block_all_signals();
-            f()
-        });
-    thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
-    r
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! starts. Inserting never allocates and never waits: a full table or a slot that another thread
 //! is filling makes the handler drop the sample (and count it), never block.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use gmon_format::ext::StackKind;
 
@@ -41,6 +41,9 @@ fn mix(mut x: u64) -> u64 {
 pub(crate) struct CountTable {
     keys: Box<[AtomicU64]>,
     counts: Box<[AtomicU64]>,
+    /// Whether a key was ever inserted: a write of an empty table reads none of its pages (a
+    /// short process that took no sample would otherwise fault in a megabyte of zero pages).
+    used: AtomicBool,
 }
 
 impl CountTable {
@@ -49,6 +52,7 @@ impl CountTable {
         CountTable {
             keys: zeroed_u64(cap),
             counts: zeroed_u64(cap),
+            used: AtomicBool::new(false),
         }
     }
 
@@ -73,6 +77,9 @@ impl CountTable {
                     })
             {
                 c.fetch_add(weight, Ordering::Relaxed);
+                if cur == 0 {
+                    self.used.store(true, Ordering::Release);
+                }
                 return true;
             }
             i = (i + 1) & mask;
@@ -82,6 +89,9 @@ impl CountTable {
 
     /// Every (key, count) with a non-zero count, ascending by key.
     pub(crate) fn entries(&self) -> Vec<(u64, u64)> {
+        if !self.used.load(Ordering::Acquire) {
+            return Vec::new();
+        }
         let mut v: Vec<(u64, u64)> = self
             .keys
             .iter()
@@ -99,6 +109,9 @@ impl CountTable {
     /// Copies every (key, count) with a non-zero count into `out`, ascending by key, and
     /// returns how many; no allocation (`out` has the table's capacity).
     pub(crate) fn fill_sorted(&self, out: &mut [[u64; 2]]) -> usize {
+        if !self.used.load(Ordering::Acquire) {
+            return 0;
+        }
         let mut n = 0;
         for (k, c) in self.keys.iter().zip(self.counts.iter()) {
             let k = k.load(Ordering::Relaxed);
@@ -117,6 +130,9 @@ impl CountTable {
     }
 
     pub(crate) fn clear(&self) {
+        if !self.used.swap(false, Ordering::AcqRel) {
+            return;
+        }
         for (k, c) in self.keys.iter().zip(self.counts.iter()) {
             k.store(0, Ordering::Relaxed);
             c.store(0, Ordering::Relaxed);
@@ -135,6 +151,8 @@ pub(crate) struct StackTable {
     lens: Box<[AtomicU32]>,
     counts: Box<[AtomicU64]>,
     pcs: Box<[AtomicU64]>,
+    /// Whether a stack was ever inserted (see [`CountTable`]'s).
+    used: AtomicBool,
 }
 
 impl StackTable {
@@ -147,6 +165,7 @@ impl StackTable {
             lens: zeroed_u32(cap),
             counts: zeroed_u64(cap),
             pcs: zeroed_u64(cap * depth),
+            used: AtomicBool::new(false),
         }
     }
 
@@ -190,6 +209,7 @@ impl StackTable {
                 len.store(tag, Ordering::Relaxed);
                 count.store(weight, Ordering::Relaxed);
                 state.store(hash, Ordering::Release);
+                self.used.store(true, Ordering::Release);
                 return true;
             }
             // Another stack, or one being written by another thread: probe on. (A stack being
@@ -239,6 +259,9 @@ impl StackTable {
     /// Puts the indices of the filled slots into `out`, sorted by stack and kind (so duplicates
     /// are adjacent), and returns how many; no allocation (`out` has the table's capacity).
     pub(crate) fn fill_sorted(&self, out: &mut [u32]) -> usize {
+        if !self.used.load(Ordering::Acquire) {
+            return 0;
+        }
         let mut n = 0;
         for (i, state) in self.states.iter().enumerate() {
             let s = state.load(Ordering::Acquire);
@@ -295,6 +318,9 @@ impl StackTable {
     }
 
     pub(crate) fn clear(&self) {
+        if !self.used.swap(false, Ordering::AcqRel) {
+            return;
+        }
         for s in self.states.iter() {
             s.store(0, Ordering::Relaxed);
         }

@@ -6,7 +6,39 @@
 //! Like the exec wrappers, this definition interposes libc's through `LD_PRELOAD`, or in the
 //! executable that links the library; the real function is found with `dlsym(RTLD_NEXT)`.
 
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
+
+thread_local! {
+    /// Set while this thread creates one of the runtime's own threads (`spawn_runtime_thread`):
+    /// the `pthread_create` wrapper then adds nothing.
+    static RUNTIME_SPAWN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Starts one of the runtime's own threads (`gmon-watcher`, `gmon-unwind`, `gmon-stopsig`):
+/// never sampled, and with every signal blocked, so that the program's handlers never run on it
+/// (a process-directed signal, `alarm` or `kill`, goes to a thread of the program, as without
+/// the runtime; a handler calling `exit` on a runtime thread could interrupt it inside one of
+/// its locks). It bypasses the `pthread_create` trampoline: no timer is armed for it and no
+/// stack map is re-read for it (that work, under the control lock, made a short process's
+/// exit wait for its threads' start).
+pub(crate) fn spawn_runtime_thread<F: FnOnce() + Send + 'static>(
+    name: &str,
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    // Blocked around the spawn, so the thread inherits the mask from its first instruction.
+    let old = crate::sys::block_all_signals();
+    RUNTIME_SPAWN.with(|s| s.set(true));
+    let r = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            crate::sampler::exclude_current_thread();
+            f()
+        });
+    RUNTIME_SPAWN.with(|s| s.set(false));
+    crate::sys::thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
+    r
+}
 
 type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
 type CreateFn = unsafe extern "C" fn(
@@ -55,7 +87,7 @@ pub unsafe extern "C" fn pthread_create(
     let Some(real) = real_create() else {
         return libc::ENOSYS;
     };
-    if !crate::sampler::is_active() {
+    if !crate::sampler::is_active() || RUNTIME_SPAWN.with(Cell::get) {
         // SAFETY: forwarding the caller's arguments.
         return unsafe { real(thread, attr, routine, arg) };
     }

@@ -138,15 +138,31 @@ impl std::fmt::Debug for StateCell {
 }
 
 impl Worker {
-    /// Starts the thread (`gmon-unwind`).
-    pub(crate) fn start(shared: Arc<Shared>) -> Worker {
-        let state = Arc::new(Mutex::new(StateCell(State::new())));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (st, flag) = (Arc::clone(&state), Arc::clone(&stop));
-        let thread = crate::sys::spawn_quiet("gmon-unwind", move || {
-            crate::sampler::exclude_current_thread();
-            // Read the objects' CFI now, so that a final drain at exit (which must not
-            // allocate, so does not read them) has it even for a very short run.
+    /// The unwinder's state, without its thread, which starts once a snapshot was queued
+    /// ([`Worker::start_thread`]) and first reads the loaded objects' CFI: a process that takes
+    /// no sample neither creates it nor reads any CFI (reading it, faulting in every object's
+    /// `.eh_frame`, was most of a short process's start-up cost). A final drain at exit, which
+    /// must not allocate and so does not read the CFI itself, unwinds with what the thread read;
+    /// in a run that ended before the thread started, its few stacks keep only their leaf.
+    pub(crate) fn new() -> Worker {
+        Worker {
+            state: Arc::new(Mutex::new(StateCell(State::new()))),
+            stop: Arc::new(AtomicBool::new(false)),
+            thread: None,
+        }
+    }
+
+    /// Starts the thread (`gmon-unwind`), unless it runs already.
+    pub(crate) fn start_thread(&mut self, shared: &Arc<Shared>) {
+        if self.thread.is_some() {
+            return;
+        }
+        let (st, flag, shared) = (
+            Arc::clone(&self.state),
+            Arc::clone(&self.stop),
+            Arc::clone(shared),
+        );
+        self.thread = crate::threads::spawn_runtime_thread("gmon-unwind", move || {
             {
                 let mut s = st.lock().unwrap_or_else(PoisonError::into_inner);
                 let State {
@@ -156,7 +172,6 @@ impl Worker {
             }
             let mut interval = MIN_INTERVAL;
             while !flag.load(Ordering::SeqCst) {
-                std::thread::park_timeout(interval);
                 let n = st
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -169,14 +184,10 @@ impl Worker {
                 } else {
                     interval
                 };
+                std::thread::park_timeout(interval);
             }
         })
         .ok();
-        Worker {
-            state,
-            stop,
-            thread,
-        }
     }
 
     /// Unwinds what is in the ring now, on the calling thread, with the objects known (the
