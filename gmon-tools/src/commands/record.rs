@@ -99,6 +99,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 &rec.files,
                 (rec.idle.executables, rec.idle.processes),
                 opts.hz,
+                rec.cpu,
                 &rec.top
             )
         );

@@ -23,23 +23,43 @@ const DEBUG_DIR: &str = "/usr/lib/debug";
 /// `data`, or `None` when the executable has its own DWARF (`.debug_info`), is not an object
 /// file, names no debug file, or none of the candidates exists with the right build ID / CRC.
 pub fn separate_debug_data(exe_path: &Path, data: &[u8]) -> Option<Vec<u8>> {
+    find_debug_file(exe_path, data, |p| std::fs::read(p).ok())
+}
+
+/// Like [`separate_debug_data`], with the file mapped rather than read: a view that needs only
+/// a debug file's symbol table then touches just those pages of a file of many megabytes.
+pub fn separate_debug_map(exe_path: &Path, data: &[u8]) -> Option<memmap2::Mmap> {
+    find_debug_file(exe_path, data, |p| {
+        super::symtab::map_file(&std::fs::File::open(p).ok()?)
+    })
+}
+
+/// The lookup behind [`separate_debug_data`], with `load` giving a candidate's bytes.
+fn find_debug_file<B: std::ops::Deref<Target = [u8]>>(
+    exe_path: &Path,
+    data: &[u8],
+    load: impl Fn(&Path) -> Option<B>,
+) -> Option<B> {
     let file = ElfFile::parse(data)?;
     if file.has_section(".debug_info") || file.has_section(".zdebug_info") {
         return None;
     }
     if let Some(id) = file.gnu_build_id()
-        && let Some(found) = by_build_id(&id)
+        && let Some(found) = by_build_id(&id, &load)
     {
         return Some(found);
     }
     let (name, crc) = file.gnu_debuglink()?;
     candidates(exe_path, name)
         .into_iter()
-        .find_map(|p| std::fs::read(p).ok().filter(|b| crc32(b) == crc))
+        .find_map(|p| load(&p).filter(|b| crc32(b) == crc))
 }
 
 /// `/usr/lib/debug/.build-id/<first byte>/<rest>.debug`, if that file has the same build ID.
-fn by_build_id(id: &[u8]) -> Option<Vec<u8>> {
+fn by_build_id<B: std::ops::Deref<Target = [u8]>>(
+    id: &[u8],
+    load: impl Fn(&Path) -> Option<B>,
+) -> Option<B> {
     let (first, rest) = id.split_first()?;
     if rest.is_empty() {
         return None;
@@ -50,7 +70,7 @@ fn by_build_id(id: &[u8]) -> Option<Vec<u8>> {
         hex(&[*first]),
         hex(rest)
     );
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = load(Path::new(&path))?;
     let same = ElfFile::parse(&bytes)
         .and_then(|f| f.gnu_build_id())
         .is_some_and(|b| b == id);

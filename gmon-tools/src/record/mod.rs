@@ -33,7 +33,7 @@ use anyhow::Context;
 
 pub use preflight::Refusal;
 pub use runtime::{LIB_ENV, LIB_NAME, RuntimeSource};
-pub use summary::WrittenFile;
+pub use summary::{TopFunctions, WrittenFile};
 
 /// The name the first process's profile gets in the private directory (the others append
 /// `.<pid>`, spec/runtime.md §3).
@@ -77,8 +77,8 @@ pub struct Recorded {
     pub cpu: Duration,
     /// The profiles written, the one at the output path first.
     pub files: Vec<WrittenFile>,
-    /// Functions with the most self samples, over every file.
-    pub top: Vec<(String, u64)>,
+    /// Functions with the most self samples, over every file, and the share of named samples.
+    pub top: summary::TopFunctions,
     /// Executables (and their processes) with no sample, for which no file was written.
     pub idle: Idle,
     /// Where the runtime library came from.
@@ -180,7 +180,7 @@ fn record_with(
         Ok(w) => w,
         Err(e) => {
             notes.push(format!("cannot write the profile: {e:#}"));
-            (Vec::new(), Vec::new(), Idle::default())
+            (Vec::new(), TopFunctions::default(), Idle::default())
         }
     };
     if files.is_empty() && notes.is_empty() {
@@ -230,7 +230,7 @@ fn output_path(output: &Path) -> anyhow::Result<PathBuf> {
     Ok(abs)
 }
 
-type Written = (Vec<WrittenFile>, Vec<(String, u64)>, Idle);
+type Written = (Vec<WrittenFile>, TopFunctions, Idle);
 
 /// Executables of the process tree that got no sample, and so no file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -249,7 +249,7 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
         found.retain(|p| p.first);
     }
     if found.is_empty() {
-        return Ok((Vec::new(), Vec::new(), Idle::default()));
+        return Ok((Vec::new(), TopFunctions::default(), Idle::default()));
     }
     let mut groups = profiles::group(found)?;
     // Sorted with OUT's group first.

@@ -102,17 +102,13 @@ pub fn group(profiles: Vec<ProcessProfile>) -> anyhow::Result<Vec<Group>> {
 }
 
 fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
-    let mut merger = Merger::new(MergeOptions::new());
-    for m in members {
-        let bytes = std::fs::read(&m.path).with_context(|| format!("{}", m.path.display()))?;
-        let profile = gmon_format::read(&bytes).with_context(|| format!("{}", m.path.display()))?;
-        merger
-            .add(&profile)
-            .with_context(|| format!("{}: cannot be summed", m.path.display()))?;
-    }
-    let merged = merger.finish().context("summing the processes' profiles")?;
-    let profile = fit_counts(&merged.profile, Variant::Gnu).context("summing the profiles")?;
-    let gmon = gmon_format::to_vec(&profile).context("writing the summed profile")?;
+    let gmon = match members {
+        // One process: its file is the profile, byte for byte (the runtime writes it whole or
+        // not at all, spec/runtime.md §1). Reading, summing and rewriting a large executable's
+        // histogram cost more than a short run of it.
+        [one] => std::fs::read(&one.path).with_context(|| format!("{}", one.path.display()))?,
+        _ => sum_profiles(members)?,
+    };
     let sidecars: Option<Vec<&Extension>> = members.iter().map(|m| m.sidecar.as_ref()).collect();
     let mut sidecar = sidecars.map(|s| merge_sidecars(&s));
     if let Some(s) = sidecar.as_mut() {
@@ -131,6 +127,21 @@ fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
         sidecar,
         suffix: None,
     })
+}
+
+/// The gmon.out bytes of `members` summed losslessly (GNU gprof's count widths kept).
+fn sum_profiles(members: &[ProcessProfile]) -> anyhow::Result<Vec<u8>> {
+    let mut merger = Merger::new(MergeOptions::new());
+    for m in members {
+        let bytes = std::fs::read(&m.path).with_context(|| format!("{}", m.path.display()))?;
+        let profile = gmon_format::read(&bytes).with_context(|| format!("{}", m.path.display()))?;
+        merger
+            .add(&profile)
+            .with_context(|| format!("{}: cannot be summed", m.path.display()))?;
+    }
+    let merged = merger.finish().context("summing the processes' profiles")?;
+    let profile = fit_counts(&merged.profile, Variant::Gnu).context("summing the profiles")?;
+    gmon_format::to_vec(&profile).context("writing the summed profile")
 }
 
 /// Sums sidecars of processes of one executable into the address space of the first: each

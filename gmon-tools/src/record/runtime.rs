@@ -154,10 +154,28 @@ fn holds_embedded(lib: &Path) -> io::Result<bool> {
     if meta.len() != EMBEDDED.len() as u64 {
         return Ok(false);
     }
-    let mut bytes = Vec::with_capacity(EMBEDDED.len());
-    file.take(EMBEDDED.len() as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes == EMBEDDED)
+    // Compared a block at a time: the library is megabytes, and a buffer of its size cost more
+    // page faults than the comparison itself on every run.
+    let mut file = file;
+    let mut block = vec![0u8; 1 << 16];
+    let mut at = 0usize;
+    loop {
+        let n = match file.read(&mut block) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(at == EMBEDDED.len());
+        }
+        let (Some(got), Some(want)) = (block.get(..n), EMBEDDED.get(at..at + n)) else {
+            return Ok(false);
+        };
+        if got != want {
+            return Ok(false);
+        }
+        at += n;
+    }
 }
 
 fn euid() -> u32 {

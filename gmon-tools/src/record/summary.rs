@@ -8,7 +8,7 @@ use std::path::Path;
 
 use gmon_format::Extension;
 
-use crate::stacks::ObjectSymbols;
+use crate::stacks::{ObjectSymbols, display_name};
 
 /// One written profile, as the summary shows it.
 #[derive(Debug, Clone)]
@@ -23,39 +23,94 @@ pub struct WrittenFile {
     pub samples: u64,
 }
 
-/// Self samples per function name over `sidecars`, most first. Names come from the views'
-/// symbolizer ([`ObjectSymbols`]: `.symtab`, a separate debug file, `.dynsym`, then the unwind
-/// table's `OBJECT+0xSTART`), so the summary names what `gmon flame` and `gmon pprof` draw.
-pub fn top_functions(sidecars: &[&Extension], limit: usize) -> Vec<(String, u64)> {
-    let mut cache: HashMap<String, Option<ObjectSymbols>> = HashMap::new();
-    let mut counts: HashMap<String, u64> = HashMap::new();
+/// The functions with the most self samples, and how well the samples are named.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopFunctions {
+    /// (display name, self samples), most first.
+    pub functions: Vec<(String, u64)>,
+    /// PC samples in a function a symbol names.
+    pub by_symbol: u64,
+    /// PC samples in a function only the unwind table knows (`OBJECT+0xSTART`).
+    pub by_unwind_table: u64,
+    /// Every PC sample.
+    pub total: u64,
+}
+
+impl TopFunctions {
+    /// The share (0..=1) of samples in a function with a name of either kind: a symbol's, or
+    /// `OBJECT+0xSTART` from the unwind table.
+    pub fn named_share(&self) -> f64 {
+        (self.by_symbol + self.by_unwind_table) as f64 / self.total.max(1) as f64
+    }
+}
+
+/// Self samples per function name over `sidecars`, most first (at most `limit`). Names come
+/// from the views' symbolizer ([`ObjectSymbols`]: `.symtab`, a separate debug file, `.dynsym`,
+/// then the unwind table's `OBJECT+0xSTART`), so the summary names what `gmon flame` and
+/// `gmon pprof` draw. Only objects with samples are read, each once, and only for the addresses
+/// sampled in it (so a large library's unwind table is parsed only when a symbol misses).
+pub fn top_functions(sidecars: &[&Extension], limit: usize) -> TopFunctions {
+    // (object path, build id) -> (link-time address -> samples)
+    type Key<'a> = (&'a str, &'a [u8]);
+    let mut by_object: HashMap<Key<'_>, HashMap<u64, u64>> = HashMap::new();
+    let mut unknown = 0u64;
+    let mut total = 0u64;
     for ext in sidecars {
         for s in &ext.pc_samples {
-            let name = match ext.resolve(s.pc) {
+            total = total.saturating_add(s.count);
+            match ext.resolve(s.pc) {
                 Some((obj, link)) => {
-                    let syms = cache
-                        .entry(obj.path.clone())
-                        .or_insert_with(|| ObjectSymbols::open(Path::new(&obj.path)));
-                    match syms {
-                        Some(t) => t.name_at(link).0,
-                        None => {
-                            let base = Path::new(&obj.path)
-                                .file_name()
-                                .map(|n| n.to_string_lossy().into_owned())
-                                .unwrap_or_else(|| obj.path.clone());
-                            format!("[{base}]")
-                        }
-                    }
+                    let slot = by_object
+                        .entry((obj.path.as_str(), obj.build_id.as_slice()))
+                        .or_default()
+                        .entry(link)
+                        .or_default();
+                    *slot = slot.saturating_add(s.count);
                 }
-                None => "[unknown]".to_string(),
+                None => unknown = unknown.saturating_add(s.count),
+            }
+        }
+    }
+    let mut top = TopFunctions {
+        total,
+        ..TopFunctions::default()
+    };
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    if unknown > 0 {
+        counts.insert("[unknown]".to_string(), unknown);
+    }
+    for ((path, build_id), addrs) in by_object {
+        let wanted: Vec<u64> = addrs.keys().copied().collect();
+        let syms = ObjectSymbols::open_for(Path::new(path), build_id, Some(&wanted));
+        for (link, n) in addrs {
+            let name = match &syms {
+                Some(t) => match t.function_at(link) {
+                    Some(f) => {
+                        if f.from_symbol {
+                            top.by_symbol = top.by_symbol.saturating_add(n);
+                        } else {
+                            top.by_unwind_table = top.by_unwind_table.saturating_add(n);
+                        }
+                        display_name(&f.name)
+                    }
+                    None => t.name_at(link).0,
+                },
+                None => {
+                    let base = Path::new(path)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_else(|| path.to_owned());
+                    format!("[{base}]")
+                }
             };
-            *counts.entry(name).or_default() += s.count;
+            *counts.entry(name).or_default() += n;
         }
     }
     let mut v: Vec<(String, u64)> = counts.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     v.truncate(limit);
-    v
+    top.functions = v;
+    top
 }
 
 /// The summary text (each line starts with `gmon record:` or two spaces).
@@ -63,14 +118,16 @@ pub fn render(
     files: &[WrittenFile],
     idle: (usize, usize),
     hz: u32,
-    top: &[(String, u64)],
+    cpu: std::time::Duration,
+    top: &TopFunctions,
 ) -> String {
     let processes: usize = files.iter().map(|f| f.processes).sum::<usize>() + idle.1;
     let samples: u64 = files.iter().map(|f| f.samples).sum();
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "gmon record: {samples} samples at {hz} Hz from {processes} process{} in {} file{} (+ .gmonx):",
+        "gmon record: {samples} samples at {hz} Hz ({:.3} s of CPU time) from {processes} process{} in {} file{} (+ .gmonx):",
+        cpu.as_secs_f64(),
         if processes == 1 { "" } else { "es" },
         files.len(),
         if files.len() == 1 { "" } else { "s" },
@@ -99,9 +156,21 @@ pub fn render(
             if idle.0 == 1 { "" } else { "s" },
         );
     }
-    if samples > 0 && !top.is_empty() {
-        let _ = writeln!(s, "  top functions (self):");
-        for (name, n) in top {
+    if samples > 0 && !top.functions.is_empty() {
+        let _ = write!(
+            s,
+            "  top functions (self; {:.1}% of samples in named functions",
+            top.by_symbol as f64 * 100.0 / top.total.max(1) as f64
+        );
+        if top.by_unwind_table > 0 {
+            let _ = write!(
+                s,
+                ", {:.1}% more as OBJECT+0xSTART",
+                top.by_unwind_table as f64 * 100.0 / top.total.max(1) as f64
+            );
+        }
+        let _ = writeln!(s, "):");
+        for (name, n) in &top.functions {
             let pct = *n as f64 * 100.0 / samples as f64;
             let _ = writeln!(s, "    {pct:5.1}%  {n:>8}  {name}");
         }

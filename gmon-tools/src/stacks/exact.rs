@@ -133,15 +133,7 @@ pub(super) fn exact_stacks(
 /// The symbols of a shared object the runtime recorded, when its file is still there and is
 /// the build that was sampled (same build id, when the runtime recorded one).
 fn library_symbols(obj: &gmon_format::ext::MappedObject) -> Option<ObjectSymbols> {
-    let path = Path::new(&obj.path);
-    let data = std::fs::read(path).ok()?;
-    let elf = crate::gprof::symtab::parse_elf(&data).ok()?;
-    if !obj.build_id.is_empty()
-        && super::executable::gnu_build_id(&elf, &data).as_deref() != Some(&obj.build_id[..])
-    {
-        return None;
-    }
-    Some(ObjectSymbols::from_elf(path, &elf, &data))
+    ObjectSymbols::open_for(Path::new(&obj.path), &obj.build_id, None)
 }
 
 #[cfg(test)]
