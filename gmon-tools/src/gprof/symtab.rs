@@ -86,7 +86,7 @@ impl std::ops::Deref for ImageBytes {
 }
 
 /// A read-only mapping of `file` when it is a non-empty regular file.
-fn map_file(file: &std::fs::File) -> Option<memmap2::Mmap> {
+pub(crate) fn map_file(file: &std::fs::File) -> Option<memmap2::Mmap> {
     let meta = file.metadata().ok()?;
     if !meta.is_file() || meta.len() == 0 {
         return None;

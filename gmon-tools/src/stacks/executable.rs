@@ -8,6 +8,8 @@ use anyhow::Context;
 use gmon_format::{Arc, ExecutableId, Profile, read_extension, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
+use crate::gprof::symtab::ImageBytes;
+
 /// What the views and `gmon merge --exe` need to know of the executable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Executable {
@@ -24,7 +26,15 @@ pub struct Executable {
 impl Executable {
     /// Reads the ELF file at `path`.
     pub fn open(path: &Path) -> anyhow::Result<Executable> {
-        let data = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+        // Mapped, as gprof's Image is: only the headers, notes and symbol tables are read, not
+        // the whole file (16 MB of debug information for a 20,000-function program).
+        let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+        let data = match crate::gprof::symtab::map_file(&file) {
+            Some(map) => ImageBytes::Mapped(map),
+            None => ImageBytes::Owned(
+                std::fs::read(path).with_context(|| format!("{}", path.display()))?,
+            ),
+        };
         Executable::from_bytes(path, &data)
     }
 
