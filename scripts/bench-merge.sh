@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
-# Benchmark: `gmon merge` against `gprof -s`, in the same run, on the same inputs, and both
-# against a plain `cat` of the same files (throughput in MB/s).
+# Benchmark: summing many profiles. `gmon merge` against `cat` of the same files (how close to
+# reading speed) and against `gprof -s`; `gmon gprof -s` and `gmon gprof -b` over all the
+# profiles against GNU gprof doing the same. Everything in the same run, interleaved.
 #
-#   scripts/bench-merge.sh [--files N] [--opt LEVEL] [--no-check]
+#   scripts/bench-merge.sh [--files N] [--runs R] [--gprof-runs G] [--no-check]
 #
-# Inputs: N (default 1000) profiles of a generated 20,000-function C program
-# (scripts/random-compare/gen.py --bench, built with -O0 -g -pg so that one profile is about
-# 3 MB). The program is run once for a real gmon.out; the N inputs are that profile with varied
-# counts (each file: 2,000 random bins and 500 random arc counts rewritten, seeded by the file
-# number), so every input is a valid profile of the same executable and the sums differ from N
-# times one file.
+# Inputs: N (default 100) profiles of a dense generated program (scripts/random-compare/gen.py
+# --dense --functions 20000 --tus 80 --seed 1, built -O2 -g: about 63,000 arcs and 737,000
+# histogram bins, a 2.8 MB gmon.out). The program is run once for a real gmon.out; the N inputs
+# are that profile with varied counts (each file: 2,000 random bins and 500 random arc counts
+# rewritten, seeded by the file number), so every input is a valid profile of the same executable
+# and the sums differ from N times one file (arc sums exceed 32 bits: the sum needs the extra
+# records `gmon merge` writes for them).
 #
-# Measured (wall clock, page cache warm, best of 3 for cat and gmon, one run of gprof -s):
+# Each round runs every command once, in this order (page cache warm), R rounds (default 5);
+# GNU gprof's commands take seconds each, so they run in the first G rounds only (default R):
 #   cat FILES > /dev/null
 #   gmon merge --exe prog FILES -o merged.out
-#   gprof -s prog FILES                        (writes gmon.sum)
-# Check (unless --no-check): `gprof -b prog merged.out` equals `gprof -b prog FILES`.
+#   gmon gprof -s prog FILES        (in a scratch directory: writes gmon.sum)
+#   gmon gprof -b prog FILES
+#   gprof -s prog FILES
+#   gprof -b prog FILES
+# Reported per command: the median wall and cpu (user + system) time, MB/s of input, and the
+# peak memory (max RSS, /usr/bin/time). Other work on the machine inflates wall times, which is
+# why the commands are interleaved and the ratios are taken within the run.
+# Check (unless --no-check): `gprof -b` on gmon merge's output and on gmon gprof -s's gmon.sum
+# equals `gprof -b` on the N inputs, and `gmon gprof -b` equals `gprof -b` on the N inputs.
 # Results go to stdout and $BENCH_WORKDIR/results.txt (default /tmp/gmon-bench-merge).
 set -euo pipefail
 
@@ -23,18 +33,21 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=${BENCH_WORKDIR:-/tmp/gmon-bench-merge}
 target=${CARGO_TARGET_DIR:-$root/target}
 gprof=${GPROF:-/usr/bin/gprof}
-files=1000
-opt=-O0
+files=100
+runs=5
+gprof_runs=
 check=1
 while [ $# -gt 0 ]; do
     case $1 in
         --files) files=$2; shift ;;
-        --opt) opt=$2; shift ;;
+        --runs) runs=$2; shift ;;
+        --gprof-runs) gprof_runs=$2; shift ;;
         --no-check) check=0 ;;
-        *) echo "usage: $0 [--files N] [--opt LEVEL] [--no-check]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--files N] [--runs R] [--gprof-runs G] [--no-check]" >&2; exit 2 ;;
     esac
     shift
 done
+gprof_runs=${gprof_runs:-$runs}
 export LC_ALL=C
 mkdir -p "$work"
 results=$work/results.txt
@@ -45,26 +58,31 @@ cargo build --release -p gmon-tools --manifest-path "$root/Cargo.toml" >&2
 gmon=$target/release/gmon
 
 # --- the program and one real profile -------------------------------------------------------
-gen=$work/gen
-prog=$gen/prog$opt
-if [ ! -f "$prog.gmon" ]; then
+gen=$work/dense
+prog=$gen/prog
+if [ ! -f "$gen/prog.gmon" ]; then
     if [ ! -f "$gen/build.sh" ]; then
         rm -rf "$gen"
-        python3 "$root/scripts/random-compare/gen.py" "$gen" --bench --functions 20000 --seed 1 \
-            --target-work 3e9 >&2
+        python3 "$root/scripts/random-compare/gen.py" "$gen" --dense --functions 20000 --tus 80 \
+            --seed 1 >&2
     fi
-    [ -x "$prog" ] || (cd "$gen" && sh build.sh "prog$opt" "$opt" -g >&2)
+    [ -x "$prog" ] || (cd "$gen" && sh build.sh prog -O2 -g >&2)
     rm -f "$gen/gmon.out"
-    (cd "$gen" && "./prog$opt" 200 > /dev/null)
-    mv "$gen/gmon.out" "$prog.gmon"
+    (cd "$gen" && ./prog 100 > /dev/null)
+    if [ ! -f "$gen/gmon.out" ]; then
+        echo "the dense program wrote no gmon.out (arc table overflow?)" >&2
+        exit 1
+    fi
+    mv "$gen/gmon.out" "$gen/prog.gmon"
 fi
 
 # --- N inputs with varied counts --------------------------------------------------------------
-inputs=$work/inputs$opt
-if [ "$(ls "$inputs" 2>/dev/null | wc -l)" != "$files" ]; then
+inputs=$work/inputs
+stamp="$files $(cksum < "$gen/prog.gmon")"
+if [ "$(cat "$inputs/.made" 2>/dev/null)" != "$stamp" ]; then
     rm -rf "$inputs"
     mkdir -p "$inputs"
-    python3 - "$prog.gmon" "$inputs" "$files" <<'EOF'
+    python3 - "$gen/prog.gmon" "$inputs" "$files" <<'EOF'
 import random, struct, sys
 src, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = open(src, "rb").read()
@@ -91,60 +109,82 @@ for k in range(n):
         struct.pack_into("<I", b, off, rnd.randrange(0, 1 << 31))
     open("%s/p%04d.out" % (out, k), "wb").write(b)
 EOF
+    echo "$stamp" > "$inputs/.made"
 fi
-list=$work/list$opt.txt
-ls "$inputs"/*.out > "$list"
-mapfile -t paths < "$list"
+mapfile -t paths < <(ls "$inputs"/*.out)
 bytes=$(cat "${paths[@]}" | wc -c)
-mb=$(python3 -c "print(f'{$bytes / 1e6:.1f}')")
 
 # --- timings ------------------------------------------------------------------------------------
-# `runs N CMD...`: prints "wall cpu" (seconds) of the run with the smallest wall time; cpu is
-# user + system time, which is what to compare when other work shares the machine.
-runs() {
-    local n=$1 best= t
+# `run NAME CMD...`: runs CMD once and appends "NAME wall cpu maxrss_kB" to the log.
+log=$work/times.txt
+: > "$log"
+run() {
+    local name=$1
     shift
-    for _ in $(seq "$n"); do
-        /usr/bin/time -f "%e %U %S" -o "$work/time.txt" "$@" > /dev/null
-        t=$(awk '{printf "%s %.2f", $1, $2 + $3}' "$work/time.txt")
-        if [ -z "$best" ] || python3 -c "import sys; sys.exit(not ${t%% *} < ${best%% *})"; then
-            best=$t
-        fi
-    done
-    echo "$best"
+    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" > /dev/null
+    awk -v n="$name" '{printf "%s %s %.3f %s\n", n, $1, $2 + $3, $4}' "$work/time.txt" >> "$log"
 }
+s_gmon=$work/sum-gmon
+s_gprof=$work/sum-gprof
+mkdir -p "$s_gmon" "$s_gprof"
 cat "${paths[@]}" > /dev/null # warm the page cache
-read -r t_cat c_cat <<< "$(runs 3 cat "${paths[@]}")"
-read -r t_gmon c_gmon <<< "$(runs 3 "$gmon" merge --exe "$prog" "${paths[@]}" -o "$work/merged.out")"
-sumdir=$work/gprof-s
-rm -rf "$sumdir"
-mkdir -p "$sumdir"
-read -r t_gprof c_gprof <<< "$(cd "$sumdir" && runs 1 "$gprof" -s "$prog" "${paths[@]}")"
+for r in $(seq "$runs"); do
+    run cat cat "${paths[@]}"
+    run "gmon merge" "$gmon" merge --exe "$prog" "${paths[@]}" -o "$work/merged.out"
+    (cd "$s_gmon" && run "gmon gprof -s" "$gmon" gprof -s "$prog" "${paths[@]}")
+    run "gmon gprof -b" "$gmon" gprof -b "$prog" "${paths[@]}"
+    if [ "$r" -le "$gprof_runs" ]; then
+        (cd "$s_gprof" && run "gprof -s" "$gprof" -s "$prog" "${paths[@]}")
+        run "gprof -b" "$gprof" -b "$prog" "${paths[@]}"
+    fi
+done
 
-rate() { python3 -c "print(f'{$bytes / 1e6 / $1:.0f}')"; }
-say "inputs:      $files profiles of $(basename "$prog") (20,000 functions), $mb MB in total," \
-    "$(python3 -c "print(f'{$bytes / $files / 1e6:.2f}')") MB each; $(nproc) cores"
-say "load:        $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine inflates wall times)"
-say "cat:         $t_cat s wall, $c_cat s cpu  $(rate "$t_cat") MB/s"
-say "gmon merge:  $t_gmon s wall, $c_gmon s cpu  $(rate "$t_gmon") MB/s"
-say "gprof -s:    $t_gprof s wall, $c_gprof s cpu  $(rate "$t_gprof") MB/s"
-say "ratio:       gmon merge is $(python3 -c "print(f'{$t_gprof / $t_gmon:.1f}')")x faster than" \
-    "gprof -s in wall time, $(python3 -c "print(f'{$c_gprof / max($c_gmon, 0.01):.1f}')")x in" \
-    "cpu time; its throughput is $(python3 -c "print(f'{$t_cat / $t_gmon * 100:.0f}')")% of cat's"
+say "inputs: $files profiles of the dense 20,000-function program, $((bytes / 1000000)) MB in" \
+    "total, $((bytes / files / 1000)) kB each; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$log" "$bytes" "$runs" "$gprof_runs" <<'EOF' | tee -a "$results"
+import statistics, sys
+log, total, runs, gruns = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rows = {}
+for line in open(log):
+    *name, wall, cpu, rss = line.split()
+    rows.setdefault(" ".join(name), []).append((float(wall), float(cpu), int(rss)))
+med = {k: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v),
+           max(m for _, _, m in v), len(v)) for k, v in rows.items()}
+print(f"median of {runs} interleaved rounds ({gruns} for GNU gprof); MB/s = input bytes / wall")
+print(f"{'command':<15}{'wall s':>8}{'cpu s':>8}{'MB/s':>8}{'peak MB':>9}  ratio")
+ratio_to = {"gmon merge": [("cat", "cat"), ("gprof -s", "gprof -s")],
+            "gmon gprof -s": [("gprof -s", "gprof -s")], "gmon gprof -b": [("gprof -b", "gprof -b")]}
+for k, (w, c, m, n) in med.items():
+    parts = []
+    for other, label in ratio_to.get(k, []):
+        if other in med:
+            ow = med[other][0]
+            if other == "cat":
+                parts.append(f"{w / max(ow, 1e-3):.1f}x cat's time")
+            else:
+                parts.append(f"{ow / max(w, 1e-3):.1f}x faster than {label}")
+    print(f"{k:<15}{w:>8.3f}{c:>8.2f}{total / 1e6 / max(w, 1e-3):>8.0f}{m / 1024:>9.1f}  "
+          + "; ".join(parts))
+EOF
 
 if [ "$check" = 1 ]; then
     "$gprof" -b "$prog" "${paths[@]}" > "$work/report-inputs.txt"
-    "$gprof" -b "$prog" "$work/merged.out" > "$work/report-merged.txt"
-    if cmp -s "$work/report-inputs.txt" "$work/report-merged.txt"; then
-        say "check:       gprof -b on the merged file == gprof -b on the $files inputs"
+    "$gmon" gprof -b "$prog" "${paths[@]}" > "$work/report-gmon.txt"
+    ok=1
+    for what in "gmon merge's output:$work/merged.out" "gmon gprof -s's gmon.sum:$s_gmon/gmon.sum"; do
+        "$gprof" -b "$prog" "${what#*:}" > "$work/report-sum.txt"
+        if cmp -s "$work/report-inputs.txt" "$work/report-sum.txt"; then
+            say "check: gprof -b on ${what%%:*} == gprof -b on the $files inputs"
+        else
+            say "check: FAILED: gprof -b on ${what%%:*} differs (see $work/report-*.txt)"
+            ok=0
+        fi
+    done
+    if cmp -s "$work/report-inputs.txt" "$work/report-gmon.txt"; then
+        say "check: gmon gprof -b == gprof -b on the $files inputs"
     else
-        say "check:       FAILED: gprof -b reports differ (see $work/report-*.txt)"
-        exit 1
+        say "check: FAILED: gmon gprof -b differs from gprof -b (see $work/report-*.txt)"
+        ok=0
     fi
-    "$gprof" -b "$prog" "$sumdir/gmon.sum" > "$work/report-gprof-s.txt"
-    if cmp -s "$work/report-inputs.txt" "$work/report-gprof-s.txt"; then
-        say "             gprof -b on gprof -s's gmon.sum == too"
-    else
-        say "             gprof -b on gprof -s's gmon.sum differs (u16 bins / arc order)"
-    fi
+    [ "$ok" = 1 ] || exit 1
 fi

@@ -57,6 +57,6 @@ pub use merge::{
 };
 pub use model::*;
 pub use read::detect::{self, Detected, Plausibility, Reading};
-pub use read::gnu_view::{GnuView, HistogramView};
+pub use read::gnu_file::{GnuFile, HistogramView};
 pub use read::{ReadOptions, read, read_detailed, read_with};
 pub use write::{record_offsets, to_vec, to_vec_unchecked, write};

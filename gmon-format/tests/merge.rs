@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use gmon_format::{
-    Arc, Dimension, Encoding, GnuView, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
+    Arc, Dimension, Encoding, GnuFile, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
     MergeOptions, Merger, ProfRate, Profile, Record, Variant, fit_counts, merge,
 };
 use proptest::prelude::*;
@@ -131,7 +131,7 @@ proptest! {
 }
 
 proptest! {
-    /// The in-place fast path (`GnuView` + `Merger::add_view`) gives exactly what reading each
+    /// The in-place fast path (`GnuFile` + `Merger::add_gnu_file`) gives exactly what reading each
     /// file and `Merger::add` give, and declines (changing nothing) what it does not handle.
     #[test]
     fn fast_path_equals_full_path(
@@ -152,8 +152,8 @@ proptest! {
         for f in &files {
             let p = gmon_format::read(f).unwrap();
             full.add(&p).unwrap();
-            let view = GnuView::parse(f, encoding).unwrap();
-            if !fast.add_view(&view, None).unwrap() {
+            let file = GnuFile::parse(f.clone(), encoding).unwrap();
+            if !fast.add_gnu_file(&file, None).unwrap() {
                 fast.add(&p).unwrap();
             }
         }
@@ -191,14 +191,19 @@ fn fast_path_is_taken_for_runs_of_one_program() {
     }));
     let bytes = gmon_format::to_vec(&p).unwrap();
     let mut m = Merger::default();
-    let view = GnuView::parse(&bytes, Encoding::LITTLE_64).unwrap();
+    let file = GnuFile::parse(bytes.clone(), Encoding::LITTLE_64).unwrap();
     assert!(
-        !m.add_view(&view, None).unwrap(),
+        !m.add_gnu_file(&file, None).unwrap(),
         "the first input sets the encoding"
     );
     m.add(&p).unwrap();
-    assert!(m.add_view(&view, None).unwrap());
-    assert!(GnuView::parse(&bytes[..bytes.len() - 1], Encoding::LITTLE_64).is_none());
+    assert!(m.add_gnu_file(&file, None).unwrap());
+    let cut = bytes[..bytes.len() - 1].to_vec();
+    assert_eq!(
+        GnuFile::parse(cut.clone(), Encoding::LITTLE_64).unwrap_err(),
+        cut,
+        "a truncated file is declined and its bytes given back"
+    );
     let sum = m.finish().unwrap().profile;
     assert_eq!(sum.histograms().next().unwrap().bins, vec![6; 16]);
     assert_eq!(sum.arcs().next().unwrap().count, 10);

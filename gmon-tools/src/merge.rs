@@ -1,21 +1,22 @@
-//! Merging profile files: the file side of `gmon merge` (reading many inputs in parallel with a
-//! bounded number in flight, naming the file of every error, checking that inputs belong to one
-//! executable) over the in-memory sum of [`gmon_format::Merger`].
+//! Merging profile files: the file side of `gmon merge` (reading inputs while the previous one is
+//! being added, naming the file of every error, checking that inputs belong to one executable)
+//! over the in-memory sum of [`gmon_format::Merger`].
 //!
-//! Files are read and parsed in batches over rayon's threads while the previous batch is being
-//! added, in input order, to one running sum; so memory stays at two batches of profiles plus the
-//! sum, whatever the number of inputs, and the result is the same as a sequential merge.
+//! Two stages run side by side: a reading thread reads each file into a reused buffer and
+//! checks it ([`GnuFile::parse`], the executable's code ranges), while the calling thread adds
+//! the previous file, in input order, to one running sum. The hand-over is a rendezvous, so at
+//! most two files are in memory besides the sum, whatever the number of inputs; the result is
+//! that of a sequential merge.
 
 use std::fs;
 use std::io::{self, BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use anyhow::{Context, bail};
 use gmon_format::{
-    Arc, ExecutableId, GnuView, HistogramView, MergeOptions, Merged, Merger, Profile, ReadOptions,
-    Variant,
+    ExecutableId, GnuFile, MergeOptions, Merged, Merger, Profile, ReadOptions, Variant,
 };
-use rayon::prelude::*;
 
 use crate::stacks::{Executable, sidecar_build_id};
 
@@ -31,8 +32,6 @@ pub struct MergeFilesOptions {
     pub executable: Option<Executable>,
     /// Show a progress bar on stderr when it is a terminal.
     pub progress: bool,
-    /// Profiles read ahead per batch (0: four per thread).
-    pub batch: usize,
 }
 
 /// Sums the profile files `paths` in order. An unreadable, malformed or incompatible input is an
@@ -51,14 +50,9 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
             .with_endian(exe.encoding.endian)
             .with_ptr_width(exe.encoding.ptr_width);
     }
-    let batch = if opts.batch == 0 {
-        4 * rayon::current_num_threads().max(1)
-    } else {
-        opts.batch
-    };
     let progress = progress_bar(opts.progress, paths.len());
     let mut merger = Merger::new(merge_opts);
-    // The fast path (bins summed straight from the file's bytes) needs the encoding: from the
+    // The fast path (counts summed straight from the file's bytes) needs the encoding: from the
     // executable, else from the first input, which is read in full.
     let fast_allowed = matches!(read.variant, None | Some(Variant::Gnu));
     let mut fast = opts
@@ -66,86 +60,51 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
         .as_ref()
         .map(|e| e.encoding)
         .filter(|_| fast_allowed);
+    let exe = opts.executable.as_ref();
     let mut rest = paths;
     if fast.is_none()
         && let Some((first, tail)) = paths.split_first()
     {
-        let l = load(first, &read, opts.executable.as_ref(), None)?;
+        let l = load(first, Vec::new(), &read, exe, None)?;
         add_loaded(&mut merger, l, &read)?;
         progress.inc(1);
         fast = merger.encoding().filter(|_| fast_allowed);
         rest = tail;
     }
-    let exe = opts.executable.as_ref();
-    let load = |chunk: &[PathBuf]| -> Vec<anyhow::Result<Loaded>> {
-        chunk
-            .par_iter()
-            .map(|p| load(p, &read, exe, fast))
-            .collect()
-    };
-    let mut chunks = rest.chunks(batch);
-    let mut pending = chunks.next().map(load);
-    while let Some(current) = pending.take() {
-        let next = chunks.next();
-        let (loaded_next, added) = rayon::join(
-            || next.map(load),
-            || -> anyhow::Result<()> {
-                for item in current {
-                    add_loaded(&mut merger, item?, &read)?;
-                    progress.inc(1);
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        // A rendezvous: the reader holds one loaded file until the adder takes it.
+        let (loaded_tx, loaded_rx) = mpsc::sync_channel::<anyhow::Result<Loaded>>(0);
+        let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
+        let read = &read;
+        scope.spawn(move || {
+            for path in rest {
+                let buffer = spare_rx.try_recv().unwrap_or_default();
+                let item = load(path, buffer, read, exe, fast);
+                let failed = item.is_err();
+                // The adder has stopped (an error) when the send fails.
+                if loaded_tx.send(item).is_err() || failed {
+                    break;
                 }
-                Ok(())
-            },
-        );
-        added?;
-        pending = loaded_next;
-    }
+            }
+        });
+        // Returning early drops the receiver, which stops the reader at its next send.
+        for item in loaded_rx {
+            let buffer = add_loaded(&mut merger, item?, read)?;
+            // The reader may have finished; a buffer nobody takes is simply dropped.
+            let _ = spare_tx.send(buffer);
+            progress.inc(1);
+        }
+        Ok(())
+    })?;
     progress.finish_and_clear();
     Ok(merger.finish()?)
 }
 
-/// An input as loaded: parsed in full, or kept as bytes for the fast path.
+/// An input as loaded: checked in place for the fast path, or parsed in full (with its bytes,
+/// kept to be reused as a buffer).
 enum Parsed {
-    Full(Profile),
-    /// A GNU file that [`GnuView::parse`] accepted: its bytes, and the view's parts with the
-    /// bins as offsets into the bytes (so the walk is done once, on the reading threads).
-    Raw(Vec<u8>, RawParts),
-}
-
-/// A [`GnuView`] without its borrow of the file's bytes.
-struct RawParts {
-    encoding: gmon_format::Encoding,
-    histograms: Vec<(HistogramView<'static>, usize)>,
-    arcs: Vec<Arc>,
-}
-
-impl RawParts {
-    fn of(view: GnuView<'_>) -> RawParts {
-        let histograms = view
-            .histograms
-            .into_iter()
-            .map(|h| (HistogramView { bins: &[], ..h }, h.bins.len()))
-            .collect();
-        RawParts {
-            encoding: view.encoding,
-            histograms,
-            arcs: view.arcs,
-        }
-    }
-
-    /// The view again, over `bytes` (`None` if they do not hold the recorded ranges).
-    fn view(self, bytes: &[u8]) -> Option<GnuView<'_>> {
-        let mut histograms = Vec::with_capacity(self.histograms.len());
-        for (h, len) in self.histograms {
-            let bins = bytes.get(h.offset..h.offset.checked_add(len)?)?;
-            histograms.push(HistogramView { bins, ..h });
-        }
-        Some(GnuView {
-            encoding: self.encoding,
-            histograms,
-            arcs: self.arcs,
-        })
-    }
+    Fast(GnuFile),
+    Full(Profile, Vec<u8>),
 }
 
 /// One loaded input.
@@ -155,59 +114,69 @@ struct Loaded {
     id: Option<ExecutableId>,
 }
 
-fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Result<()> {
+/// Adds `l` to the sum and gives back its buffer.
+fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Result<Vec<u8>> {
     let name = || format!("{}", l.path.display());
-    let profile = match l.parsed {
-        Parsed::Full(p) => p,
-        Parsed::Raw(bytes, parts) => {
-            if let Some(view) = parts.view(&bytes)
-                && merger.add_view(&view, l.id.as_ref()).with_context(name)?
+    let (profile, bytes) = match l.parsed {
+        Parsed::Full(p, bytes) => (p, bytes),
+        Parsed::Fast(file) => {
+            if merger
+                .add_gnu_file(&file, l.id.as_ref())
+                .with_context(name)?
             {
-                return Ok(());
+                return Ok(file.into_bytes());
             }
             // Not the simple case: read it in full, which handles or reports everything.
-            crate::input::parse_profile(&l.path, &bytes, read)?
+            let bytes = file.into_bytes();
+            (crate::input::parse_profile(&l.path, &bytes, read)?, bytes)
         }
     };
     merger
         .add_identified(&profile, l.id.as_ref())
         .with_context(name)?;
-    Ok(())
+    Ok(bytes)
 }
 
+/// Reads `path` into `buffer` and checks it: in place when the fast path's encoding is known
+/// and the file is that simple case, else in full.
 fn load(
     path: &Path,
+    mut buffer: Vec<u8>,
     read: &ReadOptions,
     exe: Option<&Executable>,
     fast: Option<gmon_format::Encoding>,
 ) -> anyhow::Result<Loaded> {
-    let bytes = crate::input::read_input(path)?;
+    crate::input::read_input_into(path, &mut buffer)?;
     let id = sidecar_build_id(path)?;
     let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
-    if let Some(encoding) = fast
-        && let Some(view) = GnuView::parse(&bytes, encoding)
-    {
-        if let Some(exe) = exe {
-            exe.check_parts(
-                view.histograms.iter().map(|h| (h.low_pc, h.high_pc)),
-                view.arcs.iter(),
-            )
-            .map_err(not_this_exe)?;
+    let parsed = match fast {
+        Some(encoding) => GnuFile::parse(buffer, encoding),
+        None => Err(buffer),
+    };
+    let bytes = match parsed {
+        Ok(file) => {
+            if let Some(exe) = exe {
+                exe.check_parts(
+                    file.histograms().map(|h| (h.low_pc, h.high_pc)),
+                    file.arcs(),
+                )
+                .map_err(not_this_exe)?;
+            }
+            return Ok(Loaded {
+                path: path.to_path_buf(),
+                parsed: Parsed::Fast(file),
+                id,
+            });
         }
-        let parts = RawParts::of(view);
-        return Ok(Loaded {
-            path: path.to_path_buf(),
-            parsed: Parsed::Raw(bytes, parts),
-            id,
-        });
-    }
+        Err(bytes) => bytes,
+    };
     let profile = crate::input::parse_profile(path, &bytes, read)?;
     if let Some(exe) = exe {
         exe.check(&profile).map_err(not_this_exe)?;
     }
     Ok(Loaded {
         path: path.to_path_buf(),
-        parsed: Parsed::Full(profile),
+        parsed: Parsed::Full(profile, bytes),
         id,
     })
 }

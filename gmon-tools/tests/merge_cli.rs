@@ -230,6 +230,19 @@ fn sums_beyond_16_and_32_bits_reach_gprof_exactly() {
         gmon_gprof_report(&exe, std::slice::from_ref(&merged)),
         expected
     );
+    // `gmon gprof -s` sums with the same rules: its gmon.sum (which once failed with "arc count
+    // does not fit") reports the same.
+    let dir = tmp.path().join("s");
+    std::fs::create_dir(&dir).unwrap();
+    let s = gmon()
+        .current_dir(&dir)
+        .args(["gprof", "-s"])
+        .arg(&exe)
+        .args(&inputs)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    assert_eq!(gprof_report(&exe, &[dir.join("gmon.sum")]), expected);
 }
 
 fn hist(low: u64, high: u64, rate: u32, bins: Vec<u64>) -> Record {

@@ -131,25 +131,32 @@ fn fit_counts_splits_bins_and_arcs() {
 
 #[test]
 fn u16_bins_from_bytes_in_both_orders() {
-    // 11 bins: one block of 8 (with a zero block skipped) and a remainder of 3.
+    // 11 bins: one block of 8 (with a zero block skipped) and a remainder of 3; then a sparse
+    // histogram over several groups of 256 blocks, nonzero bins at group edges and the end.
     let counts: Vec<u16> = vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 0xffff, 0x1234];
     let mut counts19 = vec![7u16; 8];
     counts19.extend(&counts);
-    for big in [false, true] {
-        let bytes: Vec<u8> = counts19
-            .iter()
-            .flat_map(|c| {
-                if big {
-                    c.to_be_bytes()
-                } else {
-                    c.to_le_bytes()
-                }
-            })
-            .collect();
-        let mut sum = vec![1u64; counts19.len()];
-        add_u16_bins(&mut sum, &bytes, big);
-        let expected: Vec<u64> = counts19.iter().map(|&c| u64::from(c) + 1).collect();
-        assert_eq!(sum, expected);
+    let mut sparse = vec![0u16; 3 * 2048 + 5];
+    for i in [0, 7, 2047, 2048, 4095, 4100, 6143, 6144, 6148] {
+        sparse[i] = (i as u16) | 1;
+    }
+    for counts19 in [counts19, sparse] {
+        for big in [false, true] {
+            let bytes: Vec<u8> = counts19
+                .iter()
+                .flat_map(|c| {
+                    if big {
+                        c.to_be_bytes()
+                    } else {
+                        c.to_le_bytes()
+                    }
+                })
+                .collect();
+            let mut sum = vec![1u64; counts19.len()];
+            add_u16_bins(&mut sum, &bytes, big);
+            let expected: Vec<u64> = counts19.iter().map(|&c| u64::from(c) + 1).collect();
+            assert_eq!(sum, expected);
+        }
     }
 }
 

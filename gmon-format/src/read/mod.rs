@@ -11,7 +11,7 @@ pub(crate) mod bsd_old;
 pub(crate) mod cursor;
 pub mod detect;
 pub(crate) mod gnu;
-pub(crate) mod gnu_view;
+pub(crate) mod gnu_file;
 pub(crate) mod records;
 
 use crate::error::Result;

@@ -34,7 +34,7 @@ const DEFAULT_OUTPUT: &str = "gmon.sum";
                   are refused. With --exe, inputs whose addresses lie outside the executable's \
                   code, or whose runtime sidecar (FILE.gmonx) names another build id, are \
                   refused.\n\n\
-                  Inputs are read in parallel, a bounded number at a time. Long lists: an \
+                  Each input is read while the previous one is added, so at most two are in memory. Long lists: an \
                   argument @LISTFILE, or --from-list LISTFILE (- for stdin), reads one path per \
                   line. Any unreadable or malformed input stops the merge with its name (and \
                   byte offset), and OUT is left as it was (see -o).\n\n\
@@ -89,7 +89,6 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     .to_options();
     opts.executable = executable;
     opts.progress = true;
-    opts.batch = 0;
     let merged = merge_files(&paths, &opts)?;
     for note in &merged.rebinned {
         eprintln!("gmon: notice: --rebin: {note} (counts split proportionally, totals exact)");

@@ -434,7 +434,10 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     }
     let mut first_output = true;
     let mut warned_bb = false;
-    let mut profiles = Vec::with_capacity(a.profiles.len());
+    // `-s`: a running sum, so memory stays one profile plus the sum whatever the number of
+    // inputs; its first error is reported where gprof writes the sum, after reading them all.
+    let mut sum = (output_style & style::SUMMARY_FILE != 0)
+        .then(|| Ok(gmon_format::Merger::new(gmon_format::MergeOptions::new())));
     let mut blocks = BasicBlocks::default();
     for file in &a.profiles {
         let p = read_profile(file, &image, a.file_format, line)?;
@@ -465,8 +468,10 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
             out.write_all(s.as_bytes())?;
             first_output = false;
         }
-        if output_style & style::SUMMARY_FILE != 0 {
-            profiles.push(p);
+        if let Some(Ok(merger)) = &mut sum
+            && let Err(e) = merger.add(&p)
+        {
+            sum = Some(Err(e));
         }
     }
     let has_hist = builder.histograms().is_present();
@@ -484,8 +489,8 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         }
         output_style &= !a.user_specified;
     }
-    if output_style & style::SUMMARY_FILE != 0 {
-        write_sum(&profiles)?;
+    if let Some(sum) = sum {
+        write_sum(sum)?;
     }
     if output_style & style::FLAT_PROFILE != 0 && !has_hist {
         return Err(GprofError::new(format!("{w}: gmon.out file is missing histogram\n")).into());
@@ -640,12 +645,18 @@ pub fn print_reports(
     Ok(())
 }
 
-/// `-s`: writes `gmon.sum` in the current directory with gmon merge's lossless rules.
-fn write_sum(profiles: &[gmon_format::Profile]) -> Result<(), GprofError> {
-    let merged = gmon_format::merge(profiles.iter(), &gmon_format::MergeOptions::new())
-        .map_err(|e| GprofError::new(format!("{WHOAMI}: cannot sum the profiles: {e}\n")))?;
+/// `-s`: writes `gmon.sum` in the current directory with gmon merge's lossless rules (counts
+/// that do not fit a GNU field are carried in further records, as `gmon merge` writes them).
+fn write_sum(sum: gmon_format::MergeResult<gmon_format::Merger>) -> Result<(), GprofError> {
+    let cannot = |e: &dyn std::fmt::Display| {
+        GprofError::new(format!("{WHOAMI}: cannot sum the profiles: {e}\n"))
+    };
+    let merged = sum
+        .and_then(gmon_format::Merger::finish)
+        .map_err(|e| cannot(&e))?;
+    let profile = gmon_format::fit_counts(&merged.profile, Variant::Gnu).map_err(|e| cannot(&e))?;
     crate::output::write_output(Path::new("gmon.sum"), |w| {
-        gmon_format::write(&merged.profile, w)?;
+        gmon_format::write(&profile, w)?;
         Ok(())
     })
     .map_err(|e| GprofError::new(format!("{WHOAMI}: {e:#}\n")))

@@ -9,6 +9,7 @@ use gmon_format::{Arc, ExecutableId, Profile, read_extension, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
 pub use crate::gprof::elf_file::gnu_build_id;
+use crate::gprof::symtab::ImageBytes;
 
 /// What the views and `gmon merge --exe` need to know of the executable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +27,15 @@ pub struct Executable {
 impl Executable {
     /// Reads the ELF file at `path`.
     pub fn open(path: &Path) -> anyhow::Result<Executable> {
-        let data = std::fs::read(path).with_context(|| format!("{}", path.display()))?;
+        // Mapped, as gprof's Image is: only the headers, notes and symbol tables are read, not
+        // the whole file (16 MB of debug information for a 20,000-function program).
+        let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
+        let data = match crate::gprof::symtab::map_file(&file) {
+            Some(map) => ImageBytes::Mapped(map),
+            None => ImageBytes::Owned(
+                std::fs::read(path).with_context(|| format!("{}", path.display()))?,
+            ),
+        };
         Executable::from_bytes(path, &data)
     }
 
@@ -84,15 +93,15 @@ impl Executable {
     pub fn check(&self, profile: &Profile) -> Result<(), String> {
         self.check_parts(
             profile.histograms().map(|h| (h.low_pc, h.high_pc)),
-            profile.arcs(),
+            profile.arcs().copied(),
         )
     }
 
     /// [`Executable::check`] on histogram ranges `(low_pc, high_pc)` and arcs.
-    pub fn check_parts<'a>(
+    pub fn check_parts(
         &self,
         histograms: impl Iterator<Item = (u64, u64)>,
-        arcs: impl Iterator<Item = &'a Arc>,
+        arcs: impl Iterator<Item = Arc>,
     ) -> Result<(), String> {
         let Some(&(_, code_end)) = self.code.iter().max_by_key(|r| r.1) else {
             return Ok(());
@@ -107,13 +116,18 @@ impl Executable {
                 ));
             }
         }
+        let within = |&(lo, hi): &(u64, u64), pc: u64| pc >= lo.saturating_sub(16) && pc < hi;
+        // Most addresses are in the section of the previous one: try it first (a merge checks
+        // millions of arcs).
+        let mut last = 0;
         for (i, a) in arcs.enumerate() {
             for pc in [a.from_pc, a.self_pc] {
-                let inside = self
-                    .code
-                    .iter()
-                    .any(|&(lo, hi)| pc >= lo.saturating_sub(16) && pc < hi);
-                if !inside {
+                if self.code.get(last).is_some_and(|r| within(r, pc)) {
+                    continue;
+                }
+                if let Some(k) = self.code.iter().position(|r| within(r, pc)) {
+                    last = k;
+                } else {
                     return Err(format!(
                         "arc {i} has address {pc:#x}, outside the code of {}: not a profile of \
                          this executable",
