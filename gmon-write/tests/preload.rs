@@ -253,7 +253,10 @@ fn program_handlers_never_run_on_the_runtimes_threads() {
 
 /// Runs `cmd` and returns its exit status and its user + system CPU time in seconds (`wait4`'s
 /// resource usage: the program's threads and the runtime's).
-#[allow(clippy::zombie_processes, reason = "reaped by wait4, which gives its CPU time")]
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped by wait4, which gives its CPU time"
+)]
 fn run_with_cpu(mut cmd: Command) -> (i32, f64) {
     let child = cmd.spawn().expect("spawn");
     let mut status = 0;
