@@ -182,7 +182,7 @@ pub(crate) struct Control {
     /// Number of active sinks (session, profil, pcsample).
     users: u32,
     hz: u32,
-    timers: Option<HashMap<i32, libc::timer_t>>,
+    timers: Option<HashMap<i32, Armed>>,
     watcher: Option<std::thread::JoinHandle<()>>,
     watcher_stop: Option<Arc<AtomicBool>>,
     /// Our disposition, saved by an exec wrapper to reinstall if the exec fails.
@@ -229,14 +229,51 @@ fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
     }
 }
 
-fn arm(tid: i32, hz: u32) -> Option<libc::timer_t> {
-    sys::thread_timer(
+/// One thread's timer, and that thread's CPU time when it was armed.
+#[derive(Clone, Copy)]
+struct Armed {
+    id: libc::timer_t,
+    cpu_at_arm: u64,
+}
+
+/// The CPU time of thread `tid` in nanoseconds (None when the thread is gone).
+fn thread_cpu_ns(tid: i32) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills `ts`.
+    (unsafe { libc::clock_gettime(thread_cpu_clock(tid), &mut ts) } == 0)
+        .then(|| (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+fn period_ns(hz: u32) -> i64 {
+    1_000_000_000 / i64::from(hz.max(1))
+}
+
+fn arm(tid: i32, hz: u32) -> Option<Armed> {
+    let cpu_at_arm = thread_cpu_ns(tid)?;
+    let id = sys::thread_timer(
         thread_cpu_clock(tid),
         tid,
         signals::sample_signal(),
         signals::TICK_COOKIE,
-        1_000_000_000 / i64::from(hz.max(1)),
-    )
+        period_ns(hz),
+    )?;
+    Some(Armed { id, cpu_at_arm })
+}
+
+/// Deletes thread `tid`'s timer; with a session, first settles the ticks its CPU time made due
+/// that the kernel had not signalled yet (spec §4.1, "The tail"). The session must no longer
+/// count ticks of this thread (unpublished, or the sample signal blocked in the thread), so
+/// that a tick still pending is not counted twice.
+fn delete_timer(tid: i32, armed: Armed, hz: u32, settle: Option<&Session>) {
+    let now = settle.and_then(|_| thread_cpu_ns(tid));
+    sys::timer_delete(armed.id);
+    if let (Some(s), Some(now)) = (settle, now) {
+        let due = now.saturating_sub(armed.cpu_at_arm) / period_ns(hz) as u64;
+        s.settle_thread(tid as u64, due);
+    }
 }
 
 fn task_ids() -> Vec<i32> {
@@ -263,16 +300,16 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     c.excluded.retain(|t| live.contains(t));
     for &tid in &live {
         if tid != skip && !c.excluded.contains(&tid) && !timers.contains_key(&tid) {
-            if let Some(id) = arm(tid, hz) {
-                timers.insert(tid, id);
+            if let Some(a) = arm(tid, hz) {
+                timers.insert(tid, a);
             }
             new = true;
         }
     }
-    timers.retain(|tid, id| {
+    timers.retain(|tid, a| {
         let keep = live.contains(tid);
         if !keep {
-            sys::timer_delete(*id);
+            sys::timer_delete(a.id);
         }
         keep
     });
@@ -342,11 +379,13 @@ fn handler_is_ours() -> bool {
     signals::still_installed(handler())
 }
 
-/// Deletes every timer of the table.
-fn delete_timers(c: &mut Control) {
+/// Deletes every timer of the table, settling each thread's tail in `settle` (a session no
+/// longer published) when sampling stops for good.
+fn delete_timers(c: &mut Control, settle: Option<&Session>) {
+    let hz = c.hz;
     if let Some(timers) = c.timers.as_mut() {
-        for (_, id) in timers.drain() {
-            sys::timer_delete(id);
+        for (tid, a) in timers.drain() {
+            delete_timer(tid, a, hz, settle);
         }
     }
 }
@@ -398,9 +437,9 @@ pub fn register_current_thread() {
     let tid = gettid();
     if let Some(timers) = c.timers.as_mut()
         && !timers.contains_key(&tid)
-        && let Some(id) = arm(tid, hz)
+        && let Some(a) = arm(tid, hz)
     {
-        timers.insert(tid, id);
+        timers.insert(tid, a);
     }
     // The frame walk only trusts stacks it knows: re-read the mappings so this thread's stack
     // is among them (about 0.1 ms per new thread, only while recording stacks).
@@ -417,10 +456,32 @@ pub(crate) fn exclude_current_thread() {
     let tid = gettid();
     let mut c = lock();
     c.excluded.push(tid);
-    if let Some(id) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
-        // SAFETY: a timer we created.
-        unsafe { libc::timer_delete(id) };
+    if let Some(a) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
+        sys::timer_delete(a.id);
     }
+}
+
+/// A program thread created through the `pthread_create` wrapper is ending (its start routine
+/// returned, or it called `pthread_exit`): settles its tail, which the kernel never signals
+/// once the thread is gone, and deletes its timer.
+pub(crate) fn settle_current_thread() {
+    let tid = gettid();
+    let mut c = lock();
+    if c.users == 0 || c.pid != std::process::id() {
+        return;
+    }
+    let Some(a) = c.timers.as_mut().and_then(|t| t.remove(&tid)) else {
+        return;
+    };
+    // A tick still pending for this thread is never delivered now (it ends with the thread),
+    // so it is not counted twice.
+    sys::thread_sigmask(
+        libc::SIG_BLOCK,
+        Some(&sys::set_of(signals::sample_signal())),
+        None,
+    );
+    let hz = c.hz;
+    delete_timer(tid, a, hz, c.session.as_deref());
 }
 
 /// Releases one sink; the last one stops timers and the watcher and restores the old action.
@@ -444,7 +505,10 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
     }
     let mut c = lock();
     if c.users == 0 {
-        delete_timers(&mut c);
+        // The session (if this stop is its) is unpublished and its handlers drained.
+        let session = c.session.take();
+        delete_timers(&mut c, session.as_deref());
+        c.session = session;
         // A replaced handler (raw rt_sigaction) belongs to the program now: leave it alone.
         if !c.replaced {
             signals::release();
@@ -508,7 +572,7 @@ pub(crate) fn before_exec() {
         return;
     }
     DISARMED.store(true, Ordering::SeqCst);
-    delete_timers(&mut c);
+    delete_timers(&mut c, None);
     c.before_exec = signals::before_exec();
 }
 
@@ -552,7 +616,7 @@ pub(crate) fn stop_session_at_exit() -> Option<&'static Session> {
     c.users = c.users.saturating_sub(1);
     if c.users == 0 {
         ACTIVE.store(false, Ordering::SeqCst);
-        delete_timers(&mut c);
+        delete_timers(&mut c, Some(&s));
         if !c.replaced && handler_is_ours() {
             signals::release();
         }

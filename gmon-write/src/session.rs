@@ -20,6 +20,8 @@ const PC_TABLE_SLOTS: usize = 1 << 16;
 const THREAD_TABLE_SLOTS: usize = 1 << 12;
 /// Capacity of the stack table.
 const STACK_TABLE_SLOTS: usize = 1 << 14;
+/// Most ticks one thread's settling adds (bounds the effect of a clock read gone wrong).
+const MAX_TAIL: u64 = 10_000;
 
 /// The glibc histogram geometry for a runtime text range (`__monstartup`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +143,7 @@ impl Session {
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
             stacks,
             dwarf,
-            threads: crate::tables::CountTable::new(THREAD_TABLE_SLOTS),
+            threads: crate::tables::CountTable::noting(THREAD_TABLE_SLOTS),
             ranges,
             buffers: Mutex::new(buffers),
             samples: AtomicU64::new(0),
@@ -188,28 +190,7 @@ impl Session {
     #[inline(always)]
     pub(crate) fn record(&self, regs: &Registers, tid: u64, weight: u32) {
         let w = u64::from(weight);
-        self.samples.fetch_add(w, Ordering::Relaxed);
-        let g = &self.geometry;
-        match bin_index(regs.pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
-            Some(bin) => {
-                let (lost, reached) = add_capped(bin, weight);
-                if reached {
-                    self.saturated.fetch_add(1, Ordering::Relaxed);
-                }
-                if lost != 0 {
-                    self.overflows.fetch_add(u64::from(lost), Ordering::Relaxed);
-                }
-            }
-            None => {
-                self.outside.fetch_add(w, Ordering::Relaxed);
-            }
-        }
-        if let Some(pcs) = &self.pcs
-            && !pcs.add(regs.pc, w)
-        {
-            self.dropped.fetch_add(w, Ordering::Relaxed);
-        }
-        self.threads.add(tid, w);
+        self.count_pc(regs.pc, tid, weight);
         if let Some(stacks) = &self.stacks {
             if let Some(d) = &self.dwarf
                 && d.capture(regs, &self.ranges, weight)
@@ -226,6 +207,52 @@ impl Session {
             if !stacks.add(buf.get(..n).unwrap_or(&[]), frame_pointer_kind(cut), w) {
                 self.dropped.fetch_add(w, Ordering::Relaxed);
             }
+        }
+    }
+
+    /// Counts `weight` ticks at `pc` in thread `tid`: everything but the stack.
+    #[inline(always)]
+    fn count_pc(&self, pc: u64, tid: u64, weight: u32) {
+        let w = u64::from(weight);
+        self.samples.fetch_add(w, Ordering::Relaxed);
+        let g = &self.geometry;
+        match bin_index(pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
+            Some(bin) => {
+                let (lost, reached) = add_capped(bin, weight);
+                if reached {
+                    self.saturated.fetch_add(1, Ordering::Relaxed);
+                }
+                if lost != 0 {
+                    self.overflows.fetch_add(u64::from(lost), Ordering::Relaxed);
+                }
+            }
+            None => {
+                self.outside.fetch_add(w, Ordering::Relaxed);
+            }
+        }
+        if let Some(pcs) = &self.pcs
+            && !pcs.add(pc, w)
+        {
+            self.dropped.fetch_add(w, Ordering::Relaxed);
+        }
+        self.threads.add_noting(tid, w, pc);
+    }
+
+    /// Settles thread `tid` whose timer is being deleted (spec §4.1, "The tail"): `due` ticks
+    /// were due from its CPU time since the timer was armed; those the kernel had not signalled
+    /// yet are counted at the PC of its last tick, without a stack (counted in `dropped`). A
+    /// thread never sampled has no PC to give them and is left as it is.
+    pub(crate) fn settle_thread(&self, tid: u64, due: u64) {
+        let Some((counted, pc)) = self.threads.get(tid) else {
+            return;
+        };
+        let tail = due.saturating_sub(counted).min(MAX_TAIL);
+        if tail == 0 || counted == 0 {
+            return;
+        }
+        self.count_pc(pc, tid, tail as u32);
+        if self.stacks.is_some() {
+            self.dropped.fetch_add(tail, Ordering::Relaxed);
         }
     }
 

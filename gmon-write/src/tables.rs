@@ -44,6 +44,9 @@ pub(crate) struct CountTable {
     /// Whether a key was ever inserted: a write of an empty table reads none of its pages (a
     /// short process that took no sample would otherwise fault in a megabyte of zero pages).
     used: AtomicBool,
+    /// Per slot, the last value given to [`CountTable::add_noting`] (the thread table keeps each
+    /// thread's last sampled PC there); empty for tables made with [`CountTable::new`].
+    last: Box<[AtomicU64]>,
 }
 
 impl CountTable {
@@ -53,38 +56,80 @@ impl CountTable {
             keys: zeroed_u64(cap),
             counts: zeroed_u64(cap),
             used: AtomicBool::new(false),
+            last: Box::new([]),
+        }
+    }
+
+    /// A table that also keeps, per key, the last value noted with it.
+    pub(crate) fn noting(capacity: usize) -> CountTable {
+        let t = CountTable::new(capacity);
+        CountTable {
+            last: zeroed_u64(t.keys.len()),
+            ..t
         }
     }
 
     /// Adds `weight` to `key`. Returns false when the table is too full.
     pub(crate) fn add(&self, key: u64, weight: u64) -> bool {
+        self.slot_of(key, true)
+            .and_then(|i| self.counts.get(i))
+            .map(|c| c.fetch_add(weight, Ordering::Relaxed))
+            .is_some()
+    }
+
+    /// Adds `weight` to `key` and notes `last` for it. Returns false when the table is too full.
+    pub(crate) fn add_noting(&self, key: u64, weight: u64, last: u64) -> bool {
+        let Some(i) = self.slot_of(key, true) else {
+            return false;
+        };
+        if let Some(l) = self.last.get(i) {
+            l.store(last, Ordering::Relaxed);
+        }
+        self.counts
+            .get(i)
+            .map(|c| c.fetch_add(weight, Ordering::Relaxed))
+            .is_some()
+    }
+
+    /// The count of `key` and the last value noted with it.
+    pub(crate) fn get(&self, key: u64) -> Option<(u64, u64)> {
+        let i = self.slot_of(key, false)?;
+        let count = self.counts.get(i)?.load(Ordering::Relaxed);
+        let last = self.last.get(i).map_or(0, |l| l.load(Ordering::Relaxed));
+        Some((count, last))
+    }
+
+    /// The slot holding `key`, claimed for it when `insert` and it has none; None when the
+    /// table is too full (or, without `insert`, when the key is absent).
+    fn slot_of(&self, key: u64, insert: bool) -> Option<usize> {
         let stored = key.wrapping_add(1);
         if stored == 0 {
-            return false;
+            return None;
         }
         let mask = self.keys.len() - 1;
         let mut i = mix(key) as usize & mask;
         for _ in 0..MAX_PROBES {
-            let (Some(k), Some(c)) = (self.keys.get(i), self.counts.get(i)) else {
-                return false;
-            };
+            let k = self.keys.get(i)?;
             let cur = k.load(Ordering::Relaxed);
-            if cur == stored
-                || (cur == 0
-                    && match k.compare_exchange(0, stored, Ordering::Relaxed, Ordering::Relaxed) {
-                        Ok(_) => true,
-                        Err(seen) => seen == stored,
-                    })
-            {
-                c.fetch_add(weight, Ordering::Relaxed);
-                if cur == 0 {
-                    self.used.store(true, Ordering::Release);
+            if cur == stored {
+                return Some(i);
+            }
+            if cur == 0 {
+                if !insert {
+                    return None;
                 }
-                return true;
+                match k.compare_exchange(0, stored, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => {
+                        self.used.store(true, Ordering::Release);
+                        return Some(i);
+                    }
+                    Err(seen) if seen == stored => return Some(i),
+                    Err(_) => {}
+                }
             }
             i = (i + 1) & mask;
         }
-        false
+        None
     }
 
     /// Every (key, count) with a non-zero count, ascending by key.
@@ -136,6 +181,9 @@ impl CountTable {
         for (k, c) in self.keys.iter().zip(self.counts.iter()) {
             k.store(0, Ordering::Relaxed);
             c.store(0, Ordering::Relaxed);
+        }
+        for l in self.last.iter() {
+            l.store(0, Ordering::Relaxed);
         }
     }
 }

@@ -13,6 +13,19 @@ thread_local! {
     /// Set while this thread creates one of the runtime's own threads (`spawn_runtime_thread`):
     /// the `pthread_create` wrapper then adds nothing.
     static RUNTIME_SPAWN: Cell<bool> = const { Cell::new(false) };
+    /// Touched by the trampoline, so that its destructor runs when the thread ends, whether its
+    /// start routine returns or it calls `pthread_exit` (glibc runs thread-local destructors in
+    /// both cases).
+    static SETTLE_AT_THREAD_EXIT: SettleAtThreadExit = const { SettleAtThreadExit };
+}
+
+/// Settles the ending thread's tail of ticks (`sampler::settle_current_thread`).
+struct SettleAtThreadExit;
+
+impl Drop for SettleAtThreadExit {
+    fn drop(&mut self) {
+        crate::sampler::settle_current_thread();
+    }
 }
 
 /// Starts one of the runtime's own threads (`gmon-watcher`, `gmon-unwind`, `gmon-stopsig`):
@@ -64,7 +77,11 @@ extern "C" fn trampoline(p: *mut c_void) -> *mut c_void {
         crate::sys::thread_sigmask(libc::SIG_UNBLOCK, Some(&ours), None);
     }
     crate::sampler::register_current_thread();
-    (start.routine)(start.arg)
+    SETTLE_AT_THREAD_EXIT.with(|_| {});
+    // Nothing of ours with a destructor stays on this frame during the call: `pthread_exit`
+    // unwinds through it.
+    let Start { routine, arg } = *start;
+    routine(arg)
 }
 
 fn real_create() -> Option<CreateFn> {
