@@ -726,14 +726,22 @@ fn what_cannot_be_recorded_is_refused_before_it_runs() {
     assert_eq!(listing(d), ["plain.txt", "static", "static.c"]);
 }
 
+/// Whether this test runs as root; says SKIPPED (`why`) otherwise.
+fn root_or_skip(test: &str, why: &str) -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        runtime_common::skip(test, why);
+    }
+    root
+}
+
 #[test]
 fn a_set_uid_program_is_refused_with_a_pointer_to_linking_gmon_write() {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        runtime_common::skip(
-            "set-uid refusal",
-            "needs root to make a program set-uid to another user",
-        );
+    if !root_or_skip(
+        "set-uid refusal",
+        "needs root to make a program set-uid to another user",
+    ) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -756,6 +764,66 @@ fn a_set_uid_program_is_refused_with_a_pointer_to_linking_gmon_write() {
         "{t}"
     );
     assert!(!dir.path().join("gmon.out").exists());
+}
+
+#[test]
+fn a_link_planted_by_another_user_in_a_sticky_directory_is_not_followed() {
+    use std::os::unix::fs::PermissionsExt;
+    if !root_or_skip(
+        "planted link refusal",
+        "needs root to own a link as another user",
+    ) {
+        return;
+    }
+    // A /tmp of our own: sticky and world-writable, owned by root (the test runs as root and
+    // plays the victim; the link belongs to `nobody`, as if another user planted it).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let precious = d.join("precious.txt");
+    std::fs::write(&precious, "keep me\n").expect("write");
+    let link = d.join("out.gmon");
+    std::os::unix::fs::symlink(&precious, &link).expect("symlink");
+    let c = std::ffi::CString::new(link.to_str().expect("utf-8")).expect("path");
+    // SAFETY: a NUL-terminated path; lchown changes the link itself to nobody (65534).
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+    let prog = build_program(d);
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(&link)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run");
+    let t = text(&run);
+    assert_eq!(run.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("out.gmon") && t.contains("another user") && t.contains("nothing was run"),
+        "{t}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&precious).expect("read"),
+        "keep me\n"
+    );
+    assert!(!d.join("precious.txt.gmonx").exists());
+    // Our own link is written through to its target.
+    std::fs::remove_file(&link).expect("rm");
+    std::os::unix::fs::symlink(&precious, &link).expect("symlink");
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(&link)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run");
+    assert!(run.status.success(), "{}", text(&run));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
+    assert!(std::fs::read(&precious).expect("read").starts_with(b"gmon"));
 }
 
 #[test]

@@ -52,6 +52,9 @@ pub fn check_output(output: &Path) -> Result<(), Refusal> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // A link is written through to its target, so the target's directory is the one written.
+    let target = check_link(output, dir)?;
+    let dir = target.as_deref().and_then(Path::parent).unwrap_or(dir);
     match tempfile::Builder::new()
         .prefix(".gmon-record-check-")
         .tempfile_in(dir)
@@ -66,6 +69,37 @@ pub fn check_output(output: &Path) -> Result<(), Refusal> {
             ),
         )),
     }
+}
+
+/// When `output` is a symbolic link: its target (`None` when it has none yet, or `output` is no
+/// link). A link in a sticky, world-writable directory (`/tmp`) that belongs to neither this
+/// user nor the directory's owner is refused, whatever `fs.protected_symlinks` says: another
+/// user could have planted it to have the profile replace a file of ours.
+fn check_link(output: &Path, dir: &Path) -> Result<Option<PathBuf>, Refusal> {
+    let Ok(link) = fs::symlink_metadata(output) else {
+        return Ok(None);
+    };
+    if !link.file_type().is_symlink() {
+        return Ok(None);
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    if let Ok(d) = fs::metadata(dir)
+        && d.mode() & 0o1002 == 0o1002
+        && link.uid() != euid
+        && link.uid() != d.uid()
+    {
+        return Err(refuse(
+            1,
+            format!(
+                "{}: a symbolic link of another user (uid {}) in a shared sticky directory is not \
+                 followed; remove it or give another name: nothing was run",
+                output.display(),
+                link.uid()
+            ),
+        ));
+    }
+    Ok(output.canonicalize().ok())
 }
 
 /// Finds `program` as `execvp` does: a name with a slash is used as it is; otherwise each
