@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: `gmon gprof` against GNU gprof, in the same run, on the same inputs.
 #
-#   scripts/bench-gprof.sh [--no-real] [--runs N] [--extra DIR] [--programs "gen20k dense20k small2k"]
+#   scripts/bench-gprof.sh [--no-real] [--no-line] [--runs N] [--extra DIR]
+#                          [--programs "gen20k dense20k small2k"]
 #
 # Programs:
 #   gen20k   a generated 20,000-function C program (scripts/random-compare/gen.py --bench), -O2 -g,
@@ -17,10 +18,11 @@
 #            `objdump -d -l` on gen20k (skipped with --no-real or when the package is unavailable).
 #   --extra  every DIR/*/ holding `prog` and `gmon.out` (e.g. the C++ programs that
 #            scripts/qa/build-progs2.sh builds): `-b` and `-b -l` on each.
-# Cases per program: `-b`, `-b -l`, and `-b` over a sum of 100 profiles.
+# Cases per program: `-b`, `-b -l` (not with --no-line), and `-b` over a sum of 100 profiles.
 #
-# For each case: both outputs are compared (cmp), timed with hyperfine (or a plain loop when
-# hyperfine is missing), and peak memory (max RSS) is taken from /usr/bin/time -v.
+# For each case: both outputs are compared (cmp), timed with hyperfine (or, when hyperfine is
+# missing, interleaved runs of the two tools and their medians), and peak memory (max RSS) is
+# taken from /usr/bin/time -v.
 # Results go to stdout and $BENCH_WORKDIR/results.txt (default /tmp/gmon-bench).
 set -euo pipefail
 
@@ -30,15 +32,17 @@ target=${CARGO_TARGET_DIR:-$root/target}
 gprof=${GPROF:-/usr/bin/gprof}
 runs=5
 real=1
+line=1
 extra=
 programs="gen20k dense20k small2k"
 while [ $# -gt 0 ]; do
     case $1 in
         --no-real) real=0 ;;
+        --no-line) line=0 ;;
         --runs) runs=$2; shift ;;
         --extra) extra=$2; shift ;;
         --programs) programs=$2; shift ;;
-        *) echo "usage: $0 [--no-real] [--runs N] [--extra DIR] [--programs LIST]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--no-real] [--no-line] [--runs N] [--extra DIR] [--programs LIST]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -182,18 +186,21 @@ r = json.load(open(sys.argv[1]))["results"]
 cpu = lambda x: x["user"] + x["system"]
 print(r[0]["mean"], r[1]["mean"], cpu(r[0]), cpu(r[1]))' "$work/hf.json")
     else
-        t_gprof=$(cd "$dir" && python3 -c '
-import subprocess, sys, time
-n = int(sys.argv[1]); t = time.time()
-for _ in range(n): subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print((time.time() - t) / n)' "$n" "$gprof" $args)
-        t_gmon=$(cd "$dir" && python3 -c '
-import subprocess, sys, time
-n = int(sys.argv[1]); t = time.time()
-for _ in range(n): subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print((time.time() - t) / n)' "$n" "$gmon" gprof $args)
-        c_gprof=$t_gprof
-        c_gmon=$t_gmon
+        # Interleaved runs (gprof, gmon, gprof, ...) so that both see the same load; medians
+        # of wall and CPU (user + system) time.
+        read -r t_gprof t_gmon c_gprof c_gmon < <(cd "$dir" && python3 -c '
+import os, statistics, subprocess, sys, time
+n, gprof, gmon, args = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
+runs = {0: ([], []), 1: ([], [])}
+for _ in range(n):
+    for k, cmd in ((0, [gprof] + args), (1, [gmon, "gprof"] + args)):
+        t = time.time()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, _, ru = os.wait4(p.pid, 0)
+        runs[k][0].append(time.time() - t)
+        runs[k][1].append(ru.ru_utime + ru.ru_stime)
+m = statistics.median
+print(m(runs[0][0]), m(runs[1][0]), m(runs[0][1]), m(runs[1][1]))' "$n" "$gprof" "$gmon" $args)
     fi
     local m_gprof m_gmon
     # A run may fail as gprof does (e.g. "somebody miscounted" on C++ -O2 in line mode): the
@@ -222,14 +229,14 @@ if wanted gen20k; then
     describe gen20k "$gen/prog"
     make_sum_set "$gen" prog
     bench "gen20k -b" "$gen" "$runs" -b prog prog.gmon1
-    bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
+    [ "$line" = 0 ] || bench "gen20k -b -l" "$gen" 2 -b -l prog prog.gmon1
     bench "gen20k -b (100 profiles)" "$gen" "$runs" -b prog $(cd "$gen" && ls sum100/*.gmon | sort -V)
 fi
 if wanted dense20k; then
     describe dense20k "$dense/prog"
     make_sum_set "$dense" prog
     bench "dense20k -b" "$dense" "$runs" -b prog prog.gmon4
-    bench "dense20k -b -l" "$dense" 2 -b -l prog prog.gmon4
+    [ "$line" = 0 ] || bench "dense20k -b -l" "$dense" 2 -b -l prog prog.gmon4
     bench "dense20k -b (3 profiles)" "$dense" "$runs" -b prog prog.gmon1 prog.gmon2 prog.gmon3
     bench "dense20k -b (stale)" "$dense" "$runs" -b prog stale.gmon
     bench "dense20k -b (100 profiles)" "$dense" "$runs" -b prog \
@@ -238,13 +245,13 @@ fi
 if wanted small2k; then
     describe small2k "$small/prog"
     bench "small2k -b" "$small" "$runs" -b prog prog.gmon4
-    bench "small2k -b -l" "$small" "$runs" -b -l prog prog.gmon4
+    [ "$line" = 0 ] || bench "small2k -b -l" "$small" "$runs" -b -l prog prog.gmon4
 fi
 if [ -n "$obj" ]; then
     describe objdump "$obj/objdump"
     make_sum_set "$obj" objdump
     bench "objdump -b" "$obj" "$runs" -b objdump objdump.gmon1
-    bench "objdump -b -l" "$obj" 2 -b -l objdump objdump.gmon1
+    [ "$line" = 0 ] || bench "objdump -b -l" "$obj" 2 -b -l objdump objdump.gmon1
     bench "objdump -b (100 profiles)" "$obj" "$runs" -b objdump $(cd "$obj" && ls sum100/*.gmon | sort -V)
 fi
 if [ -n "$extra" ]; then
@@ -253,7 +260,7 @@ if [ -n "$extra" ]; then
         name=$(basename "$d")
         describe "$name" "$d/prog"
         bench "$name -b" "$d" "$runs" -b prog gmon.out
-        bench "$name -b -l" "$d" 2 -b -l prog gmon.out
+        [ "$line" = 0 ] || bench "$name -b -l" "$d" 2 -b -l prog gmon.out
     done
 fi
 echo "results in $results" >&2

@@ -23,6 +23,16 @@ pub struct FileInfo {
     pub bb_records: usize,
 }
 
+/// The BSD reader's compatibility rule for `profile` (see [`Histograms::add`]): `None` for GNU
+/// files, `Some(check_rate)` for BSD ones.
+fn bsd_flavour(profile: &Profile) -> Option<bool> {
+    match profile.header.variant() {
+        Variant::Gnu => None,
+        Variant::Bsd44 => Some(true),
+        Variant::BsdOld => Some(false),
+    }
+}
+
 /// Builds an [`Analysis`] the way gprof does: symbols first, then each profile as it is read,
 /// then the histogram credit and the call graph.
 #[derive(Debug)]
@@ -69,11 +79,41 @@ impl AnalysisBuilder {
     /// Adds one profile (`name` is used in messages): histogram records are combined, arcs
     /// tallied in file order.
     pub fn add_profile(&mut self, name: &str, profile: &Profile) -> Result<FileInfo, GprofError> {
-        let bsd = match profile.header.variant() {
-            Variant::Gnu => None,
-            Variant::Bsd44 => Some(true),
-            Variant::BsdOld => Some(false),
-        };
+        self.add_records(name, profile, None)
+    }
+
+    /// [`AnalysisBuilder::add_profile`] that may take the histogram bins out of `profile`
+    /// (leaving them empty) instead of copying them, for a caller done with them.
+    pub fn add_profile_taking(
+        &mut self,
+        name: &str,
+        profile: &mut Profile,
+    ) -> Result<FileInfo, GprofError> {
+        let bsd = bsd_flavour(profile);
+        let mut histograms = 0;
+        // Histogram and arc records do not interact: summing every histogram first gives the
+        // same result, and the same first error, as the reading in file order.
+        for r in &mut profile.records {
+            if let Record::Histogram(h) = r {
+                // `-i` counts a BSD file's histogram only when it has bins.
+                if bsd.is_none() || !h.bins.is_empty() {
+                    histograms += 1;
+                }
+                self.hist.add_taking(h, name, &self.whoami, bsd)?;
+            }
+        }
+        self.add_records(name, profile, Some(histograms))
+    }
+
+    /// Reads `profile`'s records; `histograms_done` is the count of histogram records already
+    /// added by the caller (then they are skipped here).
+    fn add_records(
+        &mut self,
+        name: &str,
+        profile: &Profile,
+        histograms_done: Option<usize>,
+    ) -> Result<FileInfo, GprofError> {
+        let bsd = bsd_flavour(profile);
         let mut info = FileInfo {
             version: match profile.header {
                 gmon_format::Header::Gnu(h) => h.version,
@@ -94,6 +134,7 @@ impl AnalysisBuilder {
         }
         for r in &profile.records {
             match r {
+                Record::Histogram(_) if histograms_done.is_some() => {}
                 Record::Histogram(h) => {
                     self.hist.add(h, name, &self.whoami, bsd)?;
                     // `-i` counts a BSD file's histogram only when it has bins.
@@ -114,6 +155,9 @@ impl AnalysisBuilder {
             }
         }
         self.graph.profile_done();
+        if let Some(n) = histograms_done {
+            info.histograms = n;
+        }
         Ok(info)
     }
 

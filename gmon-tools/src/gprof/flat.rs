@@ -204,15 +204,17 @@ pub fn print_flat(
     let names = Names::new(a, *opts);
     let mut accum = 0.0;
     for &s in &sorted {
+        // Both tests only filter; the node's comes first since most idle symbols fail it and
+        // their symbol need not be read.
+        let node = &a.graph.nodes[s];
+        if opts.ignore_zeros && node.ncalls == 0 && node.time == 0.0 {
+            continue;
+        }
         let sym = &a.symtab.symbols[s];
         if !a
             .specs
             .selected(TableId::InclFlat, TableId::ExclFlat, sym.addr)
         {
-            continue;
-        }
-        let node = &a.graph.nodes[s];
-        if opts.ignore_zeros && node.ncalls == 0 && node.time == 0.0 {
             continue;
         }
         accum += node.time;

@@ -60,6 +60,11 @@ impl std::fmt::Write for Small {
 /// Appends an unsigned integer like `%[-]Wlu`.
 pub fn put_u(buf: &mut Vec<u8>, v: u64, width: usize, left: bool) {
     let mut digits = [0u8; 20];
+    put_s(buf, u_digits(v, &mut digits), width, None, left);
+}
+
+/// The decimal digits of `v` (`%lu`), written at the end of `digits`.
+pub fn u_digits(v: u64, digits: &mut [u8; 20]) -> &[u8] {
     let mut i = digits.len();
     let mut v = v;
     loop {
@@ -70,7 +75,7 @@ pub fn put_u(buf: &mut Vec<u8>, v: u64, width: usize, left: bool) {
             break;
         }
     }
-    put_s(buf, &digits[i..], width, None, left);
+    &digits[i..]
 }
 
 /// Appends a signed integer like `%[-]Wd`.
@@ -153,12 +158,24 @@ fn fixed(v: f64, prec: usize, out: &mut Small) -> Option<()> {
     };
     let mut digits = [0u8; 48];
     let mut i = digits.len();
-    let mut rest = q;
-    // At least prec + 1 digits: the integer part is never empty.
-    while rest != 0 || digits.len() - i <= prec {
-        i -= 1;
-        digits[i] = b'0' + (rest % 10) as u8;
-        rest /= 10;
+    // At least prec + 1 digits: the integer part is never empty. Nearly every printed value
+    // fits in 64 bits, where a division by 10 is a multiplication; a 128-bit one is a call.
+    match u64::try_from(q) {
+        Ok(mut rest) => {
+            while rest != 0 || digits.len() - i <= prec {
+                i -= 1;
+                digits[i] = b'0' + (rest % 10) as u8;
+                rest /= 10;
+            }
+        }
+        Err(_) => {
+            let mut rest = q;
+            while rest != 0 || digits.len() - i <= prec {
+                i -= 1;
+                digits[i] = b'0' + (rest % 10) as u8;
+                rest /= 10;
+            }
+        }
     }
     let d = &digits[i..];
     let point = d.len() - prec;

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use super::Analysis;
 use super::blurbs;
 use super::callgraph::{CallGraph, NONE};
-use super::fmt::{put_f, put_s, put_sw, put_u};
+use super::fmt::{put_f, put_s, put_sw, put_u, u_digits};
 use super::names::{Names, PrintOptions};
 
 /// gprof's `cmp_arc`.
@@ -51,11 +51,11 @@ fn cmp_arc(g: &CallGraph, l: u32, r: u32) -> Ordering {
 /// greater than: ascending order, equal keys in reverse list order. `cmp_arc` is a total
 /// preorder, so a stable sort of the reversed list gives the same order in O(n log n) (gprof's
 /// insertion sort is quadratic in the number of parents).
-fn sorted_parents(g: &CallGraph, node: u32) -> Vec<u32> {
-    let mut v: Vec<u32> = g.parents(node).collect();
+fn sorted_parents(g: &CallGraph, node: u32, v: &mut Vec<u32>) {
+    v.clear();
+    v.extend(g.parents(node));
     v.reverse();
     v.sort_by(|&a, &b| cmp_arc(g, a, b));
-    v
 }
 
 /// A line of a function's children: an arc, or the arc to gprof's `<indirect child>`.
@@ -93,8 +93,9 @@ fn cmp_child(g: &CallGraph, l: Child, r: Child) -> Ordering {
 
 /// `sort_children`: insertion before the first element the arc is not less than: descending
 /// order, equal keys in reverse list order (= arc creation order).
-fn sorted_children(g: &CallGraph, node: u32) -> Vec<Child> {
-    let mut v: Vec<Child> = g.children(node).map(Child::Arc).collect();
+fn sorted_children(g: &CallGraph, node: u32, v: &mut Vec<Child>) {
+    v.clear();
+    v.extend(g.children(node).map(Child::Arc));
     v.reverse();
     // `indirect` is in parent order (assembly visits the symbols in order).
     if let Ok(i) = g.indirect.binary_search_by_key(&node, |&(p, _)| p)
@@ -107,7 +108,6 @@ fn sorted_children(g: &CallGraph, node: u32) -> Vec<Child> {
         v.insert(at, Child::Indirect);
     }
     v.sort_by(|&a, &b| cmp_child(g, b, a));
-    v
 }
 
 /// `sort_members`: descending by (time, calls); equal keys keep chain order.
@@ -200,20 +200,24 @@ pub fn print_graph(
     } else {
         b.extend_from_slice(b"index % time    self  children    called     name\n");
     }
+    // Scratch lists of one entry's parent and child arcs, reused from entry to entry.
+    let (mut arc_list, mut child_list) = (Vec::new(), Vec::new());
     for &node in &g.time_sorted {
         let n = &g.nodes[node as usize];
-        let is_func = a
-            .symtab
-            .symbols
-            .get(node as usize)
-            .is_some_and(|s| s.is_func);
+        // Only line mode reads the symbol: a cache miss per node otherwise spent for nothing.
+        let line_symbol = || {
+            !a.symtab
+                .symbols
+                .get(node as usize)
+                .is_some_and(|s| s.is_func)
+        };
         if (opts.ignore_zeros
             && n.ncalls == 0
             && n.self_calls == 0
             && n.prop_self == 0.0
             && n.prop_child == 0.0)
             || !n.print_flag
-            || (opts.line_granularity && !is_func)
+            || (opts.line_granularity && line_symbol())
         {
             continue;
         }
@@ -241,7 +245,7 @@ pub fn print_graph(
                 b.push(b'\n');
             }
         } else {
-            print_parents(&mut b, a, &names, &cols, node, hz);
+            print_parents(&mut b, a, &names, &cols, node, hz, &mut arc_list);
             // The function's own line.
             entry_head(&mut b, &cols, n, print_time, hz);
             if n.ncalls.wrapping_add(n.self_calls) != 0 {
@@ -257,7 +261,7 @@ pub fn print_graph(
             }
             names.name(&mut b, node as usize);
             b.push(b'\n');
-            print_children(&mut b, a, &names, &cols, node, hz);
+            print_children(&mut b, a, &names, &cols, node, hz, &mut child_list);
         }
         if opts.bsd {
             b.push(b'\n');
@@ -280,7 +284,14 @@ pub fn print_graph(
 /// The start of a primary line: `[index] %time self children`, shared by a function's own line
 /// and a cycle's "as a whole" line.
 fn entry_head(b: &mut Vec<u8>, cols: &Cols, n: &super::callgraph::Node, print_time: f64, hz: f64) {
-    put_s(b, format!("[{}]", n.index).as_bytes(), 6, Some(6), true);
+    // `%-6.6s` of "[index]", built on the stack (a String per entry added up).
+    let mut tag = [0u8; 22];
+    let mut digits = [0u8; 20];
+    let d = u_digits(u64::from(n.index), &mut digits);
+    tag[0] = b'[';
+    tag[1..=d.len()].copy_from_slice(d);
+    tag[d.len() + 1] = b']';
+    put_s(b, &tag[..d.len() + 2], 6, Some(6), true);
     b.push(b' ');
     put_f(b, 100.0 * (n.prop_self + n.prop_child) / print_time, 5, 1);
     b.push(b' ');
@@ -331,7 +342,15 @@ fn timed_line(b: &mut Vec<u8>, cols: &Cols, time: f64, child_time: f64, count: u
     b.extend_from_slice(b"     ");
 }
 
-fn print_parents(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, child: u32, hz: f64) {
+fn print_parents(
+    b: &mut Vec<u8>,
+    a: &Analysis,
+    names: &Names,
+    cols: &Cols,
+    child: u32,
+    hz: f64,
+    arcs: &mut Vec<u32>,
+) {
     let g = &a.graph;
     let cn = &g.nodes[child as usize];
     let cycle_head = if cn.cyc_head != NONE {
@@ -354,7 +373,8 @@ fn print_parents(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, chil
         b.extend_from_slice(b"     <spontaneous>\n");
         return;
     }
-    for arc_i in sorted_parents(g, child) {
+    sorted_parents(g, child, arcs);
+    for &arc_i in arcs.iter() {
         let arc = &g.arcs[arc_i as usize];
         let parent = arc.parent;
         let pn = &g.nodes[parent];
@@ -376,10 +396,19 @@ fn print_parents(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, chil
     }
 }
 
-fn print_children(b: &mut Vec<u8>, a: &Analysis, names: &Names, cols: &Cols, parent: u32, hz: f64) {
+fn print_children(
+    b: &mut Vec<u8>,
+    a: &Analysis,
+    names: &Names,
+    cols: &Cols,
+    parent: u32,
+    hz: f64,
+    children: &mut Vec<Child>,
+) {
     let g = &a.graph;
     let pn = &g.nodes[parent as usize];
-    for child in sorted_children(g, parent) {
+    sorted_children(g, parent, children);
+    for &child in children.iter() {
         let Child::Arc(arc_i) = child else {
             timed_line(b, cols, 0.0, 0.0, 0, 0);
             b.extend_from_slice(b"<indirect child>\n");

@@ -11,6 +11,24 @@ use gmon_format::{Dimension, Histogram};
 use super::GprofError;
 use super::symtab::SymbolTable;
 
+/// Adds `bins` to `acc` (wrapping), skipping runs of 8 zero bins without touching `acc`:
+/// most of a histogram is zero, and summing 100 profiles of a large program was a tenth of
+/// the run with every bin written back.
+fn sum_into(acc: &mut [u64], bins: &[u64]) {
+    let (mut a8, mut b8) = (acc.chunks_exact_mut(8), bins.chunks_exact(8));
+    for (a, b) in (&mut a8).zip(&mut b8) {
+        if b.iter().fold(0, |x, &y| x | y) == 0 {
+            continue;
+        }
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    for (x, &y) in a8.into_remainder().iter_mut().zip(b8.remainder()) {
+        *x = x.wrapping_add(y);
+    }
+}
+
 /// One distinct histogram range with its summed bins (`struct histogram`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HistRecord {
@@ -52,6 +70,44 @@ impl Histograms {
         whoami: &str,
         bsd: Option<bool>,
     ) -> Result<(), GprofError> {
+        if self.check_and_sum(h, file, whoami, bsd)? {
+            self.push(h.low_pc, h.high_pc, h.bins.clone());
+        }
+        Ok(())
+    }
+
+    /// [`Histograms::add`] that takes a new range's bins out of `h` (leaving them empty) rather
+    /// than copying them: a profile's bins are most of its size (megabytes for a large program).
+    pub fn add_taking(
+        &mut self,
+        h: &mut Histogram,
+        file: &str,
+        whoami: &str,
+        bsd: Option<bool>,
+    ) -> Result<(), GprofError> {
+        if self.check_and_sum(h, file, whoami, bsd)? {
+            self.push(h.low_pc, h.high_pc, std::mem::take(&mut h.bins));
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, low_pc: u64, high_pc: u64, bins: Vec<u64>) {
+        self.records.push(HistRecord {
+            low_pc,
+            high_pc,
+            bins,
+        });
+    }
+
+    /// The checks of [`Histograms::add`], and the sum into an identical range already read.
+    /// Returns whether `h` is a new range, to be pushed by the caller.
+    fn check_and_sum(
+        &mut self,
+        h: &Histogram,
+        file: &str,
+        whoami: &str,
+        bsd: Option<bool>,
+    ) -> Result<bool, GprofError> {
         let n = h.bins.len();
         let scale = (h.high_pc.wrapping_sub(h.low_pc) / 2) as f64 / n as f64;
         let first = self.records.is_empty();
@@ -98,10 +154,8 @@ impl Histograms {
             .iter_mut()
             .find(|r| r.low_pc == h.low_pc && r.high_pc == h.high_pc)
         {
-            for (acc, &b) in r.bins.iter_mut().zip(&h.bins) {
-                *acc = acc.wrapping_add(b);
-            }
-            return Ok(());
+            sum_into(&mut r.bins, &h.bins);
+            return Ok(false);
         }
         let overlaps = self
             .records
@@ -112,12 +166,7 @@ impl Histograms {
                 "{whoami}: overlapping histogram records\n"
             )));
         }
-        self.records.push(HistRecord {
-            low_pc: h.low_pc,
-            high_pc: h.high_pc,
-            bins: h.bins.clone(),
-        });
-        Ok(())
+        Ok(true)
     }
 }
 

@@ -36,6 +36,7 @@ pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io
     let mut b: Vec<u8> = Vec::with_capacity(64 * 1024);
     b.extend_from_slice(b"\x0c\nIndex by function name\n\n");
     let rows = todo.div_ceil(3);
+    let mut tag = Vec::with_capacity(16);
     for i in 0..rows {
         let mut col: i64 = 0;
         let mut starting_col: i64 = 0;
@@ -43,7 +44,7 @@ pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io
         while j < todo {
             let node = entries[j];
             let n = &g.nodes[node];
-            let mut tag = Vec::with_capacity(16);
+            tag.clear();
             tag.push(if n.print_flag { b'[' } else { b'(' });
             put_u(&mut tag, u64::from(n.index), 0, false);
             tag.push(if n.print_flag { b']' } else { b')' });

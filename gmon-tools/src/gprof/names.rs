@@ -68,6 +68,12 @@ fn may_demangle(name: &str, style: Style) -> bool {
     style == Style::Gnat || name.trim_start_matches(['.', '$']).as_bytes().first() == Some(&b'_')
 }
 
+/// A [`Shown`] slot for `len` bytes at `start`, `None` past 4 GiB.
+fn store(start: usize, len: usize) -> Option<u64> {
+    let (s, l) = (u32::try_from(start).ok()?, u32::try_from(len + 1).ok()?);
+    Some(u64::from(s) << 32 | u64::from(l))
+}
+
 /// Name printer over one analysis.
 #[derive(Debug)]
 pub struct Names<'a> {
@@ -90,14 +96,41 @@ struct Shown {
 impl<'a> Names<'a> {
     /// A printer for `a` with `opts`.
     pub fn new(a: &'a Analysis, opts: PrintOptions) -> Names<'a> {
-        Names {
+        let names = Names {
             a,
             opts,
             shown: RefCell::new(Shown {
-                // Zeroed pages cost nothing until a name is printed.
                 at: vec![0; a.symtab.len()],
                 bytes: Vec::new(),
             }),
+        };
+        names.copy_plain_names();
+        names
+    }
+
+    /// Copies every name printed as it is (no demangling, no `(file:line)`) into the arena in
+    /// one pass in address order. Rendering on first print reached the symbols and their names
+    /// in the reports' order, a cache miss or three per name (the top cost of printing a dense
+    /// call graph); copying them in table order reads both nearly sequentially.
+    fn copy_plain_names(&self) {
+        if self.opts.line_granularity || self.opts.inline_file_names {
+            return; // line symbols: far more than are printed, and each needs formatting
+        }
+        let style = match (self.opts.bsd, self.opts.demangle) {
+            (false, Some(style)) => Some(style),
+            _ => None,
+        };
+        let mut shown = self.shown.borrow_mut();
+        let Shown { at, bytes } = &mut *shown;
+        for (slot, sym) in at.iter_mut().zip(&self.a.symtab.symbols) {
+            if style.is_some_and(|st| may_demangle(&sym.name, st)) {
+                continue;
+            }
+            let Some(s) = store(bytes.len(), sym.name.len()) else {
+                return; // past 4 GiB of names: the rest are rendered when printed
+            };
+            bytes.extend_from_slice(sym.name.as_bytes());
+            *slot = s;
         }
     }
 
@@ -122,10 +155,10 @@ impl<'a> Names<'a> {
         if *slot == 0 {
             let start = bytes.len();
             let len = self.render(bytes, node);
-            match (u32::try_from(start), u32::try_from(len + 1)) {
-                (Ok(s), Ok(l)) => *slot = u64::from(s) << 32 | u64::from(l),
+            match store(start, len) {
+                Some(s) => *slot = s,
                 // Past 4 GiB of names: print without keeping.
-                _ => {
+                None => {
                     buf.extend_from_slice(&bytes[start..]);
                     bytes.truncate(start);
                     return len;

@@ -440,9 +440,14 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         .then(|| Ok(gmon_format::Merger::new(gmon_format::MergeOptions::new())));
     let mut blocks = BasicBlocks::default();
     for file in &a.profiles {
-        let p = read_profile(file, &image, a.file_format, line)?;
+        let mut p = read_profile(file, &image, a.file_format, line)?;
         let path = file.display().to_string();
-        let info = builder.add_profile(&path, &p)?;
+        // Only `-s` reads the profiles again (for gmon.sum); otherwise the bins can move.
+        let info = if output_style & style::SUMMARY_FILE != 0 {
+            builder.add_profile(&path, &p)?
+        } else {
+            builder.add_profile_taking(&path, &mut p)?
+        };
         if line {
             blocks.add_profile(&p, builder.symtab());
         }

@@ -7,11 +7,13 @@
 //! *next string of `.strtab`*, so it is done here on the raw string table. Symbol sizes are never
 //! used: a symbol owns every byte up to the next symbol.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use gmon_format::{Encoding, Endian, PtrWidth};
 use goblin::elf::{Elf, section_header, sym};
+use rustc_hash::FxBuildHasher;
 
 use super::GprofError;
 use super::arch;
@@ -457,26 +459,12 @@ impl SymbolTable {
     /// rules, and set every `end_addr` to the next symbol's address − 1 (`text_end` − 1 for the
     /// last one).
     pub fn finalize(mut syms: Vec<Symbol>, text_end: u64) -> SymbolTable {
-        let mut order: Vec<usize> = (0..syms.len()).collect();
         // cmp_addr is a key order, so any stable sort gives msort's result; the standard
-        // one is linear on the already sorted runs symbol tables consist of.
-        order.sort_by(|&a, &b| cmp_addr(&syms[a], &syms[b]));
-        let mut sorted: Vec<Symbol> = Vec::with_capacity(syms.len());
-        for &i in &order {
-            let src = std::mem::replace(
-                &mut syms[i],
-                Symbol {
-                    name: Arc::from(""),
-                    addr: 0,
-                    end_addr: 0,
-                    is_static: false,
-                    is_func: false,
-                    file: None,
-                    line: 0,
-                },
-            );
-            sorted.push(src);
-        }
+        // one is linear on the already sorted runs symbol tables consist of. Sorting the
+        // symbols themselves moves them once (sorting indices, then moving each symbol out,
+        // left a placeholder name allocated and freed per symbol).
+        syms.sort_by(cmp_addr);
+        let sorted = syms;
         let mut dst: Vec<Symbol> = Vec::with_capacity(sorted.len());
         for src in sorted {
             match dst.last_mut() {
@@ -523,18 +511,22 @@ impl SymbolTable {
     /// returns for its address (gprof keeps them only when file, function name and a non-zero
     /// line are all known; `locate` must apply that rule). Files are interned by name.
     pub fn attach_source(&mut self, locate: &mut dyn FnMut(u64) -> Option<(String, u32)>) {
-        let mut by_name: std::collections::HashMap<String, usize> =
-            std::collections::HashMap::new();
+        let mut by_name: HashMap<String, usize, FxBuildHasher> = HashMap::default();
         for (i, f) in self.files.iter().enumerate() {
             by_name.insert(f.name.clone(), i);
         }
         for s in &mut self.symbols {
             if let Some((file, line)) = locate(s.addr) {
-                let next = self.files.len();
-                let id = *by_name.entry(file.clone()).or_insert(next);
-                if id == next {
-                    self.files.push(SourceFile { name: file });
-                }
+                // Nearly every symbol's file is known already: no copy of its name then.
+                let id = match by_name.get(&file) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.files.len();
+                        by_name.insert(file.clone(), id);
+                        self.files.push(SourceFile { name: file });
+                        id
+                    }
+                };
                 s.file = Some(id);
                 s.line = line;
             }
