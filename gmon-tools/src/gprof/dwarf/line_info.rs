@@ -215,7 +215,10 @@ impl LineInfo {
                 .chain(self.symbols.breakpoints())
                 .filter(|&a| a > lo && a < hi),
         );
-        v.sort_unstable();
+        // The list is a concatenation of ascending runs (each unit's line rows, its function
+        // ranges, the symbols): the stable sort finds the runs and merges them, where the
+        // unstable one sorted from scratch (dense20k `-b -l`: 2.2 % -> 1.7 % of the samples).
+        v.sort();
         v.dedup();
         v
     }
