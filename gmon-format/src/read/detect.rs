@@ -104,15 +104,23 @@ pub struct Plausibility {
 impl Plausibility {
     /// The plausibility of a profile as read.
     pub fn of(p: &Profile) -> Plausibility {
-        let ranges: Vec<(u64, u64)> = p
-            .histograms()
-            .filter(|h| h.low_pc < h.high_pc)
-            .map(|h| (h.low_pc, h.high_pc))
-            .collect();
+        // One pass over the histograms, one over the arcs only when there are ranges: every
+        // candidate reading of a large file is scored, and each pass walks every record.
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        let mut all_ranges = true;
+        let mut dimensions = true;
+        for h in p.histograms() {
+            if h.low_pc < h.high_pc {
+                ranges.push((h.low_pc, h.high_pc));
+            } else {
+                all_ranges = false;
+            }
+            dimensions &= printable(&h.dimension.name);
+        }
         Plausibility {
             bsd44: matches!(p.header, Header::Bsd44(_)),
-            ranges: p.histograms().all(|h| h.low_pc < h.high_pc),
-            dimensions: p.histograms().all(|h| printable(&h.dimension.name)),
+            ranges: all_ranges,
+            dimensions,
             arcs_in_range: ranges.is_empty()
                 || p.arcs()
                     .all(|a| ranges.iter().any(|&(lo, hi)| (lo..hi).contains(&a.self_pc))),
