@@ -5,7 +5,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use gmon_format::{Arc, Dimension, Encoding, Histogram, ProfRate, Profile, Record, Variant};
+use gmon_format::{CallArc, Dimension, Encoding, Histogram, ProfRate, Profile, Record, Variant};
 
 fn big_profile() -> Profile {
     let mut p = Profile::new_gnu(Encoding::LITTLE_64);
@@ -18,7 +18,7 @@ fn big_profile() -> Profile {
         bins,
     }));
     for i in 0..100_000u64 {
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 0x40_0000 + (i * 16) % (4 << 20),
             self_pc: 0x40_0000 + (i * 97) % (4 << 20),
             count: i % 1000,

@@ -35,9 +35,9 @@ impl Profile {
     /// `convert.rs` for what carries over).
     ///
     /// ```
-    /// use gmon_format::{Arc, Encoding, Profile, Record, Variant};
+    /// use gmon_format::{CallArc, Encoding, Profile, Record, Variant};
     /// let mut p = Profile::new_gnu(Encoding::LITTLE_64);
-    /// p.records.push(Record::Arc(Arc { from_pc: 0x1000, self_pc: 0x2000, count: 3 }));
+    /// p.records.push(Record::CallArc(CallArc { from_pc: 0x1000, self_pc: 0x2000, count: 3 }));
     /// let bsd = p.convert_to(Variant::Bsd44, Encoding::BIG_32).unwrap();
     /// assert_eq!(bsd.arcs().count(), 1);
     /// assert!(gmon_format::to_vec(&bsd).is_ok());
@@ -63,7 +63,7 @@ impl Profile {
             },
             Variant::Bsd44 | Variant::BsdOld => {
                 let mut records = vec![Record::Histogram(self.single_histogram(variant)?)];
-                records.extend(self.arcs().map(|a| Record::Arc(*a)));
+                records.extend(self.arcs().map(|a| Record::CallArc(*a)));
                 let header = bsd_header(&self.header, variant, encoding.ptr_width, &records);
                 Profile {
                     encoding,
@@ -150,7 +150,7 @@ fn bsd_header(source: &Header, variant: Variant, width: PtrWidth, records: &[Rec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Arc, BasicBlockRecord};
+    use crate::model::{BasicBlockRecord, CallArc};
 
     fn hist(low: u64, bins: Vec<u64>) -> Histogram {
         Histogram {
@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn identical_ranges_are_summed_for_bsd() {
-        let arc = Record::Arc(Arc {
+        let arc = Record::CallArc(CallArc {
             from_pc: 1,
             self_pc: 2,
             count: 3,
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn no_histogram_becomes_an_empty_one() {
-        let p = gnu(vec![Record::Arc(Arc {
+        let p = gnu(vec![Record::CallArc(CallArc {
             from_pc: 1,
             self_pc: 2,
             count: 3,
@@ -263,7 +263,7 @@ mod tests {
             histcounter_type: 32,
             spare: [0; 8],
         });
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 1,
             self_pc: 2,
             count: 1 << 33,
@@ -272,7 +272,7 @@ mod tests {
             p.convert_to(Variant::Gnu, Encoding::LITTLE_64),
             Err(Error::DoesNotFit { record: 1, .. })
         ));
-        p.records[1] = Record::Arc(Arc {
+        p.records[1] = Record::CallArc(CallArc {
             from_pc: 1,
             self_pc: 2,
             count: 1,

@@ -6,7 +6,7 @@
 //! writing or converting name the record (its index in [`crate::Profile::records`]) instead,
 //! because there is no file offset yet.
 //!
-//! The runtime's sidecar file ([`crate::ext`]) is read into the same type: it shares
+//! The runtime's sidecar file ([`crate::sidecar`]) is read into the same type: it shares
 //! [`Error::UnexpectedEof`] and [`Error::UnsupportedVersion`] with gmon.out and has a few
 //! variants of its own (`Sidecar…`, [`Error::BadValue`], [`Error::NotUtf8`]), all with offsets
 //! from the start of the sidecar file.
@@ -150,7 +150,7 @@ pub enum Error {
         tried: String,
     },
 
-    /// A sidecar file does not start with [`crate::ext::GMONX_MAGIC`].
+    /// A sidecar file does not start with [`crate::sidecar::GMONX_MAGIC`].
     #[error("offset {offset:#x}: bad sidecar magic {found:02x?} (expected \"gmonext\\0\")")]
     SidecarBadMagic {
         /// Always 0.

@@ -16,10 +16,10 @@
 //!    [`Profile::convert_to`] another one first.
 //!
 //! ```
-//! use gmon_format::{Arc, Encoding, Profile, Record, Variant};
+//! use gmon_format::{CallArc, Encoding, Profile, Record, Variant};
 //!
 //! let mut p = Profile::new_gnu(Encoding::LITTLE_64);
-//! p.records.push(Record::Arc(Arc { from_pc: 0x1130, self_pc: 0x1149, count: 7 }));
+//! p.records.push(Record::CallArc(CallArc { from_pc: 0x1130, self_pc: 0x1149, count: 7 }));
 //! let bytes = gmon_format::to_vec(&p)?;
 //! assert_eq!(bytes.len(), 20 + 21);
 //! assert_eq!(gmon_format::read(&bytes)?, p);
@@ -40,16 +40,15 @@
 
 mod convert;
 mod error;
-pub mod ext;
 mod merge;
 mod model;
 mod read;
+pub mod sidecar;
 #[cfg(test)]
 mod test_util;
 mod write;
 
 pub use error::{Error, Result};
-pub use ext::{Extension, read_extension, sidecar_path, write_extension};
 pub use merge::{
     EncodingName, ExecutableId, HistRange, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS,
     MAX_SPLIT_HISTOGRAMS, MergeError, MergeOptions, MergeResult, Merged, Merger, Rebinned,
@@ -59,4 +58,5 @@ pub use model::*;
 pub use read::detect::{self, Detected, Plausibility, Reading};
 pub use read::gnu_file::{GnuFile, HistogramView};
 pub use read::{ReadOptions, read, read_detailed, read_with};
+pub use sidecar::{Sidecar, read_sidecar, sidecar_path, write_sidecar};
 pub use write::{record_offsets, to_vec, to_vec_unchecked, write};

@@ -201,7 +201,7 @@ impl Histogram {
 
 /// One call-graph arc (`struct gmon_cg_arc_record`, BSD `struct rawarc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Arc {
+pub struct CallArc {
     /// `from_pc`: an address inside the caller (glibc rounds it down to a 16-byte bucket).
     pub from_pc: u64,
     /// `self_pc`: an address inside the callee (just after its `mcount` call).
@@ -250,7 +250,7 @@ pub enum Record {
     /// Tag 0, or the histogram part of a BSD file.
     Histogram(Histogram),
     /// Tag 1, or one BSD `rawarc`.
-    Arc(Arc),
+    CallArc(CallArc),
     /// Tag 2.
     BasicBlocks(BasicBlockRecord),
 }
@@ -351,9 +351,9 @@ impl Profile {
     }
 
     /// The arc records, in file order.
-    pub fn arcs(&self) -> impl Iterator<Item = &Arc> {
+    pub fn arcs(&self) -> impl Iterator<Item = &CallArc> {
         self.records.iter().filter_map(|r| match r {
-            Record::Arc(a) => Some(a),
+            Record::CallArc(a) => Some(a),
             _ => None,
         })
     }

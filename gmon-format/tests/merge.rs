@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use gmon_format::{
-    Arc, Dimension, Encoding, GnuFile, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
+    CallArc, Dimension, Encoding, GnuFile, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
     MergeOptions, Merger, ProfRate, Profile, Record, Variant, fit_counts, merge,
 };
 use proptest::prelude::*;
@@ -31,7 +31,7 @@ fn profile_strategy(max_bin: u64, max_arc: u64) -> impl Strategy<Value = Profile
         .prop_map(|(r, c)| Record::Histogram(histogram(r, c)));
     // A small address pool so that arcs repeat within and across profiles.
     let arc = (0u64..6, 0u64..6, 0..=max_arc).prop_map(|(f, s, count)| {
-        Record::Arc(Arc {
+        Record::CallArc(CallArc {
             from_pc: 0x1000 + 16 * f,
             self_pc: 0x2000 + 16 * s,
             count,
@@ -184,7 +184,7 @@ proptest! {
 fn fast_path_is_taken_for_runs_of_one_program() {
     let mut p = Profile::new_gnu(Encoding::LITTLE_64);
     p.records.push(Record::Histogram(histogram(0, vec![3; 16])));
-    p.records.push(Record::Arc(Arc {
+    p.records.push(Record::CallArc(CallArc {
         from_pc: 1,
         self_pc: 2,
         count: 5,
@@ -212,7 +212,7 @@ fn fast_path_is_taken_for_runs_of_one_program() {
 #[test]
 fn sums_beyond_u64_are_refused_not_wrapped() {
     let mut p = Profile::new_gnu(Encoding::LITTLE_64);
-    p.records.push(Record::Arc(Arc {
+    p.records.push(Record::CallArc(CallArc {
         from_pc: 1,
         self_pc: 2,
         count: u64::MAX,
@@ -231,7 +231,7 @@ fn a_bin_of_exactly_65536_needs_two_records() {
     let mut p = Profile::new_gnu(Encoding::LITTLE_64);
     p.records
         .push(Record::Histogram(histogram(2, vec![65_536, 65_535, 1])));
-    p.records.push(Record::Arc(Arc {
+    p.records.push(Record::CallArc(CallArc {
         from_pc: 1,
         self_pc: 2,
         count: 1 << 32,

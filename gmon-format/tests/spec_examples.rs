@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gmon_format::{
-    Arc, Encoding, Endian, Header, Histogram, Profile, PtrWidth, ReadOptions, Record, Variant,
+    CallArc, Encoding, Endian, Header, Histogram, Profile, PtrWidth, ReadOptions, Record, Variant,
 };
 
 fn repo() -> PathBuf {
@@ -168,23 +168,23 @@ const BINS: [u64; 24] = [
 ];
 
 /// The arcs of the complete example (spec/gnu.md, "A complete file").
-const ARCS: [Arc; 4] = [
-    Arc {
+const ARCS: [CallArc; 4] = [
+    CallArc {
         from_pc: 0x1250,
         self_pc: 0x11f1,
         count: 5000,
     },
-    Arc {
+    CallArc {
         from_pc: 0x1280,
         self_pc: 0x11f1,
         count: 5000,
     },
-    Arc {
+    CallArc {
         from_pc: 0x12b0,
         self_pc: 0x124e,
         count: 50,
     },
-    Arc {
+    CallArc {
         from_pc: 0x12b0,
         self_pc: 0x1278,
         count: 50,
@@ -195,7 +195,7 @@ fn histograms(p: &Profile) -> Vec<&Histogram> {
     p.histograms().collect()
 }
 
-fn arcs(p: &Profile) -> Vec<Arc> {
+fn arcs(p: &Profile) -> Vec<CallArc> {
     p.arcs().copied().collect()
 }
 
@@ -242,7 +242,7 @@ fn gnu_histogram_record() {
 fn gnu_arc_record() {
     let p = example("gnu-le64-arc.gmon");
     assert_eq!(p.encoding, Encoding::LITTLE_64);
-    assert_eq!(p.records, vec![Record::Arc(ARCS[1])]);
+    assert_eq!(p.records, vec![Record::CallArc(ARCS[1])]);
     assert_eq!(example_bytes("gnu-le64-arc.gmon").len(), 20 + 21);
 }
 
@@ -289,12 +289,12 @@ fn gnu_records_that_gprof_combines() {
     assert_eq!(
         a,
         [
-            Arc {
+            CallArc {
                 from_pc: 0x1280,
                 self_pc: 0x11f1,
                 count: 3000
             },
-            Arc {
+            CallArc {
                 from_pc: 0x1280,
                 self_pc: 0x11f1,
                 count: 2000
@@ -307,7 +307,7 @@ fn gnu_records_that_gprof_combines() {
         .iter()
         .map(|r| match r {
             Record::Histogram(_) => "hist",
-            Record::Arc(_) => "arc",
+            Record::CallArc(_) => "arc",
             Record::BasicBlocks(_) => "bb",
         })
         .collect();
@@ -749,7 +749,7 @@ fn glibc_profiles_have_the_shape_the_spec_describes() {
                 panic!("{what}: the first record is not a histogram");
             };
             assert!(
-                rest.iter().all(|r| matches!(r, Record::Arc(_))),
+                rest.iter().all(|r| matches!(r, Record::CallArc(_))),
                 "{what}: only arcs"
             );
             // Range: low_pc 0 for PIE (ET_DYN), 0x400000 otherwise; high_pc = etext rounded up.

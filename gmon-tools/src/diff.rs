@@ -538,7 +538,7 @@ pub fn print_folded(out: &mut dyn Write, d: &Diff) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gmon_format::{Arc, Dimension, Encoding, Histogram, ProfRate, Record};
+    use gmon_format::{CallArc, Dimension, Encoding, Histogram, ProfRate, Record};
 
     fn profile(bins: Vec<u64>, arcs: &[(u64, u64, u64)]) -> Profile {
         let mut p = Profile::new_gnu(Encoding::LITTLE_64);
@@ -550,7 +550,7 @@ mod tests {
             bins,
         }));
         for &(f, s, c) in arcs {
-            p.records.push(Record::Arc(Arc {
+            p.records.push(Record::CallArc(CallArc {
                 from_pc: f,
                 self_pc: s,
                 count: c,

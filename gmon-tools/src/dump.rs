@@ -128,7 +128,7 @@ fn print_body<W: Write + ?Sized>(
                 writeln!(out, "record {i}{at}: histogram")?;
                 print_histogram(out, h, opts)?;
             }
-            Record::Arc(a) => writeln!(
+            Record::CallArc(a) => writeln!(
                 out,
                 "record {i}{at}: arc  from_pc {:#x}  self_pc {:#x}  count {}",
                 a.from_pc, a.self_pc, a.count
@@ -376,7 +376,7 @@ pub fn print_json<W: Write + ?Sized>(out: &mut W, files: &[JsonFile<'_>]) -> io:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gmon_format::{Arc, Dimension, Encoding, ProfRate};
+    use gmon_format::{CallArc, Dimension, Encoding, ProfRate};
 
     fn sample() -> Profile {
         let mut p = Profile::new_gnu(Encoding::LITTLE_64);
@@ -387,7 +387,7 @@ mod tests {
             dimension: Dimension::SECONDS,
             bins: vec![0, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9],
         }));
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 0x1010,
             self_pc: 0x1020,
             count: 7,

@@ -89,7 +89,7 @@ fn what_it_is(bytes: &[u8]) -> &'static str {
     let head = &bytes[..bytes.len().min(4096)];
     if head.starts_with(b"\x7fELF") {
         "it is an ELF file (an executable or library?)"
-    } else if head.starts_with(&gmon_format::ext::GMONX_MAGIC) {
+    } else if head.starts_with(&gmon_format::sidecar::GMONX_MAGIC) {
         "it is a gmon-write sidecar (.gmonx); give the profile beside it"
     } else if head.starts_with(&[0x1f, 0x8b]) {
         "it is gzip-compressed data (a pprof profile?)"

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use common::gmon;
 use gmon_format::{
-    Arc, Dimension, Encoding, Header, Histogram, ProfRate, Profile, ReadOptions, Record, Variant,
+    CallArc, Dimension, Encoding, Header, Histogram, ProfRate, Profile, ReadOptions, Record,
+    Variant,
 };
 
 /// A small GNU profile: one histogram and two arcs.
@@ -21,12 +22,12 @@ fn sample() -> Profile {
         dimension: Dimension::SECONDS,
         bins: vec![0, 0, 5, 6, 0, 0, 0, 1],
     }));
-    p.records.push(Record::Arc(Arc {
+    p.records.push(Record::CallArc(CallArc {
         from_pc: 0x1010,
         self_pc: 0x1004,
         count: 3,
     }));
-    p.records.push(Record::Arc(Arc {
+    p.records.push(Record::CallArc(CallArc {
         from_pc: 0x1018,
         self_pc: 0x1004,
         count: 4,
@@ -43,7 +44,7 @@ fn write_sample(dir: &Path, name: &str, p: &Profile) -> PathBuf {
 /// A GNU file whose second record has the bad tag 7 at offset 0x29.
 fn bad_tag_file(dir: &Path) -> PathBuf {
     let mut bytes = gmon_format::to_vec(&Profile {
-        records: vec![Record::Arc(Arc {
+        records: vec![Record::CallArc(CallArc {
             from_pc: 1,
             self_pc: 2,
             count: 3,
@@ -311,7 +312,7 @@ fn failed_convert_creates_no_file() {
     // A conversion that cannot be done exactly (an address above 4 GiB to 4-byte pointers)
     // also leaves nothing behind, temporary files included.
     let mut p = sample();
-    p.records.push(Record::Arc(Arc {
+    p.records.push(Record::CallArc(CallArc {
         from_pc: 1 << 40,
         self_pc: 0x1004,
         count: 1,

@@ -72,7 +72,7 @@ fn removed_and_added_functions() {
     // NEW: every arc into fib dropped, so fib has neither samples nor calls there.
     let mut new = base.clone();
     new.records
-        .retain(|r| !matches!(r, Record::Arc(x) if x.self_pc >= lo && x.self_pc < hi));
+        .retain(|r| !matches!(r, Record::CallArc(x) if x.self_pc >= lo && x.self_pc < hi));
     let d = diff_functions(&analysis(base.clone()), &analysis(new.clone()), "b", "n");
     let e = d.entries.iter().find(|e| e.name == "fib").unwrap();
     assert_eq!(e.status, Status::Removed);

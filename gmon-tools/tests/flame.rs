@@ -543,8 +543,8 @@ fn cli_diff_draws_a_differential_graph() {
 
 #[test]
 fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
-    use gmon_format::ext::AddressRange;
-    use gmon_format::ext::{GmonLink, MappedObject, OBJECT_FLAG_MAIN, StackSample};
+    use gmon_format::sidecar::AddressRange;
+    use gmon_format::sidecar::{GmonLink, MappedObject, OBJECT_FLAG_MAIN, StackSample};
     let dir = case_dir("cycle-nopie-O0");
     let prog = std::fs::canonicalize(dir.join("prog")).unwrap();
     let tmp = tempfile::tempdir().unwrap();
@@ -581,7 +581,7 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
             end: 0x500000,
         }],
     };
-    let ext = gmon_format::Extension {
+    let sidecar = gmon_format::Sidecar {
         rate_hz: 100,
         objects: vec![main_obj, lib],
         stacks: vec![
@@ -599,7 +599,7 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
         ..Default::default()
     };
     let mut side = Vec::new();
-    gmon_format::write_extension(&ext, &mut side).unwrap();
+    gmon_format::write_sidecar(&sidecar, &mut side).unwrap();
     std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
 
     // No --exe and no a.out: the sidecar names the executable.
@@ -624,13 +624,13 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
     );
 
     // A sidecar that belongs to another gmon.out is ignored, with a note on stderr.
-    let mut stale = ext.clone();
+    let mut stale = sidecar.clone();
     stale.gmon = Some(GmonLink {
         length: 1,
         fnv1a64: 2,
     });
     let mut side = Vec::new();
-    gmon_format::write_extension(&stale, &mut side).unwrap();
+    gmon_format::write_sidecar(&stale, &mut side).unwrap();
     std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
     let out = gmon_cmd()
         .current_dir(tmp.path())
@@ -1009,12 +1009,12 @@ fn flame_and_pprof_refuse_a_profile_of_another_program_and_force_reads_it() {
 
 #[test]
 fn a_sidecar_with_another_build_id_is_refused_and_a_corrupt_one_explains_a_out() {
-    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+    use gmon_format::sidecar::{MappedObject, OBJECT_FLAG_MAIN};
     let c = case_dir("recurse-pie-O0");
     let tmp = tempfile::tempdir().unwrap();
     let gmon = tmp.path().join("gmon.out");
     std::fs::copy(c.join("gmon.out"), &gmon).unwrap();
-    let ext = gmon_format::Extension {
+    let sidecar = gmon_format::Sidecar {
         rate_hz: 100,
         objects: vec![MappedObject {
             path: "/gone/prog".into(),
@@ -1026,7 +1026,7 @@ fn a_sidecar_with_another_build_id_is_refused_and_a_corrupt_one_explains_a_out()
         ..Default::default()
     };
     let mut side = Vec::new();
-    gmon_format::write_extension(&ext, &mut side).unwrap();
+    gmon_format::write_sidecar(&sidecar, &mut side).unwrap();
     std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
     let (ok, err) = gmon_in(
         tmp.path(),

@@ -335,7 +335,7 @@ fn truncated_basic_blocks_give_gnu_gprofs_messages_with_and_without_line() {
         .records
         .iter()
         .zip(&offsets)
-        .filter(|(r, _)| matches!(r, gmon_format::Record::Arc(_)))
+        .filter(|(r, _)| matches!(r, gmon_format::Record::CallArc(_)))
         .map(|(_, &o)| o as usize)
         .collect();
     assert!(arcs.len() >= 2, "the case needs arcs");

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{cases_dir, gmon, read};
-use gmon_format::{Arc, Dimension, Encoding, Histogram, ProfRate, Profile, Record};
+use gmon_format::{CallArc, Dimension, Encoding, Histogram, ProfRate, Profile, Record};
 
 const GPROF: &str = "/usr/bin/gprof";
 
@@ -196,7 +196,7 @@ fn sums_beyond_16_and_32_bits_reach_gprof_exactly() {
         for r in &mut p.records {
             match r {
                 Record::Histogram(h) => h.bins.iter_mut().for_each(|b| *b *= scale),
-                Record::Arc(a) if !seen_arc => {
+                Record::CallArc(a) if !seen_arc => {
                     a.count = first_arc;
                     seen_arc = true;
                 }
@@ -397,12 +397,12 @@ fn ten_thousand_inputs() {
             &p,
             &profile(vec![
                 hist(0x1000, 0x1010, 100, vec![i % 7, 1, 0, 2]),
-                Record::Arc(Arc {
+                Record::CallArc(CallArc {
                     from_pc: 0x1000,
                     self_pc: 0x1008,
                     count: i * 1000,
                 }),
-                Record::Arc(Arc {
+                Record::CallArc(CallArc {
                     from_pc: 0x1004,
                     self_pc: 0x1008,
                     count: 1,
@@ -453,7 +453,7 @@ fn exe_refuses_a_profile_of_another_program() {
     let foreign = tmp.path().join("foreign.out");
     write(
         &foreign,
-        &profile(vec![Record::Arc(Arc {
+        &profile(vec![Record::CallArc(CallArc {
             from_pc: 0x7f00_0000,
             self_pc: 0x7f00_0100,
             count: 1,
@@ -492,13 +492,13 @@ fn bsd_output_round_trips_and_refuses_17_bit_bins() {
 /// different builds are refused.
 #[test]
 fn sidecar_build_ids_must_agree() {
-    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+    use gmon_format::sidecar::{MappedObject, OBJECT_FLAG_MAIN};
     let tmp = tempfile::tempdir().unwrap();
     let mut inputs = Vec::new();
     for (i, id) in [[1u8; 20], [1u8; 20], [2u8; 20]].into_iter().enumerate() {
         let p = tmp.path().join(format!("run{i}.out"));
         write(&p, &profile(vec![hist(0x1000, 0x1010, 100, vec![1; 4])]));
-        let ext = gmon_format::Extension {
+        let sidecar = gmon_format::Sidecar {
             objects: vec![MappedObject {
                 path: "/bin/prog".into(),
                 build_id: id.to_vec(),
@@ -509,7 +509,7 @@ fn sidecar_build_ids_must_agree() {
             ..Default::default()
         };
         let mut bytes = Vec::new();
-        gmon_format::write_extension(&ext, &mut bytes).unwrap();
+        gmon_format::write_sidecar(&sidecar, &mut bytes).unwrap();
         std::fs::write(gmon_format::sidecar_path(&p), bytes).unwrap();
         inputs.push(p);
     }

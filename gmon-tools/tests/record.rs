@@ -129,15 +129,15 @@ fn record_a_c_program_and_read_it_with_gprof() {
     );
     assert!(String::from_utf8_lossy(&run.stderr).contains("samples at 1000 Hz"));
 
-    let ext = read_sidecar(&out);
-    assert!(ext.matches_gmon(&std::fs::read(&out).expect("gmon.out")));
-    let main = ext.main_object().expect("main object");
+    let sidecar = read_sidecar(&out);
+    assert!(sidecar.matches_gmon(&std::fs::read(&out).expect("gmon.out")));
+    let main = sidecar.main_object().expect("main object");
     assert_eq!(
         Path::new(&main.path),
         prog.canonicalize().expect("canonical").as_path()
     );
     assert!(!main.build_id.is_empty(), "gcc's build id is recorded");
-    assert!(!ext.stacks.is_empty(), "stacks are recorded by default");
+    assert!(!sidecar.stacks.is_empty(), "stacks are recorded by default");
 
     let gprof = Command::new("gprof")
         .args(["-b", "-p"])
@@ -179,7 +179,7 @@ fn record_a_c_program_and_read_it_with_gprof() {
         .lines()
         .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
         .sum();
-    let stacked: u64 = ext.stacks.iter().map(|s| s.count).sum();
+    let stacked: u64 = sidecar.stacks.iter().map(|s| s.count).sum();
     assert_eq!(total, stacked, "{folded}");
     assert!(folded.lines().any(|l| l.contains("sixty ")), "{folded}");
 
@@ -260,10 +260,10 @@ fn processes_of_one_executable_are_summed_into_one_file() {
         .output()
         .expect("run gmon record");
     assert!(run.status.success(), "{}", text(&run));
-    let ext = read_sidecar(&out);
-    assert!(ext.matches_gmon(&std::fs::read(&out).expect("gmon.out")));
+    let sidecar = read_sidecar(&out);
+    assert!(sidecar.matches_gmon(&std::fs::read(&out).expect("gmon.out")));
     assert_eq!(
-        ext.main_object().map(|m| m.path.clone()),
+        sidecar.main_object().map(|m| m.path.clone()),
         Some(
             prog.canonicalize()
                 .expect("canonical")
@@ -332,16 +332,20 @@ fn threads_are_sampled_with_whole_stacks_from_their_start() {
         .output()
         .expect("run gmon record");
     assert!(run.status.success(), "{}", text(&run));
-    let ext = read_sidecar(&out);
+    let sidecar = read_sidecar(&out);
     // 2 threads × 0.2 s at 1000 Hz; the main thread only waits.
-    let on_workers: u64 = ext
+    let on_workers: u64 = sidecar
         .threads
         .iter()
         .map(|t| t.samples)
         .filter(|&n| n > 100)
         .sum();
-    assert!(on_workers > 300, "{:?}", ext.threads);
-    assert_eq!(ext.counters.truncated_stacks, 0, "{:?}", ext.counters);
+    assert!(on_workers > 300, "{:?}", sidecar.threads);
+    assert_eq!(
+        sidecar.counters.truncated_stacks, 0,
+        "{:?}",
+        sidecar.counters
+    );
     let folded = gmon_cmd()
         .args(["flame", "--folded"])
         .arg(&out)
@@ -962,11 +966,13 @@ fn children_are_followed_by_default_and_not_with_no_inherit() {
         .filter(|n| n.starts_with("first.gmon"))
         .collect();
     assert_eq!(firsts, ["first.gmon", "first.gmon.gmonx"], "{}", text(&run));
-    let ext = read_sidecar(&d.join("first.gmon"));
+    let sidecar = read_sidecar(&d.join("first.gmon"));
     assert!(
-        ext.main_object().is_some_and(|m| m.path.ends_with("bash")),
+        sidecar
+            .main_object()
+            .is_some_and(|m| m.path.ends_with("bash")),
         "{:?}",
-        ext.main_object()
+        sidecar.main_object()
     );
 }
 
@@ -1000,12 +1006,13 @@ fn a_program_behind_a_shell_shim_leaves_one_profile() {
         .collect();
     // The program exec'd by the shim keeps the shell's pid: it is the first process.
     assert_eq!(outs, ["py.out", "py.out.gmonx"], "{}", text(&run));
-    let ext = read_sidecar(&d.join("py.out"));
+    let sidecar = read_sidecar(&d.join("py.out"));
     assert!(
-        ext.main_object()
+        sidecar
+            .main_object()
             .is_some_and(|m| m.path.ends_with("/split")),
         "{:?}",
-        ext.main_object()
+        sidecar.main_object()
     );
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(err.contains("had no samples: no file"), "{err}");

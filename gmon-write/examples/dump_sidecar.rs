@@ -16,7 +16,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let ext = match gmon_format::read_extension(&bytes) {
+    let sidecar = match gmon_format::read_sidecar(&bytes) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("{}: {e}", path.to_string_lossy());
@@ -25,10 +25,10 @@ fn main() -> ExitCode {
     };
     println!(
         "writer {}  rate {} Hz  pid {}",
-        ext.writer, ext.rate_hz, ext.pid
+        sidecar.writer, sidecar.rate_hz, sidecar.pid
     );
-    println!("counters {:?}", ext.counters);
-    for o in &ext.objects {
+    println!("counters {:?}", sidecar.counters);
+    for o in &sidecar.objects {
         println!(
             "object {} bias {:#x} flags {} build-id {} ranges {:x?}",
             o.path,
@@ -41,18 +41,18 @@ fn main() -> ExitCode {
                 .collect::<Vec<_>>()
         );
     }
-    for s in &ext.pc_samples {
-        let (obj, addr) = ext
+    for s in &sidecar.pc_samples {
+        let (obj, addr) = sidecar
             .resolve(s.pc)
             .map_or(("?", 0), |(o, a)| (o.path.as_str(), a));
         println!("pc {:#x} {} ({obj}+{addr:#x})", s.pc, s.count);
     }
-    for s in &ext.stacks {
+    for s in &sidecar.stacks {
         println!("stack {} {:x?}", s.count, s.pcs);
     }
-    for t in &ext.threads {
+    for t in &sidecar.threads {
         println!("thread {} {}", t.tid, t.samples);
     }
-    println!("gmon link {:?}", ext.gmon);
+    println!("gmon link {:?}", sidecar.gmon);
     ExitCode::SUCCESS
 }

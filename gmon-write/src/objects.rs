@@ -8,7 +8,7 @@
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use gmon_format::ext::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, OBJECT_FLAG_VDSO};
+use gmon_format::sidecar::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, OBJECT_FLAG_VDSO};
 
 /// `NT_GNU_BUILD_ID`.
 const NT_GNU_BUILD_ID: u32 = 3;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gmon_format::ext::Extension;
+use gmon_format::sidecar::Sidecar;
 
 use std::os::unix::ffi::OsStrExt;
 
@@ -149,7 +149,7 @@ pub struct Snapshot {
     /// The gmon.out histogram (link-time addresses).
     pub histogram: gmon_format::Histogram,
     /// The sidecar's contents.
-    pub extension: Extension,
+    pub sidecar: Sidecar,
 }
 
 /// Keeps the profiler running; writes the profile when dropped (errors go to stderr).
@@ -169,7 +169,7 @@ impl ProfilerGuard {
     pub fn snapshot(&self) -> Option<Snapshot> {
         sampler::with_session(|s, _, _| Snapshot {
             histogram: s.histogram(),
-            extension: s.extension(),
+            sidecar: s.sidecar(),
         })
     }
 

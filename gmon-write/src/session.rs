@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gmon_format::ext::{Counters, Extension, PcSample, StackSample, ThreadTotal};
+use gmon_format::sidecar::{Counters, PcSample, Sidecar, StackSample, ThreadTotal};
 use gmon_format::{Dimension, ProfRate};
 
 use crate::arch::Registers;
@@ -343,7 +343,7 @@ impl Session {
     }
 
     /// The sidecar's contents (without the gmon.out link).
-    pub(crate) fn extension(&self) -> Extension {
+    pub(crate) fn sidecar(&self) -> Sidecar {
         if let Some(d) = &self.dwarf {
             d.flush();
         }
@@ -352,7 +352,7 @@ impl Session {
             .as_ref()
             .map(|t| t.entries())
             .unwrap_or_default();
-        Extension {
+        Sidecar {
             writer: crate::writer::WRITER.to_string(),
             rate_hz: self.hz,
             pid: std::process::id(),
@@ -432,7 +432,7 @@ mod writer_tests {
     use super::*;
     use crate::arch::Registers;
     use crate::writer::write_profile;
-    use gmon_format::ext::{GmonLink, extension_to_vec};
+    use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
     use gmon_format::{Encoding, Profile, Record, Variant, fit_counts};
 
     fn session(dir: &std::path::Path) -> Session {
@@ -464,7 +464,7 @@ mod writer_tests {
 
     /// The allocation-free encoders write exactly what gmon-format's do: gmon.out as
     /// `to_vec(fit_counts(..))` (bins above 65535 split over further records), the sidecar as
-    /// `extension_to_vec`.
+    /// `sidecar_to_vec`.
     #[test]
     fn bytes_are_gmon_formats() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -490,7 +490,7 @@ mod writer_tests {
         let mut b = s.buffers.lock().expect("buffers");
         write_profile(&s.data(), &mut b, true).expect("written");
         let gmon = std::fs::read(dir.path().join("t.out")).expect("gmon.out");
-        let sidecar = std::fs::read(dir.path().join("t.out.gmonx")).expect("sidecar");
+        let written = std::fs::read(dir.path().join("t.out.gmonx")).expect("sidecar");
 
         let mut p = Profile::new_gnu(HOST);
         p.records.push(Record::Histogram(s.histogram()));
@@ -501,9 +501,9 @@ mod writer_tests {
             4
         );
 
-        let mut ext = s.extension();
-        ext.gmon = Some(GmonLink::of(&gmon));
-        assert_eq!(sidecar, extension_to_vec(&ext).expect("enc"));
-        assert_eq!(ext.stacks.len(), 3);
+        let mut sidecar = s.sidecar();
+        sidecar.gmon = Some(GmonLink::of(&gmon));
+        assert_eq!(written, sidecar_to_vec(&sidecar).expect("enc"));
+        assert_eq!(sidecar.stacks.len(), 3);
     }
 }

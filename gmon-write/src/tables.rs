@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use gmon_format::ext::StackKind;
+use gmon_format::sidecar::StackKind;
 
 /// `n` zeroed atomics, allocated with `alloc_zeroed` (`vec![0; n]`), so a large table costs no
 /// page faults until the handler touches a slot.

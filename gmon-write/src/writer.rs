@@ -2,17 +2,17 @@
 //! sidecar are encoded straight from the counters into a file, through buffers the session
 //! allocated when it started ([`OutputBuffers`]).
 //!
-//! Why not build a `gmon_format::Profile` and an `Extension` and serialise them: both allocate,
+//! Why not build a `gmon_format::Profile` and an `Sidecar` and serialise them: both allocate,
 //! and the profile is written at exit, which may come from a signal handler that interrupted
 //! `malloc` while it held its lock (`exit` in a handler): an allocation there never returns.
 //! So this module repeats two encoders whose rules are defined elsewhere, and tests hold it to
 //! them byte for byte: gmon.out as `gmon_format::to_vec(fit_counts(..))` writes it (the split of
 //! bins above 65535 over further records of the same range, spec/merge.md §3), the sidecar as
-//! `gmon_format::ext::extension_to_vec` writes it (§5).
+//! `gmon_format::sidecar::sidecar_to_vec` writes it (§5).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use gmon_format::ext::{
+use gmon_format::sidecar::{
     GMONX_MAGIC, GMONX_VERSION, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
     SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
 };
@@ -20,7 +20,7 @@ use gmon_format::{
     Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION, MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS,
 };
 
-use gmon_format::ext::Counters;
+use gmon_format::sidecar::Counters;
 
 use crate::files::{FixedPath, OsFail, Scratch, Sink, write_file};
 use crate::objects::for_each_object_bounded;

@@ -60,9 +60,9 @@ fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path) {
         "only {} ticks in the histogram",
         hist.total()
     );
-    let ext = common::read_sidecar(&out);
-    assert!(ext.matches_gmon(&bytes));
-    assert!(!ext.stacks.is_empty(), "GMON_STACKS recorded no stacks");
+    let sidecar = common::read_sidecar(&out);
+    assert!(sidecar.matches_gmon(&bytes));
+    assert!(!sidecar.stacks.is_empty(), "GMON_STACKS recorded no stacks");
 
     // GNU gprof reads it unchanged and puts hot_loop on top.
     match Command::new("gprof")

@@ -77,8 +77,8 @@ fn blocked_threads_are_sampled_and_the_signal_stays_the_programs() {
     assert_eq!(field(&text, "rt_hits"), 1, "{text}");
     assert_eq!(field(&text, "readback"), 1, "{text}");
     let worker = field(&text, "worker") as u32;
-    let ext = common::read_sidecar(&gmon);
-    let worker_samples = ext
+    let sidecar = common::read_sidecar(&gmon);
+    let worker_samples = sidecar
         .threads
         .iter()
         .find(|t| t.tid == worker)
@@ -87,9 +87,9 @@ fn blocked_threads_are_sampled_and_the_signal_stays_the_programs() {
     assert!(
         worker_samples >= 300,
         "worker {worker} (all signals blocked) got {worker_samples} samples: {:?}",
-        ext.threads
+        sidecar.threads
     );
-    let main_samples: u64 = ext
+    let main_samples: u64 = sidecar
         .threads
         .iter()
         .filter(|t| t.tid != worker)
@@ -147,8 +147,8 @@ fn gnu_sort_output_and_status_are_unchanged() {
             std::fs::read(&prof_out).expect("profiled output"),
         );
         assert!(a == b && !a.is_empty(), "{extra:?}: outputs differ");
-        let ext = common::read_sidecar(&gmon);
-        assert!(ext.counters.samples > 0, "{extra:?}: no samples");
+        let sidecar = common::read_sidecar(&gmon);
+        assert!(sidecar.counters.samples > 0, "{extra:?}: no samples");
     }
 }
 
@@ -216,14 +216,15 @@ fn exit_inside_the_programs_own_loader_walk_never_hangs() {
         let status = run_at_most(preloaded(Command::new(&prog), &gmon, 1000), 20, run);
         assert_eq!(status.code(), Some(3), "run {run}: {status}");
         let bytes = std::fs::read(&gmon).expect("profile written");
-        let ext = common::read_sidecar(&gmon);
-        assert!(ext.matches_gmon(&bytes), "run {run}");
+        let sidecar = common::read_sidecar(&gmon);
+        assert!(sidecar.matches_gmon(&bytes), "run {run}");
         assert!(
-            ext.objects
+            sidecar
+                .objects
                 .first()
                 .is_some_and(|o| o.is_main() && o.path.ends_with("walkexit")),
             "run {run}: {:?}",
-            ext.objects
+            sidecar.objects
         );
     }
 }
@@ -312,8 +313,8 @@ fn bins_above_65535_reach_gnu_gprof_in_full() {
     let profile = gmon_format::read(&bytes).expect("valid gmon.out");
     let records = profile.histograms().count();
     let in_bins: u64 = profile.histograms().map(|h| h.total()).sum();
-    let ext = common::read_sidecar(&gmon);
-    let taken = ext.counters.samples - ext.counters.outside_histogram;
+    let sidecar = common::read_sidecar(&gmon);
+    let taken = sidecar.counters.samples - sidecar.counters.outside_histogram;
     assert!(
         records >= 2,
         "{records} histogram record(s): no bin passed 65535"

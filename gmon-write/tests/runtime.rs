@@ -18,7 +18,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::read_sidecar;
-use gmon_format::ext::{Extension, StackKind};
+use gmon_format::sidecar::{Sidecar, StackKind};
 use gmon_write::{ProfilBuffer, Profiler, Recorded, SampleBuffer, Unwind};
 use object::{Object, ObjectSymbol};
 
@@ -135,12 +135,14 @@ fn symbol_range(name: &str) -> (u64, u64) {
 }
 
 /// Ticks whose PC falls in the function `name` of this executable.
-fn samples_in(ext: &Extension, name: &str) -> u64 {
+fn samples_in(sidecar: &Sidecar, name: &str) -> u64 {
     let (start, size) = symbol_range(name);
-    ext.pc_samples
+    sidecar
+        .pc_samples
         .iter()
         .filter(|s| {
-            ext.resolve(s.pc)
+            sidecar
+                .resolve(s.pc)
                 .is_some_and(|(o, a)| o.is_main() && a >= start && a < start + size)
         })
         .map(|s| s.count)
@@ -288,7 +290,7 @@ fn handler_allocations(unwind: Unwind) -> gmon_write::Snapshot {
     let snap = guard.snapshot().expect("running");
     drop(guard);
     let on_thread = snap
-        .extension
+        .sidecar
         .threads
         .iter()
         .find(|t| t.tid == tid)
@@ -305,8 +307,8 @@ fn handler_allocations(unwind: Unwind) -> gmon_write::Snapshot {
 fn handler_does_not_allocate() {
     let _s = serial();
     let snap = handler_allocations(Unwind::FramePointers);
-    let ext = &snap.extension;
-    assert!((0..ext.stacks.len()).all(|i| ext.stack_kind(i) != StackKind::COMPLETE));
+    let sidecar = &snap.sidecar;
+    assert!((0..sidecar.stacks.len()).all(|i| sidecar.stack_kind(i) != StackKind::COMPLETE));
 }
 
 #[test]
@@ -315,10 +317,10 @@ fn handler_does_not_allocate_when_unwinding_dwarf() {
     // which allocates, is another thread. Complete stacks show the snapshots were unwound.
     let _s = serial();
     let snap = handler_allocations(Unwind::Dwarf);
-    let ext = &snap.extension;
-    let complete: u64 = (0..ext.stacks.len())
-        .filter(|&i| ext.stack_kind(i) == StackKind::COMPLETE)
-        .map(|i| ext.stacks[i].count)
+    let sidecar = &snap.sidecar;
+    let complete: u64 = (0..sidecar.stacks.len())
+        .filter(|&i| sidecar.stack_kind(i) == StackKind::COMPLETE)
+        .map(|i| sidecar.stacks[i].count)
         .sum();
     assert!(complete > 100, "only {complete} ticks with complete stacks");
 }
@@ -342,11 +344,11 @@ fn split_60_30_10_within_3_points() {
             burn_ten(Duration::from_millis(200)),
         ];
         guard.stop().map_err(|e| e.to_string())?;
-        let ext = read_sidecar(&out);
+        let sidecar = read_sidecar(&out);
         let got = [
-            samples_in(&ext, "burn_sixty"),
-            samples_in(&ext, "burn_thirty"),
-            samples_in(&ext, "burn_ten"),
+            samples_in(&sidecar, "burn_sixty"),
+            samples_in(&sidecar, "burn_thirty"),
+            samples_in(&sidecar, "burn_ten"),
         ];
         let total_used: f64 = used.iter().map(Duration::as_secs_f64).sum();
         let total_got: u64 = got.iter().sum();
@@ -403,7 +405,7 @@ fn four_threads_record_four_times_the_samples() {
         let samples: u64 = results
             .iter()
             .map(|(tid, _)| {
-                snap.extension
+                snap.sidecar
                     .threads
                     .iter()
                     .find(|t| t.tid == *tid)
@@ -547,19 +549,9 @@ fn failed_exec_keeps_profiling() {
         (-1, Some(libc::ENOENT)),
         "errno is the exec's, not the re-arm's"
     );
-    let before = guard
-        .snapshot()
-        .expect("running")
-        .extension
-        .counters
-        .samples;
+    let before = guard.snapshot().expect("running").sidecar.counters.samples;
     let used = burn_other(Duration::from_millis(200));
-    let after = guard
-        .snapshot()
-        .expect("running")
-        .extension
-        .counters
-        .samples;
+    let after = guard.snapshot().expect("running").sidecar.counters.samples;
     drop(guard);
     let expected = used.as_secs_f64() * 1000.0;
     assert!(
@@ -687,8 +679,8 @@ fn gmon_out_histogram_is_link_time_and_matches_samples() {
     let bytes = std::fs::read(&out).expect("gmon.out");
     let profile = gmon_format::read(&bytes).expect("gmon_format reads it");
     let hist = profile.histograms().next().expect("one histogram");
-    let ext = read_sidecar(&out);
-    let main = ext.main_object().expect("main object");
+    let sidecar = read_sidecar(&out);
+    let main = sidecar.main_object().expect("main object");
     // Link-time addresses: the histogram covers the main executable's text minus the bias.
     let text_lo = main.ranges.iter().map(|r| r.start).min().expect("range") - main.load_bias;
     assert_eq!(hist.low_pc, text_lo & !3);
@@ -696,15 +688,15 @@ fn gmon_out_histogram_is_link_time_and_matches_samples() {
     let (start, size) = symbol_range("burn_sixty");
     assert!(hist.low_pc <= start && start + size <= hist.high_pc);
     // Every main-executable tick inside the histogram range is in a bin.
-    let in_main: u64 = ext
+    let in_main: u64 = sidecar
         .pc_samples
         .iter()
-        .filter(|s| ext.resolve(s.pc).is_some_and(|(o, _)| o.is_main()))
+        .filter(|s| sidecar.resolve(s.pc).is_some_and(|(o, _)| o.is_main()))
         .map(|s| s.count)
         .sum();
     assert_eq!(hist.total(), in_main);
     assert_eq!(
-        ext.counters.samples - ext.counters.outside_histogram,
+        sidecar.counters.samples - sidecar.counters.outside_histogram,
         in_main
     );
 }

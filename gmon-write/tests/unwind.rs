@@ -6,8 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gmon_format::Extension;
-use gmon_format::ext::StackKind;
+use gmon_format::Sidecar;
+use gmon_format::sidecar::StackKind;
 use object::{Object, ObjectSymbol};
 
 /// The directory holding a fresh `libgmon_write.so` (see `common::runtime_library_dir`).
@@ -45,7 +45,7 @@ fn build(dir: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// Runs `prog` under the preloaded runtime with `GMON_RECORD_UNWIND=unwind`.
-fn record(prog: &Path, dir: &Path, unwind: &str) -> Extension {
+fn record(prog: &Path, dir: &Path, unwind: &str) -> Sidecar {
     let out = dir.join(format!("{unwind}.out"));
     let lib = library_dir().join("libgmon_write.so");
     let res = Command::new(prog)
@@ -82,12 +82,13 @@ fn functions(prog: &Path) -> Vec<(u64, u64, String)> {
 
 /// The names of a stack's frames in the program (`?` elsewhere), leaf first. Return addresses
 /// are looked up one byte back, inside the call instruction.
-fn names(ext: &Extension, funcs: &[(u64, u64, String)], pcs: &[u64]) -> Vec<String> {
+fn names(sidecar: &Sidecar, funcs: &[(u64, u64, String)], pcs: &[u64]) -> Vec<String> {
     pcs.iter()
         .enumerate()
         .map(|(i, &pc)| {
             let pc = if i == 0 { pc } else { pc - 1 };
-            ext.resolve(pc)
+            sidecar
+                .resolve(pc)
                 .filter(|(o, _)| o.is_main())
                 .and_then(|(_, a)| funcs.iter().find(|f| f.0 <= a && a < f.1))
                 .map_or_else(|| "?".to_string(), |f| f.2.clone())
@@ -102,13 +103,13 @@ fn stacks_without_frame_pointers_reach_main() {
         return;
     };
     let funcs = functions(&prog);
-    let ext = record(&prog, dir.path(), "dwarf");
-    assert_eq!(ext.stack_kinds.len(), ext.stacks.len());
-    let total: u64 = ext.stacks.iter().map(|s| s.count).sum();
+    let sidecar = record(&prog, dir.path(), "dwarf");
+    assert_eq!(sidecar.stack_kinds.len(), sidecar.stacks.len());
+    let total: u64 = sidecar.stacks.iter().map(|s| s.count).sum();
     assert!(total > 300, "only {total} ticks with stacks");
     let (mut reached, mut in_leaf) = (0, 0);
-    for (i, s) in ext.stacks.iter().enumerate() {
-        let n = names(&ext, &funcs, &s.pcs);
+    for (i, s) in sidecar.stacks.iter().enumerate() {
+        let n = names(&sidecar, &funcs, &s.pcs);
         if n.first().map(String::as_str) != Some("leaf") {
             continue;
         }
@@ -129,7 +130,9 @@ fn stacks_without_frame_pointers_reach_main() {
                 .collect();
             ours == chain
         };
-        if ext.stack_kind(i) == StackKind::COMPLETE && (want(&main_chain) || want(&thread_chain)) {
+        if sidecar.stack_kind(i) == StackKind::COMPLETE
+            && (want(&main_chain) || want(&thread_chain))
+        {
             reached += s.count;
         }
     }
@@ -137,11 +140,12 @@ fn stacks_without_frame_pointers_reach_main() {
     assert!(
         reached * 100 >= in_leaf * 90,
         "only {reached} of {in_leaf} ticks in leaf unwound to main or thread_main: {:?}",
-        ext.stacks
+        sidecar
+            .stacks
             .iter()
             .enumerate()
             .take(10)
-            .map(|(i, s)| (ext.stack_kind(i), names(&ext, &funcs, &s.pcs)))
+            .map(|(i, s)| (sidecar.stack_kind(i), names(&sidecar, &funcs, &s.pcs)))
             .collect::<Vec<_>>()
     );
 
@@ -163,17 +167,18 @@ fn objects_loaded_later_are_unwound() {
     let Some(prog) = build(dir.path(), "dlopen_late") else {
         return;
     };
-    let ext = record(&prog, dir.path(), "dwarf");
+    let sidecar = record(&prog, dir.path(), "dwarf");
     // Ticks whose leaf is in libm, dlopen'ed after the unwinder read the objects at start.
     let in_libm = |pc: u64| {
-        ext.resolve(pc)
+        sidecar
+            .resolve(pc)
             .is_some_and(|(o, _)| o.path.contains("libm.so"))
     };
     let (mut leaf_libm, mut complete) = (0, 0);
-    for (i, s) in ext.stacks.iter().enumerate() {
+    for (i, s) in sidecar.stacks.iter().enumerate() {
         if s.pcs.first().is_some_and(|&pc| in_libm(pc)) {
             leaf_libm += s.count;
-            if ext.stack_kind(i) == StackKind::COMPLETE {
+            if sidecar.stack_kind(i) == StackKind::COMPLETE {
                 complete += s.count;
             }
         }

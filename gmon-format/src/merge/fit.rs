@@ -2,7 +2,7 @@
 //! (`spec/merge.md`, "Writing sums that do not fit").
 
 use crate::model::{
-    Arc, BasicBlockCount, BasicBlockRecord, Bsd44Header, BsdOldHeader, Dimension, GMON_VERSION,
+    BasicBlockCount, BasicBlockRecord, Bsd44Header, BsdOldHeader, CallArc, Dimension, GMON_VERSION,
     GMONVERSION, GnuHeader, Header, Histogram, ProfRate, Profile, PtrWidth, Record, Variant,
 };
 
@@ -139,11 +139,12 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
                         .push(Record::Histogram(Histogram { bins, ..h.clone() }));
                 }
             }
-            Record::Arc(a) => {
+            Record::CallArc(a) => {
                 let mut left = a.count;
                 loop {
                     let c = left.min(arc_max);
-                    out.records.push(Record::Arc(Arc { count: c, ..*a }));
+                    out.records
+                        .push(Record::CallArc(CallArc { count: c, ..*a }));
                     left -= c;
                     if left == 0 {
                         break;
@@ -222,7 +223,7 @@ fn check_split_size(profile: &Profile, arc_max: u64, ptr_max: u64) -> Result<(),
                 extra_bins =
                     extra_bins.saturating_add((copies - 1).saturating_mul(h.bins.len() as u64));
             }
-            Record::Arc(a) => {
+            Record::CallArc(a) => {
                 let records = a.count.div_ceil(arc_max).max(1);
                 let what = format!(
                     "arc from_pc {:#x} -> self_pc {:#x} (count {})",

@@ -3,7 +3,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::model::{
-    Arc, BasicBlockCount, BasicBlockRecord, Dimension, Encoding, Histogram, ProfRate, Profile,
+    BasicBlockCount, BasicBlockRecord, CallArc, Dimension, Encoding, Histogram, ProfRate, Profile,
     Record,
 };
 
@@ -73,7 +73,7 @@ pub struct Merger {
     slots: Vec<Slot>,
     /// `(low_pc, high_pc, bins)` of each slot, for the common case of identical ranges.
     slot_index: AddrMap<(u64, u64, usize), usize>,
-    arcs: Vec<Arc>,
+    arcs: Vec<CallArc>,
     arc_index: AddrMap<(u64, u64), usize>,
     /// Upper bounds (saturating sums of everything added) that let most inputs skip the
     /// per-count overflow checks.
@@ -261,7 +261,7 @@ impl Merger {
         }
         profile
             .records
-            .extend(self.arcs.into_iter().map(Record::Arc));
+            .extend(self.arcs.into_iter().map(Record::CallArc));
         if self.any_blocks {
             profile.records.push(Record::BasicBlocks(BasicBlockRecord {
                 legacy_name: None,
@@ -490,7 +490,7 @@ impl Merger {
         self.add_arc_iter(profile.arcs().copied());
     }
 
-    fn add_arc_iter(&mut self, arcs: impl Iterator<Item = Arc>) {
+    fn add_arc_iter(&mut self, arcs: impl Iterator<Item = CallArc>) {
         // Runs of one program list their arcs in nearly the same order, so the arc after the
         // previous one matched is tried before the hash table.
         let mut next = 0usize;

@@ -2,7 +2,7 @@
 
 use super::merger::add_u16_bins;
 use super::*;
-use crate::model::{Arc, Dimension, Encoding, Histogram, ProfRate, Record, Variant};
+use crate::model::{CallArc, Dimension, Encoding, Histogram, ProfRate, Record, Variant};
 
 fn hist(low: u64, high: u64, bins: Vec<u64>) -> Histogram {
     Histogram {
@@ -21,7 +21,7 @@ fn profile(records: Vec<Record>) -> Profile {
 }
 
 fn arc(from: u64, to: u64, count: u64) -> Record {
-    Record::Arc(Arc {
+    Record::CallArc(CallArc {
         from_pc: from,
         self_pc: to,
         count,

@@ -170,7 +170,7 @@ pub(crate) fn finish(
     let mut records = Vec::with_capacity(1 + c.remaining() / arc_size);
     records.push(Record::Histogram(histogram));
     while c.remaining() >= arc_size {
-        records.push(Record::Arc(c.parse(
+        records.push(Record::CallArc(c.parse(
             arc_size,
             "arc record",
             super::records::bsd_arc(enc),
@@ -188,7 +188,7 @@ pub(crate) fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Arc;
+    use crate::model::CallArc;
     use crate::model::Variant;
     use crate::read::{ReadOptions, read_with};
     use crate::test_util::{ALL, Bytes};
@@ -243,7 +243,7 @@ mod tests {
                 assert_eq!(hist.bins, vec![1, 0, 0xffff]);
                 assert_eq!(
                     p.arcs().next(),
-                    Some(&Arc {
+                    Some(&CallArc {
                         from_pc: 0x1000,
                         self_pc: 0x1008,
                         count: 1 << 31

@@ -69,7 +69,7 @@ pub(crate) fn read(bytes: &[u8], enc: Encoding, header_size: u32) -> Result<Prof
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Arc, Variant};
+    use crate::model::{CallArc, Variant};
     use crate::read::{ReadOptions, read_with};
     use crate::test_util::{ALL, Bytes};
 
@@ -108,7 +108,7 @@ mod tests {
                 assert_eq!(h.bins, vec![3, 0, 7]);
                 assert_eq!(
                     p.arcs().next(),
-                    Some(&Arc {
+                    Some(&CallArc {
                         from_pc: 0x400000,
                         self_pc: 0x400004,
                         count: 5

@@ -103,7 +103,7 @@ fn read_record(c: &mut Cursor<'_>, enc: Encoding, version: u32) -> Result<Record
         GMON_TAG_TIME_HIST => read_histogram(c, enc).map(Record::Histogram),
         GMON_TAG_CG_ARC => c
             .parse(fixed - 1, what, records::gnu_arc(enc))
-            .map(Record::Arc),
+            .map(Record::CallArc),
         _ if version == 0 => read_blocks_v0(c, enc).map(Record::BasicBlocks),
         _ => read_blocks_v1(c, enc).map(Record::BasicBlocks),
     }
@@ -209,7 +209,7 @@ fn read_blocks_v0(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Arc, Endian, PtrWidth};
+    use crate::model::{CallArc, Endian, PtrWidth};
     use crate::read::{ReadOptions, read_with};
     use crate::test_util::{ALL, Bytes};
 
@@ -251,7 +251,7 @@ mod tests {
                 assert_eq!(hist.dimension, Dimension::SECONDS);
                 assert_eq!(
                     p.arcs().next(),
-                    Some(&Arc {
+                    Some(&CallArc {
                         from_pc: 0x1004,
                         self_pc: 0x1008,
                         count: 42

@@ -7,7 +7,7 @@ use std::ops::Range;
 use byteorder::{BigEndian, ByteOrder, LittleEndian};
 
 use super::records;
-use crate::model::{Arc, Dimension, Encoding, Endian, GMON_VERSION, ProfRate, PtrWidth};
+use crate::model::{CallArc, Dimension, Encoding, Endian, GMON_VERSION, ProfRate, PtrWidth};
 
 /// A histogram record of a [`GnuFile`]: the header fields, and the bins as the file's bytes.
 #[derive(Debug, Clone)]
@@ -100,8 +100,8 @@ impl GnuFile {
         self.arcs
     }
 
-    /// Arc records in file order, decoded from the file's bytes.
-    pub fn arcs(&self) -> impl Iterator<Item = Arc> + '_ {
+    /// Call-arc records in file order, decoded from the file's bytes.
+    pub fn arcs(&self) -> impl Iterator<Item = CallArc> + '_ {
         let p = self.encoding.ptr_width.bytes();
         let big = self.encoding.endian == Endian::Big;
         let wide = self.encoding.ptr_width == PtrWidth::Eight;
@@ -125,9 +125,9 @@ impl GnuFile {
 /// The arc record `record` (tag byte, `from_pc: P`, `self_pc: P`, `count: u32`), which the walk
 /// has checked is whole: the fallbacks to 0 cannot be reached.
 #[inline(always)]
-fn arc_at<E: ByteOrder, const P: usize>(record: &[u8]) -> Arc {
+fn arc_at<E: ByteOrder, const P: usize>(record: &[u8]) -> CallArc {
     let word = |at: usize, n: usize| record.get(at..at + n).map_or(0, |b| E::read_uint(b, n));
-    Arc {
+    CallArc {
         from_pc: word(1, P),
         self_pc: word(1 + P, P),
         count: word(1 + 2 * P, 4),
@@ -230,7 +230,7 @@ mod tests {
                 })
             };
             let arc = |from_pc: u64, self_pc: u64, count: u64| {
-                Record::Arc(Arc {
+                Record::CallArc(CallArc {
                     from_pc,
                     self_pc,
                     count,

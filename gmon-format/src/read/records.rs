@@ -15,7 +15,7 @@ use nom::number::complete::{u8 as byte, u32, u64};
 use nom::{IResult, Parser};
 
 use crate::error::Error;
-use crate::model::{Arc, Encoding, Endian, PtrWidth};
+use crate::model::{CallArc, Encoding, Endian, PtrWidth};
 
 type Input<'a> = &'a [u8];
 
@@ -89,13 +89,13 @@ pub(crate) fn gnu_hist_header<'a>(
 }
 
 /// A GNU arc after its tag byte: `from_pc: P | self_pc: P | count: u32`.
-pub(crate) fn gnu_arc<'a>(enc: Encoding) -> impl Fn(Input<'a>) -> IResult<Input<'a>, Arc> {
+pub(crate) fn gnu_arc<'a>(enc: Encoding) -> impl Fn(Input<'a>) -> IResult<Input<'a>, CallArc> {
     let e = endianness(enc.endian);
     move |i| {
         let (i, (from_pc, self_pc, count)) = (ptr(enc), ptr(enc), u32(e)).parse(i)?;
         Ok((
             i,
-            Arc {
+            CallArc {
                 from_pc,
                 self_pc,
                 count: u64::from(count),
@@ -173,12 +173,12 @@ pub(crate) fn bsd_old_header<'a>(
 }
 
 /// A BSD `struct rawarc`: `from_pc: P | self_pc: P | count: P`.
-pub(crate) fn bsd_arc<'a>(enc: Encoding) -> impl Fn(Input<'a>) -> IResult<Input<'a>, Arc> {
+pub(crate) fn bsd_arc<'a>(enc: Encoding) -> impl Fn(Input<'a>) -> IResult<Input<'a>, CallArc> {
     move |i| {
         let (i, (from_pc, self_pc, count)) = (ptr(enc), ptr(enc), ptr(enc)).parse(i)?;
         Ok((
             i,
-            Arc {
+            CallArc {
                 from_pc,
                 self_pc,
                 count,

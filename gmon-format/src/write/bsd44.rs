@@ -86,7 +86,7 @@ pub(crate) fn the_histogram(p: &Profile, variant: Variant) -> Result<&Histogram>
 /// Writes records 1.. as `struct rawarc`s, then the trailing bytes.
 pub(crate) fn arcs(e: &mut Emitter, p: &Profile, variant: Variant) -> Result<()> {
     for (i, r) in p.records.iter().enumerate().skip(1) {
-        let Record::Arc(a) = r else {
+        let Record::CallArc(a) = r else {
             return Err(Error::Unrepresentable {
                 record: i,
                 variant,

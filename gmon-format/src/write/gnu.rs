@@ -28,7 +28,7 @@ pub(crate) fn write(e: &mut Emitter, h: &GnuHeader, p: &Profile) -> Result<()> {
         e.mark(e.len());
         match r {
             Record::Histogram(hist) => histogram(e, i, hist)?,
-            Record::Arc(a) => {
+            Record::CallArc(a) => {
                 e.bytes(&[GMON_TAG_CG_ARC]);
                 e.ptr(a.from_pc, i, "arc from_pc")?;
                 e.ptr(a.self_pc, i, "arc self_pc")?;

@@ -234,12 +234,12 @@ mod tests {
     #[test]
     fn values_that_do_not_fit_name_the_record() {
         let mut p = Profile::new_gnu(Encoding::BIG_32);
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 0,
             self_pc: 0,
             count: 1,
         }));
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 1 << 32,
             self_pc: 0,
             count: 1,
@@ -265,7 +265,7 @@ mod tests {
         );
 
         let mut p = Profile::new_gnu(Encoding::LITTLE_64);
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 0,
             self_pc: 0,
             count: 1 << 32,
@@ -331,7 +331,7 @@ mod tests {
     #[test]
     fn nothing_is_written_on_error() {
         let mut p = Profile::new_gnu(Encoding::LITTLE_32);
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 1 << 40,
             self_pc: 0,
             count: 1,
@@ -497,14 +497,14 @@ mod tests {
     fn record_offsets_follow_the_layout() {
         let mut p = Profile::new_gnu(Encoding::LITTLE_32);
         p.records.push(Record::Histogram(hist(vec![1, 2])));
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 0,
             self_pc: 0,
             count: 1,
         }));
         assert_eq!(record_offsets(&p).unwrap(), vec![20, 20 + 33 + 4]);
         let mut p = old();
-        p.records.push(Record::Arc(Arc {
+        p.records.push(Record::CallArc(CallArc {
             from_pc: 0,
             self_pc: 0,
             count: 1,

@@ -2,9 +2,9 @@
 //! reader accepts (written profiles with random bytes overwritten), `write(read(bytes)) == bytes`.
 
 use gmon_format::{
-    Arc, BasicBlockCount, BasicBlockRecord, Bsd44Header, BsdOldHeader, Dimension, Encoding, Endian,
-    GMONVERSION, GnuHeader, Header, Histogram, LegacyBlockInfo, ProfRate, Profile, PtrWidth,
-    ReadOptions, Record,
+    BasicBlockCount, BasicBlockRecord, Bsd44Header, BsdOldHeader, CallArc, Dimension, Encoding,
+    Endian, GMONVERSION, GnuHeader, Header, Histogram, LegacyBlockInfo, ProfRate, Profile,
+    PtrWidth, ReadOptions, Record,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -49,13 +49,13 @@ fn gnu_histogram(w: PtrWidth) -> impl Strategy<Value = Histogram> {
         })
 }
 
-fn arc(w: PtrWidth, count_max: u64) -> impl Strategy<Value = Arc> {
+fn arc(w: PtrWidth, count_max: u64) -> impl Strategy<Value = CallArc> {
     (
         addr(w),
         addr(w),
         prop_oneof![0..=count_max, Just(count_max)],
     )
-        .prop_map(|(from_pc, self_pc, count)| Arc {
+        .prop_map(|(from_pc, self_pc, count)| CallArc {
             from_pc,
             self_pc,
             count,
@@ -85,7 +85,7 @@ fn gnu_profile() -> impl Strategy<Value = Profile> {
         let w = enc.ptr_width;
         let record = prop_oneof![
             gnu_histogram(w).prop_map(Record::Histogram),
-            arc(w, u64::from(u32::MAX)).prop_map(Record::Arc),
+            arc(w, u64::from(u32::MAX)).prop_map(Record::CallArc),
             blocks(w, v0).prop_map(Record::BasicBlocks),
         ];
         vec(record, 0..8).prop_map(move |records| Profile {
@@ -130,7 +130,7 @@ fn bsd_profile(
     )
         .prop_map(move |(h, arcs, trailing)| {
             let mut records = vec![Record::Histogram(h)];
-            records.extend(arcs.into_iter().map(Record::Arc));
+            records.extend(arcs.into_iter().map(Record::CallArc));
             Profile {
                 encoding: enc,
                 header,
@@ -249,7 +249,7 @@ fn realistic_profile() -> impl Strategy<Value = Profile> {
                 bins,
             }));
             for (from_pc, self_pc, count) in arcs {
-                p.records.push(Record::Arc(Arc {
+                p.records.push(Record::CallArc(CallArc {
                     from_pc: from_pc & !15,
                     self_pc,
                     count,
@@ -315,7 +315,7 @@ fn degenerate_profile() -> impl Strategy<Value = Profile> {
             };
             let mut records = vec![Record::Histogram(hist)];
             records.extend(arcs.into_iter().map(|(from_pc, self_pc, count)| {
-                Record::Arc(Arc {
+                Record::CallArc(CallArc {
                     from_pc,
                     self_pc,
                     count,

@@ -23,16 +23,6 @@ pub struct FileInfo {
     pub bb_records: usize,
 }
 
-/// The BSD reader's compatibility rule for `profile` (see [`Histograms::add`]): `None` for GNU
-/// files, `Some(check_rate)` for BSD ones.
-fn bsd_flavour(profile: &Profile) -> Option<bool> {
-    match profile.header.variant() {
-        Variant::Gnu => None,
-        Variant::Bsd44 => Some(true),
-        Variant::BsdOld => Some(false),
-    }
-}
-
 /// Builds an [`Analysis`] the way gprof does: symbols first, then each profile as it is read,
 /// then the histogram credit and the call graph.
 #[derive(Debug)]
@@ -89,17 +79,17 @@ impl AnalysisBuilder {
         name: &str,
         profile: &mut Profile,
     ) -> Result<FileInfo, GprofError> {
-        let bsd = bsd_flavour(profile);
+        let variant = profile.header.variant();
         let mut histograms = 0;
         // Histogram and arc records do not interact: summing every histogram first gives the
         // same result, and the same first error, as the reading in file order.
         for r in &mut profile.records {
             if let Record::Histogram(h) = r {
                 // `-i` counts a BSD file's histogram only when it has bins.
-                if bsd.is_none() || !h.bins.is_empty() {
+                if variant == Variant::Gnu || !h.bins.is_empty() {
                     histograms += 1;
                 }
-                self.hist.add_taking(h, name, &self.whoami, bsd)?;
+                self.hist.add_taking(h, name, &self.whoami, variant)?;
             }
         }
         self.add_records(name, profile, Some(histograms))
@@ -113,7 +103,7 @@ impl AnalysisBuilder {
         profile: &Profile,
         histograms_done: Option<usize>,
     ) -> Result<FileInfo, GprofError> {
-        let bsd = bsd_flavour(profile);
+        let variant = profile.header.variant();
         let mut info = FileInfo {
             version: match profile.header {
                 gmon_format::Header::Gnu(h) => h.version,
@@ -122,27 +112,27 @@ impl AnalysisBuilder {
             ..FileInfo::default()
         };
         // gprof's BSD reader always reports call-graph input, arcs or not.
-        if bsd.is_some() {
+        if variant != Variant::Gnu {
             self.has_arcs = true;
         }
         if self.graph.arcs.is_empty() {
             let arcs = profile
                 .records
                 .iter()
-                .filter(|r| matches!(r, Record::Arc(_)));
+                .filter(|r| matches!(r, Record::CallArc(_)));
             self.graph.reserve(arcs.count());
         }
         for r in &profile.records {
             match r {
                 Record::Histogram(_) if histograms_done.is_some() => {}
                 Record::Histogram(h) => {
-                    self.hist.add(h, name, &self.whoami, bsd)?;
+                    self.hist.add(h, name, &self.whoami, variant)?;
                     // `-i` counts a BSD file's histogram only when it has bins.
-                    if bsd.is_none() || !h.bins.is_empty() {
+                    if variant == Variant::Gnu || !h.bins.is_empty() {
                         info.histograms += 1;
                     }
                 }
-                Record::Arc(a) => {
+                Record::CallArc(a) => {
                     self.has_arcs = true;
                     info.arcs += 1;
                     self.graph

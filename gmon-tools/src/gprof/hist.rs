@@ -6,7 +6,7 @@
 //! *global* `hist_scale`, so a bin can credit slightly more than its count (the famous 100.15 %).
 //! The last symbol of the table never gets credit (gprof reads one slot past its array).
 
-use gmon_format::{Dimension, Histogram};
+use gmon_format::{Dimension, Histogram, Variant};
 
 use super::GprofError;
 use super::symtab::SymbolTable;
@@ -61,16 +61,16 @@ impl Histograms {
 
     /// Adds one histogram record read from `file` (`hist_read_rec`): the first fixes rate,
     /// dimension and scale; later ones must agree; identical ranges are summed, disjoint ranges
-    /// kept apart, overlapping ones are fatal. `bsd` selects the BSD reader's compatibility rule
-    /// (identical range and bin count, and for 4.4BSD the same rate).
+    /// kept apart, overlapping ones are fatal. A BSD `variant` adds the BSD reader's compatibility
+    /// rule (identical range and bin count, and for 4.4BSD the same rate).
     pub fn add(
         &mut self,
         h: &Histogram,
         file: &str,
         whoami: &str,
-        bsd: Option<bool>,
+        variant: Variant,
     ) -> Result<(), GprofError> {
-        if self.check_and_sum(h, file, whoami, bsd)? {
+        if self.check_and_sum(h, file, whoami, variant)? {
             self.push(h.low_pc, h.high_pc, h.bins.clone());
         }
         Ok(())
@@ -83,9 +83,9 @@ impl Histograms {
         h: &mut Histogram,
         file: &str,
         whoami: &str,
-        bsd: Option<bool>,
+        variant: Variant,
     ) -> Result<(), GprofError> {
-        if self.check_and_sum(h, file, whoami, bsd)? {
+        if self.check_and_sum(h, file, whoami, variant)? {
             self.push(h.low_pc, h.high_pc, std::mem::take(&mut h.bins));
         }
         Ok(())
@@ -106,21 +106,19 @@ impl Histograms {
         h: &Histogram,
         file: &str,
         whoami: &str,
-        bsd: Option<bool>,
+        variant: Variant,
     ) -> Result<bool, GprofError> {
         let n = h.bins.len();
         let scale = (h.high_pc.wrapping_sub(h.low_pc) / 2) as f64 / n as f64;
         let first = self.records.is_empty();
-        if let Some(check_rate) = bsd
-            && !first
-        {
+        if variant != Variant::Gnu && !first {
             let r = &self.records[0];
             if r.low_pc != h.low_pc || r.high_pc != h.high_pc || r.bins.len() != n {
                 return Err(GprofError::new(format!(
                     "{file}: incompatible with first gmon file\n"
                 )));
             }
-            if check_rate && self.hz != h.prof_rate.0 {
+            if variant == Variant::Bsd44 && self.hz != h.prof_rate.0 {
                 return Err(GprofError::new(format!(
                     "{file}: profiling rate incompatible with first gmon file\n"
                 )));

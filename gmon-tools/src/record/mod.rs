@@ -275,7 +275,7 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
         if let Some(s) = &g.sidecar {
             let sidecar = gmon_format::sidecar_path(&path);
             crate::output::write_output(&sidecar, |w| {
-                gmon_format::write_extension(s, w)
+                gmon_format::write_sidecar(s, w)
                     .with_context(|| format!("{}: write failed", sidecar.display()))
             })?;
         }
@@ -290,7 +290,7 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
             samples: g.samples,
         });
     }
-    let sidecars: Vec<&gmon_format::Extension> =
+    let sidecars: Vec<&gmon_format::Sidecar> =
         groups.iter().filter_map(|g| g.sidecar.as_ref()).collect();
     Ok((files, summary::top_functions(&sidecars, 5), idle))
 }

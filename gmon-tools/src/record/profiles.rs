@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gmon_format::ext::{
+use gmon_format::sidecar::{
     AddressRange, GmonLink, MappedObject, PcSample, StackKind, StackSample, ThreadTotal,
 };
-use gmon_format::{Extension, MergeOptions, Merger, Variant, fit_counts};
+use gmon_format::{MergeOptions, Merger, Sidecar, Variant, fit_counts};
 
 /// One process's profile as the runtime wrote it.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub struct ProcessProfile {
     /// Whether the command's first process wrote it (the unsuffixed name).
     pub first: bool,
     /// Its sidecar (`None` when missing or unreadable: the profile is then kept on its own).
-    pub sidecar: Option<Extension>,
+    pub sidecar: Option<Sidecar>,
 }
 
 /// The profiles written into `dir` by the run's processes: `<stem>` (the first process) and
@@ -47,7 +47,7 @@ pub fn collect(dir: &Path, stem: &str) -> anyhow::Result<Vec<ProcessProfile>> {
         let path = entry.path();
         let sidecar = std::fs::read(gmon_format::sidecar_path(&path))
             .ok()
-            .and_then(|b| gmon_format::read_extension(&b).ok());
+            .and_then(|b| gmon_format::read_sidecar(&b).ok());
         found.push(ProcessProfile {
             path,
             first,
@@ -73,7 +73,7 @@ pub struct Group {
     /// The summed gmon.out bytes.
     pub gmon: Vec<u8>,
     /// The summed sidecar, linked to [`Group::gmon`] (`None` when a member had none).
-    pub sidecar: Option<Extension>,
+    pub sidecar: Option<Sidecar>,
     /// Ticks counted (from the sidecars).
     pub samples: u64,
     /// The file name suffix chosen by [`name_groups`] (`None`: `OUT` itself).
@@ -84,7 +84,7 @@ pub struct Group {
 pub fn group(profiles: Vec<ProcessProfile>) -> anyhow::Result<Vec<Group>> {
     let mut keyed: Vec<(Vec<u8>, Vec<ProcessProfile>)> = Vec::new();
     for p in profiles {
-        let key = match p.sidecar.as_ref().and_then(Extension::main_object) {
+        let key = match p.sidecar.as_ref().and_then(Sidecar::main_object) {
             Some(main) if !main.build_id.is_empty() => [b"id:".as_slice(), &main.build_id].concat(),
             Some(main) => [b"path:".as_slice(), main.path.as_bytes()].concat(),
             // Without a sidecar nothing says which executable it is: kept alone.
@@ -109,14 +109,14 @@ fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
         [one] => std::fs::read(&one.path).with_context(|| format!("{}", one.path.display()))?,
         _ => sum_profiles(members)?,
     };
-    let sidecars: Option<Vec<&Extension>> = members.iter().map(|m| m.sidecar.as_ref()).collect();
+    let sidecars: Option<Vec<&Sidecar>> = members.iter().map(|m| m.sidecar.as_ref()).collect();
     let mut sidecar = sidecars.map(|s| merge_sidecars(&s));
     if let Some(s) = sidecar.as_mut() {
         s.gmon = Some(GmonLink::of(&gmon));
     }
     let main = members
         .iter()
-        .find_map(|m| m.sidecar.as_ref().and_then(Extension::main_object));
+        .find_map(|m| m.sidecar.as_ref().and_then(Sidecar::main_object));
     Ok(Group {
         executable: main.map(|m| m.path.clone()).unwrap_or_default(),
         build_id: main.map(|m| m.build_id.clone()).unwrap_or_default(),
@@ -151,11 +151,11 @@ fn sum_profiles(members: &[ProcessProfile]) -> anyhow::Result<Vec<u8>> {
 /// no object stays as it is unless it would then fall into an object, in which case it becomes 0
 /// (no object): every tick is still counted. Counters, PC samples, stacks and thread totals
 /// are summed.
-pub fn merge_sidecars(all: &[&Extension]) -> Extension {
+pub fn merge_sidecars(all: &[&Sidecar]) -> Sidecar {
     let Some((first, rest)) = all.split_first() else {
-        return Extension::default();
+        return Sidecar::default();
     };
-    let mut sum: Extension = (*first).clone();
+    let mut sum: Sidecar = (*first).clone();
     let mut pcs: BTreeMap<u64, u64> = first.pc_samples.iter().map(|s| (s.pc, s.count)).collect();
     // A stack is its frames and how they were obtained (sidecar §5.10): two processes' equal
     // frames of different kinds stay two stacks, as the runtime's own writer keeps them.
@@ -171,14 +171,14 @@ pub fn merge_sidecars(all: &[&Extension]) -> Extension {
     }
     let mut threads: BTreeMap<u32, u64> =
         first.threads.iter().map(|t| (t.tid, t.samples)).collect();
-    for ext in rest {
-        let shifts: Vec<u64> = ext
+    for sidecar in rest {
+        let shifts: Vec<u64> = sidecar
             .objects
             .iter()
             .map(|o| place(&mut sum.objects, o))
             .collect();
         let translate = |pc: u64| -> u64 {
-            match ext.objects.iter().position(|o| o.contains(pc)) {
+            match sidecar.objects.iter().position(|o| o.contains(pc)) {
                 Some(i) => pc.wrapping_add(shifts.get(i).copied().unwrap_or(0)),
                 None => pc,
             }
@@ -187,7 +187,7 @@ pub fn merge_sidecars(all: &[&Extension]) -> Extension {
         let fix = |pc: u64| -> u64 {
             let moved = translate(pc);
             if moved == pc
-                && !ext.objects.iter().any(|o| o.contains(pc))
+                && !sidecar.objects.iter().any(|o| o.contains(pc))
                 && objects.iter().any(|o| o.contains(pc))
             {
                 0
@@ -195,26 +195,29 @@ pub fn merge_sidecars(all: &[&Extension]) -> Extension {
                 moved
             }
         };
-        for s in &ext.pc_samples {
+        for s in &sidecar.pc_samples {
             *pcs.entry(fix(s.pc)).or_default() += s.count;
         }
-        for (i, s) in ext.stacks.iter().enumerate() {
+        for (i, s) in sidecar.stacks.iter().enumerate() {
             add_stack(
                 &mut stacks,
                 &mut order,
-                (s.pcs.iter().map(|&p| fix(p)).collect(), ext.stack_kind(i)),
+                (
+                    s.pcs.iter().map(|&p| fix(p)).collect(),
+                    sidecar.stack_kind(i),
+                ),
                 s.count,
             );
         }
-        for t in &ext.threads {
+        for t in &sidecar.threads {
             *threads.entry(t.tid).or_default() += t.samples;
         }
         let c = &mut sum.counters;
-        c.samples += ext.counters.samples;
-        c.outside_histogram += ext.counters.outside_histogram;
-        c.dropped += ext.counters.dropped;
-        c.truncated_stacks += ext.counters.truncated_stacks;
-        c.saturated_bins += ext.counters.saturated_bins;
+        c.samples += sidecar.counters.samples;
+        c.outside_histogram += sidecar.counters.outside_histogram;
+        c.dropped += sidecar.counters.dropped;
+        c.truncated_stacks += sidecar.counters.truncated_stacks;
+        c.saturated_bins += sidecar.counters.saturated_bins;
     }
     sum.pc_samples = pcs
         .into_iter()
@@ -287,7 +290,7 @@ fn place(objects: &mut Vec<MappedObject>, obj: &MappedObject) -> u64 {
     let low = obj.ranges.iter().map(|r| r.start).min().unwrap_or(0);
     let shift = base.wrapping_sub(low);
     let mut moved = obj.clone();
-    moved.flags &= !gmon_format::ext::OBJECT_FLAG_MAIN;
+    moved.flags &= !gmon_format::sidecar::OBJECT_FLAG_MAIN;
     moved.load_bias = obj.load_bias.wrapping_add(shift);
     moved.ranges = obj
         .ranges
@@ -377,7 +380,7 @@ mod tests {
 
     #[test]
     fn sidecars_are_summed_in_the_first_address_space() {
-        let a = Extension {
+        let a = Sidecar {
             rate_hz: 1000,
             objects: vec![object("/bin/x", 0x1000, 0x2000, true)],
             pc_samples: vec![PcSample {
@@ -388,7 +391,7 @@ mod tests {
                 count: 3,
                 pcs: vec![0x2010],
             }],
-            ..Extension::default()
+            ..Sidecar::default()
         };
         let mut b = a.clone();
         b.objects = vec![
@@ -436,12 +439,12 @@ mod tests {
             count,
             pcs: vec![pc],
         };
-        let a = Extension {
+        let a = Sidecar {
             rate_hz: 1000,
             objects: vec![object("/bin/x", 0x1000, 0x2000, true)],
             stacks: vec![stack(3, 0x2010), stack(1, 0x2020)],
             stack_kinds: vec![StackKind::COMPLETE, StackKind::TRUNCATED],
-            ..Extension::default()
+            ..Sidecar::default()
         };
         let mut b = a.clone();
         b.stacks = vec![stack(2, 0x2010), stack(4, 0x2010), stack(5, 0x2030)];
@@ -467,7 +470,7 @@ mod tests {
                 (0x2030, 5, StackKind::COMPLETE),
             ]
         );
-        assert!(gmon_format::ext::extension_to_vec(&sum).is_ok());
+        assert!(gmon_format::sidecar::sidecar_to_vec(&sum).is_ok());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use gmon_format::Extension;
+use gmon_format::Sidecar;
 
 use crate::stacks::{ObjectSymbols, display_name};
 
@@ -49,16 +49,16 @@ impl TopFunctions {
 /// then the unwind table's `OBJECT+0xSTART`), so the summary names what `gmon flame` and
 /// `gmon pprof` draw. Only objects with samples are read, each once, and only for the addresses
 /// sampled in it (so a large library's unwind table is parsed only when a symbol misses).
-pub fn top_functions(sidecars: &[&Extension], limit: usize) -> TopFunctions {
+pub fn top_functions(sidecars: &[&Sidecar], limit: usize) -> TopFunctions {
     // (object path, build id) -> (link-time address -> samples)
     type Key<'a> = (&'a str, &'a [u8]);
     let mut by_object: HashMap<Key<'_>, HashMap<u64, u64>> = HashMap::new();
     let mut unknown = 0u64;
     let mut total = 0u64;
-    for ext in sidecars {
-        for s in &ext.pc_samples {
+    for sidecar in sidecars {
+        for s in &sidecar.pc_samples {
             total = total.saturating_add(s.count);
-            match ext.resolve(s.pc) {
+            match sidecar.resolve(s.pc) {
                 Some((obj, link)) => {
                     let slot = by_object
                         .entry((obj.path.as_str(), obj.build_id.as_slice()))

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use gmon_format::Extension;
+use gmon_format::Sidecar;
 
 use super::RUNTIME_LIBRARY;
 use super::estimate::{Frame, Stack, StackSource, Stacks};
@@ -18,7 +18,7 @@ use crate::gprof::Analysis;
 /// wrapper would otherwise be the root of every thread's stack, where users look for the thread
 /// function. A sample whose program counter itself is in the runtime (its own overhead) keeps
 /// that leaf. The main executable is never left out, even when it links gmon-write itself.
-fn is_runtime_caller(depth: usize, obj: &gmon_format::ext::MappedObject) -> bool {
+fn is_runtime_caller(depth: usize, obj: &gmon_format::sidecar::MappedObject) -> bool {
     depth != 0
         && !obj.is_main()
         && Path::new(&obj.path)
@@ -36,7 +36,7 @@ fn is_runtime_caller(depth: usize, obj: &gmon_format::ext::MappedObject) -> bool
 pub(super) fn exact_stacks(
     analysis: &Analysis,
     main_symbols: Option<&ObjectSymbols>,
-    exts: &[Extension],
+    sidecars: &[Sidecar],
     graph: &mut WeightedCallGraph,
     functions: &mut Vec<FunctionInfo>,
 ) -> Stacks {
@@ -62,13 +62,13 @@ pub(super) fn exact_stacks(
         })
     };
     let plain = |n: &str| (n.to_owned(), n.to_owned());
-    for ext in exts {
-        for st in &ext.stacks {
+    for sidecar in sidecars {
+        for st in &sidecar.stacks {
             let mut frames = Vec::with_capacity(st.pcs.len());
             for (depth, &pc) in st.pcs.iter().enumerate() {
                 // Return addresses point after the call: step back into it.
                 let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
-                let id = match ext.resolve(pc) {
+                let id = match sidecar.resolve(pc) {
                     Some((obj, _)) if is_runtime_caller(depth, obj) => continue,
                     Some((obj, addr)) if obj.is_main() => {
                         let gprofs = analysis.symtab.lookup(addr).and_then(|i| {
@@ -132,14 +132,14 @@ pub(super) fn exact_stacks(
 
 /// The symbols of a shared object the runtime recorded, when its file is still there and is
 /// the build that was sampled (same build id, when the runtime recorded one).
-fn library_symbols(obj: &gmon_format::ext::MappedObject) -> Option<ObjectSymbols> {
+fn library_symbols(obj: &gmon_format::sidecar::MappedObject) -> Option<ObjectSymbols> {
     ObjectSymbols::open_for(Path::new(&obj.path), &obj.build_id, None)
 }
 
 #[cfg(test)]
 mod runtime_frame_tests {
     use super::*;
-    use gmon_format::ext::{MappedObject, OBJECT_FLAG_MAIN};
+    use gmon_format::sidecar::{MappedObject, OBJECT_FLAG_MAIN};
 
     fn object(path: &str, flags: u32) -> MappedObject {
         MappedObject {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gmon_format::{Arc, ExecutableId, Profile, read_extension, sidecar_path};
+use gmon_format::{CallArc, ExecutableId, Profile, read_sidecar, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
 pub use crate::gprof::elf_file::gnu_build_id;
@@ -101,7 +101,7 @@ impl Executable {
     pub fn check_parts(
         &self,
         histograms: impl Iterator<Item = (u64, u64)>,
-        arcs: impl Iterator<Item = Arc>,
+        arcs: impl Iterator<Item = CallArc>,
     ) -> Result<(), String> {
         let Some(&(_, code_end)) = self.code.iter().max_by_key(|r| r.1) else {
             return Ok(());
@@ -145,7 +145,7 @@ impl Executable {
 pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
     let sidecar = sidecar_path(path);
     match std::fs::read(&sidecar) {
-        Ok(b) => Ok(read_extension(&b)
+        Ok(b) => Ok(read_sidecar(&b)
             .with_context(|| format!("{}", sidecar.display()))?
             .main_object()
             .filter(|o| !o.build_id.is_empty())

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gmon_format::{Extension, read_extension, sidecar_path};
+use gmon_format::{Sidecar, read_sidecar, sidecar_path};
 
 use super::estimate::{StackSource, Stacks, estimate_stacks};
 use super::exact::exact_stacks;
@@ -65,9 +65,9 @@ fn choose_executable_saying_why(exe: Option<&Path>, gmon: &[PathBuf]) -> (PathBu
     let Ok(bytes) = std::fs::read(&side) else {
         return (a_out, None);
     };
-    let why = match read_extension(&bytes) {
+    let why = match read_sidecar(&bytes) {
         Err(e) => format!("its sidecar {} cannot be read ({e})", side.display()),
-        Ok(ext) => match ext.main_object() {
+        Ok(sidecar) => match sidecar.main_object() {
             None => format!("its sidecar {} names no executable", side.display()),
             Some(main) if Path::new(&main.path).is_file() => {
                 return (PathBuf::from(&main.path), None);
@@ -252,10 +252,10 @@ pub fn load_with(
     }
     let sidecars = matching_sidecars(gmon, &raw, &mut notes);
     let stacks = match sidecars {
-        Some(exts) if exts.iter().any(|e| !e.stacks.is_empty()) => exact_stacks(
+        Some(sidecars) if sidecars.iter().any(|e| !e.stacks.is_empty()) => exact_stacks(
             &analysis,
             main_symbols.as_ref(),
-            &exts,
+            &sidecars,
             &mut graph,
             &mut functions,
         ),
@@ -431,13 +431,15 @@ fn matching_sidecars(
     gmon: &[PathBuf],
     raw: &[Vec<u8>],
     notes: &mut Vec<String>,
-) -> Option<Vec<Extension>> {
-    let mut exts = Vec::with_capacity(gmon.len());
+) -> Option<Vec<Sidecar>> {
+    let mut sidecars = Vec::with_capacity(gmon.len());
     for (path, bytes) in gmon.iter().zip(raw) {
         let side = sidecar_path(path);
         let data = std::fs::read(&side).ok()?;
-        match read_extension(&data) {
-            Ok(ext) if ext.gmon.is_none() || ext.matches_gmon(bytes) => exts.push(ext),
+        match read_sidecar(&data) {
+            Ok(sidecar) if sidecar.gmon.is_none() || sidecar.matches_gmon(bytes) => {
+                sidecars.push(sidecar)
+            }
             Ok(_) => {
                 notes.push(format!(
                     "{}: ignored, it belongs to another version of {}",
@@ -452,7 +454,7 @@ fn matching_sidecars(
             }
         }
     }
-    Some(exts)
+    Some(sidecars)
 }
 
 /// The symbol table the views credit samples with (spec/stacks.md §9): gprof's, plus the
@@ -515,9 +517,10 @@ pub fn check_profile(
 ) -> Result<(), String> {
     let recorded = std::fs::read(sidecar_path(path))
         .ok()
-        .and_then(|b| read_extension(&b).ok())
-        .and_then(|ext| {
-            ext.main_object()
+        .and_then(|b| read_sidecar(&b).ok())
+        .and_then(|sidecar| {
+            sidecar
+                .main_object()
                 .map(|m| (m.build_id.clone(), m.path.clone()))
         });
     if let (Some(ours), Some((theirs, program))) = (&exe.build_id, recorded)

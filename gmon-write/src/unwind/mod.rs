@@ -19,7 +19,7 @@ mod worker;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use gmon_format::ext::StackKind;
+use gmon_format::sidecar::StackKind;
 
 use crate::arch::Registers;
 use crate::objects::StackRanges;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use framehop::{FrameAddress, Unwinder};
-use gmon_format::ext::StackKind;
+use gmon_format::sidecar::StackKind;
 
 use super::modules::{Modules, NativeUnwinder};
 use super::ring::{RING_SLOTS, Ring, Snapshot};

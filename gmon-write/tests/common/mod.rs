@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
-use gmon_format::Extension;
+use gmon_format::Sidecar;
 
 /// The sidecar (`<gmon>.gmonx`) written with a gmon.out file, which must exist and be valid.
-pub fn read_sidecar(gmon: &Path) -> Extension {
+pub fn read_sidecar(gmon: &Path) -> Sidecar {
     let bytes = std::fs::read(gmon_format::sidecar_path(gmon)).expect("sidecar written");
-    gmon_format::read_extension(&bytes).expect("valid sidecar")
+    gmon_format::read_sidecar(&bytes).expect("valid sidecar")
 }
 
 /// The directory holding fresh copies of the runtime library files `libs` (e.g.

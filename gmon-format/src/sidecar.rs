@@ -4,7 +4,7 @@
 //! records change its `-l` output, so the data the gmon-write runtime records beyond the main
 //! executable's histogram lives in a separate file written next to gmon.out:
 //!
-//! * the writer, the sampling rate, the pid and the sample counters ([`Extension`]);
+//! * the writer, the sampling rate, the pid and the sample counters ([`Sidecar`]);
 //! * every object mapped when the profile was written — the main executable first — with its
 //!   path, GNU build id, load bias and executable ranges ([`MappedObject`]);
 //! * every sampled program counter with its count, in every object ([`PcSample`]);
@@ -15,7 +15,7 @@
 //!   tell a stale sidecar from a matching one.
 //!
 //! All addresses in the sidecar are **runtime** addresses (what the program counter held);
-//! [`Extension::resolve`] finds the object and turns one into a link-time address (runtime
+//! [`Sidecar::resolve`] finds the object and turns one into a link-time address (runtime
 //! address − load bias), which is what symbol tables and gmon.out use.
 //!
 //! Layout (all integers little-endian, byte-exact description in `spec/runtime.md`):
@@ -44,7 +44,7 @@ const SIDECAR_VERSION_TEXT: &str = "sidecar version 1";
 /// The file name suffix appended to the gmon.out path (see [`sidecar_path`]).
 pub const GMONX_SUFFIX: &str = ".gmonx";
 
-/// Section kind of [`Extension`]'s scalar fields (`SECTION_INFO`).
+/// Section kind of [`Sidecar`]'s scalar fields (`SECTION_INFO`).
 pub const SECTION_INFO: u32 = 1;
 /// Section kind of the mapped objects (`SECTION_OBJECTS`).
 pub const SECTION_OBJECTS: u32 = 2;
@@ -227,7 +227,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// Everything in a sidecar file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Extension {
+pub struct Sidecar {
     /// The program that wrote it, e.g. `gmon-write 0.1.0`.
     pub writer: String,
     /// Sampling rate in Hz (also the gmon.out histogram's `prof_rate`).
@@ -244,14 +244,14 @@ pub struct Extension {
     pub stacks: Vec<StackSample>,
     /// Per-thread totals, ascending by tid.
     pub threads: Vec<ThreadTotal>,
-    /// How each stack of [`Extension::stacks`] was obtained, in the same order; empty when the
-    /// writer did not say (see [`Extension::stack_kind`]).
+    /// How each stack of [`Sidecar::stacks`] was obtained, in the same order; empty when the
+    /// writer did not say (see [`Sidecar::stack_kind`]).
     pub stack_kinds: Vec<StackKind>,
     /// The gmon.out this sidecar belongs to, when known.
     pub gmon: Option<GmonLink>,
 }
 
-impl Extension {
+impl Sidecar {
     /// The main executable, if recorded.
     pub fn main_object(&self) -> Option<&MappedObject> {
         self.objects.iter().find(|o| o.is_main())
@@ -311,17 +311,17 @@ fn section(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
     out.extend_from_slice(body);
 }
 
-/// Serialises an extension into bytes (see [`write_extension`]).
-pub fn extension_to_vec(ext: &Extension) -> io::Result<Vec<u8>> {
+/// Serialises an extension into bytes (see [`write_sidecar`]).
+pub fn sidecar_to_vec(sidecar: &Sidecar) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
     out.extend_from_slice(&GMONX_MAGIC);
     put_u32(&mut out, GMONX_VERSION);
     put_u32(&mut out, 0);
 
     let mut b = Vec::new();
-    put_u32(&mut b, ext.rate_hz);
-    put_u32(&mut b, ext.pid);
-    let c = &ext.counters;
+    put_u32(&mut b, sidecar.rate_hz);
+    put_u32(&mut b, sidecar.pid);
+    let c = &sidecar.counters;
     for v in [
         c.samples,
         c.outside_histogram,
@@ -331,12 +331,12 @@ pub fn extension_to_vec(ext: &Extension) -> io::Result<Vec<u8>> {
     ] {
         put_u64(&mut b, v);
     }
-    put_bytes(&mut b, ext.writer.as_bytes())?;
+    put_bytes(&mut b, sidecar.writer.as_bytes())?;
     section(&mut out, SECTION_INFO, &b);
 
     b.clear();
-    put_count(&mut b, ext.objects.len(), "objects")?;
-    for o in &ext.objects {
+    put_count(&mut b, sidecar.objects.len(), "objects")?;
+    for o in &sidecar.objects {
         put_u64(&mut b, o.load_bias);
         put_u32(&mut b, o.flags);
         put_bytes(&mut b, o.path.as_bytes())?;
@@ -350,16 +350,16 @@ pub fn extension_to_vec(ext: &Extension) -> io::Result<Vec<u8>> {
     section(&mut out, SECTION_OBJECTS, &b);
 
     b.clear();
-    put_count(&mut b, ext.pc_samples.len(), "PC samples")?;
-    for s in &ext.pc_samples {
+    put_count(&mut b, sidecar.pc_samples.len(), "PC samples")?;
+    for s in &sidecar.pc_samples {
         put_u64(&mut b, s.pc);
         put_u64(&mut b, s.count);
     }
     section(&mut out, SECTION_PC_SAMPLES, &b);
 
     b.clear();
-    put_count(&mut b, ext.stacks.len(), "stacks")?;
-    for s in &ext.stacks {
+    put_count(&mut b, sidecar.stacks.len(), "stacks")?;
+    for s in &sidecar.stacks {
         put_u64(&mut b, s.count);
         put_count(&mut b, s.pcs.len(), "frames")?;
         for &pc in &s.pcs {
@@ -369,42 +369,42 @@ pub fn extension_to_vec(ext: &Extension) -> io::Result<Vec<u8>> {
     section(&mut out, SECTION_STACKS, &b);
 
     b.clear();
-    put_count(&mut b, ext.threads.len(), "threads")?;
-    for t in &ext.threads {
+    put_count(&mut b, sidecar.threads.len(), "threads")?;
+    for t in &sidecar.threads {
         put_u32(&mut b, t.tid);
         put_u64(&mut b, t.samples);
     }
     section(&mut out, SECTION_THREADS, &b);
 
-    if let Some(link) = ext.gmon {
+    if let Some(link) = sidecar.gmon {
         b.clear();
         put_u64(&mut b, link.length);
         put_u64(&mut b, link.fnv1a64);
         section(&mut out, SECTION_GMON_LINK, &b);
     }
 
-    if !ext.stack_kinds.is_empty() {
-        if ext.stack_kinds.len() != ext.stacks.len() {
+    if !sidecar.stack_kinds.is_empty() {
+        if sidecar.stack_kinds.len() != sidecar.stacks.len() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
                     "{} stack kinds for {} stacks",
-                    ext.stack_kinds.len(),
-                    ext.stacks.len()
+                    sidecar.stack_kinds.len(),
+                    sidecar.stacks.len()
                 ),
             ));
         }
         b.clear();
-        put_count(&mut b, ext.stack_kinds.len(), "stack kinds")?;
-        b.extend(ext.stack_kinds.iter().map(|k| k.0));
+        put_count(&mut b, sidecar.stack_kinds.len(), "stack kinds")?;
+        b.extend(sidecar.stack_kinds.iter().map(|k| k.0));
         section(&mut out, SECTION_STACK_KINDS, &b);
     }
     Ok(out)
 }
 
 /// Writes an extension as a sidecar file's bytes.
-pub fn write_extension<W: Write>(ext: &Extension, mut out: W) -> io::Result<()> {
-    out.write_all(&extension_to_vec(ext)?)
+pub fn write_sidecar<W: Write>(sidecar: &Sidecar, mut out: W) -> io::Result<()> {
+    out.write_all(&sidecar_to_vec(sidecar)?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,7 +490,7 @@ impl<'a> Cursor<'a> {
 /// Parses a sidecar file.
 ///
 /// Errors name the byte offset, from the start of the sidecar, where reading stopped.
-pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
+pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
     let mut c = Cursor {
         whole: bytes,
         pos: 0,
@@ -515,7 +515,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
     }
     c.u32("flags")?;
 
-    let mut ext = Extension::default();
+    let mut sidecar = Sidecar::default();
     let mut seen: Vec<u32> = Vec::new();
     let mut kinds_at = None;
     while c.remaining() > 0 {
@@ -548,11 +548,11 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
             end: body_end,
         };
         match kind {
-            SECTION_INFO => read_info(&mut s, &mut ext)?,
-            SECTION_OBJECTS => ext.objects = read_objects(&mut s)?,
+            SECTION_INFO => read_info(&mut s, &mut sidecar)?,
+            SECTION_OBJECTS => sidecar.objects = read_objects(&mut s)?,
             SECTION_PC_SAMPLES => {
                 let n = s.count("PC sample count", 16)?;
-                ext.pc_samples = (0..n)
+                sidecar.pc_samples = (0..n)
                     .map(|_| {
                         Ok(PcSample {
                             pc: s.u64("PC")?,
@@ -563,7 +563,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
             }
             SECTION_STACKS => {
                 let n = s.count("stack count", 12)?;
-                ext.stacks = (0..n)
+                sidecar.stacks = (0..n)
                     .map(|_| {
                         let count = s.u64("stack sample count")?;
                         let depth = s.count("stack depth", 8)?;
@@ -576,7 +576,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
             }
             SECTION_THREADS => {
                 let n = s.count("thread count", 12)?;
-                ext.threads = (0..n)
+                sidecar.threads = (0..n)
                     .map(|_| {
                         Ok(ThreadTotal {
                             tid: s.u32("tid")?,
@@ -586,7 +586,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
                     .collect::<Result<_>>()?;
             }
             SECTION_GMON_LINK => {
-                ext.gmon = Some(GmonLink {
+                sidecar.gmon = Some(GmonLink {
                     length: s.u64("gmon.out length")?,
                     fnv1a64: s.u64("gmon.out hash")?,
                 });
@@ -594,7 +594,7 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
             SECTION_STACK_KINDS => {
                 let n = s.count("stack kind count", 1)?;
                 kinds_at = Some(s.offset() - 4);
-                ext.stack_kinds = s
+                sidecar.stack_kinds = s
                     .take(n, "stack kinds")?
                     .iter()
                     .map(|&k| StackKind(k))
@@ -613,29 +613,29 @@ pub fn read_extension(bytes: &[u8]) -> Result<Extension> {
         c.pos = body_end;
     }
     if let Some(offset) = kinds_at
-        && ext.stack_kinds.len() != ext.stacks.len()
+        && sidecar.stack_kinds.len() != sidecar.stacks.len()
     {
         return Err(Error::BadValue {
             offset,
             what: "stack kind count",
-            found: ext.stack_kinds.len() as u64,
+            found: sidecar.stack_kinds.len() as u64,
             expected: "the number of stacks in the STACKS section",
         });
     }
-    Ok(ext)
+    Ok(sidecar)
 }
 
-fn read_info(s: &mut Cursor<'_>, ext: &mut Extension) -> Result<()> {
-    ext.rate_hz = s.u32("rate")?;
-    ext.pid = s.u32("pid")?;
-    ext.counters = Counters {
+fn read_info(s: &mut Cursor<'_>, sidecar: &mut Sidecar) -> Result<()> {
+    sidecar.rate_hz = s.u32("rate")?;
+    sidecar.pid = s.u32("pid")?;
+    sidecar.counters = Counters {
         samples: s.u64("samples counter")?,
         outside_histogram: s.u64("outside-histogram counter")?,
         dropped: s.u64("dropped counter")?,
         truncated_stacks: s.u64("truncated-stacks counter")?,
         saturated_bins: s.u64("saturated-bins counter")?,
     };
-    ext.writer = s.string("writer")?;
+    sidecar.writer = s.string("writer")?;
     Ok(())
 }
 
@@ -679,8 +679,8 @@ fn read_objects(s: &mut Cursor<'_>) -> Result<Vec<MappedObject>> {
 mod tests {
     use super::*;
 
-    fn sample() -> Extension {
-        Extension {
+    fn sample() -> Sidecar {
+        Sidecar {
             writer: "gmon-write 0.1.0".into(),
             rate_hz: 1000,
             pid: 4242,
@@ -741,44 +741,44 @@ mod tests {
         // Without kinds (an older writer): no section 7, and every stack reads as unknown.
         let mut e = sample();
         e.stack_kinds.clear();
-        let bytes = extension_to_vec(&e).unwrap();
-        let back = read_extension(&bytes).unwrap();
+        let bytes = sidecar_to_vec(&e).unwrap();
+        let back = read_sidecar(&bytes).unwrap();
         assert!(back.stack_kinds.is_empty());
         assert_eq!(back.stack_kind(0), StackKind::UNKNOWN);
         // With kinds: section 7 is last, `count u32` then one byte per stack.
         let e = sample();
-        let bytes = extension_to_vec(&e).unwrap();
+        let bytes = sidecar_to_vec(&e).unwrap();
         assert_eq!(bytes[bytes.len() - 5..], [1, 0, 0, 0, 1]);
         assert_eq!(
-            read_extension(&bytes).unwrap().stack_kind(0),
+            read_sidecar(&bytes).unwrap().stack_kind(0),
             StackKind::COMPLETE
         );
         // A count that disagrees with the stacks is an error, on both sides.
         let mut bad = e.clone();
         bad.stack_kinds.push(StackKind::TRUNCATED);
-        assert!(extension_to_vec(&bad).is_err());
-        let mut bytes = extension_to_vec(&e).unwrap();
+        assert!(sidecar_to_vec(&bad).is_err());
+        let mut bytes = sidecar_to_vec(&e).unwrap();
         bytes.truncate(bytes.len() - 17);
         bytes.extend_from_slice(&7u32.to_le_bytes());
         bytes.extend_from_slice(&6u64.to_le_bytes());
         bytes.extend_from_slice(&[2, 0, 0, 0, 2, 3]);
-        let err = read_extension(&bytes).unwrap_err();
+        let err = read_sidecar(&bytes).unwrap_err();
         assert!(err.to_string().contains("stack kind count"), "{err}");
     }
 
     #[test]
     fn round_trip() {
         let e = sample();
-        let bytes = extension_to_vec(&e).unwrap();
-        assert_eq!(read_extension(&bytes).unwrap(), e);
+        let bytes = sidecar_to_vec(&e).unwrap();
+        assert_eq!(read_sidecar(&bytes).unwrap(), e);
         let mut w = Vec::new();
-        write_extension(&e, &mut w).unwrap();
+        write_sidecar(&e, &mut w).unwrap();
         assert_eq!(w, bytes);
     }
 
     #[test]
     fn header_bytes_are_fixed() {
-        let bytes = extension_to_vec(&Extension::default()).unwrap();
+        let bytes = sidecar_to_vec(&Sidecar::default()).unwrap();
         assert_eq!(&bytes[..16], b"gmonext\0\x01\0\0\0\0\0\0\0");
         // First section: INFO, little-endian kind and length.
         assert_eq!(&bytes[16..20], &1u32.to_le_bytes());
@@ -817,20 +817,20 @@ mod tests {
 
     #[test]
     fn unknown_sections_are_skipped() {
-        let mut bytes = extension_to_vec(&sample()).unwrap();
+        let mut bytes = sidecar_to_vec(&sample()).unwrap();
         section(&mut bytes, 99, b"future");
-        assert_eq!(read_extension(&bytes).unwrap(), sample());
+        assert_eq!(read_sidecar(&bytes).unwrap(), sample());
     }
 
     #[test]
     fn errors_name_offsets() {
         assert!(matches!(
-            read_extension(b"gmon"),
+            read_sidecar(b"gmon"),
             Err(Error::SidecarBadMagic { offset: 0, .. })
         ));
-        let mut v = extension_to_vec(&Extension::default()).unwrap();
+        let mut v = sidecar_to_vec(&Sidecar::default()).unwrap();
         v[8] = 2;
-        let err = read_extension(&v).unwrap_err();
+        let err = read_sidecar(&v).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -849,12 +849,12 @@ mod tests {
             )
         );
 
-        let full = extension_to_vec(&sample()).unwrap();
+        let full = sidecar_to_vec(&sample()).unwrap();
         // A cut at a section boundary is a valid (shorter) file: 7 such points before the end
         // (after the header and after each of the first six sections). Every other cut fails.
         let mut whole = 0;
         for cut in 16..full.len() {
-            match read_extension(&full[..cut]) {
+            match read_sidecar(&full[..cut]) {
                 Ok(_) => whole += 1,
                 Err(err) => assert!(
                     matches!(err, Error::UnexpectedEof { .. } | Error::BadValue { .. }),
@@ -864,12 +864,12 @@ mod tests {
         }
         assert_eq!(whole, 7);
 
-        let mut dup = extension_to_vec(&Extension::default()).unwrap();
+        let mut dup = sidecar_to_vec(&Sidecar::default()).unwrap();
         let info_len = 4 + 4 + 5 * 8 + 4;
         let first = dup[16..16 + 12 + info_len].to_vec();
         dup.extend_from_slice(&first);
         assert!(matches!(
-            read_extension(&dup),
+            read_sidecar(&dup),
             Err(Error::SidecarDuplicateSection {
                 kind: SECTION_INFO,
                 ..
@@ -880,7 +880,7 @@ mod tests {
         extra.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
         section(&mut extra, SECTION_GMON_LINK, &[0; 17]);
         assert!(matches!(
-            read_extension(&extra),
+            read_sidecar(&extra),
             Err(Error::SidecarTrailingBytes {
                 extra: 1,
                 kind: SECTION_GMON_LINK,
@@ -892,7 +892,7 @@ mod tests {
         huge.extend_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
         section(&mut huge, SECTION_PC_SAMPLES, &u32::MAX.to_le_bytes());
         assert!(matches!(
-            read_extension(&huge),
+            read_sidecar(&huge),
             Err(Error::BadValue { offset: 28, .. })
         ));
     }
