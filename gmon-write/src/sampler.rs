@@ -46,9 +46,8 @@ static DISARMED: AtomicBool = AtomicBool::new(false);
 /// Interval between two scans of `/proc/self/task` (threads created with `pthread_create`
 /// register themselves at once, see `threads.rs`; the scan catches the others).
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
-/// The first scan comes sooner: it starts the DWARF unwinder's thread once the handler has
-/// queued a snapshot (`Session::start_unwinder_when_used`), so a process taking samples gets
-/// it within about 10 ms, and a process that ends sooner never creates it.
+/// The first wake-up comes sooner, to start what waited for it (`at_first_scan`: the stop-signal
+/// helper), which a process that ends sooner never creates.
 const FIRST_WATCH: Duration = Duration::from_millis(10);
 /// Whether any sink is active (read by the `pthread_create` wrapper without the lock).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -352,13 +351,15 @@ fn spawn_watcher(c: &mut Control) {
             if flag.load(Ordering::SeqCst) {
                 break;
             }
-            let new = rescan(&mut c, me);
+            // The first wake-up does not scan: threads being created then are still
+            // registering themselves (the scans keep their 100 ms rhythm from the start).
+            let new = ticks != 0 && rescan(&mut c, me);
             ticks = ticks.wrapping_add(1);
-            if let Some(s) = c.session.as_ref() {
-                s.start_unwinder_when_used();
-                if s.wants_stacks() && (new || ticks.is_multiple_of(10)) {
-                    s.ranges.refresh();
-                }
+            if let Some(s) = c.session.as_ref()
+                && s.wants_stacks()
+                && (new || ticks.is_multiple_of(10))
+            {
+                s.ranges.refresh();
             }
             drop(c);
             if ticks == 1 {

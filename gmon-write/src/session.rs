@@ -173,14 +173,6 @@ impl Session {
         b.sidecar.set(sidecar.as_os_str().as_bytes());
     }
 
-    /// Starts the DWARF unwinder's thread once a stack snapshot was queued (see
-    /// `DwarfStacks::start_thread_when_used`).
-    pub(crate) fn start_unwinder_when_used(&self) {
-        if let Some(d) = &self.dwarf {
-            d.start_thread_when_used();
-        }
-    }
-
     pub(crate) fn wants_stacks(&self) -> bool {
         self.stacks.is_some()
     }

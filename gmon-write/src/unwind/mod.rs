@@ -61,8 +61,8 @@ pub(crate) struct DwarfStacks {
 }
 
 impl DwarfStacks {
-    /// Allocates the ring and reads the objects' CFI; the unwinder thread starts once it has
-    /// work ([`DwarfStacks::start_thread_when_used`]).
+    /// Allocates the ring and starts the unwinder thread (which reads the objects' CFI only
+    /// once it has work).
     pub(crate) fn start(table: Arc<StackTable>) -> DwarfStacks {
         let shared = Arc::new(worker::Shared {
             ring: ring::Ring::new(),
@@ -70,7 +70,8 @@ impl DwarfStacks {
             truncated: Default::default(),
             dropped: Default::default(),
         });
-        let worker = worker::Worker::new();
+        let mut worker = worker::Worker::new();
+        worker.start_thread(&shared);
         DwarfStacks {
             shared,
             worker: Mutex::new(Some(worker)),
@@ -82,19 +83,6 @@ impl DwarfStacks {
     #[inline(always)]
     pub(crate) fn capture(&self, regs: &Registers, ranges: &StackRanges, weight: u32) -> bool {
         self.shared.ring.capture(regs, ranges, weight)
-    }
-
-    /// Starts the unwinder thread once the handler has queued a snapshot (the watcher calls
-    /// this at each scan): a short process that takes no sample never creates it.
-    pub(crate) fn start_thread_when_used(&self) {
-        if !self.shared.ring.used() {
-            return;
-        }
-        if let Ok(mut w) = self.worker.try_lock()
-            && let Some(w) = w.as_mut()
-        {
-            w.start_thread(&self.shared);
-        }
     }
 
     /// Unwinds every queued snapshot now (before the stack table is read).
@@ -126,7 +114,9 @@ impl DwarfStacks {
         if let Some(old) = w.take() {
             old.abandon();
         }
-        *w = Some(worker::Worker::new());
+        let mut worker = worker::Worker::new();
+        worker.start_thread(&self.shared);
+        *w = Some(worker);
     }
 }
 

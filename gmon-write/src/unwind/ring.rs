@@ -138,11 +138,6 @@ impl Ring {
         false
     }
 
-    /// Whether a snapshot was ever queued (since the ring was made or cleared).
-    pub(crate) fn used(&self) -> bool {
-        self.next.load(Ordering::Relaxed) != 0
-    }
-
     /// Passes every published snapshot to `f`, then frees its slot (the single consumer: the
     /// caller holds the unwinder's lock). Returns how many there were.
     pub(crate) fn drain(&self, mut f: impl FnMut(Snapshot<'_>)) -> usize {

@@ -138,12 +138,12 @@ impl std::fmt::Debug for StateCell {
 }
 
 impl Worker {
-    /// The unwinder's state, without its thread, which starts once a snapshot was queued
-    /// ([`Worker::start_thread`]) and first reads the loaded objects' CFI: a process that takes
-    /// no sample neither creates it nor reads any CFI (reading it, faulting in every object's
-    /// `.eh_frame`, was most of a short process's start-up cost). A final drain at exit, which
-    /// must not allocate and so does not read the CFI itself, unwinds with what the thread read;
-    /// in a run that ended before the thread started, its few stacks keep only their leaf.
+    /// The unwinder's state, without its thread ([`Worker::start_thread`]). The thread reads the
+    /// loaded objects' CFI only once a snapshot waits (a drain with work): a process that takes
+    /// no sample reads none (reading it, faulting in every object's `.eh_frame`, was most of a
+    /// short process's start-up cost). A final drain at exit, which must not allocate and so
+    /// does not read the CFI itself, unwinds with what the thread read; in a run that ended
+    /// before the thread's first drain with work, its few stacks keep only their leaf.
     pub(crate) fn new() -> Worker {
         Worker {
             state: Arc::new(Mutex::new(StateCell(State::new()))),
@@ -163,13 +163,6 @@ impl Worker {
             Arc::clone(shared),
         );
         self.thread = crate::threads::spawn_runtime_thread("gmon-unwind", move || {
-            {
-                let mut s = st.lock().unwrap_or_else(PoisonError::into_inner);
-                let State {
-                    modules, unwinder, ..
-                } = &mut s.0;
-                modules.refresh(unwinder);
-            }
             let mut interval = MIN_INTERVAL;
             while !flag.load(Ordering::SeqCst) {
                 let n = st
