@@ -1,6 +1,6 @@
 //! The messages of `profile.proto` (package `perftools.profiles`), written by hand with prost's
 //! derive so that building needs no `protoc`. Field numbers and types follow the upstream
-//! google/pprof `proto/profile.proto`; `tests/pprof.rs` checks them against encoded bytes.
+//! google/pprof `proto/profile.proto`; `tests/it/pprof.rs` checks them against encoded bytes.
 
 /// `Profile`: the whole profile.
 #[derive(Clone, PartialEq, prost::Message)]

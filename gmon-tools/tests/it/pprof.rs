@@ -1,11 +1,11 @@
 //! Tests of the pprof writer: field numbers, the invariants Go's pprof checks, totals, calls.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Read;
 
-use common::{case_dir, gmon, testdata_cases};
+use crate::common::{case_dir, gmon, testdata_cases};
 use gmon_tools::pprof::proto::{Function, Line, Profile, ValueType};
 use gmon_tools::pprof::{PprofOptions, build_profile, check_valid, encode_gzip};
 use gmon_tools::stacks::{Executable, FunctionInfo, WeightedCallGraph, estimate_stacks};

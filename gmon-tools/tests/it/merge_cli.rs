@@ -5,13 +5,13 @@
 //! The reference is always a real `/usr/bin/gprof` run on the inputs at test time; tests that need
 //! it say so and pass vacuously when it is not installed.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{cases_dir, gmon, read};
+use crate::common::{cases_dir, gmon, read};
 use gmon_format::{CallArc, Dimension, Encoding, Histogram, ProfRate, Profile, Record};
 
 const GPROF: &str = "/usr/bin/gprof";

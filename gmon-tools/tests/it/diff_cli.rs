@@ -1,10 +1,8 @@
 //! `gmon diff` through the real binary and the library, on testdata profiles.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{case_dir, gmon, read, run_ok};
+use crate::common::{case_dir, gmon, read, run_ok};
 use gmon_format::{Profile, Record};
 use gmon_tools::diff::{Status, diff_functions, diff_ranges};
 use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};

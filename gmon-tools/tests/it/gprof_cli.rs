@@ -1,7 +1,7 @@
 //! `gmon gprof` beyond the goldens: `-s` (gmon.sum with gmon merge's lossless rules), the help
 //! text, and the library API other commands use.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

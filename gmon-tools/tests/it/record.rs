@@ -8,13 +8,12 @@
 //! at it. (A plain `cargo test` builds only the rlib of gmon-write, not its cdylib.)
 
 // The runtime library's builder and the sidecar reader of gmon-write's own tests.
-#[path = "../../gmon-write/tests/common/mod.rs"]
-mod runtime_common;
+use crate::runtime_common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use runtime_common::read_sidecar;
+use crate::runtime_common::read_sidecar;
 
 const PROGRAM: &str = r#"
 #include <stdio.h>

@@ -1,10 +1,10 @@
 //! Tests of stack estimation, folded stacks and SVG output on hand-built call graphs.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
-use common::{case_dir, gmon as gmon_cmd, run_ok, testdata_cases};
+use crate::common::{case_dir, gmon as gmon_cmd, run_ok, testdata_cases};
 use gmon_tools::flame::{DiffColours, SvgOptions, folded_lines, write_diff_svg, write_svg};
 use gmon_tools::stacks::{
     CycleGroup, Frame, NodeId, StackSource, WeightedCallGraph, estimate_stacks, largest_remainder,

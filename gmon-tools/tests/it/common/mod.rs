@@ -1,5 +1,5 @@
-//! Helpers shared by the gmon-tools integration tests (each `tests/*.rs` is its own crate and
-//! includes this module with `mod common;`).
+//! Helpers shared by the gmon-tools integration tests (the modules of `tests/it`; the
+//! golden suite, `tests/gprof_golden.rs`, is a binary of its own).
 
 // Every test binary uses only some of these helpers; the rest would warn as dead code there.
 #![allow(dead_code)]

@@ -1,12 +1,12 @@
 //! `gmon dump` and `gmon convert` through the real binary: exit status, output, error messages
 //! naming the file and offset, and no output file after a failed convert.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::gmon;
+use crate::common::gmon;
 use gmon_format::{
     CallArc, Dimension, Encoding, Header, Histogram, ProfRate, Profile, ReadOptions, Record,
     Variant,

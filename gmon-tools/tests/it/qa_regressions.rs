@@ -1,5 +1,5 @@
 //! Regression tests for QA findings (notes/qa-findings.md), through the real `gmon` binary.
-//! Self-contained: no shared helpers, so that it does not depend on tests/common's layout.
+//! Self-contained: no shared helpers, so that it does not depend on tests/it/common's layout.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -2,11 +2,9 @@
 //! spec/architectures.md), checked against the cross gprof's goldens stored there: the
 //! profiles are big- and little-endian, 4- and 8-byte.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{cross_dir, gmon, run_ok};
+use crate::common::{cross_dir, gmon, run_ok};
 
 fn cross_cases() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(cross_dir())

@@ -13,7 +13,7 @@
 //! Each test prints one row to stderr (`--nocapture` shows it): status, output, samples /
 //! expected, files written, and the CPU-time ratio of the two runs.
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

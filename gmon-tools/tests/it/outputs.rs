@@ -8,7 +8,7 @@
 //! `null` and `full` nodes (mknod) in a temporary directory, so a regression replaces those, not
 //! /dev/full; /dev/stdout is reached through a link made here to `/proc/self/fd/1`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Read;
@@ -16,7 +16,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{case_dir, gmon};
+use crate::common::{case_dir, gmon};
 
 /// A command that writes a file, run with its output at a given path (`None`: its default).
 struct Writer {
