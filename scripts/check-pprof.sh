@@ -4,7 +4,7 @@
 # `pprof -top` shows, per function, the same flat (self) time as the gprof flat profile.
 # Also runs `pprof -traces`, `-raw`, `-svg` and `-sample_index=calls -top`, which must succeed.
 #
-# Needs `pprof` on PATH or in $PPROF (build it with ../shared/tools/install-pprof.sh DIR).
+# Needs `pprof` on PATH or in $PPROF (.ci/run builds one into target/tools).
 # Uses $GMON as the gmon binary if set, else builds it.
 # Default cases: every testdata/cases/* with a gmon.out. Prints one line per function compared
 # and a summary; exits non-zero on the first mismatch.
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pprof=${PPROF:-$(command -v pprof || true)}
 if [ -z "$pprof" ] || [ ! -x "$pprof" ]; then
-    echo "check-pprof: no pprof (set PPROF or put it on PATH; see ../shared/tools/install-pprof.sh)" >&2
+    echo "check-pprof: no pprof (set PPROF or put it on PATH; see .ci/run)" >&2
     exit 2
 fi
 if [ -n "${GMON:-}" ]; then

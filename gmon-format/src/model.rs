@@ -249,7 +249,8 @@ pub struct BasicBlockRecord {
 pub enum Record {
     /// Tag 0, or the histogram part of a BSD file.
     Histogram(Histogram),
-    /// Tag 1, or one BSD `rawarc`.
+    /// Tag 1, or one BSD `rawarc`. Its JSON kind stays `"arc"` (spec/json.md).
+    #[serde(rename = "arc")]
     CallArc(CallArc),
     /// Tag 2.
     BasicBlocks(BasicBlockRecord),

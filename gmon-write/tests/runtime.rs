@@ -20,7 +20,6 @@ use std::time::Duration;
 use common::read_sidecar;
 use gmon_format::sidecar::{Sidecar, StackKind};
 use gmon_write::{ProfilBuffer, Profiler, Recorded, SampleBuffer, Unwind};
-use object::{Object, ObjectSymbol};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -126,12 +125,18 @@ fn with_retries(what: &str, f: impl Fn() -> Result<(), String>) {
 /// (link-time start, size) of the function whose symbol name contains `name`.
 fn symbol_range(name: &str) -> (u64, u64) {
     let data = std::fs::read("/proc/self/exe").expect("read /proc/self/exe");
-    let file = object::File::parse(&*data).expect("parse own executable");
-    let sym = file
-        .symbols()
-        .find(|s| s.name().is_ok_and(|n| n.contains(name)) && s.size() > 0)
-        .unwrap_or_else(|| panic!("no symbol {name}"));
-    (sym.address(), sym.size())
+    let elf = goblin::elf::Elf::parse(&data).expect("parse own executable");
+    elf.syms
+        .iter()
+        .find(|s| {
+            s.st_size > 0
+                && elf
+                    .strtab
+                    .get_at(s.st_name)
+                    .is_some_and(|n| n.contains(name))
+        })
+        .map(|s| (s.st_value, s.st_size))
+        .unwrap_or_else(|| panic!("no symbol {name}"))
 }
 
 /// Ticks whose PC falls in the function `name` of this executable.

@@ -8,7 +8,6 @@ use std::process::Command;
 
 use gmon_format::Sidecar;
 use gmon_format::sidecar::StackKind;
-use object::{Object, ObjectSymbol};
 
 /// The directory holding a fresh `libgmon_write.so` (see `common::runtime_library_dir`).
 fn library_dir() -> PathBuf {
@@ -67,15 +66,13 @@ fn record(prog: &Path, dir: &Path, unwind: &str) -> Sidecar {
 /// The program's function symbols: (link-time start, end, name).
 fn functions(prog: &Path) -> Vec<(u64, u64, String)> {
     let bytes = std::fs::read(prog).expect("read the program");
-    let file = object::File::parse(&*bytes).expect("an ELF file");
-    file.symbols()
-        .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
+    let elf = goblin::elf::Elf::parse(&bytes).expect("an ELF file");
+    elf.syms
+        .iter()
+        .filter(|s| s.is_function() && s.st_size > 0)
         .filter_map(|s| {
-            Some((
-                s.address(),
-                s.address() + s.size(),
-                s.name().ok()?.to_string(),
-            ))
+            let name = elf.strtab.get_at(s.st_name)?;
+            Some((s.st_value, s.st_value + s.st_size, name.to_string()))
         })
         .collect()
 }

@@ -422,8 +422,8 @@ fn go_pprof_accepts_our_profiles() {
     let Some(pprof) = find_pprof() else {
         common::skip(
             "go_pprof_accepts_our_profiles",
-            "Go's pprof is not on PATH and $PPROF is unset (build it with \
-             ../shared/tools/install-pprof.sh)",
+            "Go's pprof is not on PATH and $PPROF is unset (.ci/run builds it into \
+             target/tools)",
         );
         return;
     };
