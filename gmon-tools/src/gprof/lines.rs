@@ -57,8 +57,16 @@ impl FileInterner {
 /// Gives every function symbol the file and line BFD finds at its address (gprof keeps them
 /// only with a file, a function name and a non-zero line). This is what the index's `(file)`
 /// suffix of static functions, `--inline-file-names`, `-C`, `-A` and file symspecs use.
+/// When `info` was read for some addresses only ([`LineInfo::wanted`]), only the symbols there
+/// get theirs.
 pub fn attach_function_sources(table: &mut SymbolTable, info: &mut LineInfo) {
+    let wanted = info.wanted().map(<[u64]>::to_vec);
     let mut locate = |addr: u64| -> Option<(String, u32)> {
+        if let Some(w) = &wanted
+            && w.binary_search(&addr).is_err()
+        {
+            return None;
+        }
         let loc = info.locate(addr)?;
         Some((info.string(loc.file).to_string(), loc.line))
     };

@@ -383,6 +383,39 @@ fn basic_block_before(bytes: &[u8], p: usize, endian: Endian, limit: u64) -> boo
     false
 }
 
+/// The addresses of the static function symbols, when the report needs the source file of
+/// those alone: the `(file)` the index shows after a static function's name. Every other use
+/// of source positions (line symbols, `--inline-file-names`, `-A`, `-C`, orderings, symspecs
+/// naming a file or a line) needs those of every symbol: `None` then.
+fn static_addresses_if_enough(
+    a: &GprofArgs,
+    symtab: &super::symtab::SymbolTable,
+    line: bool,
+) -> Option<Vec<u64>> {
+    let others = style::EXEC_COUNTS
+        | style::ANNOTATED_SOURCE
+        | style::FUNCTION_ORDER
+        | style::FILE_ORDER
+        | style::SUMMARY_FILE;
+    // A symspec is only a function name when gprof's parse (symspec.rs) finds no file and no
+    // line in it: no ':', no '.', no leading digit.
+    let names_only = a
+        .specs
+        .iter()
+        .all(|s| !s.spec.contains([':', '.']) && !s.spec.starts_with(|c: char| c.is_ascii_digit()));
+    if line || a.inline_file_names || a.output_style & others != 0 || !names_only {
+        return None;
+    }
+    Some(
+        symtab
+            .symbols
+            .iter()
+            .filter(|s| s.is_static)
+            .map(|s| s.addr)
+            .collect(),
+    )
+}
+
 fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
     let w = WHOAMI;
     if a.output_style & style::FUNCTION_ORDER != 0 && a.output_style & style::FILE_ORDER != 0 {
@@ -417,8 +450,14 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         }
         // Parsed once for the line information's symbols and the file order.
         let elf = super::symtab::parse_elf(&image.data).ok();
-        let mut info =
-            super::dwarf::LineInfo::for_executable(&a.image, &image.data, elf.as_ref(), line);
+        let want = static_addresses_if_enough(a, &symtab, line);
+        let mut info = super::dwarf::LineInfo::for_executable_wanting(
+            &a.image,
+            &image.data,
+            elf.as_ref(),
+            line,
+            want,
+        );
         super::lines::attach_function_sources(&mut symtab, &mut info);
         if line {
             symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;

@@ -26,6 +26,9 @@ pub struct LineInfo {
     symbols: ElfSymbols,
     /// How many DWARF functions BFD's name memory has settled so far.
     resolved: u64,
+    /// The only addresses [`LineInfo::locate`] answers for, when it was read for them alone
+    /// (see [`LineInfo::for_executable`]); ascending.
+    wanted: Option<Vec<u64>>,
 }
 
 impl LineInfo {
@@ -46,6 +49,23 @@ impl LineInfo {
         elf: Option<&goblin::elf::Elf<'_>>,
         functions: bool,
     ) -> LineInfo {
+        LineInfo::for_executable_wanting(path, data, elf, functions, None)
+    }
+
+    /// [`LineInfo::for_executable`] when only some answers will be asked for.
+    ///
+    /// `want`: when only the answers at these addresses will be asked for, and in any order
+    /// (no `functions`), the line tables keep just those answers, which makes reading several
+    /// times faster. Whether that was done is [`LineInfo::wanted`]: not when the answers
+    /// could depend on the order of lookups (ELF symbols that make BFD's one-entry cache
+    /// answer differently from a fresh search).
+    pub fn for_executable_wanting(
+        path: &std::path::Path,
+        data: &[u8],
+        elf: Option<&goblin::elf::Elf<'_>>,
+        functions: bool,
+        want: Option<Vec<u64>>,
+    ) -> LineInfo {
         let separate = crate::gprof::debuglink::separate_debug_data(path, data);
         // The code symbols are the executable's, and so are the descriptors they may need.
         let symbols = elf.map(|e| (e, data));
@@ -53,6 +73,7 @@ impl LineInfo {
             separate.as_deref().unwrap_or(data),
             symbols,
             functions,
+            want,
             None,
         )
     }
@@ -74,17 +95,19 @@ impl LineInfo {
         elf: Option<&goblin::elf::Elf<'_>>,
         functions: bool,
     ) -> LineInfo {
-        LineInfo::read(data, elf.map(|e| (e, data)), functions, None)
+        LineInfo::read(data, elf.map(|e| (e, data)), functions, None, None)
     }
 
     /// The reader behind the constructors: the DWARF of the ELF file `dwarf_data`, and the
     /// code symbols of `symbols` (goblin's parse and the bytes it was parsed from; the same
-    /// file unless the DWARF is in a separate debug file). `threads`: read units on several
-    /// threads or not; `None` decides by the size of the DWARF.
+    /// file unless the DWARF is in a separate debug file). `want`: see
+    /// [`LineInfo::for_executable`]. `threads`: read units on several threads or not; `None`
+    /// decides by the size of the DWARF.
     fn read(
         dwarf_data: &[u8],
         symbols: Option<(&goblin::elf::Elf<'_>, &[u8])>,
         functions: bool,
+        want: Option<Vec<u64>>,
         threads: Option<bool>,
     ) -> LineInfo {
         let mut info = LineInfo {
@@ -92,9 +115,19 @@ impl LineInfo {
             units: Units::default(),
             symbols: ElfSymbols::default(),
             resolved: 0,
+            wanted: None,
         };
         if let Some((elf, data)) = symbols {
             info.symbols = ElfSymbols::read(elf, data, &mut info.strings);
+        }
+        // Lookups of some addresses give the answers of a full walk only when no lookup
+        // depends on the ones before it: no name memory (no functions), a transparent cache.
+        if !functions && info.symbols.cache_transparent() {
+            info.wanted = want.map(|mut w| {
+                w.sort_unstable();
+                w.dedup();
+                w
+            });
         }
         let Some(sections) = Sections::read(dwarf_data) else {
             return info;
@@ -111,7 +144,8 @@ impl LineInfo {
         let size = sections.get(gimli::SectionId::DebugInfo).len();
         let parallel = threads.unwrap_or(functions && size >= PARALLEL_DEBUG_INFO);
         let strings = std::mem::take(&mut info.strings);
-        let (units, strings) = read_units(&dwarf, &headers, functions, parallel, strings);
+        let want = info.wanted.as_deref();
+        let (units, strings) = read_units(&dwarf, &headers, functions, want, parallel, strings);
         info.strings = strings;
         info.units = Units::new(units);
         info
@@ -120,6 +154,12 @@ impl LineInfo {
     /// The text of an interned string.
     pub fn string(&self, id: StrId) -> &str {
         self.strings.get(id)
+    }
+
+    /// The addresses the line tables were read for (ascending), when they were read for some
+    /// addresses only: [`LineInfo::locate`] answers nowhere else.
+    pub fn wanted(&self) -> Option<&[u64]> {
+        self.wanted.as_deref()
     }
 
     /// Whether any DWARF compilation unit was read.
@@ -270,13 +310,59 @@ mod tests {
         };
         let elf = crate::gprof::symtab::parse_elf(&data).ok();
         let syms = elf.as_ref().map(|e| (e, &data[..]));
-        let mut one = LineInfo::read(&data, syms, true, Some(false));
-        let mut many = LineInfo::read(&data, syms, true, Some(true));
+        let mut one = LineInfo::read(&data, syms, true, None, Some(false));
+        let mut many = LineInfo::read(&data, syms, true, None, Some(true));
         assert!(one.units.get(1).is_some());
         let (x, y) = (answers(&mut one, &data), answers(&mut many, &data));
         assert_eq!(x, y);
         let located = x.iter().filter(|a| a.1.is_some()).count();
         assert!(located > 10, "only {located} addresses located");
+    }
+
+    /// Read for some addresses only, the tables answer there as the full ones do, on every
+    /// program of testdata (several architectures and byte orders, DWARF 2 to 5), and the
+    /// line programs GCC writes are scanned without being decoded in full.
+    #[test]
+    fn wanted_addresses_get_the_full_answers() {
+        use crate::gprof::elf_file::compress::testdata_elf_files;
+        let (mut compared, mut located, mut sparse_units) = (0usize, 0usize, 0usize);
+        let files = testdata_elf_files();
+        for path in &files {
+            let data = std::fs::read(path).unwrap_or_default();
+            let elf = crate::gprof::symtab::parse_elf(&data).ok();
+            let syms = elf.as_ref().map(|e| (e, &data[..]));
+            let mut full = LineInfo::read(&data, syms, false, None, None);
+            let all = full.breakpoints(0, u64::MAX);
+            // Every breakpoint, the byte after it, and the byte before the next one.
+            let mut want: Vec<u64> = all
+                .iter()
+                .flat_map(|&a| [a, a.wrapping_add(1), a.wrapping_sub(1)])
+                .collect();
+            want.sort_unstable();
+            want.dedup();
+            let mut part = LineInfo::read(&data, syms, false, Some(want.clone()), None);
+            if part.wanted().is_none() {
+                continue;
+            }
+            sparse_units += part.units.sparse_count();
+            for &a in &want {
+                let f = full
+                    .locate(a)
+                    .map(|l| (full.string(l.file).to_string(), l.line));
+                let p = part
+                    .locate(a)
+                    .map(|l| (part.string(l.file).to_string(), l.line));
+                assert!(f == p, "{} at {a:#x}: {f:?} / {p:?}", path.display());
+                compared += 1;
+                located += usize::from(f.is_some());
+            }
+        }
+        assert!(compared > 10_000, "only {compared} addresses compared");
+        assert!(located > 5_000, "only {located} addresses located");
+        assert!(
+            sparse_units > 40,
+            "only {sparse_units} units scanned sparsely"
+        );
     }
 
     /// DWARF in compressed sections (ELF zlib and zstd, GNU `.zdebug`) gives the answers of

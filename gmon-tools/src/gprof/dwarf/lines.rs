@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use gimli::AttributeValue;
 
+use super::lines_sparse as sparse;
 use super::sections::Reader;
 use super::seek::seek;
 use super::strings::{StrId, Strings};
@@ -23,12 +24,20 @@ struct Row {
 struct Sequence {
     /// Lowest address (possibly trimmed where sequences overlap, as BFD does).
     low: u64,
+    /// The address of the first row (before trimming).
+    first: u64,
+    /// The address of the last row (the end of the sequence).
+    end: u64,
+    /// Every row, or with [`Lines::sparse`] none.
     rows: Vec<Row>,
+    /// With [`Lines::sparse`]: the answer of [`Lines::find`] at each wanted address of
+    /// `[first, end)`, by address.
+    answers: Vec<(u64, Option<StrId>, u32)>,
 }
 
 impl Sequence {
     fn end(&self) -> u64 {
-        self.rows.last().map_or(0, |r| r.addr)
+        self.end
     }
 }
 
@@ -37,6 +46,9 @@ impl Sequence {
 #[derive(Debug, Default)]
 pub(super) struct Lines {
     sequences: Vec<Sequence>,
+    /// Decoded for a list of wanted addresses only (see [`decode`]): the sequences keep their
+    /// extents and the answers at those addresses, not their rows.
+    sparse: bool,
     sequence_hint: Cell<usize>,
     row_hint: Cell<(usize, usize)>,
 }
@@ -48,6 +60,10 @@ impl Lines {
         let s = self.sequences.get(si)?;
         if addr < s.low || addr >= s.end() {
             return None;
+        }
+        if self.sparse {
+            let i = s.answers.binary_search_by_key(&addr, |a| a.0).ok()?;
+            return s.answers.get(i).map(|&(_, file, line)| (file, line));
         }
         // The row hint belongs to one sequence.
         let (hint_seq, hint_row) = self.row_hint.get();
@@ -64,12 +80,16 @@ impl Lines {
         }
     }
 
+    /// Whether the table was read for wanted addresses only.
+    #[cfg(test)]
+    pub(super) fn is_sparse(&self) -> bool {
+        self.sparse
+    }
+
     /// Each sequence's address range `[first row, end)` (the ranges a unit's line table adds
     /// to the unit's own).
     pub(super) fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.sequences
-            .iter()
-            .filter_map(|s| s.rows.first().map(|r| (r.addr, s.end())))
+        self.sequences.iter().map(|s| (s.first, s.end()))
     }
 
     /// Every address where the answer of [`Lines::find`] may change.
@@ -85,18 +105,26 @@ impl Lines {
             for r in &mut seq.rows {
                 r.file = r.file.map(&id);
             }
+            for a in &mut seq.answers {
+                a.1 = a.1.map(&id);
+            }
         }
     }
 }
 
 /// Runs a line program with BFD's `decode_line_info` rules; file names are interned into
-/// `strings`.
+/// `strings`. With `want` (ascending addresses), only the sequences' extents and the answers
+/// at those addresses are kept, not the rows: [`Lines::find`] then answers only there. A
+/// function-level run needs the line of a few function entries, and storing every row was
+/// most of the decoding time. A program whose rows are not in address order (which GCC does
+/// not produce) is decoded in full all the same.
 pub(super) fn decode(
     dwarf: &gimli::Dwarf<Reader<'_>>,
     unit: &gimli::Unit<Reader<'_>>,
     header: &gimli::LineProgramHeader<Reader<'_>>,
     comp_dir: Option<&str>,
     strings: &mut Strings,
+    want: Option<&[u64]>,
 ) -> Lines {
     let version = header.version();
     let direct = version >= 5;
@@ -123,6 +151,34 @@ pub(super) fn decode(
     let line_base = i64::from(header.line_base());
     let opcode_base = u64::from(header.opcode_base());
     let mut seqs: Vec<Sequence> = Vec::new();
+    if let Some(want) = want
+        && let Some(seqs) = sparse::scan(header, want)
+    {
+        let files: Vec<(Option<String>, u64)> = files;
+        let mut resolve = |n: Option<u64>| match n {
+            Some(n) => file_name(strings, &mut names, &files, &dirs, comp_dir, direct, n),
+            None => None,
+        };
+        let seqs = seqs
+            .into_iter()
+            .map(|q| Sequence {
+                low: q.first,
+                first: q.first,
+                end: q.end,
+                rows: Vec::new(),
+                answers: q
+                    .answers
+                    .into_iter()
+                    .map(|(a, f, l)| (a, resolve(f), l))
+                    .collect(),
+            })
+            .collect();
+        return Lines {
+            sequences: bfd_order(seqs),
+            sparse: true,
+            ..Lines::default()
+        };
+    }
     let mut current: Vec<Row> = Vec::new();
     let mut prog = header.raw_program_buf();
     'outer: loop {
@@ -157,14 +213,7 @@ pub(super) fn decode(
                     }
                     let adj = u64::from(op).saturating_sub(opcode_base);
                     let adv = adj / line_range;
-                    if max_ops == 1 {
-                        address = address.wrapping_add(adv.wrapping_mul(min_len));
-                    } else {
-                        address = address.wrapping_add(
-                            (op_index.wrapping_add(adv) / max_ops).wrapping_mul(min_len),
-                        );
-                        op_index = op_index.wrapping_add(adv) % max_ops;
-                    }
+                    (address, op_index) = sparse::advance(address, op_index, adv, min_len, max_ops);
                     let delta = line_base + i64::try_from(adj % line_range).unwrap_or(0);
                     line = i64::from(line).wrapping_add(delta) as u32;
                     push_row(&mut current, row(address, op_index, line, false, file));
@@ -187,14 +236,7 @@ pub(super) fn decode(
                         break 'outer;
                     }
                     let adv = (255 - opcode_base.min(255)) / line_range;
-                    if max_ops == 1 {
-                        address = address.wrapping_add(min_len.wrapping_mul(adv));
-                    } else {
-                        address = address.wrapping_add(
-                            min_len.wrapping_mul(op_index.wrapping_add(adv) / max_ops),
-                        );
-                        op_index = op_index.wrapping_add(adv) % max_ops;
-                    }
+                    (address, op_index) = sparse::advance(address, op_index, adv, min_len, max_ops);
                 }
                 L::FixedAddPc(n) => {
                     address = address.wrapping_add(u64::from(n));
@@ -219,8 +261,15 @@ pub(super) fn decode(
             }
         }
     }
-    // BFD: sequences sorted by low address, larger ranges first, then later sequences first;
-    // nested ones dropped and overlapping ones trimmed.
+    Lines {
+        sequences: bfd_order(seqs),
+        ..Lines::default()
+    }
+}
+
+/// BFD: sequences sorted by low address, larger ranges first, then later sequences first;
+/// nested ones dropped and overlapping ones trimmed.
+fn bfd_order(seqs: Vec<Sequence>) -> Vec<Sequence> {
     let n = seqs.len();
     let mut order: Vec<usize> = (0..n).collect();
     let keys: Vec<(u64, u64)> = seqs.iter().map(|s| (s.low, s.end())).collect();
@@ -251,10 +300,7 @@ pub(super) fn decode(
         last_high = Some(s.end());
         sequences.push(s);
     }
-    Lines {
-        sequences,
-        ..Lines::default()
-    }
+    sequences
 }
 
 /// BFD's `concat_filename` for file number `n`, interned (memoised per program).
@@ -441,8 +487,15 @@ fn finish_sequence(mut rows: Vec<Row>) -> Option<Sequence> {
         rows.sort_by_key(|r| (r.addr, r.op_index));
     }
     let low = rows.first()?.addr;
+    let end = rows.last()?.addr;
     rows.shrink_to_fit();
-    Some(Sequence { low, rows })
+    Some(Sequence {
+        low,
+        first: low,
+        end,
+        rows,
+        answers: Vec::new(),
+    })
 }
 
 #[cfg(test)]
@@ -514,7 +567,10 @@ mod tests {
         );
         let seq = finish_sequence(rows).unwrap_or(Sequence {
             low: 1,
+            first: 1,
+            end: 0,
             rows: Vec::new(),
+            answers: Vec::new(),
         });
         let lines = Lines {
             sequences: vec![seq],

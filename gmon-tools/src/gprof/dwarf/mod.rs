@@ -29,7 +29,8 @@
 //!
 //! The pieces, each built only on the ones listed before it (the split addr2line uses):
 //! `strings` (interned names), `seek` (the search all tables use), `sections` (section
-//! bytes), `die` and `die_walk` (reading entries), `lines` (line programs), `functions`
+//! bytes), `die` and `die_walk` (reading entries), `lines_sparse` (a line program run for a few
+//! wanted addresses only, for function-level reports), `lines` (line programs), `functions`
 //! (subprograms and inlined subroutines), `units` (compilation units and which cover an
 //! address), `symbols` (ELF code symbols), `line_info` (the answer for an address, with BFD's
 //! name memory).
@@ -39,6 +40,7 @@ mod die_walk;
 mod functions;
 mod line_info;
 mod lines;
+mod lines_sparse;
 mod sections;
 mod seek;
 mod strings;

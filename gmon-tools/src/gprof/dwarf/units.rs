@@ -92,6 +92,12 @@ impl Units {
         us
     }
 
+    /// How many units' line tables were read for wanted addresses only.
+    #[cfg(test)]
+    pub(super) fn sparse_count(&self) -> usize {
+        self.units.iter().filter(|u| u.lines.is_sparse()).count()
+    }
+
     /// Whether there is no unit.
     pub(super) fn is_empty(&self) -> bool {
         self.units.is_empty()
@@ -152,6 +158,7 @@ fn read_unit(
     unit: &gimli::Unit<Reader<'_>>,
     headers: &[gimli::UnitHeader<Reader<'_>>],
     functions: bool,
+    want: Option<&[u64]>,
 ) -> Unit {
     let mut u = Unit::default();
     let mut funcs = Vec::new();
@@ -193,6 +200,7 @@ fn read_unit(
             program.header(),
             comp_dir.as_deref(),
             &mut r.strings,
+            want,
         );
     }
     for (lo, hi) in u.lines.ranges() {
@@ -203,10 +211,12 @@ fn read_unit(
 
 /// Reads the units of `headers` into `strings`, in unit order; with `parallel`, a second thread
 /// reads about half of the DWARF (by unit size) into a table of its own, merged afterwards.
+/// `want`: see [`lines::decode`].
 pub(super) fn read_units(
     dwarf: &gimli::Dwarf<Reader<'_>>,
     headers: &[gimli::UnitHeader<Reader<'_>>],
     functions: bool,
+    want: Option<&[u64]>,
     parallel: bool,
     strings: Strings,
 ) -> (Vec<Unit>, Strings) {
@@ -216,7 +226,7 @@ pub(super) fn read_units(
         let mut out = Vec::with_capacity(indices.len());
         for &i in indices {
             if let Some(unit) = headers.get(i).and_then(|h| dwarf.unit(*h).ok()) {
-                out.push((i, read_unit(&mut r, dwarf, &unit, headers, functions)));
+                out.push((i, read_unit(&mut r, dwarf, &unit, headers, functions, want)));
             }
         }
         (out, r.strings)
