@@ -631,11 +631,12 @@ mod tests {
     fn a_handler_inside_our_walk_walks_again_at_once() {
         let act = action(exit_like_handler as *const () as libc::sighandler_t, 0);
         assert!(sigaction(libc::SIGUSR2, Some(&act), None));
-        let start = std::time::Instant::now();
         // SAFETY: a callback that only raises a signal.
         unsafe { dl_iterate_phdr(raise_inside, std::ptr::null_mut()) };
+        // Walked, not gave up: a lock that did not know its owner would have made the handler's
+        // bounded walk wait out its patience and return false (no clock read here: a loaded
+        // machine must not fail this).
         assert!(IN_HANDLER_WALKED.load(Ordering::SeqCst));
-        assert!(start.elapsed() < std::time::Duration::from_millis(100));
         // Released in full: another thread takes it at once.
         assert!(
             std::thread::spawn(|| {
