@@ -332,23 +332,18 @@ impl Merger {
         Ok(true)
     }
 
+    /// A scratch merger with this one's histogram state only (what a histogram-only trial add
+    /// reads and changes); arcs, blocks and the executable start empty.
     fn clone_hist_state(&self) -> Merger {
         Merger {
-            options: self.options.clone(),
             inputs: self.inputs,
             encoding: self.encoding,
             executable: None,
             unit: self.unit,
             slots: self.slots.clone(),
             slot_index: self.slot_index.clone(),
-            arcs: Vec::new(),
-            arc_index: AddrMap::default(),
-            arc_total: 0,
-            bin_total: 0,
-            blocks: Vec::new(),
-            block_index: AddrMap::default(),
-            any_blocks: false,
             rebinned: self.rebinned.clone(),
+            ..Merger::new(self.options.clone())
         }
     }
 

@@ -18,9 +18,9 @@ use super::cursor::Cursor;
 use super::records;
 use crate::error::{Error, Result};
 use crate::model::{
-    BasicBlockCount, BasicBlockRecord, Dimension, Encoding, GMON_MAGIC, GMON_SHOBJ_VERSION,
-    GMON_TAG_BB_COUNT, GMON_TAG_CG_ARC, GMON_TAG_TIME_HIST, GnuHeader, Header, Histogram,
-    LegacyBlockInfo, ProfRate, Profile, Record,
+    BasicBlockCount, BasicBlockRecord, Encoding, GMON_MAGIC, GMON_SHOBJ_VERSION, GMON_TAG_BB_COUNT,
+    GMON_TAG_CG_ARC, GMON_TAG_TIME_HIST, GnuHeader, Header, Histogram, LegacyBlockInfo, Profile,
+    Record,
 };
 
 /// Size of `struct gmon_hdr`.
@@ -129,11 +129,8 @@ fn read_histogram(c: &mut Cursor<'_>, enc: Encoding) -> Result<Histogram> {
     Ok(Histogram {
         low_pc: h.low_pc,
         high_pc: h.high_pc,
-        prof_rate: ProfRate(h.prof_rate),
-        dimension: Dimension {
-            name: h.dimen,
-            abbrev: h.abbrev,
-        },
+        prof_rate: h.prof_rate,
+        dimension: h.dimension,
         bins,
     })
 }
@@ -209,7 +206,7 @@ fn read_blocks_v0(c: &mut Cursor<'_>, enc: Encoding) -> Result<BasicBlockRecord>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CallArc, Endian, PtrWidth};
+    use crate::model::{CallArc, Dimension, Endian, ProfRate, PtrWidth};
     use crate::read::{ReadOptions, read_with};
     use crate::test_util::{ALL, Bytes};
 

@@ -176,11 +176,8 @@ impl Layout {
                     layout.histograms.push(HistogramAt {
                         low_pc: h.low_pc,
                         high_pc: h.high_pc,
-                        prof_rate: ProfRate(h.prof_rate),
-                        dimension: Dimension {
-                            name: h.dimen,
-                            abbrev: h.abbrev,
-                        },
+                        prof_rate: h.prof_rate,
+                        dimension: h.dimension,
                         bins: start..end,
                     });
                     o = end;

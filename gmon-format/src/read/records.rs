@@ -15,7 +15,7 @@ use nom::number::complete::{u8 as byte, u32, u64};
 use nom::{IResult, Parser};
 
 use crate::error::Error;
-use crate::model::{CallArc, Encoding, Endian, PtrWidth};
+use crate::model::{CallArc, Dimension, Encoding, Endian, ProfRate, PtrWidth};
 
 type Input<'a> = &'a [u8];
 
@@ -59,9 +59,8 @@ pub(crate) struct GnuHistHeader {
     pub(crate) low_pc: u64,
     pub(crate) high_pc: u64,
     pub(crate) bins: u32,
-    pub(crate) prof_rate: u32,
-    pub(crate) dimen: [u8; 15],
-    pub(crate) abbrev: u8,
+    pub(crate) prof_rate: ProfRate,
+    pub(crate) dimension: Dimension,
 }
 
 /// `low_pc: P | high_pc: P | hist_size: u32 | prof_rate: u32 | dimen: 15 | dimen_abbrev: u8`.
@@ -80,9 +79,8 @@ pub(crate) fn gnu_hist_header<'a>(
                 low_pc,
                 high_pc,
                 bins,
-                prof_rate,
-                dimen: name,
-                abbrev,
+                prof_rate: ProfRate(prof_rate),
+                dimension: Dimension { name, abbrev },
             },
         ))
     }
