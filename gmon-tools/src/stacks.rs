@@ -22,7 +22,7 @@ pub use function::{BinSample, FunctionInfo};
 pub use graph::{CycleGroup, Edge, GraphError, Node, NodeId, WeightedCallGraph};
 pub use load::{
     LoadOptions, Loaded, check_profile, choose_executable, graph_from_analysis, load, load_with,
-    split_executable, views_symbol_table, whole_samples,
+    recorded_executable, split_executable, views_symbol_table, whole_samples,
 };
 pub use names::{frame_name, sanitize};
 pub use operands::{OperandKind, check_executable_operand, executable_and_profiles, operand_kind};

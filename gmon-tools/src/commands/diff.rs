@@ -17,9 +17,9 @@ use crate::stacks::{self, LoadOptions};
     after_help = "EXAMPLES:\n  gmon diff ./prog old/gmon.out new/gmon.out\n  \
                   gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json\n  \
                   gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg",
-    after_long_help = "Per function (with the executable, named first as gprof takes it or with \
-                  --exe; without it, per address range starting at arc \
-                  callee addresses): self time and calls in BASE and NEW, the change and the \
+    after_long_help = "Per function (with the executable, named first as gprof takes it, with \
+                  --exe, or recorded in BASE's runtime sidecar by gmon record; without one, per \
+                  address range starting at arc callee addresses): self time and calls in BASE and NEW, the change and the \
                   relative change, largest change first. When the total samples differ, the \
                   changes are shown raw and normalized (NEW scaled by base total / new total), \
                   sorted by the normalized change, and the header says so. Functions with \
@@ -112,6 +112,9 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             profiles.len()
         );
     };
+    // A profile `gmon record` wrote names its executable in its sidecar: compare per function,
+    // as gmon flame and gmon pprof do for it, rather than per address range.
+    let exe = exe.or_else(|| stacks::recorded_executable(base_path));
     if args.new_exe.is_some() && exe.is_none() {
         anyhow::bail!("--new-exe needs BASE's executable too (EXE BASE NEW, or --exe EXE)");
     }

@@ -51,6 +51,39 @@ pub fn choose_executable(exe: Option<&Path>, gmon: &[PathBuf]) -> PathBuf {
     choose_executable_saying_why(exe, gmon).0
 }
 
+/// The executable the runtime's sidecar of `profile` names, when it is still there: `Ok(None)`
+/// when the profile has no sidecar, `Err(why)` when the sidecar cannot give one.
+fn sidecar_executable(profile: &Path) -> Result<Option<PathBuf>, String> {
+    let side = sidecar_path(profile);
+    let Ok(bytes) = std::fs::read(&side) else {
+        return Ok(None);
+    };
+    match read_sidecar(&bytes) {
+        Err(e) => Err(format!(
+            "its sidecar {} cannot be read ({e})",
+            side.display()
+        )),
+        Ok(sidecar) => match sidecar.main_object() {
+            None => Err(format!(
+                "its sidecar {} names no executable",
+                side.display()
+            )),
+            Some(main) if Path::new(&main.path).is_file() => Ok(Some(PathBuf::from(&main.path))),
+            Some(main) => Err(format!(
+                "the executable its sidecar {} names, {}, is not there",
+                side.display(),
+                main.path
+            )),
+        },
+    }
+}
+
+/// The executable the runtime recorded for `profile` (its sidecar names it and it still
+/// exists), for commands that have a view without an executable and prefer it to `a.out`.
+pub fn recorded_executable(profile: &Path) -> Option<PathBuf> {
+    sidecar_executable(profile).ok().flatten()
+}
+
 /// [`choose_executable`], with the reason when it falls back to `a.out` although the first
 /// profile has a sidecar (unreadable, naming no executable, or naming one that is gone).
 fn choose_executable_saying_why(exe: Option<&Path>, gmon: &[PathBuf]) -> (PathBuf, Option<String>) {
@@ -61,31 +94,17 @@ fn choose_executable_saying_why(exe: Option<&Path>, gmon: &[PathBuf]) -> (PathBu
     let Some(first) = gmon.first() else {
         return (a_out, None);
     };
-    let side = sidecar_path(first);
-    let Ok(bytes) = std::fs::read(&side) else {
-        return (a_out, None);
-    };
-    let why = match read_sidecar(&bytes) {
-        Err(e) => format!("its sidecar {} cannot be read ({e})", side.display()),
-        Ok(sidecar) => match sidecar.main_object() {
-            None => format!("its sidecar {} names no executable", side.display()),
-            Some(main) if Path::new(&main.path).is_file() => {
-                return (PathBuf::from(&main.path), None);
-            }
-            Some(main) => format!(
-                "the executable its sidecar {} names, {}, is not there",
-                side.display(),
-                main.path
-            ),
-        },
-    };
-    (
-        a_out,
-        Some(format!(
-            "no executable was given for {} and {why}, so a.out is used",
-            first.display()
-        )),
-    )
+    match sidecar_executable(first) {
+        Ok(Some(recorded)) => (recorded, None),
+        Ok(None) => (a_out, None),
+        Err(why) => (
+            a_out,
+            Some(format!(
+                "no executable was given for {} and {why}, so a.out is used",
+                first.display()
+            )),
+        ),
+    }
 }
 
 /// The same operands as [`executable_and_profiles`], for callers that only want the split:

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{case_dir, gmon, read, run_ok};
+use crate::common::{case_dir, gmon, read, run_ok, write_main_object_sidecar};
 use gmon_format::{Profile, Record};
 use gmon_tools::diff::{Status, diff_functions, diff_ranges};
 use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
@@ -314,4 +314,23 @@ fn json_schema_version_and_fields_are_the_spec() {
         keys(&v["entries"][0]["new"]),
         spec_fields(&spec, "## One side of an entry")
     );
+}
+
+/// Issue 11: a profile `gmon record` wrote names its executable in the runtime sidecar, so
+/// `gmon diff` without an executable compares per function, as `--exe` does, not per range.
+#[test]
+fn the_executable_a_sidecar_records_is_used_without_exe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = case().join("prog");
+    let (b, n) = (tmp.path().join("base.out"), tmp.path().join("new.out"));
+    std::fs::copy(case().join("gmon.out"), &b).unwrap();
+    std::fs::copy(case().join("gmon.3.out"), &n).unwrap();
+    let with_exe = gmon_diff(&["--exe", exe.to_str().unwrap()], &b, &n);
+    let by_range = gmon_diff(&[], &b, &n);
+    assert!(by_range.contains("per address range"), "{by_range}");
+
+    write_main_object_sidecar(&b, &exe.display().to_string(), &[]);
+    let recorded = gmon_diff(&[], &b, &n);
+    assert_eq!(recorded, with_exe);
+    assert!(recorded.contains("fib"), "{recorded}");
 }

@@ -1009,25 +1009,11 @@ fn flame_and_pprof_refuse_a_profile_of_another_program_and_force_reads_it() {
 
 #[test]
 fn a_sidecar_with_another_build_id_is_refused_and_a_corrupt_one_explains_a_out() {
-    use gmon_format::sidecar::{MappedObject, OBJECT_FLAG_MAIN};
     let c = case_dir("recurse-pie-O0");
     let tmp = tempfile::tempdir().unwrap();
     let gmon = tmp.path().join("gmon.out");
     std::fs::copy(c.join("gmon.out"), &gmon).unwrap();
-    let sidecar = gmon_format::Sidecar {
-        rate_hz: 100,
-        objects: vec![MappedObject {
-            path: "/gone/prog".into(),
-            build_id: vec![0xde, 0xad, 0xbe, 0xef],
-            load_bias: 0,
-            flags: OBJECT_FLAG_MAIN,
-            ranges: Vec::new(),
-        }],
-        ..Default::default()
-    };
-    let mut side = Vec::new();
-    gmon_format::write_sidecar(&sidecar, &mut side).unwrap();
-    std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
+    crate::common::write_main_object_sidecar(&gmon, "/gone/prog", &[0xde, 0xad, 0xbe, 0xef]);
     let (ok, err) = gmon_in(
         tmp.path(),
         &[

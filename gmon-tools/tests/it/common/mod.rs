@@ -82,3 +82,23 @@ pub fn views_analysis(prog: &Path, profile: Profile) -> gmon_tools::gprof::Analy
     b.add_profile("gmon.out", &profile).unwrap();
     b.finish(Some(&image)).unwrap()
 }
+
+/// Writes beside `gmon` the sidecar `gmon record` would: the main object `exe` with `build_id`
+/// (empty: none recorded), no stacks.
+pub fn write_main_object_sidecar(gmon: &Path, exe: &str, build_id: &[u8]) {
+    use gmon_format::sidecar::{MappedObject, OBJECT_FLAG_MAIN};
+    let sidecar = gmon_format::Sidecar {
+        rate_hz: 100,
+        objects: vec![MappedObject {
+            path: exe.into(),
+            build_id: build_id.to_vec(),
+            load_bias: 0,
+            flags: OBJECT_FLAG_MAIN,
+            ranges: Vec::new(),
+        }],
+        ..Default::default()
+    };
+    let mut side = Vec::new();
+    gmon_format::write_sidecar(&sidecar, &mut side).unwrap();
+    std::fs::write(gmon_format::sidecar_path(gmon), side).unwrap();
+}
