@@ -19,6 +19,7 @@
 use std::ffi::{CStr, c_int};
 
 use crate::sys;
+use crate::zeroed::Zeroed;
 
 /// Longest path handled (`PATH_MAX` plus room for the temporary suffix).
 const PATH_CAP: usize = libc::PATH_MAX as usize + 64;
@@ -26,14 +27,14 @@ const PATH_CAP: usize = libc::PATH_MAX as usize + 64;
 /// A NUL-terminated path in a buffer allocated once.
 #[derive(Debug)]
 pub(crate) struct FixedPath {
-    buf: Box<[u8]>,
+    buf: Zeroed<u8>,
     len: usize,
 }
 
 impl FixedPath {
     pub(crate) fn new() -> FixedPath {
         FixedPath {
-            buf: vec![0u8; PATH_CAP].into_boxed_slice(),
+            buf: Zeroed::new(PATH_CAP),
             len: 0,
         }
     }
@@ -120,7 +121,7 @@ pub(crate) struct Scratch {
     target: FixedPath,
     tmp: FixedPath,
     link: FixedPath,
-    buf: Box<[u8]>,
+    buf: Zeroed<u8>,
 }
 
 impl Scratch {
@@ -129,7 +130,7 @@ impl Scratch {
             target: FixedPath::new(),
             tmp: FixedPath::new(),
             link: FixedPath::new(),
-            buf: vec![0u8; 1 << 16].into_boxed_slice(),
+            buf: Zeroed::new(1 << 16),
         }
     }
 }

@@ -180,12 +180,19 @@ pub(crate) fn find_build_id(mut notes: &[u8]) -> Option<&[u8]> {
 }
 
 /// The runtime range covered by the gmon.out histogram: the main executable's executable
-/// segments, from the lowest start to the highest end.
-pub(crate) fn main_text(objects: &[MappedObject]) -> Option<(u64, u64, u64)> {
-    let main = objects.iter().find(|o| o.is_main())?;
-    let lo = main.ranges.iter().map(|r| r.start).min()?;
-    let hi = main.ranges.iter().map(|r| r.end).max()?;
-    Some((lo, hi, main.load_bias))
+/// segments, from the lowest start to the highest end, and its load bias. Read from the
+/// loader's list alone (no path, no build id, nothing allocated): this runs in every process
+/// that starts profiling.
+pub(crate) fn main_text() -> Option<(u64, u64, u64)> {
+    let mut found = None;
+    for_each_object(|o| {
+        if o.first {
+            let lo = o.exec_ranges().map(|r| r.start).min();
+            let hi = o.exec_ranges().map(|r| r.end).max();
+            found = lo.zip(hi).map(|(lo, hi)| (lo, hi, o.bias));
+        }
+    });
+    found
 }
 
 /// Maximum number of writable mappings remembered for stack bounds.
@@ -198,8 +205,8 @@ const MAX_RANGES: usize = 8192;
 pub(crate) struct StackRanges {
     seq: AtomicU64,
     len: AtomicUsize,
-    starts: Box<[AtomicU64]>,
-    ends: Box<[AtomicU64]>,
+    starts: crate::zeroed::Zeroed<AtomicU64>,
+    ends: crate::zeroed::Zeroed<AtomicU64>,
 }
 
 impl std::fmt::Debug for StackRanges {
@@ -290,6 +297,10 @@ mod tests {
         let f = main_object_first_with_text as *const () as u64;
         assert!(main.contains(f), "{main:?} does not contain {f:#x}");
         assert!(objs.iter().any(|o| o.path.contains("libc")));
+        let (lo, hi, bias) = main_text().unwrap();
+        assert_eq!(bias, main.load_bias);
+        assert!(lo <= f && f < hi);
+        assert!(main.ranges.iter().all(|r| lo <= r.start && r.end <= hi));
     }
 
     #[test]

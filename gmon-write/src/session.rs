@@ -87,7 +87,7 @@ pub(crate) struct Session {
     pub geometry: Geometry,
     pub bias: u64,
     /// 32-bit bins: a count above 65535 is written as further records (writer.rs).
-    bins: Box<[AtomicU32]>,
+    bins: crate::zeroed::Zeroed<AtomicU32>,
     pcs: Option<crate::tables::CountTable>,
     stacks: Option<Arc<crate::tables::StackTable>>,
     /// The snapshot ring and unwinder thread (stacks on, [`Unwind::Dwarf`]).
@@ -106,8 +106,7 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) fn new(hz: u32, rec: Recording, out: OutputConfig) -> Result<Session> {
-        let objects = loaded_objects();
-        let (lo, hi, bias) = main_text(&objects).ok_or(Error::NoText)?;
+        let (lo, hi, bias) = main_text().ok_or(Error::NoText)?;
         let geometry = Geometry::glibc(lo, hi);
         let ranges = StackRanges::new();
         if rec.stacks {

@@ -25,6 +25,7 @@ use gmon_format::sidecar::Counters;
 use crate::files::{FixedPath, OsFail, Scratch, Sink, write_file};
 use crate::objects::for_each_object_bounded;
 use crate::tables::{CountTable, StackTable};
+use crate::zeroed::Zeroed;
 
 /// The writer string of the sidecar's INFO section.
 pub(crate) const WRITER: &str = concat!("gmon-write ", env!("CARGO_PKG_VERSION"));
@@ -40,14 +41,14 @@ const OBJECTS_CAP: usize = 1 << 20;
 /// A byte buffer of fixed capacity.
 #[derive(Debug)]
 struct FixedBytes {
-    buf: Box<[u8]>,
+    buf: Zeroed<u8>,
     len: usize,
 }
 
 impl FixedBytes {
     fn new(cap: usize) -> FixedBytes {
         FixedBytes {
-            buf: vec![0u8; cap].into_boxed_slice(),
+            buf: Zeroed::new(cap),
             len: 0,
         }
     }
@@ -77,10 +78,10 @@ pub(crate) struct OutputBuffers {
     pub sidecar: FixedPath,
     files: Scratch,
     exe: FixedPath,
-    bins: Box<[u32]>,
-    pcs: Box<[[u64; 2]]>,
-    threads: Box<[[u64; 2]]>,
-    stacks: Box<[u32]>,
+    bins: Zeroed<u32>,
+    pcs: Zeroed<[u64; 2]>,
+    threads: Zeroed<[u64; 2]>,
+    stacks: Zeroed<u32>,
     objects: FixedBytes,
     object_count: u32,
 }
@@ -92,10 +93,10 @@ impl OutputBuffers {
             sidecar: FixedPath::new(),
             files: Scratch::new(),
             exe: FixedPath::new(),
-            bins: vec![0u32; nbins].into_boxed_slice(),
-            pcs: vec![[0u64; 2]; pcs].into_boxed_slice(),
-            threads: vec![[0u64; 2]; threads].into_boxed_slice(),
-            stacks: vec![0u32; stacks].into_boxed_slice(),
+            bins: Zeroed::new(nbins),
+            pcs: Zeroed::new(pcs),
+            threads: Zeroed::new(threads),
+            stacks: Zeroed::new(stacks),
             objects: FixedBytes::new(OBJECTS_CAP),
             object_count: 0,
         }
