@@ -11,7 +11,9 @@ use crate::objects::{StackRanges, loaded_objects, main_text};
 use crate::profil::bin_index;
 use crate::stack::{MAX_STACK_DEPTH, walk};
 use crate::unwind::{DwarfStacks, Unwind, frame_pointer_kind};
-use crate::writer::{HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData};
+use crate::writer::{
+    BIN_CHUNK, HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData, touched_words,
+};
 use crate::{Error, Result};
 
 /// Capacity of the per-PC table.
@@ -88,6 +90,9 @@ pub(crate) struct Session {
     pub bias: u64,
     /// 32-bit bins: a count above 65535 is written as further records (writer.rs).
     bins: crate::zeroed::Zeroed<AtomicU32>,
+    /// One bit per [`BIN_CHUNK`] bins, set when a tick lands there: a write reads, hashes and
+    /// writes only those chunks (the others are zero), and a fork clears only those.
+    touched: crate::zeroed::Zeroed<AtomicU64>,
     pcs: Option<crate::tables::CountTable>,
     stacks: Option<Arc<crate::tables::StackTable>>,
     /// The snapshot ring and unwinder thread (stacks on, [`Unwind::Dwarf`]).
@@ -137,6 +142,7 @@ impl Session {
             geometry,
             bias,
             bins: crate::tables::zeroed_u32(geometry.nbins),
+            touched: crate::tables::zeroed_u64(touched_words(geometry.nbins)),
             pcs: rec
                 .pcs
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
@@ -207,8 +213,11 @@ impl Session {
         let w = u64::from(weight);
         self.samples.fetch_add(w, Ordering::Relaxed);
         let g = &self.geometry;
-        match bin_index(pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
-            Some(bin) => {
+        match bin_index(pc, g.low, g.scale, self.bins.len())
+            .and_then(|i| Some((i, self.bins.get(i)?)))
+        {
+            Some((i, bin)) => {
+                self.touch(i);
                 let (lost, reached) = add_capped(bin, weight);
                 if reached {
                     self.saturated.fetch_add(1, Ordering::Relaxed);
@@ -227,6 +236,18 @@ impl Session {
             self.dropped.fetch_add(w, Ordering::Relaxed);
         }
         self.threads.add_noting(tid, w, pc);
+    }
+
+    /// Marks bin `i`'s chunk as touched (async-signal-safe: one load, rarely an `or`).
+    #[inline(always)]
+    fn touch(&self, i: usize) {
+        let chunk = i / BIN_CHUNK;
+        if let Some(w) = self.touched.get(chunk / 64) {
+            let bit = 1u64 << (chunk % 64);
+            if w.load(Ordering::Relaxed) & bit == 0 {
+                w.fetch_or(bit, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Settles thread `tid` whose timer is being deleted (spec §4.1, "The tail"): `due` ticks
@@ -249,8 +270,14 @@ impl Session {
 
     /// Zeroes every counter (a forked child starts from nothing).
     pub(crate) fn reset(&self) {
-        for b in self.bins.iter() {
-            b.store(0, Ordering::Relaxed);
+        for (w, word) in self.touched.iter().enumerate() {
+            let bits = word.swap(0, Ordering::Relaxed);
+            for chunk in (0..64).filter(|c| bits & (1 << c) != 0) {
+                let start = (w * 64 + chunk) * BIN_CHUNK;
+                for b in self.bins.iter().skip(start).take(BIN_CHUNK) {
+                    b.store(0, Ordering::Relaxed);
+                }
+            }
         }
         if let Some(p) = &self.pcs {
             p.clear();
@@ -281,6 +308,7 @@ impl Session {
         }
         ProfileData {
             bins: &self.bins,
+            touched: &self.touched,
             range: self.histogram_range(),
             counters: self.counters(),
             pcs: self.pcs.as_ref(),
@@ -464,6 +492,7 @@ mod writer_tests {
         let n = bins.len();
         for (i, v) in [(0, 70_000u32), (1, 2), (n / 2, 200_000), (n - 1, 65_535)] {
             bins[i].store(v, Ordering::Relaxed);
+            s.touch(i);
         }
         let main = s.geometry.low;
         for (k, pc) in [main + 8, main + 8, main + 40, 0x7f00_0000_1000, main + 8]
