@@ -114,7 +114,11 @@ impl Session {
         let (lo, hi, bias) = main_text().ok_or(Error::NoText)?;
         let geometry = Geometry::glibc(lo, hi);
         let ranges = StackRanges::new();
-        if rec.stacks {
+        // Started on the main thread (the preload constructor, or a program's `main`), only
+        // its stack is needed before the watcher's first wake-up re-reads the maps (threads
+        // created later do that when they register themselves).
+        let on_main = crate::sys::gettid() == std::process::id() as i32;
+        if rec.stacks && !(on_main && ranges.seed_main_stack()) {
             ranges.refresh();
         }
         let stacks = rec.stacks.then(|| {
