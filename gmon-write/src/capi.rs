@@ -157,10 +157,7 @@ extern "C" fn preload_init() {
     // into the executable itself (rlib or staticlib) leaves it to the preloaded one, so one
     // process never runs two runtimes.
     let here = preload_init as *const () as u64;
-    if crate::objects::loaded_objects()
-        .first()
-        .is_some_and(|main| main.contains(here))
-    {
+    if crate::objects::main_text().is_some_and(|(lo, hi, _)| (lo..hi).contains(&here)) {
         return;
     }
     let pid = std::process::id();

@@ -58,6 +58,7 @@ mod tables;
 mod threads;
 mod unwind;
 mod writer;
+mod zeroed;
 
 pub use error::{Error, Result};
 pub use pcsample::SampleBuffer;

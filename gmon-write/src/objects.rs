@@ -180,12 +180,19 @@ pub(crate) fn find_build_id(mut notes: &[u8]) -> Option<&[u8]> {
 }
 
 /// The runtime range covered by the gmon.out histogram: the main executable's executable
-/// segments, from the lowest start to the highest end.
-pub(crate) fn main_text(objects: &[MappedObject]) -> Option<(u64, u64, u64)> {
-    let main = objects.iter().find(|o| o.is_main())?;
-    let lo = main.ranges.iter().map(|r| r.start).min()?;
-    let hi = main.ranges.iter().map(|r| r.end).max()?;
-    Some((lo, hi, main.load_bias))
+/// segments, from the lowest start to the highest end, and its load bias. Read from the
+/// loader's list alone (no path, no build id, nothing allocated): this runs in every process
+/// that starts profiling.
+pub(crate) fn main_text() -> Option<(u64, u64, u64)> {
+    let mut found = None;
+    for_each_object(|o| {
+        if o.first {
+            let lo = o.exec_ranges().map(|r| r.start).min();
+            let hi = o.exec_ranges().map(|r| r.end).max();
+            found = lo.zip(hi).map(|(lo, hi)| (lo, hi, o.bias));
+        }
+    });
+    found
 }
 
 /// Maximum number of writable mappings remembered for stack bounds.
@@ -198,8 +205,8 @@ const MAX_RANGES: usize = 8192;
 pub(crate) struct StackRanges {
     seq: AtomicU64,
     len: AtomicUsize,
-    starts: Box<[AtomicU64]>,
-    ends: Box<[AtomicU64]>,
+    starts: crate::zeroed::Zeroed<AtomicU64>,
+    ends: crate::zeroed::Zeroed<AtomicU64>,
 }
 
 impl std::fmt::Debug for StackRanges {
@@ -218,6 +225,53 @@ impl StackRanges {
             starts: crate::tables::zeroed_u64(MAX_RANGES),
             ends: crate::tables::zeroed_u64(MAX_RANGES),
         }
+    }
+
+    /// Knows the main thread's stack without reading `/proc/self/maps` (spec §6, "Start-up
+    /// cost"): the kernel puts the program's file name (`AT_EXECFN`) at the very top of the
+    /// initial stack, followed by one null word, so the stack mapping ends at the first page
+    /// boundary past it. Below, the mapping reaches down at most `RLIMIT_STACK` (1 GiB when
+    /// unlimited), and under that lies no other mapping (the kernel keeps that gap free), so an
+    /// `sp` in `[end − limit, end)` that the thread runs on is in the stack mapping, and so is
+    /// everything from it to `end`. False (nothing changed) when the layout is not the one
+    /// described. Other stacks are found by the next [`StackRanges::refresh`].
+    pub(crate) fn seed_main_stack(&self) -> bool {
+        // SAFETY: getauxval has no preconditions; 0 means absent.
+        let execfn = unsafe { libc::getauxval(libc::AT_EXECFN) };
+        if execfn == 0 {
+            return false;
+        }
+        // SAFETY: AT_EXECFN points to the NUL-terminated file name the kernel copied onto the
+        // initial stack, which stays mapped for the life of the process.
+        let len = unsafe { CStr::from_ptr(execfn as *const libc::c_char) }
+            .to_bytes()
+            .len() as u64;
+        let end = execfn + len + 1 + 8;
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit fills the struct it is given.
+        let got = unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut lim) } == 0;
+        if page <= 0 || !end.is_multiple_of(page as u64) || !got {
+            return false;
+        }
+        let limit = if lim.rlim_cur == libc::RLIM_INFINITY {
+            1 << 30
+        } else {
+            lim.rlim_cur.min(1 << 30)
+        };
+        let (Some(s), Some(e)) = (self.starts.first(), self.ends.first()) else {
+            return false;
+        };
+        self.seq.fetch_add(1, Ordering::AcqRel);
+        s.store(end.saturating_sub(limit), Ordering::Relaxed);
+        e.store(end, Ordering::Relaxed);
+        self.len.store(1, Ordering::Relaxed);
+        self.seq.fetch_add(1, Ordering::AcqRel);
+        true
     }
 
     /// Re-reads `/proc/self/maps` (not in a signal handler).
@@ -290,6 +344,10 @@ mod tests {
         let f = main_object_first_with_text as *const () as u64;
         assert!(main.contains(f), "{main:?} does not contain {f:#x}");
         assert!(objs.iter().any(|o| o.path.contains("libc")));
+        let (lo, hi, bias) = main_text().unwrap();
+        assert_eq!(bias, main.load_bias);
+        assert!(lo <= f && f < hi);
+        assert!(main.ranges.iter().all(|r| lo <= r.start && r.end <= hi));
     }
 
     #[test]
@@ -302,6 +360,29 @@ mod tests {
         note.extend_from_slice(&[1, 2, 3, 0]);
         assert_eq!(find_build_id(&note), Some(&[1u8, 2, 3][..]));
         assert_eq!(find_build_id(&note[..10]), None);
+    }
+
+    #[test]
+    fn the_main_stack_is_known_without_reading_the_maps() {
+        let seeded = StackRanges::new();
+        // The test harness runs tests on threads: the main thread's stack is the one in the
+        // maps whose end the seed computes.
+        assert!(seeded.seed_main_stack());
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let stack = maps.lines().find(|l| l.ends_with("[stack]")).unwrap();
+        let (lo, hi) = stack
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .split_once('-')
+            .unwrap();
+        let (lo, hi) = (
+            u64::from_str_radix(lo, 16).unwrap(),
+            u64::from_str_radix(hi, 16).unwrap(),
+        );
+        assert_eq!(seeded.stack_of(lo), Some((lo, hi)));
+        assert_eq!(seeded.stack_of(hi - 8), Some((hi - 8, hi)));
+        assert_eq!(seeded.stack_of(hi), None);
     }
 
     #[test]

@@ -355,9 +355,11 @@ fn spawn_watcher(c: &mut Control) {
             // registering themselves (the scans keep their 100 ms rhythm from the start).
             let new = ticks != 0 && rescan(&mut c, me);
             ticks = ticks.wrapping_add(1);
+            // The first wake-up reads the maps the session started without (only the main
+            // thread's stack was known then, objects.rs `seed_main_stack`).
             if let Some(s) = c.session.as_ref()
                 && s.wants_stacks()
-                && (new || ticks.is_multiple_of(10))
+                && (new || ticks == 1 || ticks.is_multiple_of(10))
             {
                 s.ranges.refresh();
             }

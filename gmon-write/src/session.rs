@@ -11,7 +11,9 @@ use crate::objects::{StackRanges, loaded_objects, main_text};
 use crate::profil::bin_index;
 use crate::stack::{MAX_STACK_DEPTH, walk};
 use crate::unwind::{DwarfStacks, Unwind, frame_pointer_kind};
-use crate::writer::{HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData};
+use crate::writer::{
+    BIN_CHUNK, HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData, touched_words,
+};
 use crate::{Error, Result};
 
 /// Capacity of the per-PC table.
@@ -87,7 +89,10 @@ pub(crate) struct Session {
     pub geometry: Geometry,
     pub bias: u64,
     /// 32-bit bins: a count above 65535 is written as further records (writer.rs).
-    bins: Box<[AtomicU32]>,
+    bins: crate::zeroed::Zeroed<AtomicU32>,
+    /// One bit per [`BIN_CHUNK`] bins, set when a tick lands there: a write reads, hashes and
+    /// writes only those chunks (the others are zero), and a fork clears only those.
+    touched: crate::zeroed::Zeroed<AtomicU64>,
     pcs: Option<crate::tables::CountTable>,
     stacks: Option<Arc<crate::tables::StackTable>>,
     /// The snapshot ring and unwinder thread (stacks on, [`Unwind::Dwarf`]).
@@ -106,11 +111,14 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) fn new(hz: u32, rec: Recording, out: OutputConfig) -> Result<Session> {
-        let objects = loaded_objects();
-        let (lo, hi, bias) = main_text(&objects).ok_or(Error::NoText)?;
+        let (lo, hi, bias) = main_text().ok_or(Error::NoText)?;
         let geometry = Geometry::glibc(lo, hi);
         let ranges = StackRanges::new();
-        if rec.stacks {
+        // Started on the main thread (the preload constructor, or a program's `main`), only
+        // its stack is needed before the watcher's first wake-up re-reads the maps (threads
+        // created later do that when they register themselves).
+        let on_main = crate::sys::gettid() == std::process::id() as i32;
+        if rec.stacks && !(on_main && ranges.seed_main_stack()) {
             ranges.refresh();
         }
         let stacks = rec.stacks.then(|| {
@@ -138,6 +146,7 @@ impl Session {
             geometry,
             bias,
             bins: crate::tables::zeroed_u32(geometry.nbins),
+            touched: crate::tables::zeroed_u64(touched_words(geometry.nbins)),
             pcs: rec
                 .pcs
                 .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
@@ -208,8 +217,11 @@ impl Session {
         let w = u64::from(weight);
         self.samples.fetch_add(w, Ordering::Relaxed);
         let g = &self.geometry;
-        match bin_index(pc, g.low, g.scale, self.bins.len()).and_then(|i| self.bins.get(i)) {
-            Some(bin) => {
+        match bin_index(pc, g.low, g.scale, self.bins.len())
+            .and_then(|i| Some((i, self.bins.get(i)?)))
+        {
+            Some((i, bin)) => {
+                self.touch(i);
                 let (lost, reached) = add_capped(bin, weight);
                 if reached {
                     self.saturated.fetch_add(1, Ordering::Relaxed);
@@ -228,6 +240,18 @@ impl Session {
             self.dropped.fetch_add(w, Ordering::Relaxed);
         }
         self.threads.add_noting(tid, w, pc);
+    }
+
+    /// Marks bin `i`'s chunk as touched (async-signal-safe: one load, rarely an `or`).
+    #[inline(always)]
+    fn touch(&self, i: usize) {
+        let chunk = i / BIN_CHUNK;
+        if let Some(w) = self.touched.get(chunk / 64) {
+            let bit = 1u64 << (chunk % 64);
+            if w.load(Ordering::Relaxed) & bit == 0 {
+                w.fetch_or(bit, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Settles thread `tid` whose timer is being deleted (spec §4.1, "The tail"): `due` ticks
@@ -250,8 +274,14 @@ impl Session {
 
     /// Zeroes every counter (a forked child starts from nothing).
     pub(crate) fn reset(&self) {
-        for b in self.bins.iter() {
-            b.store(0, Ordering::Relaxed);
+        for (w, word) in self.touched.iter().enumerate() {
+            let bits = word.swap(0, Ordering::Relaxed);
+            for chunk in (0..64).filter(|c| bits & (1 << c) != 0) {
+                let start = (w * 64 + chunk) * BIN_CHUNK;
+                for b in self.bins.iter().skip(start).take(BIN_CHUNK) {
+                    b.store(0, Ordering::Relaxed);
+                }
+            }
         }
         if let Some(p) = &self.pcs {
             p.clear();
@@ -282,6 +312,7 @@ impl Session {
         }
         ProfileData {
             bins: &self.bins,
+            touched: &self.touched,
             range: self.histogram_range(),
             counters: self.counters(),
             pcs: self.pcs.as_ref(),
@@ -465,6 +496,7 @@ mod writer_tests {
         let n = bins.len();
         for (i, v) in [(0, 70_000u32), (1, 2), (n / 2, 200_000), (n - 1, 65_535)] {
             bins[i].store(v, Ordering::Relaxed);
+            s.touch(i);
         }
         let main = s.geometry.low;
         for (k, pc) in [main + 8, main + 8, main + 40, 0x7f00_0000_1000, main + 8]

@@ -229,6 +229,28 @@ pub(crate) fn write(fd: c_int, bytes: &[u8]) -> Result<usize, c_int> {
     usize::try_from(n).map_err(|_| errno())
 }
 
+/// `lseek(fd, by, SEEK_CUR)`: moves the file offset forward (a hole when written past).
+pub(crate) fn seek_forward(fd: c_int, by: u64) -> Result<(), c_int> {
+    let by = libc::off_t::try_from(by).map_err(|_| libc::EFBIG)?;
+    // SAFETY: no memory is passed.
+    if unsafe { libc::lseek(fd, by, libc::SEEK_CUR) } < 0 {
+        Err(errno())
+    } else {
+        Ok(())
+    }
+}
+
+/// `ftruncate(fd, len)`.
+pub(crate) fn set_len(fd: c_int, len: u64) -> Result<(), c_int> {
+    let len = libc::off_t::try_from(len).map_err(|_| libc::EFBIG)?;
+    // SAFETY: no memory is passed.
+    if unsafe { libc::ftruncate(fd, len) } == 0 {
+        Ok(())
+    } else {
+        Err(errno())
+    }
+}
+
 /// `read(fd, buf)`: bytes read, or the `errno`.
 pub(crate) fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, c_int> {
     // SAFETY: reading into a valid, writable slice.

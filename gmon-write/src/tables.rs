@@ -8,20 +8,17 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use gmon_format::sidecar::StackKind;
 
-/// `n` zeroed atomics, allocated with `alloc_zeroed` (`vec![0; n]`), so a large table costs no
-/// page faults until the handler touches a slot.
-pub(crate) fn zeroed_u64(n: usize) -> Box<[AtomicU64]> {
-    let raw = Box::into_raw(vec![0u64; n].into_boxed_slice());
-    // SAFETY: AtomicU64 has the size and alignment of u64 on the supported 64-bit targets, and
-    // zero is a valid value of both.
-    unsafe { Box::from_raw(raw as *mut [AtomicU64]) }
+use crate::zeroed::Zeroed;
+
+/// `n` zeroed atomics in their own mapping, so a large table costs no page faults until the
+/// handler touches a slot (zeroed.rs).
+pub(crate) fn zeroed_u64(n: usize) -> Zeroed<AtomicU64> {
+    Zeroed::new(n)
 }
 
 /// `n` zeroed `AtomicU32`s (see [`zeroed_u64`]).
-pub(crate) fn zeroed_u32(n: usize) -> Box<[AtomicU32]> {
-    let raw = Box::into_raw(vec![0u32; n].into_boxed_slice());
-    // SAFETY: AtomicU32 has the size and alignment of u32.
-    unsafe { Box::from_raw(raw as *mut [AtomicU32]) }
+pub(crate) fn zeroed_u32(n: usize) -> Zeroed<AtomicU32> {
+    Zeroed::new(n)
 }
 
 /// How many slots are probed before a sample is dropped.
@@ -39,14 +36,14 @@ fn mix(mut x: u64) -> u64 {
 /// Counts per key (a PC or a thread id). Key 0 marks an empty slot, so keys are stored + 1.
 #[derive(Debug)]
 pub(crate) struct CountTable {
-    keys: Box<[AtomicU64]>,
-    counts: Box<[AtomicU64]>,
+    keys: Zeroed<AtomicU64>,
+    counts: Zeroed<AtomicU64>,
     /// Whether a key was ever inserted: a write of an empty table reads none of its pages (a
     /// short process that took no sample would otherwise fault in a megabyte of zero pages).
     used: AtomicBool,
     /// Per slot, the last value given to [`CountTable::add_noting`] (the thread table keeps each
     /// thread's last sampled PC there); empty for tables made with [`CountTable::new`].
-    last: Box<[AtomicU64]>,
+    last: Zeroed<AtomicU64>,
 }
 
 impl CountTable {
@@ -56,7 +53,7 @@ impl CountTable {
             keys: zeroed_u64(cap),
             counts: zeroed_u64(cap),
             used: AtomicBool::new(false),
-            last: Box::new([]),
+            last: Zeroed::new(0),
         }
     }
 
@@ -195,10 +192,10 @@ const WRITING: u64 = 1;
 #[derive(Debug)]
 pub(crate) struct StackTable {
     depth: usize,
-    states: Box<[AtomicU64]>,
-    lens: Box<[AtomicU32]>,
-    counts: Box<[AtomicU64]>,
-    pcs: Box<[AtomicU64]>,
+    states: Zeroed<AtomicU64>,
+    lens: Zeroed<AtomicU32>,
+    counts: Zeroed<AtomicU64>,
+    pcs: Zeroed<AtomicU64>,
     /// Whether a stack was ever inserted (see [`CountTable`]'s).
     used: AtomicBool,
 }

@@ -10,7 +10,7 @@
 //! bins above 65535 over further records of the same range, spec/merge.md §3), the sidecar as
 //! `gmon_format::sidecar::sidecar_to_vec` writes it (§5).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use gmon_format::sidecar::{
     GMONX_MAGIC, GMONX_VERSION, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
@@ -25,6 +25,7 @@ use gmon_format::sidecar::Counters;
 use crate::files::{FixedPath, OsFail, Scratch, Sink, write_file};
 use crate::objects::for_each_object_bounded;
 use crate::tables::{CountTable, StackTable};
+use crate::zeroed::Zeroed;
 
 /// The writer string of the sidecar's INFO section.
 pub(crate) const WRITER: &str = concat!("gmon-write ", env!("CARGO_PKG_VERSION"));
@@ -37,17 +38,25 @@ pub(crate) const MAX_BIN_TOTAL: u32 = (MAX_SPLIT_HISTOGRAMS * MAX_BIN_COUNT) as 
 /// bytes; objects that do not fit are left out).
 const OBJECTS_CAP: usize = 1 << 20;
 
+/// Bins per bit of a session's touched-chunk map: 1 KiB of gmon.out.
+pub(crate) const BIN_CHUNK: usize = 512;
+
+/// Words of the touched-chunk map for `nbins` bins.
+pub(crate) fn touched_words(nbins: usize) -> usize {
+    nbins.div_ceil(BIN_CHUNK).div_ceil(64)
+}
+
 /// A byte buffer of fixed capacity.
 #[derive(Debug)]
 struct FixedBytes {
-    buf: Box<[u8]>,
+    buf: Zeroed<u8>,
     len: usize,
 }
 
 impl FixedBytes {
     fn new(cap: usize) -> FixedBytes {
         FixedBytes {
-            buf: vec![0u8; cap].into_boxed_slice(),
+            buf: Zeroed::new(cap),
             len: 0,
         }
     }
@@ -77,10 +86,11 @@ pub(crate) struct OutputBuffers {
     pub sidecar: FixedPath,
     files: Scratch,
     exe: FixedPath,
-    bins: Box<[u32]>,
-    pcs: Box<[[u64; 2]]>,
-    threads: Box<[[u64; 2]]>,
-    stacks: Box<[u32]>,
+    bins: Zeroed<u32>,
+    touched: Zeroed<u64>,
+    pcs: Zeroed<[u64; 2]>,
+    threads: Zeroed<[u64; 2]>,
+    stacks: Zeroed<u32>,
     objects: FixedBytes,
     object_count: u32,
 }
@@ -92,10 +102,11 @@ impl OutputBuffers {
             sidecar: FixedPath::new(),
             files: Scratch::new(),
             exe: FixedPath::new(),
-            bins: vec![0u32; nbins].into_boxed_slice(),
-            pcs: vec![[0u64; 2]; pcs].into_boxed_slice(),
-            threads: vec![[0u64; 2]; threads].into_boxed_slice(),
-            stacks: vec![0u32; stacks].into_boxed_slice(),
+            bins: Zeroed::new(nbins),
+            touched: Zeroed::new(touched_words(nbins)),
+            pcs: Zeroed::new(pcs),
+            threads: Zeroed::new(threads),
+            stacks: Zeroed::new(stacks),
             objects: FixedBytes::new(OBJECTS_CAP),
             object_count: 0,
         }
@@ -107,6 +118,8 @@ impl OutputBuffers {
 pub(crate) struct ProfileData<'a> {
     /// The live histogram bins.
     pub bins: &'a [AtomicU32],
+    /// Which [`BIN_CHUNK`]s of them were counted into (one bit each).
+    pub touched: &'a [AtomicU64],
     /// The histogram's range and the rate.
     pub range: HistRange,
     /// The sidecar's counters.
@@ -133,10 +146,10 @@ pub(crate) fn write_profile(
     histogram: bool,
 ) -> Result<(), (Which, OsFail)> {
     let link = if histogram {
-        snapshot_bins(s.bins, &mut b.bins);
+        snapshot_bins(s, &mut b.bins, &mut b.touched);
         let mut probe = [0u8; 0];
         let mut measure = Sink::measure(&mut probe);
-        emit_gmon(&mut measure, s.range, &b.bins);
+        emit_gmon(&mut measure, s.range, &b.bins, &b.touched);
         Some(measure.digest())
     } else {
         None
@@ -150,6 +163,7 @@ pub(crate) fn write_profile(
         sidecar,
         files,
         bins,
+        touched,
         pcs,
         threads,
         stacks,
@@ -168,28 +182,61 @@ pub(crate) fn write_profile(
     write_file(sidecar.bytes(), files, |sink| emit_sidecar(sink, s, &parts))
         .map_err(|e| (Which::Sidecar, e))?;
     if histogram {
-        write_file(gmon.bytes(), files, |sink| emit_gmon(sink, s.range, bins))
-            .map_err(|e| (Which::Gmon, e))?;
+        write_file(gmon.bytes(), files, |sink| {
+            emit_gmon(sink, s.range, bins, touched)
+        })
+        .map_err(|e| (Which::Gmon, e))?;
     }
     Ok(())
 }
 
-/// Copies the live bins, so that the measuring pass and the writing pass see the same counts
-/// while sampling goes on.
-fn snapshot_bins(live: &[AtomicU32], copy: &mut [u32]) {
-    for (c, b) in copy.iter_mut().zip(live) {
-        *c = b.load(Ordering::Relaxed);
+/// Copies the touched-chunk map and the live bins of the chunks it marks, so that the measuring
+/// pass and the writing pass see the same counts while sampling goes on. Bins of other chunks
+/// are neither read (their pages are never faulted in) nor copied: the writer treats them as
+/// zero.
+fn snapshot_bins(s: &ProfileData<'_>, copy: &mut [u32], touched: &mut [u64]) {
+    for (t, live) in touched.iter_mut().zip(s.touched) {
+        *t = live.load(Ordering::Relaxed);
     }
+    for chunk in touched_chunks(touched) {
+        let range = chunk * BIN_CHUNK..((chunk + 1) * BIN_CHUNK).min(copy.len());
+        if let (Some(c), Some(l)) = (copy.get_mut(range.clone()), s.bins.get(range)) {
+            for (c, b) in c.iter_mut().zip(l) {
+                *c = b.load(Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// The chunks a touched-chunk map marks, ascending.
+fn touched_chunks(touched: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    touched.iter().enumerate().flat_map(|(w, &bits)| {
+        (0..64)
+            .filter(move |c| bits & (1u64 << c) != 0)
+            .map(move |c| w * 64 + c)
+    })
+}
+
+fn is_touched(touched: &[u64], chunk: usize) -> bool {
+    touched
+        .get(chunk / 64)
+        .is_some_and(|w| w & (1u64 << (chunk % 64)) != 0)
 }
 
 /// gmon.out: the GNU header and the histogram, split into `k = ⌈max / 65535⌉` records of the
 /// same range when a bin exceeds 65535 (spec/merge.md §3), in the host's byte order and word
 /// size as glibc writes it.
-fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32]) {
+/// Only the chunks `touched` marks are read from `bins`; the others are zero, put as runs of
+/// zeros (hashed in one step, left as holes in the file).
+fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32], touched: &[u64]) {
     sink.put(&GMON_MAGIC);
     sink.put(&GMON_VERSION.to_ne_bytes());
     sink.put(&[0u8; 12]);
-    let max = bins.iter().copied().max().map_or(0, u64::from);
+    let max = touched_chunks(touched)
+        .filter_map(|c| bins.get(c * BIN_CHUNK..((c + 1) * BIN_CHUNK).min(bins.len())))
+        .flat_map(|b| b.iter().copied())
+        .max()
+        .map_or(0, u64::from);
     let copies = max.div_ceil(MAX_BIN_COUNT).clamp(1, MAX_SPLIT_HISTOGRAMS);
     for j in 0..copies {
         sink.put(&[GMON_TAG_TIME_HIST]);
@@ -201,13 +248,25 @@ fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32]) {
         sink.put(&[Dimension::SECONDS.abbrev]);
         let floor = j * MAX_BIN_COUNT;
         // In chunks: one `put` per bin costs more than the bins themselves.
-        let mut chunk = [0u8; 512];
-        for group in bins.chunks(chunk.len() / 2) {
+        let mut chunk = [0u8; 2 * BIN_CHUNK];
+        let mut zeros = 0u64;
+        for (i, group) in bins.chunks(BIN_CHUNK).enumerate() {
+            if !is_touched(touched, i) {
+                zeros += 2 * group.len() as u64;
+                continue;
+            }
+            if zeros > 0 {
+                sink.put_zeros(zeros);
+                zeros = 0;
+            }
             for (dst, &c) in chunk.chunks_exact_mut(2).zip(group) {
                 let v = u64::from(c).saturating_sub(floor).min(MAX_BIN_COUNT) as u16;
                 dst.copy_from_slice(&v.to_ne_bytes());
             }
             sink.put(chunk.get(..2 * group.len()).unwrap_or(&[]));
+        }
+        if zeros > 0 {
+            sink.put_zeros(zeros);
         }
     }
 }

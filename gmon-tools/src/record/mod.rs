@@ -146,7 +146,7 @@ fn record_with(
     let private = tempfile::Builder::new()
         .prefix("gmon-record-")
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .tempdir()
+        .tempdir_in(private_parent())
         .context("cannot create a private temporary directory")?;
     let (library, source) = match &opts.library {
         Some(l) => (l.clone(), RuntimeSource::Given),
@@ -216,6 +216,65 @@ fn record_with(
         runtime: source,
         notes,
     })
+}
+
+/// Where the run's private directory goes (spec/runtime.md §3): `$TMPDIR` when set; else a
+/// memory file system the user can use safely, `$XDG_RUNTIME_DIR` (the user's own `0700`
+/// directory) or `/dev/shm` (sticky, like `/tmp`); else the usual temporary directory. Every
+/// recorded process creates and renames two files there: on tmpfs that costs about half a
+/// millisecond less per process than on ext4 (/bin/true preloaded: 1.16 -> 0.60 ms of CPU over
+/// the runtime merely loaded, 200 interleaved runs), which adds up in a process tree.
+fn private_parent() -> PathBuf {
+    if std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty()) {
+        return std::env::temp_dir();
+    }
+    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute() && usable_tmpfs(d, true));
+    runtime_dir
+        .or_else(|| Some(PathBuf::from("/dev/shm")).filter(|d| usable_tmpfs(d, false)))
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// Whether `dir` is a real directory (not a link) on tmpfs, not mounted `noexec` (the runtime
+/// library may have to be copied into the private directory, and the loader must map it), and
+/// either this user's own `0700` directory (`own`) or root's and sticky, as `/tmp` is.
+// `statfs::f_type` is an i64 on x86_64 and narrower elsewhere: the conversion is needed there.
+#[allow(clippy::useless_conversion)]
+fn usable_tmpfs(dir: &Path, own: bool) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let Ok(m) = std::fs::symlink_metadata(dir) else {
+        return false;
+    };
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    let safe = if own {
+        m.uid() == euid && m.mode() & 0o077 == 0
+    } else {
+        m.uid() == 0 && m.mode() & 0o1000 != 0
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path; `fs` and `vfs` are zeroed structs the calls fill.
+    let (fs_ok, vfs_ok, fs, vfs) = unsafe {
+        let mut fs: libc::statfs = std::mem::zeroed();
+        let mut vfs: libc::statvfs = std::mem::zeroed();
+        (
+            libc::statfs(c.as_ptr(), &mut fs) == 0,
+            libc::statvfs(c.as_ptr(), &mut vfs) == 0,
+            fs,
+            vfs,
+        )
+    };
+    m.is_dir()
+        && safe
+        && fs_ok
+        && vfs_ok
+        && i64::from(fs.f_type) == TMPFS_MAGIC
+        && vfs.f_flag & libc::ST_NOEXEC == 0
 }
 
 /// The absolute output path; a symbolic link is written through to its target (the rename

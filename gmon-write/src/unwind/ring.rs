@@ -75,7 +75,7 @@ impl Snapshot<'_> {
 #[derive(Debug)]
 pub(crate) struct Ring {
     slots: Box<[Slot]>,
-    words: Box<[AtomicU64]>,
+    words: crate::zeroed::Zeroed<AtomicU64>,
     next: AtomicUsize,
     /// Samples the handler could not queue because every probed slot was busy.
     pub full: AtomicU64,
