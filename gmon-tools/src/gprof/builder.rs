@@ -66,6 +66,12 @@ impl AnalysisBuilder {
         &self.symtab
     }
 
+    /// The symbol table, for attaching source files after the profiles were read: the specs
+    /// and the tallied arcs depend on the symbols' addresses and names, which must not change.
+    pub fn symtab_sources_mut(&mut self) -> &mut SymbolTable {
+        &mut self.symtab
+    }
+
     /// Adds one profile (`name` is used in messages): histogram records are combined, arcs
     /// tallied in file order.
     pub fn add_profile(&mut self, name: &str, profile: &Profile) -> Result<FileInfo, GprofError> {
@@ -93,6 +99,35 @@ impl AnalysisBuilder {
             }
         }
         self.add_records(name, profile, Some(histograms))
+    }
+
+    /// [`AnalysisBuilder::add_profile`] for a GNU file read in place: the same histograms and
+    /// arcs, decoded from the file's bytes as they are added.
+    pub fn add_gnu_file(
+        &mut self,
+        name: &str,
+        file: &gmon_format::GnuFile,
+    ) -> Result<FileInfo, GprofError> {
+        let endian = file.encoding().endian;
+        let mut info = FileInfo {
+            version: gmon_format::GMON_VERSION,
+            ..FileInfo::default()
+        };
+        for h in file.histograms() {
+            info.histograms += 1;
+            self.hist.add_view(&h, endian, name, &self.whoami)?;
+        }
+        if self.graph.arcs.is_empty() {
+            self.graph.reserve(file.arc_count());
+        }
+        for a in file.arcs() {
+            self.has_arcs = true;
+            info.arcs += 1;
+            self.graph
+                .tally(&self.symtab, &self.specs, a.from_pc, a.self_pc, a.count);
+        }
+        self.graph.profile_done();
+        Ok(info)
     }
 
     /// Reads `profile`'s records; `histograms_done` is the count of histogram records already

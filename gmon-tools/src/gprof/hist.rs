@@ -6,7 +6,7 @@
 //! *global* `hist_scale`, so a bin can credit slightly more than its count (the famous 100.15 %).
 //! The last symbol of the table never gets credit (gprof reads one slot past its array).
 
-use gmon_format::{Dimension, Histogram, Variant};
+use gmon_format::{Dimension, Endian, Histogram, HistogramView, ProfRate, Variant};
 
 use super::GprofError;
 use super::symtab::SymbolTable;
@@ -26,6 +26,82 @@ fn sum_into(acc: &mut [u64], bins: &[u64]) {
     }
     for (x, &y) in a8.into_remainder().iter_mut().zip(b8.remainder()) {
         *x = x.wrapping_add(y);
+    }
+}
+
+/// [`sum_into`] for bins still in a file's bytes (`u16`, `endian`), skipping runs of 8 zero bins
+/// (16 bytes) likewise.
+fn sum_u16_into(acc: &mut [u64], bytes: &[u8], endian: Endian) {
+    fn sum<const BIG: bool>(acc: &mut [u64], bytes: &[u8]) {
+        let read = |y: &[u8]| {
+            let v = [y[0], y[1]];
+            u64::from(if BIG {
+                u16::from_be_bytes(v)
+            } else {
+                u16::from_le_bytes(v)
+            })
+        };
+        let (mut a8, mut b8) = (acc.chunks_exact_mut(8), bytes.chunks_exact(16));
+        for (a, b) in (&mut a8).zip(&mut b8) {
+            if b.iter().fold(0, |x, &y| x | y) == 0 {
+                continue;
+            }
+            for (x, y) in a.iter_mut().zip(b.chunks_exact(2)) {
+                *x = x.wrapping_add(read(y));
+            }
+        }
+        let rest = b8.remainder().chunks_exact(2);
+        for (x, y) in a8.into_remainder().iter_mut().zip(rest) {
+            *x = x.wrapping_add(read(y));
+        }
+    }
+    match endian {
+        Endian::Little => sum::<false>(acc, bytes),
+        Endian::Big => sum::<true>(acc, bytes),
+    }
+}
+
+/// A histogram record being added: its header, and its bins decoded or as the file's bytes.
+struct Incoming<'a> {
+    low_pc: u64,
+    high_pc: u64,
+    prof_rate: ProfRate,
+    dimension: Dimension,
+    bins: Bins<'a>,
+}
+
+/// The bins of an [`Incoming`] record.
+enum Bins<'a> {
+    Decoded(&'a [u64]),
+    /// `u16` in the given byte order.
+    Raw(&'a [u8], Endian),
+}
+
+impl Bins<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Bins::Decoded(b) => b.len(),
+            Bins::Raw(b, _) => b.len() / 2,
+        }
+    }
+
+    fn add_to(&self, acc: &mut [u64]) {
+        match *self {
+            Bins::Decoded(b) => sum_into(acc, b),
+            Bins::Raw(b, endian) => sum_u16_into(acc, b, endian),
+        }
+    }
+}
+
+impl<'a> Incoming<'a> {
+    fn of(h: &'a Histogram) -> Incoming<'a> {
+        Incoming {
+            low_pc: h.low_pc,
+            high_pc: h.high_pc,
+            prof_rate: h.prof_rate,
+            dimension: h.dimension,
+            bins: Bins::Decoded(&h.bins),
+        }
     }
 }
 
@@ -70,8 +146,32 @@ impl Histograms {
         whoami: &str,
         variant: Variant,
     ) -> Result<(), GprofError> {
-        if self.check_and_sum(h, file, whoami, variant)? {
+        if self.check_and_sum(&Incoming::of(h), file, whoami, variant)? {
             self.push(h.low_pc, h.high_pc, h.bins.clone());
+        }
+        Ok(())
+    }
+
+    /// [`Histograms::add`] for a GNU record still in its file's bytes (`endian`: the file's
+    /// byte order): a new range's bins are decoded once, straight into the sum.
+    pub fn add_view(
+        &mut self,
+        h: &HistogramView<'_>,
+        endian: Endian,
+        file: &str,
+        whoami: &str,
+    ) -> Result<(), GprofError> {
+        let incoming = Incoming {
+            low_pc: h.low_pc,
+            high_pc: h.high_pc,
+            prof_rate: h.prof_rate,
+            dimension: h.dimension,
+            bins: Bins::Raw(h.bins, endian),
+        };
+        if self.check_and_sum(&incoming, file, whoami, Variant::Gnu)? {
+            let mut bins = vec![0; incoming.bins.len()];
+            incoming.bins.add_to(&mut bins);
+            self.push(h.low_pc, h.high_pc, bins);
         }
         Ok(())
     }
@@ -85,7 +185,7 @@ impl Histograms {
         whoami: &str,
         variant: Variant,
     ) -> Result<(), GprofError> {
-        if self.check_and_sum(h, file, whoami, variant)? {
+        if self.check_and_sum(&Incoming::of(h), file, whoami, variant)? {
             self.push(h.low_pc, h.high_pc, std::mem::take(&mut h.bins));
         }
         Ok(())
@@ -103,7 +203,7 @@ impl Histograms {
     /// Returns whether `h` is a new range, to be pushed by the caller.
     fn check_and_sum(
         &mut self,
-        h: &Histogram,
+        h: &Incoming<'_>,
         file: &str,
         whoami: &str,
         variant: Variant,
@@ -152,7 +252,7 @@ impl Histograms {
             .iter_mut()
             .find(|r| r.low_pc == h.low_pc && r.high_pc == h.high_pc)
         {
-            sum_into(&mut r.bins, &h.bins);
+            h.bins.add_to(&mut r.bins);
             return Ok(false);
         }
         let overlaps = self
@@ -231,4 +331,43 @@ pub fn assign_samples(
         }
     }
     credit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bins summed from the file's bytes equal bins decoded first and then summed, in both byte
+    /// orders, with runs of zeros (skipped) and a length that is not a multiple of 8.
+    #[test]
+    fn raw_bins_sum_like_decoded_ones() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for n in [0usize, 1, 7, 8, 9, 61, 200] {
+            let bytes: Vec<u8> = (0..2 * n)
+                .map(|i| if (i / 16) % 3 == 0 { 0 } else { next() as u8 })
+                .collect();
+            for endian in [Endian::Little, Endian::Big] {
+                let decoded: Vec<u64> = bytes
+                    .chunks_exact(2)
+                    .map(|c| {
+                        u64::from(match endian {
+                            Endian::Little => u16::from_le_bytes([c[0], c[1]]),
+                            Endian::Big => u16::from_be_bytes([c[0], c[1]]),
+                        })
+                    })
+                    .collect();
+                let start: Vec<u64> = (0..n).map(|_| (u64::MAX - 4) + next() % 5).collect();
+                let (mut want, mut got) = (start.clone(), start);
+                sum_into(&mut want, &decoded);
+                sum_u16_into(&mut got, &bytes, endian);
+                assert_eq!(got, want, "{n} bins, {endian:?}");
+            }
+        }
+    }
 }
