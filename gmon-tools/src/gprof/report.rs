@@ -506,7 +506,7 @@ fn read_profiles(
         let mut p = match load_profile(file, image, a.file_format, line, in_place)? {
             Input::Full(p) => p,
             Input::InPlace(f) => {
-                let info = builder.add_gnu_file(&path, &f)?;
+                let info = builder.add_gnu_file(&path, f)?;
                 if output_style & style::GMON_INFO != 0 {
                     out.write_all(file_info(&path, &info).as_bytes())?;
                     first_output = false;
