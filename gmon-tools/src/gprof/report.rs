@@ -501,9 +501,9 @@ fn read_profiles(
     let mut blocks = BasicBlocks::default();
     // Only `-s` (gmon.sum) and `-l` (basic blocks) need the records themselves.
     let in_place = !line && output_style & style::SUMMARY_FILE == 0;
-    for file in &a.profiles {
+    let mut take = |file: &Path, input: Result<Input, GprofError>| -> Result<(), Failure> {
         let path = file.display().to_string();
-        let mut p = match load_profile(file, image, a.file_format, line, in_place)? {
+        let mut p = match input? {
             Input::Full(p) => p,
             Input::InPlace(f) => {
                 let info = builder.add_gnu_file(&path, f)?;
@@ -511,7 +511,7 @@ fn read_profiles(
                     out.write_all(file_info(&path, &info).as_bytes())?;
                     first_output = false;
                 }
-                continue;
+                return Ok(());
             }
         };
         // Only `-s` reads the profiles again (for gmon.sum); otherwise the bins can move.
@@ -539,6 +539,36 @@ fn read_profiles(
         {
             sum = Some(Err(e));
         }
+        Ok(())
+    };
+    let load = |file: &Path| load_profile(file, image, a.file_format, line, in_place);
+    if a.profiles.len() < 2 {
+        for file in &a.profiles {
+            take(file, load(file))?;
+        }
+    } else {
+        // Several profiles: a second thread reads (and walks) the next file while this one
+        // adds the last; handed over one at a time, so at most two are in memory.
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(0);
+            scope.spawn(move || {
+                for file in &a.profiles {
+                    let input = load(file);
+                    let failed = input.is_err();
+                    if tx.send(input).is_err() || failed {
+                        return; // the reading stopped, or stops here with this error
+                    }
+                }
+            });
+            // Dropped before the scope waits for the reader, which then cannot stay blocked.
+            let rx = rx;
+            for file in &a.profiles {
+                // The reader cannot stop early but by panicking (which aborts): read here then.
+                let input = rx.recv().unwrap_or_else(|_| load(file));
+                take(file, input)?;
+            }
+            Ok::<(), Failure>(())
+        })?;
     }
     Ok(Loaded {
         first_output,
