@@ -123,11 +123,12 @@ impl Analysis {
 
     /// Total histogram samples over all bins (in or outside functions).
     pub fn total_samples(&self) -> u64 {
-        self.hist
-            .records
-            .iter()
-            .flat_map(|r| r.bins.iter())
-            .fold(0u64, |a, &b| a.wrapping_add(b))
+        let mut total = 0u64;
+        for r in &self.hist.records {
+            r.bins
+                .for_each_nonzero(|_, c| total = total.wrapping_add(c));
+        }
+        total
     }
 
     /// Converts ticks to seconds (`ticks / hz`; unchanged when `hz` is 0).

@@ -66,6 +66,12 @@ impl AnalysisBuilder {
         &self.symtab
     }
 
+    /// The symbol table, for attaching source files after the profiles were read: the specs
+    /// and the tallied arcs depend on the symbols' addresses and names, which must not change.
+    pub fn symtab_sources_mut(&mut self) -> &mut SymbolTable {
+        &mut self.symtab
+    }
+
     /// Adds one profile (`name` is used in messages): histogram records are combined, arcs
     /// tallied in file order.
     pub fn add_profile(&mut self, name: &str, profile: &Profile) -> Result<FileInfo, GprofError> {
@@ -93,6 +99,48 @@ impl AnalysisBuilder {
             }
         }
         self.add_records(name, profile, Some(histograms))
+    }
+
+    /// [`AnalysisBuilder::add_profile`] for a GNU file read in place: the same histograms and
+    /// arcs, decoded from the file's bytes as they are added. The file's only histogram, when
+    /// it is a new range, keeps its bins in the file's bytes, which the builder then keeps.
+    pub fn add_gnu_file(
+        &mut self,
+        name: &str,
+        file: gmon_format::GnuFile,
+    ) -> Result<FileInfo, GprofError> {
+        let endian = file.encoding().endian;
+        let mut info = FileInfo {
+            version: gmon_format::GMON_VERSION,
+            ..FileInfo::default()
+        };
+        let only = file.histograms().len() == 1;
+        let mut keep = None;
+        for h in file.histograms() {
+            info.histograms += 1;
+            if !only {
+                self.hist.add_view(&h, endian, name, &self.whoami)?;
+            } else if self.hist.check_view(&h, endian, name, &self.whoami)? {
+                // Where the bins are in the file: the view is a slice of its bytes.
+                let start = (h.bins.as_ptr() as usize).wrapping_sub(file.bytes().as_ptr() as usize);
+                keep = Some((h.low_pc, h.high_pc, start..start + h.bins.len()));
+            }
+        }
+        if self.graph.arcs.is_empty() {
+            self.graph.reserve(file.arc_count());
+        }
+        for a in file.arcs() {
+            self.has_arcs = true;
+            info.arcs += 1;
+            self.graph
+                .tally(&self.symtab, &self.specs, a.from_pc, a.self_pc, a.count);
+        }
+        self.graph.profile_done();
+        if let Some((low_pc, high_pc, at)) = keep {
+            self.hist
+                .push_in_file(low_pc, high_pc, file.into_bytes(), at, endian);
+        }
+        Ok(info)
     }
 
     /// Reads `profile`'s records; `histograms_done` is the count of histogram records already

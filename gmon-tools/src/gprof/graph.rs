@@ -151,6 +151,18 @@ pub fn print_graph(
     opts: &PrintOptions,
     first_output: &mut bool,
 ) -> io::Result<()> {
+    print_graph_split(out, a, opts, first_output, PARALLEL_ENTRIES, CHUNK_ENTRIES)
+}
+
+/// [`print_graph`], on two threads from `parallel_from` entries on, in chunks of `chunk`.
+fn print_graph_split(
+    out: &mut dyn Write,
+    a: &Analysis,
+    opts: &PrintOptions,
+    first_output: &mut bool,
+    parallel_from: usize,
+    chunk: usize,
+) -> io::Result<()> {
     let g = &a.graph;
     let hz = f64::from(a.hist.hz);
     let cols = Cols { bsd: opts.bsd };
@@ -200,85 +212,175 @@ pub fn print_graph(
     } else {
         b.extend_from_slice(b"index % time    self  children    called     name\n");
     }
-    // Scratch lists of one entry's parent and child arcs, reused from entry to entry.
-    let (mut arc_list, mut child_list) = (Vec::new(), Vec::new());
-    for &node in &g.time_sorted {
-        let n = &g.nodes[node as usize];
-        // Only line mode reads the symbol: a cache miss per node otherwise spent for nothing.
-        let line_symbol = || {
-            !a.symtab
-                .symbols
-                .get(node as usize)
-                .is_some_and(|s| s.is_func)
-        };
-        if (opts.ignore_zeros
-            && n.ncalls == 0
-            && n.self_calls == 0
-            && n.prop_self == 0.0
-            && n.prop_child == 0.0)
-            || !n.print_flag
-            || (opts.line_granularity && line_symbol())
-        {
-            continue;
-        }
-        if g.is_cycle_header(node) {
-            // The cycle as a whole.
-            entry_head(&mut b, &cols, n, print_time, hz);
-            b.push(b' ');
-            calls_column(&mut b, n.ncalls, n.self_calls);
-            b.extend_from_slice(
-                format!(" <cycle {} as a whole> [{}]\n", n.cyc_num, n.index).as_bytes(),
-            );
-            for m in sorted_members(g, node) {
-                let mn = &g.nodes[m as usize];
-                put_sw(&mut b, "", 6);
-                b.push(b' ');
-                put_sw(&mut b, "", 5);
-                b.push(b' ');
-                put_f(&mut b, mn.prop_self / hz, 7, 2);
-                b.push(b' ');
-                cols.child_f(&mut b, mn.prop_child / hz);
-                b.push(b' ');
-                calls_column(&mut b, mn.ncalls, mn.self_calls);
-                b.extend_from_slice(b"     ");
-                names.name(&mut b, m as usize);
-                b.push(b'\n');
-            }
-        } else {
-            print_parents(&mut b, a, &names, &cols, node, hz, &mut arc_list);
-            // The function's own line.
-            entry_head(&mut b, &cols, n, print_time, hz);
-            if n.ncalls.wrapping_add(n.self_calls) != 0 {
-                b.push(b' ');
-                calls_column(&mut b, n.ncalls, n.self_calls);
-                b.push(b' ');
-            } else {
-                b.push(b' ');
-                put_sw(&mut b, "", 7);
-                b.push(b' ');
-                put_sw(&mut b, "", 7);
-                b.push(b' ');
-            }
-            names.name(&mut b, node as usize);
-            b.push(b'\n');
-            print_children(&mut b, a, &names, &cols, node, hz, &mut child_list);
-        }
-        if opts.bsd {
-            b.push(b'\n');
-        }
-        b.extend_from_slice(b"-----------------------------------------------\n");
-        if opts.bsd {
-            b.push(b'\n');
-        }
-        if b.len() > 60 * 1024 {
-            out.write_all(&b)?;
-            b.clear();
-        }
+    let entries = Entries {
+        a,
+        opts,
+        cols,
+        print_time,
+        hz,
+    };
+    let sorted = &g.time_sorted;
+    if sorted.len() < parallel_from {
+        entries.print(&mut b, &names, sorted);
+    } else {
+        out.write_all(&b)?;
+        b.clear();
+        entries.print_on_two_threads(out, &names, sorted, chunk.max(1))?;
     }
     if !opts.brief && !opts.bsd {
         b.extend_from_slice(blurbs::FSF_CALLG.as_bytes());
     }
     out.write_all(&b)
+}
+
+/// Entries from which the call graph is formatted on two threads: a dense program's graph is
+/// megabytes of text (dense20k: 6 MB, 20,000 entries).
+const PARALLEL_ENTRIES: usize = 4096;
+
+/// Entries per chunk handed between the threads: about 300 KB of text on dense20k, few
+/// enough chunks that the hand-overs cost nothing, small enough that the two buffers in
+/// flight stay small.
+const CHUNK_ENTRIES: usize = 1024;
+
+/// What every entry of the graph is printed with.
+struct Entries<'a> {
+    a: &'a Analysis,
+    opts: &'a PrintOptions,
+    cols: Cols,
+    print_time: f64,
+    hz: f64,
+}
+
+impl Entries<'_> {
+    /// Appends the entries of `nodes` (in print order) to `b`.
+    fn print(&self, b: &mut Vec<u8>, names: &Names, nodes: &[u32]) {
+        let (a, opts, cols, hz) = (self.a, self.opts, &self.cols, self.hz);
+        let g = &a.graph;
+        // Scratch lists of one entry's parent and child arcs, reused from entry to entry.
+        let (mut arc_list, mut child_list) = (Vec::new(), Vec::new());
+        for &node in nodes {
+            let n = &g.nodes[node as usize];
+            // Only line mode reads the symbol: a cache miss per node otherwise spent for nothing.
+            let line_symbol = || {
+                !a.symtab
+                    .symbols
+                    .get(node as usize)
+                    .is_some_and(|s| s.is_func)
+            };
+            if (opts.ignore_zeros
+                && n.ncalls == 0
+                && n.self_calls == 0
+                && n.prop_self == 0.0
+                && n.prop_child == 0.0)
+                || !n.print_flag
+                || (opts.line_granularity && line_symbol())
+            {
+                continue;
+            }
+            if g.is_cycle_header(node) {
+                // The cycle as a whole.
+                entry_head(b, cols, n, self.print_time, hz);
+                b.push(b' ');
+                calls_column(b, n.ncalls, n.self_calls);
+                b.extend_from_slice(
+                    format!(" <cycle {} as a whole> [{}]\n", n.cyc_num, n.index).as_bytes(),
+                );
+                for m in sorted_members(g, node) {
+                    let mn = &g.nodes[m as usize];
+                    put_sw(b, "", 6);
+                    b.push(b' ');
+                    put_sw(b, "", 5);
+                    b.push(b' ');
+                    put_f(b, mn.prop_self / hz, 7, 2);
+                    b.push(b' ');
+                    cols.child_f(b, mn.prop_child / hz);
+                    b.push(b' ');
+                    calls_column(b, mn.ncalls, mn.self_calls);
+                    b.extend_from_slice(b"     ");
+                    names.name(b, m as usize);
+                    b.push(b'\n');
+                }
+            } else {
+                print_parents(b, a, names, cols, node, hz, &mut arc_list);
+                // The function's own line.
+                entry_head(b, cols, n, self.print_time, hz);
+                if n.ncalls.wrapping_add(n.self_calls) != 0 {
+                    b.push(b' ');
+                    calls_column(b, n.ncalls, n.self_calls);
+                    b.push(b' ');
+                } else {
+                    b.push(b' ');
+                    put_sw(b, "", 7);
+                    b.push(b' ');
+                    put_sw(b, "", 7);
+                    b.push(b' ');
+                }
+                names.name(b, node as usize);
+                b.push(b'\n');
+                print_children(b, a, names, cols, node, hz, &mut child_list);
+            }
+            if opts.bsd {
+                b.push(b'\n');
+            }
+            b.extend_from_slice(b"-----------------------------------------------\n");
+            if opts.bsd {
+                b.push(b'\n');
+            }
+        }
+    }
+
+    /// Writes the entries of `nodes` to `out`, chunk by chunk in order: a second thread formats
+    /// the odd chunks while this one formats the even ones and writes every chunk. At most two
+    /// chunks wait in the channel; the emptied buffers go back to be reused.
+    fn print_on_two_threads(
+        &self,
+        out: &mut dyn Write,
+        names: &Names,
+        nodes: &[u32],
+        chunk: usize,
+    ) -> io::Result<()> {
+        use std::sync::mpsc::sync_channel;
+        let chunks: Vec<&[u32]> = nodes.chunks(chunk).collect();
+        let helper_names = names.fork();
+        let (full_tx, full_rx) = sync_channel::<Vec<u8>>(2);
+        let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(4);
+        std::thread::scope(|scope| {
+            let chunks = &chunks;
+            scope.spawn(move || {
+                for chunk in chunks.iter().skip(1).step_by(2) {
+                    let mut b = empty_rx.try_recv().unwrap_or_default();
+                    b.clear();
+                    self.print(&mut b, &helper_names, chunk);
+                    if full_tx.send(b).is_err() {
+                        return; // the writer stopped (a write error)
+                    }
+                }
+            });
+            // Dropped before the scope waits for the helper, so that a write error cannot leave
+            // it blocked on a full channel.
+            let full_rx = full_rx;
+            let mut b = Vec::new();
+            for (i, chunk) in chunks.iter().enumerate() {
+                if i % 2 == 0 {
+                    b.clear();
+                    self.print(&mut b, names, chunk);
+                    out.write_all(&b)?;
+                } else {
+                    let Ok(theirs) = full_rx.recv() else {
+                        // The helper cannot stop early but by panicking (aborts the process);
+                        // should it, format its chunk here.
+                        b.clear();
+                        self.print(&mut b, names, chunk);
+                        out.write_all(&b)?;
+                        continue;
+                    };
+                    out.write_all(&theirs)?;
+                    let _ = empty_tx.try_send(theirs);
+                }
+            }
+            Ok(())
+        })
+    }
 }
 
 /// The start of a primary line: `[index] %time self children`, shared by a function's own line
@@ -432,5 +534,58 @@ fn print_children(
         }
         names.name(b, child);
         b.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gprof::{AnalysisOptions, Image};
+
+    /// The graph formatted on two threads, in chunks of any size, is the graph formatted on one,
+    /// on the test programs (cycles, C++ names, many functions), and a failed write stops both
+    /// threads with the error.
+    #[test]
+    fn two_threads_print_the_same_graph() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cases");
+        let mut compared = 0;
+        for case in [
+            "many-pie-O0",
+            "cycle-pie-O0",
+            "cxx-pie-O2",
+            "maincycle-pie-O0",
+        ] {
+            let dir = root.join(case);
+            let Ok(image) = Image::open(&dir.join("prog"), "gprof") else {
+                continue;
+            };
+            let bytes = std::fs::read(dir.join("gmon.out")).unwrap();
+            let profile = gmon_format::read(&bytes).unwrap();
+            let a = Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap();
+            for opts in [
+                PrintOptions::default(),
+                PrintOptions {
+                    bsd: true,
+                    brief: false,
+                    ..PrintOptions::default()
+                },
+            ] {
+                let print = |from: usize, chunk: usize| {
+                    let mut v = Vec::new();
+                    print_graph_split(&mut v, &a, &opts, &mut true, from, chunk).unwrap();
+                    v
+                };
+                let one = print(usize::MAX, 1);
+                assert!(one.len() > 200, "{case}: a graph was printed");
+                for chunk in [1, 2, 3, 1000] {
+                    assert_eq!(print(0, chunk), one, "{case}, chunks of {chunk}");
+                }
+                let mut full = [0u8; 300];
+                let mut short = &mut full[..];
+                assert!(print_graph_split(&mut short, &a, &opts, &mut true, 0, 1).is_err());
+                compared += 1;
+            }
+        }
+        assert!(compared >= 6, "test programs missing: {compared} compared");
     }
 }

@@ -86,7 +86,7 @@ pub struct Names<'a> {
 /// graph prints each name several times (as parent, child and entry), and reading it again
 /// from its own allocation and its symbol was a cache miss each time (the top cost of a large
 /// report).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Shown {
     /// Per node: `start << 32 | (len + 1)` in `bytes`, 0 before the first print.
     at: Vec<u64>,
@@ -106,6 +106,15 @@ impl<'a> Names<'a> {
         };
         names.copy_plain_names();
         names
+    }
+
+    /// A printer with the names this one has rendered so far, for another thread.
+    pub fn fork(&self) -> Names<'a> {
+        Names {
+            a: self.a,
+            opts: self.opts,
+            shown: RefCell::new(self.shown.borrow().clone()),
+        }
     }
 
     /// Copies every name printed as it is (no demangling, no `(file:line)`) into the arena in

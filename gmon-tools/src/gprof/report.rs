@@ -161,6 +161,40 @@ pub fn read_profile(
     format: FileFormat,
     line: bool,
 ) -> Result<gmon_format::Profile, GprofError> {
+    match load_profile(file, image, format, line, false)? {
+        Input::Full(p) => Ok(p),
+        // Not asked for: the in-place reading is never chosen.
+        Input::InPlace(f) => Ok(gmon_format::read_with(
+            f.bytes(),
+            &ReadOptions::new()
+                .with_endian(image.encoding.endian)
+                .with_ptr_width(image.encoding.ptr_width)
+                .with_variant(Variant::Gnu),
+        )
+        .map_err(|e| GprofError::new(format!("{}: {e}\n", file.display())))?),
+    }
+}
+
+/// A profile as [`load_profile`] read it.
+enum Input {
+    /// Decoded into records by the full reader.
+    Full(gmon_format::Profile),
+    /// A GNU version-1 file of histogram and arc records only, left as the file's bytes: the
+    /// histogram bins and arcs are decoded as they are added, with no record list in between
+    /// (dense20k: a 2.8 MB file, 720,000 bins and 64,000 arcs).
+    InPlace(gmon_format::GnuFile),
+}
+
+/// [`read_profile`]; with `in_place`, a plain GNU file is walked in place
+/// ([`gmon_format::GnuFile`]) instead of decoded. A file it declines (basic blocks, another
+/// version, anything cut short or odd) goes through the full reader, whose errors are gprof's.
+fn load_profile(
+    file: &Path,
+    image: &Image,
+    format: FileFormat,
+    line: bool,
+    in_place: bool,
+) -> Result<Input, GprofError> {
     // Messages name the file as text; a name that is not UTF-8 is shown lossily.
     let shown = file.display().to_string();
     let path = shown.as_str();
@@ -206,6 +240,12 @@ pub fn read_profile(
             )));
         }
         opts = opts.with_variant(Variant::Gnu);
+        if in_place && version == 1 {
+            match gmon_format::GnuFile::parse(bytes, image.encoding) {
+                Ok(f) => return Ok(Input::InPlace(f)),
+                Err(b) => bytes = b,
+            }
+        }
     } else {
         // gprof's BSD reader: 4.4BSD when the word after lpc, hpc and ncnt is GMONVERSION.
         let p = image.encoding.ptr_width.bytes();
@@ -270,7 +310,7 @@ pub fn read_profile(
         }
         opts = opts.with_variant(variant);
     }
-    gmon_format::read_with(&bytes, &opts).map_err(|e| {
+    let profile = gmon_format::read_with(&bytes, &opts).map_err(|e| {
         use gmon_format::Error as E;
         // gprof warns about basic blocks as it reads them, so a block record before the point
         // where the file breaks has already produced its warning.
@@ -336,7 +376,8 @@ pub fn read_profile(
             );
         }
         err
-    })
+    })?;
+    Ok(Input::Full(profile))
 }
 
 /// Whether a GNU (version 1) file holds a basic-block record with at least one whole block
@@ -416,6 +457,126 @@ fn static_addresses_if_enough(
     )
 }
 
+/// `-i`'s lines for one file.
+fn file_info(path: &str, info: &super::FileInfo) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("\t{n} {}\n", if n == 1 { one } else { many });
+    let mut s = format!("File `{path}' (version {}) contains:\n", info.version);
+    s += &plural(info.histograms, "histogram record", "histogram records");
+    s += &plural(info.arcs, "call-graph record", "call-graph records");
+    s += &plural(
+        info.bb_records,
+        "basic-block count record",
+        "basic-block count records",
+    );
+    s
+}
+
+/// What [`read_profiles`] leaves for the reports: whether nothing was printed yet, `-s`'s
+/// running sum and `-l`'s basic blocks.
+struct Loaded {
+    first_output: bool,
+    sum: Option<gmon_format::MergeResult<gmon_format::Merger>>,
+    blocks: BasicBlocks,
+}
+
+/// Reads every profile into `builder` in command-line order, printing `-i`'s lines and the
+/// basic-block warning as gprof does while it reads.
+fn read_profiles(
+    a: &GprofArgs,
+    image: &Image,
+    line: bool,
+    builder: &mut AnalysisBuilder,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<Loaded, Failure> {
+    let w = WHOAMI;
+    let output_style = a.output_style;
+    let mut first_output = true;
+    let mut warned_bb = false;
+    // `-s`: a running sum, so memory stays one profile plus the sum whatever the number of
+    // inputs; its first error is reported where gprof writes the sum, after reading them all.
+    let mut sum = (output_style & style::SUMMARY_FILE != 0)
+        .then(|| Ok(gmon_format::Merger::new(gmon_format::MergeOptions::new())));
+    let mut blocks = BasicBlocks::default();
+    // Only `-s` (gmon.sum) and `-l` (basic blocks) need the records themselves.
+    let in_place = !line && output_style & style::SUMMARY_FILE == 0;
+    let mut take = |file: &Path, input: Result<Input, GprofError>| -> Result<(), Failure> {
+        let path = file.display().to_string();
+        let mut p = match input? {
+            Input::Full(p) => p,
+            Input::InPlace(f) => {
+                let info = builder.add_gnu_file(&path, f)?;
+                if output_style & style::GMON_INFO != 0 {
+                    out.write_all(file_info(&path, &info).as_bytes())?;
+                    first_output = false;
+                }
+                return Ok(());
+            }
+        };
+        // Only `-s` reads the profiles again (for gmon.sum); otherwise the bins can move.
+        let info = if output_style & style::SUMMARY_FILE != 0 {
+            builder.add_profile(&path, &p)?
+        } else {
+            builder.add_profile_taking(&path, &mut p)?
+        };
+        if line {
+            blocks.add_profile(&p, builder.symtab());
+        }
+        if p.basic_blocks().next().is_some() && !line && !warned_bb {
+            warned_bb = true;
+            err.write_all(
+                format!("{w}: warning: ignoring basic-block exec counts (use -l or --line)\n")
+                    .as_bytes(),
+            )?;
+        }
+        if output_style & style::GMON_INFO != 0 {
+            out.write_all(file_info(&path, &info).as_bytes())?;
+            first_output = false;
+        }
+        if let Some(Ok(merger)) = &mut sum
+            && let Err(e) = merger.add(&p)
+        {
+            sum = Some(Err(e));
+        }
+        Ok(())
+    };
+    let load = |file: &Path| load_profile(file, image, a.file_format, line, in_place);
+    if a.profiles.len() < 2 {
+        for file in &a.profiles {
+            take(file, load(file))?;
+        }
+    } else {
+        // Several profiles: a second thread reads (and walks) the next file while this one
+        // adds the last; handed over one at a time, so at most two are in memory.
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(0);
+            scope.spawn(move || {
+                for file in &a.profiles {
+                    let input = load(file);
+                    let failed = input.is_err();
+                    if tx.send(input).is_err() || failed {
+                        return; // the reading stopped, or stops here with this error
+                    }
+                }
+            });
+            // Dropped before the scope waits for the reader, which then cannot stay blocked.
+            let rx = rx;
+            for file in &a.profiles {
+                // The reader cannot stop early but by panicking (which aborts): read here then.
+                let input = rx.recv().unwrap_or_else(|_| load(file));
+                take(file, input)?;
+            }
+            Ok::<(), Failure>(())
+        })?;
+    }
+    Ok(Loaded {
+        first_output,
+        sum,
+        blocks,
+    })
+}
+
 fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
     let w = WHOAMI;
     if a.output_style & style::FUNCTION_ORDER != 0 && a.output_style & style::FILE_ORDER != 0 {
@@ -443,26 +604,36 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         Some(file) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
         None => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
     };
+    // Without `-l` and with names alone in the symspecs, the source files are needed only for
+    // the static functions' `(file)` in the index: `deferred` holds their addresses, and their
+    // line tables are read on a second thread while the profiles are read and tallied (the
+    // tally looks at addresses and names alone). Both take about as long on a dense program.
+    let mut deferred = None;
     if a.external_symbols.is_none() {
         if let Some(map) = &a.function_map {
             let map = super::ordering::read_function_map(map, w)?;
             super::ordering::apply_function_map(&mut symtab, &map, image.text_end());
         }
-        // Parsed once for the line information's symbols and the file order.
-        let elf = super::symtab::parse_elf(&image.data).ok();
-        let want = static_addresses_if_enough(a, &symtab, line);
-        let mut info = super::dwarf::LineInfo::for_executable_wanting(
-            &a.image,
-            &image.data,
-            elf.as_ref(),
-            line,
-            want,
-        );
-        super::lines::attach_function_sources(&mut symtab, &mut info);
-        if line {
-            symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
+        deferred = static_addresses_if_enough(a, &symtab, line);
+        if deferred.is_none() {
+            // Parsed once for the line information's symbols and the file order.
+            let elf = super::symtab::parse_elf(&image.data).ok();
+            let mut info = super::dwarf::LineInfo::for_executable_wanting(
+                &a.image,
+                &image.data,
+                elf.as_ref(),
+                line,
+                None,
+            );
+            super::lines::attach_function_sources(&mut symtab, &mut info);
+            if line {
+                symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
+            }
+            super::lines::order_files_like_gprof(
+                &mut symtab,
+                elf.as_ref().map(|e| (e, &*image.data)),
+            );
         }
-        super::lines::order_files_like_gprof(&mut symtab, elf.as_ref().map(|e| (e, &*image.data)));
     }
     let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
     if a.file_format == FileFormat::Prof {
@@ -471,53 +642,38 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         ))
         .into());
     }
-    let mut first_output = true;
-    let mut warned_bb = false;
-    // `-s`: a running sum, so memory stays one profile plus the sum whatever the number of
-    // inputs; its first error is reported where gprof writes the sum, after reading them all.
-    let mut sum = (output_style & style::SUMMARY_FILE != 0)
-        .then(|| Ok(gmon_format::Merger::new(gmon_format::MergeOptions::new())));
-    let mut blocks = BasicBlocks::default();
-    for file in &a.profiles {
-        let mut p = read_profile(file, &image, a.file_format, line)?;
-        let path = file.display().to_string();
-        // Only `-s` reads the profiles again (for gmon.sum); otherwise the bins can move.
-        let info = if output_style & style::SUMMARY_FILE != 0 {
-            builder.add_profile(&path, &p)?
-        } else {
-            builder.add_profile_taking(&path, &mut p)?
-        };
-        if line {
-            blocks.add_profile(&p, builder.symtab());
-        }
-        if p.basic_blocks().next().is_some() && !line && !warned_bb {
-            warned_bb = true;
-            err.write_all(
-                format!("{w}: warning: ignoring basic-block exec counts (use -l or --line)\n")
-                    .as_bytes(),
-            )?;
-        }
-        if output_style & style::GMON_INFO != 0 {
-            let plural = |n: usize, one: &str, many: &str| {
-                format!("\t{n} {}\n", if n == 1 { one } else { many })
-            };
-            let mut s = format!("File `{path}' (version {}) contains:\n", info.version);
-            s += &plural(info.histograms, "histogram record", "histogram records");
-            s += &plural(info.arcs, "call-graph record", "call-graph records");
-            s += &plural(
-                info.bb_records,
-                "basic-block count record",
-                "basic-block count records",
-            );
-            out.write_all(s.as_bytes())?;
-            first_output = false;
-        }
-        if let Some(Ok(merger)) = &mut sum
-            && let Err(e) = merger.add(&p)
-        {
-            sum = Some(Err(e));
-        }
-    }
+    let read = |builder: &mut AnalysisBuilder, out: &mut dyn Write, err: &mut dyn Write| {
+        read_profiles(a, &image, line, builder, out, err)
+    };
+    let loaded = match deferred {
+        None => read(&mut builder, out, err),
+        Some(want) => std::thread::scope(|scope| {
+            let sources = scope.spawn(|| {
+                let elf = super::symtab::parse_elf(&image.data).ok();
+                let info = super::dwarf::LineInfo::for_executable_wanting(
+                    &a.image,
+                    &image.data,
+                    elf.as_ref(),
+                    false,
+                    Some(want),
+                );
+                (elf, info)
+            });
+            let loaded = read(&mut builder, &mut *out, &mut *err);
+            let (elf, mut info) = sources
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            let symtab = builder.symtab_sources_mut();
+            super::lines::attach_function_sources(symtab, &mut info);
+            super::lines::order_files_like_gprof(symtab, elf.as_ref().map(|e| (e, &*image.data)));
+            loaded
+        }),
+    };
+    let Loaded {
+        mut first_output,
+        sum,
+        blocks,
+    } = loaded?;
     let has_hist = builder.histograms().is_present();
     let has_arcs = builder.has_arcs();
     if output_style == 0 {
