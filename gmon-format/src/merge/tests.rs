@@ -156,6 +156,11 @@ fn u16_bins_from_bytes_in_both_orders() {
             add_u16_bins(&mut sum, &bytes, big);
             let expected: Vec<u64> = counts19.iter().map(|&c| u64::from(c) + 1).collect();
             assert_eq!(sum, expected);
+            // The fast path's 32-bit pending sums.
+            let mut sum = vec![1u32; counts19.len()];
+            add_u16_bins(&mut sum, &bytes, big);
+            let expected: Vec<u32> = counts19.iter().map(|&c| u32::from(c) + 1).collect();
+            assert_eq!(sum, expected);
         }
     }
 }

@@ -100,6 +100,39 @@ impl GnuFile {
         self.arcs
     }
 
+    /// The arc records as runs of whole records (tag byte, `from_pc`, `self_pc`, `u32` count,
+    /// in the file's encoding), in file order: for summing them without decoding each into a
+    /// [`CallArc`] first.
+    pub fn arc_runs(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.arc_runs
+            .iter()
+            .map(|r| self.bytes.get(r.clone()).unwrap_or(&[]))
+    }
+
+    /// The lowest and highest address (`from_pc` or `self_pc`) of all arcs, `None` without
+    /// arcs: one quick pass that lets a caller check every arc against an address range at
+    /// once.
+    pub fn arc_address_bounds(&self) -> Option<(u64, u64)> {
+        match (self.encoding.endian, self.encoding.ptr_width) {
+            (Endian::Little, PtrWidth::Eight) => self.bounds::<LittleEndian, 8, 21>(),
+            (Endian::Big, PtrWidth::Eight) => self.bounds::<BigEndian, 8, 21>(),
+            (Endian::Little, PtrWidth::Four) => self.bounds::<LittleEndian, 4, 13>(),
+            (Endian::Big, PtrWidth::Four) => self.bounds::<BigEndian, 4, 13>(),
+        }
+    }
+
+    /// [`GnuFile::arc_address_bounds`] for `P`-byte addresses in `R`-byte records.
+    fn bounds<E: ByteOrder, const P: usize, const R: usize>(&self) -> Option<(u64, u64)> {
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for record in self.arc_runs().flat_map(|run| run.as_chunks::<R>().0) {
+            let word = |at: usize| record.get(at..at + P).map_or(0, |b| E::read_uint(b, P));
+            let (from_pc, self_pc) = (word(1), word(1 + P));
+            lo = lo.min(from_pc).min(self_pc);
+            hi = hi.max(from_pc).max(self_pc);
+        }
+        (self.arcs > 0).then_some((lo, hi))
+    }
+
     /// Call-arc records in file order, decoded from the file's bytes.
     pub fn arcs(&self) -> impl Iterator<Item = CallArc> + '_ {
         let p = self.encoding.ptr_width.bytes();
