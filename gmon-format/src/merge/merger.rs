@@ -169,7 +169,8 @@ impl Merger {
         }
         // Validate everything that can fail before touching the sum, so that a refused input
         // leaves no trace. Histograms are checked against a scratch copy of the slots only when
-        // they do not match an existing range exactly (the common case stays cheap).
+        // they do not match an existing range exactly; in the common case they are added at
+        // once and undone if a bin overflows.
         self.check_units(input, profile)?;
         self.check_arcs(input, profile)?;
         self.check_blocks(input, profile)?;
@@ -187,52 +188,19 @@ impl Merger {
             }
             scratch = Some(s);
         }
-        match scratch {
+        let bins_added = match scratch {
             Some(s) => {
                 self.slots = s.slots;
                 self.slot_index = s.slot_index;
                 self.rebinned = s.rebinned;
                 self.unit = s.unit;
-            }
-            None => {
-                // Every range exists already: check all sums (unless no sum can reach u64::MAX),
-                // then add.
-                let input_total = profile
+                profile
                     .histograms()
                     .flat_map(|h| h.bins.iter())
-                    .try_fold(0u64, |a, &b| a.checked_add(b));
-                let safe = input_total
-                    .and_then(|t| self.bin_total.checked_add(t))
-                    .is_some();
-                let passes: &[bool] = if safe { &[true] } else { &[false, true] };
-                for &pass in passes {
-                    for h in profile.histograms() {
-                        let key = (h.low_pc, h.high_pc, h.bins.len());
-                        if let Some(&i) = self.slot_index.get(&key)
-                            && let Some(slot) = self.slots.get_mut(i)
-                        {
-                            if pass {
-                                add_bins(input, &mut slot.bins, &h.bins)?;
-                            } else if slot
-                                .bins
-                                .iter()
-                                .zip(&h.bins)
-                                .any(|(s, a)| s.checked_add(*a).is_none())
-                            {
-                                return Err(MergeError::Overflow {
-                                    input,
-                                    what: "a histogram bin sum",
-                                });
-                            }
-                        }
-                    }
-                }
+                    .fold(0u64, |a, &b| a.saturating_add(b))
             }
-        }
-        let bins_added = profile
-            .histograms()
-            .flat_map(|h| h.bins.iter())
-            .fold(0u64, |a, &b| a.saturating_add(b));
+            None => self.add_known_histograms(input, profile)?,
+        };
         self.bin_total = self.bin_total.saturating_add(bins_added);
         self.add_arcs(profile);
         self.add_blocks(profile);
@@ -596,6 +564,45 @@ impl Merger {
         Ok(())
     }
 
+    /// Adds the histograms of `profile`, whose ranges the sum has, in one pass over each
+    /// (wrapping, noting any wrap); a sum that wrapped undoes what this input added (wrapping
+    /// arithmetic inverts exactly) and refuses it. Returns the saturating total of the bins.
+    fn add_known_histograms(&mut self, input: usize, profile: &Profile) -> MergeResult<u64> {
+        let mut added: Vec<(usize, &Histogram)> = Vec::new();
+        let mut total = 0u64;
+        let mut wrapped = false;
+        for h in profile.histograms() {
+            let key = (h.low_pc, h.high_pc, h.bins.len());
+            let Some(&i) = self.slot_index.get(&key) else {
+                continue;
+            };
+            let Some(slot) = self.slots.get_mut(i) else {
+                continue;
+            };
+            added.push((i, h));
+            let (w, t) = add_bins_wrapping(&mut slot.bins, &h.bins);
+            total = total.saturating_add(t);
+            if w {
+                wrapped = true;
+                break;
+            }
+        }
+        if wrapped {
+            for (i, h) in added {
+                if let Some(slot) = self.slots.get_mut(i) {
+                    for (s, a) in slot.bins.iter_mut().zip(&h.bins) {
+                        *s = s.wrapping_sub(*a);
+                    }
+                }
+            }
+            return Err(MergeError::Overflow {
+                input,
+                what: "a histogram bin sum",
+            });
+        }
+        Ok(total)
+    }
+
     /// Adds the arcs of `profile` (checked by [`Merger::check_arcs`]).
     fn add_arcs(&mut self, profile: &Profile) {
         self.add_arc_iter(profile.arcs().copied());
@@ -684,6 +691,21 @@ impl Merger {
             }
         }
     }
+}
+
+/// Adds `add` into `sum` bin by bin, wrapping, in one branch-free pass; returns whether a sum
+/// wrapped, and the total of `add` (saturating).
+fn add_bins_wrapping(sum: &mut [u64], add: &[u64]) -> (bool, u64) {
+    let (mut wrapped, mut total, mut total_wrapped) = (false, 0u64, false);
+    for (s, &a) in sum.iter_mut().zip(add) {
+        let (x, w) = s.overflowing_add(a);
+        *s = x;
+        wrapped |= w;
+        let (t, w) = total.overflowing_add(a);
+        total = t;
+        total_wrapped |= w;
+    }
+    (wrapped, if total_wrapped { u64::MAX } else { total })
 }
 
 /// Adds `u16` bins given as bytes into `sum` (the caller has ruled out overflow). Real
