@@ -230,6 +230,10 @@ impl Merger {
     /// The sum of everything added, as one profile (see [`Merged::profile`]).
     pub fn finish(mut self) -> MergeResult<Merged> {
         self.flush();
+        // The indexes go before the records are built, which is the peak of a large merge.
+        drop(std::mem::take(&mut self.arc_index));
+        drop(std::mem::take(&mut self.slot_index));
+        drop(std::mem::take(&mut self.block_index));
         let encoding = self.encoding.unwrap_or(Encoding::LITTLE_64);
         let mut profile = Profile::new_gnu(encoding);
         let (rate, dimension) = self.unit.unwrap_or((ProfRate::DEFAULT, Dimension::SECONDS));
