@@ -52,7 +52,7 @@ pub use error::{Error, Result};
 pub use merge::{
     EncodingName, ExecutableId, HistRange, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS,
     MAX_SPLIT_HISTOGRAMS, MergeError, MergeOptions, MergeResult, Merged, Merger, Rebinned,
-    fit_counts, merge,
+    fit_counts, fit_counts_owned, merge,
 };
 pub use model::*;
 pub use read::detect::{self, Detected, Plausibility, Reading};

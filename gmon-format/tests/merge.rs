@@ -162,6 +162,81 @@ proptest! {
     }
 }
 
+/// A GNU file (little-endian, 8-byte pointers) with one histogram over `RANGES[0]` and `arcs`.
+fn gnu_file(bins: &[u64], arcs: &[(u64, u64, u64)]) -> Vec<u8> {
+    let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+    p.records
+        .push(Record::Histogram(histogram(0, bins.to_vec())));
+    p.records
+        .extend(arcs.iter().map(|&(from_pc, self_pc, count)| {
+            Record::CallArc(CallArc {
+                from_pc,
+                self_pc,
+                count,
+            })
+        }));
+    gmon_format::to_vec(&p).unwrap()
+}
+
+proptest! {
+    /// Runs of one program list nearly the same arcs in nearly the same order: the fast path's
+    /// sequential matching (arc i against the sum's arc after the previous match) must give the
+    /// same sum, in the same order of first appearance, as the hash-table path, whatever swaps,
+    /// drops, insertions and repeats the orders differ by.
+    #[test]
+    fn sequential_arc_matching_equals_the_hash_path(
+        base in prop::collection::vec((0u64..40, 0u64..40), 1..30),
+        edits in prop::collection::vec(
+            prop::collection::vec((0usize..4, 0usize..64, 0u64..40, 0u64..1 << 32), 0..8),
+            1..6,
+        ),
+    ) {
+        let mut full = Merger::default();
+        let mut fast = Merger::default();
+        for (k, file_edits) in edits.iter().enumerate() {
+            let mut arcs: Vec<(u64, u64, u64)> = base
+                .iter()
+                .map(|&(f, s)| (0x1000 + 16 * f, 0x2000 + 16 * s, k as u64 + 1))
+                .collect();
+            for &(op, at, x, count) in file_edits {
+                let at = at % arcs.len().max(1);
+                match op {
+                    0 if arcs.len() > 1 => {
+                        let other = (at + 1) % arcs.len();
+                        arcs.swap(at, other);
+                    }
+                    1 if arcs.len() > 1 => { arcs.remove(at); }
+                    2 => arcs.insert(at, (0x1000 + 16 * x, 0x2000 + 16 * (x % 7), count)),
+                    _ => { let dup = arcs[at]; arcs.insert(at, (dup.0, dup.1, count)); }
+                }
+            }
+            let bytes = gnu_file(&[k as u64; 16], &arcs);
+            full.add(&gmon_format::read(&bytes).unwrap()).unwrap();
+            let file = GnuFile::parse(bytes, Encoding::LITTLE_64).unwrap();
+            prop_assert!(fast.add_gnu_file(&file, None).unwrap());
+        }
+        prop_assert_eq!(fast.finish().unwrap(), full.finish().unwrap());
+    }
+}
+
+/// The fast path keeps histogram sums in 32 bits between flushes: 65538 bins of 65535 (one more
+/// file than 32 bits can hold without a flush) still sum exactly.
+#[test]
+fn fast_histogram_sums_stay_exact_past_32_bits() {
+    let bytes = gnu_file(&[65_535, 1], &[(0x1000, 0x2000, 1)]);
+    let file = GnuFile::parse(bytes, Encoding::LITTLE_64).unwrap();
+    let mut m = Merger::default();
+    let n = 65_538u64;
+    for _ in 0..n {
+        assert!(m.add_gnu_file(&file, None).unwrap());
+    }
+    let sum = m.finish().unwrap().profile;
+    let bins = &sum.histograms().next().unwrap().bins;
+    assert_eq!(bins[..3], [n * 65_535, n, 0]);
+    assert!(n * 65_535 > u64::from(u32::MAX));
+    assert_eq!(sum.arcs().next().unwrap().count, n);
+}
+
 proptest! {
     /// Two partial sums absorbed in order equal one sequential sum.
     #[test]
@@ -193,11 +268,17 @@ fn fast_path_is_taken_for_runs_of_one_program() {
     let mut m = Merger::default();
     let file = GnuFile::parse(bytes.clone(), Encoding::LITTLE_64).unwrap();
     assert!(
-        !m.add_gnu_file(&file, None).unwrap(),
-        "the first input sets the encoding"
+        m.add_gnu_file(&file, None).unwrap(),
+        "the first input sets the encoding and the ranges"
     );
-    m.add(&p).unwrap();
     assert!(m.add_gnu_file(&file, None).unwrap());
+    let mut big = p.clone();
+    big.encoding = Encoding::BIG_64;
+    let big = GnuFile::parse(gmon_format::to_vec(&big).unwrap(), Encoding::BIG_64).unwrap();
+    assert!(
+        !m.add_gnu_file(&big, None).unwrap(),
+        "another encoding is declined"
+    );
     let cut = bytes[..bytes.len() - 1].to_vec();
     assert_eq!(
         GnuFile::parse(cut.clone(), Encoding::LITTLE_64).unwrap_err(),

@@ -48,6 +48,13 @@ const MAX_EXTRA_BINS: u64 = 1 << 23;
 /// BSD (one histogram per file): bins above 65535 cannot be expressed and are an error; arcs are
 /// pointer-sized and split like GNU arcs when the pointer is 4 bytes.
 pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
+    fit_counts_owned(profile.clone(), variant)
+}
+
+/// [`fit_counts`] on a profile the caller gives away: records that fit (every histogram whose
+/// bins all fit, in a large merge) are moved into the result rather than copied, so that
+/// writing a sum takes no second copy of it.
+pub fn fit_counts_owned(profile: Profile, variant: Variant) -> MergeResult<Profile> {
     let ptr_max = profile.encoding.ptr_width.max_address();
     let arc_max = match variant {
         Variant::Gnu => MAX_GNU_ARC_COUNT,
@@ -121,64 +128,40 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
             }));
         }
     }
-    check_split_size(profile, arc_max, ptr_max).map_err(unrepresentable)?;
-    for r in &profile.records {
-        match r {
-            Record::Histogram(h) => {
-                let max = h.bins.iter().copied().max().unwrap_or(0);
-                // check_split_size bounded `copies` and their total size.
-                let copies = max.div_ceil(MAX_BIN_COUNT).max(1);
-                for j in 0..copies {
-                    let floor = j * MAX_BIN_COUNT;
-                    let bins = h
-                        .bins
-                        .iter()
-                        .map(|&c| c.saturating_sub(floor).min(MAX_BIN_COUNT))
-                        .collect();
-                    out.records
-                        .push(Record::Histogram(Histogram { bins, ..h.clone() }));
+    check_split_size(&profile, arc_max, ptr_max).map_err(unrepresentable)?;
+    let mut records = profile.records;
+    // Spread in place, from the back: every record moves once to where its pieces go, and no
+    // second copy of a large sum is made. Each record has at least one piece, so the pieces of
+    // record `i` land at or after `i`, never on a record not yet moved.
+    // (check_split_size bounded the number of pieces.)
+    let n = records.len();
+    let total: usize = records.iter().map(|r| pieces(r, arc_max, ptr_max)).sum();
+    if total != n {
+        let filler = || {
+            Record::CallArc(CallArc {
+                from_pc: 0,
+                self_pc: 0,
+                count: 0,
+            })
+        };
+        records.resize_with(total, filler);
+        let mut end = total;
+        for i in (0..n).rev() {
+            let Some(slot) = records.get_mut(i) else {
+                break;
+            };
+            let r = std::mem::replace(slot, filler());
+            end -= pieces(&r, arc_max, ptr_max);
+            let mut at = end;
+            split(r, arc_max, ptr_max, &mut |piece| {
+                if let Some(slot) = records.get_mut(at) {
+                    *slot = piece;
                 }
-            }
-            Record::CallArc(a) => {
-                let mut left = a.count;
-                loop {
-                    let c = left.min(arc_max);
-                    out.records
-                        .push(Record::CallArc(CallArc { count: c, ..*a }));
-                    left -= c;
-                    if left == 0 {
-                        break;
-                    }
-                }
-            }
-            Record::BasicBlocks(b) => {
-                let block_max = ptr_max;
-                let mut rest: Vec<BasicBlockCount> = b.blocks.clone();
-                loop {
-                    let mut this = Vec::with_capacity(rest.len());
-                    let mut next = Vec::new();
-                    for blk in rest {
-                        let c = blk.count.min(block_max);
-                        if blk.count > c {
-                            next.push(BasicBlockCount {
-                                count: blk.count - c,
-                                ..blk.clone()
-                            });
-                        }
-                        this.push(BasicBlockCount { count: c, ..blk });
-                    }
-                    out.records.push(Record::BasicBlocks(BasicBlockRecord {
-                        legacy_name: b.legacy_name.clone(),
-                        blocks: this,
-                    }));
-                    if next.is_empty() {
-                        break;
-                    }
-                    rest = next;
-                }
-            }
+                at += 1;
+            });
         }
     }
+    out.records.append(&mut records);
     if matches!(profile.encoding.ptr_width, PtrWidth::Four) {
         for r in &out.records {
             if let Record::Histogram(h) = r
@@ -194,6 +177,91 @@ pub fn fit_counts(profile: &Profile, variant: Variant) -> MergeResult<Profile> {
     Ok(out)
 }
 
+/// How many records [`split`] makes of `r`.
+fn pieces(r: &Record, arc_max: u64, ptr_max: u64) -> usize {
+    let n = match r {
+        Record::Histogram(h) => h
+            .bins
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .div_ceil(MAX_BIN_COUNT),
+        Record::CallArc(a) => a.count.div_ceil(arc_max),
+        Record::BasicBlocks(b) => b
+            .blocks
+            .iter()
+            .map(|blk| blk.count.div_ceil(ptr_max))
+            .max()
+            .unwrap_or(0),
+    };
+    usize::try_from(n.max(1)).unwrap_or(usize::MAX)
+}
+
+/// Gives `r` to `emit` as the records that carry its counts within the fields (see
+/// [`fit_counts`]): `r` itself when they fit.
+fn split(r: Record, arc_max: u64, ptr_max: u64, emit: &mut dyn FnMut(Record)) {
+    match r {
+        Record::Histogram(h) => {
+            let max = h.bins.iter().copied().max().unwrap_or(0);
+            if max <= MAX_BIN_COUNT {
+                return emit(Record::Histogram(h));
+            }
+            for j in 0..max.div_ceil(MAX_BIN_COUNT) {
+                let floor = j * MAX_BIN_COUNT;
+                let bins = h
+                    .bins
+                    .iter()
+                    .map(|&c| c.saturating_sub(floor).min(MAX_BIN_COUNT))
+                    .collect();
+                emit(Record::Histogram(Histogram {
+                    low_pc: h.low_pc,
+                    high_pc: h.high_pc,
+                    prof_rate: h.prof_rate,
+                    dimension: h.dimension,
+                    bins,
+                }));
+            }
+        }
+        Record::CallArc(a) => {
+            let mut left = a.count;
+            loop {
+                let c = left.min(arc_max);
+                emit(Record::CallArc(CallArc { count: c, ..a }));
+                left -= c;
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+        Record::BasicBlocks(b) => {
+            let mut rest: Vec<BasicBlockCount> = b.blocks;
+            loop {
+                let mut this = Vec::with_capacity(rest.len());
+                let mut next = Vec::new();
+                for blk in rest {
+                    let c = blk.count.min(ptr_max);
+                    if blk.count > c {
+                        next.push(BasicBlockCount {
+                            count: blk.count - c,
+                            ..blk.clone()
+                        });
+                    }
+                    this.push(BasicBlockCount { count: c, ..blk });
+                }
+                emit(Record::BasicBlocks(BasicBlockRecord {
+                    legacy_name: b.legacy_name.clone(),
+                    blocks: this,
+                }));
+                if next.is_empty() {
+                    break;
+                }
+                rest = next;
+            }
+        }
+    }
+}
+
 /// Counts, before anything is allocated, how many records [`fit_counts`] would add to carry
 /// counts that do not fit one field, and refuses (with the offending range or arc) when one item
 /// or the whole profile would take more than the caps allow.
@@ -202,9 +270,9 @@ fn check_split_size(profile: &Profile, arc_max: u64, ptr_max: u64) -> Result<(),
     let mut extra_records: u64 = 0;
     // The arc or basic block with the largest count, named when the total cap is hit.
     let mut worst: Option<(u64, String)> = None;
-    let mut note = |count: u64, what: String| {
+    let mut note = |count: u64, what: &dyn Fn() -> String| {
         if worst.as_ref().is_none_or(|(c, _)| count > *c) {
-            worst = Some((count, what));
+            worst = Some((count, what()));
         }
     };
     for r in &profile.records {
@@ -225,19 +293,24 @@ fn check_split_size(profile: &Profile, arc_max: u64, ptr_max: u64) -> Result<(),
             }
             Record::CallArc(a) => {
                 let records = a.count.div_ceil(arc_max).max(1);
-                let what = format!(
-                    "arc from_pc {:#x} -> self_pc {:#x} (count {})",
-                    a.from_pc, a.self_pc, a.count
-                );
+                // Named only when it may be reported: formatting every arc of a large profile
+                // once took longer than summing it.
+                let what = || {
+                    format!(
+                        "arc from_pc {:#x} -> self_pc {:#x} (count {})",
+                        a.from_pc, a.self_pc, a.count
+                    )
+                };
                 if records > MAX_SPLIT_ARCS {
                     return Err(format!(
-                        "the {what} would take {records} arc records (at most {MAX_SPLIT_ARCS} \
-                         per arc are written)"
+                        "the {} would take {records} arc records (at most {MAX_SPLIT_ARCS} per \
+                         arc are written)",
+                        what()
                     ));
                 }
-                extra_records = extra_records.saturating_add(records - 1);
                 if records > 1 {
-                    note(a.count, what);
+                    extra_records = extra_records.saturating_add(records - 1);
+                    note(a.count, &what);
                 }
             }
             Record::BasicBlocks(b) => {
@@ -253,10 +326,9 @@ fn check_split_size(profile: &Profile, arc_max: u64, ptr_max: u64) -> Result<(),
                     // excess; counting each block's own extra records bounds that from above.
                     extra_records = extra_records.saturating_add(records - 1);
                     if records > 1 {
-                        note(
-                            blk.count,
-                            format!("basic block at {:#x} (count {})", blk.address, blk.count),
-                        );
+                        note(blk.count, &|| {
+                            format!("basic block at {:#x} (count {})", blk.address, blk.count)
+                        });
                     }
                 }
             }

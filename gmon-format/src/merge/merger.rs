@@ -1,5 +1,8 @@
 //! The streaming accumulator: [`Merger`], its options and its result.
 
+use std::ops::AddAssign;
+
+use byteorder::{BigEndian, ByteOrder, LittleEndian};
 use rustc_hash::FxHashMap;
 
 use crate::model::{
@@ -56,6 +59,10 @@ pub struct Merged {
     pub inputs: usize,
 }
 
+/// How many files the fast path adds into 32-bit sums before flushing them: 65537 × 65535 is
+/// `u32::MAX`.
+const PENDING_ADDS: u32 = 65_537;
+
 /// Maps keyed by program addresses use rustc-hash's Fx hasher: the keys are not
 /// attacker-chosen, and the default SipHash dominates the time of a large merge.
 type AddrMap<K, V> = FxHashMap<K, V>;
@@ -73,6 +80,13 @@ pub struct Merger {
     slots: Vec<Slot>,
     /// `(low_pc, high_pc, bins)` of each slot, for the common case of identical ranges.
     slot_index: AddrMap<(u64, u64, usize), usize>,
+    /// What the fast path ([`Merger::add_gnu_file`]) added to each slot since the last
+    /// [`Merger::flush`], in 32 bits: half the memory (and cache misses) of the `u64` sums, and
+    /// no overflow check, since [`PENDING_ADDS`] 16-bit bins cannot overflow 32 bits. Empty
+    /// when nothing is pending; else one vector per slot (empty for a slot not added to).
+    pending: Vec<Vec<u32>>,
+    /// Files added into `pending` since the last flush.
+    pending_adds: u32,
     arcs: Vec<CallArc>,
     arc_index: AddrMap<(u64, u64), usize>,
     /// Upper bounds (saturating sums of everything added) that let most inputs skip the
@@ -102,6 +116,8 @@ impl Merger {
             unit: None,
             slots: Vec::new(),
             slot_index: AddrMap::default(),
+            pending: Vec::new(),
+            pending_adds: 0,
             arcs: Vec::new(),
             arc_index: AddrMap::default(),
             arc_total: 0,
@@ -131,6 +147,7 @@ impl Merger {
         profile: &Profile,
         id: Option<&ExecutableId>,
     ) -> MergeResult<()> {
+        self.flush();
         let input = self.inputs;
         if let (Some(expected), Some(found)) = (&self.executable, id)
             && expected != found
@@ -152,7 +169,8 @@ impl Merger {
         }
         // Validate everything that can fail before touching the sum, so that a refused input
         // leaves no trace. Histograms are checked against a scratch copy of the slots only when
-        // they do not match an existing range exactly (the common case stays cheap).
+        // they do not match an existing range exactly; in the common case they are added at
+        // once and undone if a bin overflows.
         self.check_units(input, profile)?;
         self.check_arcs(input, profile)?;
         self.check_blocks(input, profile)?;
@@ -170,52 +188,19 @@ impl Merger {
             }
             scratch = Some(s);
         }
-        match scratch {
+        let bins_added = match scratch {
             Some(s) => {
                 self.slots = s.slots;
                 self.slot_index = s.slot_index;
                 self.rebinned = s.rebinned;
                 self.unit = s.unit;
-            }
-            None => {
-                // Every range exists already: check all sums (unless no sum can reach u64::MAX),
-                // then add.
-                let input_total = profile
+                profile
                     .histograms()
                     .flat_map(|h| h.bins.iter())
-                    .try_fold(0u64, |a, &b| a.checked_add(b));
-                let safe = input_total
-                    .and_then(|t| self.bin_total.checked_add(t))
-                    .is_some();
-                let passes: &[bool] = if safe { &[true] } else { &[false, true] };
-                for &pass in passes {
-                    for h in profile.histograms() {
-                        let key = (h.low_pc, h.high_pc, h.bins.len());
-                        if let Some(&i) = self.slot_index.get(&key)
-                            && let Some(slot) = self.slots.get_mut(i)
-                        {
-                            if pass {
-                                add_bins(input, &mut slot.bins, &h.bins)?;
-                            } else if slot
-                                .bins
-                                .iter()
-                                .zip(&h.bins)
-                                .any(|(s, a)| s.checked_add(*a).is_none())
-                            {
-                                return Err(MergeError::Overflow {
-                                    input,
-                                    what: "a histogram bin sum",
-                                });
-                            }
-                        }
-                    }
-                }
+                    .fold(0u64, |a, &b| a.saturating_add(b))
             }
-        }
-        let bins_added = profile
-            .histograms()
-            .flat_map(|h| h.bins.iter())
-            .fold(0u64, |a, &b| a.saturating_add(b));
+            None => self.add_known_histograms(input, profile)?,
+        };
         self.bin_total = self.bin_total.saturating_add(bins_added);
         self.add_arcs(profile);
         self.add_blocks(profile);
@@ -243,7 +228,12 @@ impl Merger {
     }
 
     /// The sum of everything added, as one profile (see [`Merged::profile`]).
-    pub fn finish(self) -> MergeResult<Merged> {
+    pub fn finish(mut self) -> MergeResult<Merged> {
+        self.flush();
+        // The indexes go before the records are built, which is the peak of a large merge.
+        drop(std::mem::take(&mut self.arc_index));
+        drop(std::mem::take(&mut self.slot_index));
+        drop(std::mem::take(&mut self.block_index));
         let encoding = self.encoding.unwrap_or(Encoding::LITTLE_64);
         let mut profile = Profile::new_gnu(encoding);
         let (rate, dimension) = self.unit.unwrap_or((ProfRate::DEFAULT, Dimension::SECONDS));
@@ -281,13 +271,14 @@ impl Merger {
     }
 
     /// Adds a GNU file checked in place ([`GnuFile`]) without building a [`Profile`]: the fast
-    /// path for the common case of many runs of one program. Returns `Ok(false)`, having changed
-    /// nothing, whenever the file is not the simple case — encoding not yet known or different,
-    /// a histogram range or unit the sum does not have yet, or totals that could come near
-    /// `u64::MAX`; the caller then reads the file fully and calls [`Merger::add_identified`],
-    /// which handles (or reports) every case.
+    /// path for the common case of many runs of one program, the first run included. Returns
+    /// `Ok(false)`, having changed nothing, whenever the file is not the simple case — another
+    /// encoding, a unit other than the sum's, a histogram range that overlaps a range of the sum
+    /// without being equal to it (or two ranges of the file that overlap), or totals that could
+    /// come near `u64::MAX`; the caller then reads the file fully and calls
+    /// [`Merger::add_identified`], which handles (or reports) every case.
     pub fn add_gnu_file(&mut self, file: &GnuFile, id: Option<&ExecutableId>) -> MergeResult<bool> {
-        if self.encoding != Some(file.encoding()) {
+        if self.encoding.is_some_and(|e| e != file.encoding()) {
             return Ok(false);
         }
         if let (Some(expected), Some(found)) = (&self.executable, id)
@@ -295,16 +286,32 @@ impl Merger {
         {
             return Ok(false);
         }
-        let mut slots = Vec::with_capacity(file.histograms().len());
+        // Where each histogram goes: an existing slot, or a new one (a range that meets no range
+        // of the sum nor another new range of this file).
+        let mut targets = Vec::with_capacity(file.histograms().len());
+        let mut new_ranges: Vec<(u64, u64, usize)> = Vec::new();
+        let mut unit = self.unit;
         let mut bins_bound = 0u64;
         for h in file.histograms() {
-            if self.unit != Some((h.prof_rate, h.dimension)) {
+            let this = (h.prof_rate, h.dimension);
+            if *unit.get_or_insert(this) != this {
                 return Ok(false);
             }
             let n = h.bins.len() / 2;
-            match self.slot_index.get(&(h.low_pc, h.high_pc, n)) {
-                Some(&i) => slots.push(i),
-                None => return Ok(false),
+            let key = (h.low_pc, h.high_pc, n);
+            match self.slot_index.get(&key) {
+                Some(&i) => targets.push(Some(i)),
+                None => {
+                    let meets = |lo: u64, hi: u64| h.low_pc < hi && lo < h.high_pc;
+                    if new_ranges.contains(&key)
+                        || self.slots.iter().any(|s| meets(s.low_pc, s.high_pc))
+                        || new_ranges.iter().any(|&(lo, hi, _)| meets(lo, hi))
+                    {
+                        return Ok(false);
+                    }
+                    new_ranges.push(key);
+                    targets.push(None);
+                }
             }
             bins_bound = bins_bound.saturating_add((n as u64).saturating_mul(MAX_BIN_COUNT));
         }
@@ -317,19 +324,100 @@ impl Merger {
             return Ok(false);
         };
         let big = file.encoding().endian == crate::model::Endian::Big;
-        for (h, &i) in file.histograms().zip(&slots) {
-            if let Some(slot) = self.slots.get_mut(i) {
-                add_u16_bins(&mut slot.bins, h.bins, big);
+        if self.pending_adds == PENDING_ADDS {
+            self.flush();
+        }
+        for (h, target) in file.histograms().zip(targets) {
+            let n = h.bins.len() / 2;
+            let i = match target {
+                Some(i) => i,
+                None => {
+                    // Zeros from the allocator: pages the flush touches only at the end.
+                    self.slot_index
+                        .insert((h.low_pc, h.high_pc, n), self.slots.len());
+                    self.slots.push(Slot {
+                        low_pc: h.low_pc,
+                        high_pc: h.high_pc,
+                        bins: vec![0; n],
+                    });
+                    self.slots.len() - 1
+                }
+            };
+            self.pending.resize_with(self.slots.len(), Vec::new);
+            if let Some(p) = self.pending.get_mut(i) {
+                if p.len() != n {
+                    *p = vec![0; n];
+                }
+                add_u16_bins(p, h.bins, big);
             }
         }
-        self.add_arc_iter(file.arcs());
+        self.pending_adds += 1;
+        self.unit = unit;
+        if self.arcs.len() < file.arc_count() {
+            // The first input (or one with more arcs): room for its arcs at once, rather than
+            // growing the table and rehashing it a dozen times.
+            let more = file.arc_count() - self.arcs.len();
+            self.arcs.reserve(more);
+            self.arc_index.reserve(more);
+        }
+        let wide = file.encoding().ptr_width == crate::model::PtrWidth::Eight;
+        match (big, wide) {
+            (false, true) => self.add_arc_records::<LittleEndian, 8, 21>(file.arc_runs()),
+            (true, true) => self.add_arc_records::<BigEndian, 8, 21>(file.arc_runs()),
+            (false, false) => self.add_arc_records::<LittleEndian, 4, 13>(file.arc_runs()),
+            (true, false) => self.add_arc_records::<BigEndian, 4, 13>(file.arc_runs()),
+        }
         self.bin_total = bin_total;
         self.arc_total = arc_total;
+        self.encoding = Some(file.encoding());
         if self.executable.is_none() {
             self.executable = id.cloned();
         }
         self.inputs += 1;
         Ok(true)
+    }
+
+    /// Adds GNU arc records given as runs of `R`-byte records (tag byte, two `P`-byte
+    /// addresses, a `u32` count). Runs of one program list their arcs in nearly the same order
+    /// (glibc writes them walking its own tables), so each record is first compared with the
+    /// sum's arc after the one the previous record went to: a sequential pass over both, with
+    /// the hash table only on a mismatch ([`Merger::add_arc`]).
+    fn add_arc_records<'a, E: ByteOrder, const P: usize, const R: usize>(
+        &mut self,
+        runs: impl Iterator<Item = &'a [u8]>,
+    ) {
+        let mut next = 0usize;
+        for run in runs {
+            for record in run.as_chunks::<R>().0 {
+                let word =
+                    |at: usize, n: usize| record.get(at..at + n).map_or(0, |b| E::read_uint(b, n));
+                let (from_pc, self_pc, count) = (word(1, P), word(1 + P, P), word(1 + 2 * P, 4));
+                if let Some(x) = self.arcs.get_mut(next)
+                    && x.from_pc == from_pc
+                    && x.self_pc == self_pc
+                {
+                    x.count = x.count.wrapping_add(count);
+                    next += 1;
+                } else {
+                    next = self.add_arc(CallArc {
+                        from_pc,
+                        self_pc,
+                        count,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Adds the pending 32-bit sums of the fast path into the slots' `u64` sums (which
+    /// `bin_total` keeps from overflowing).
+    fn flush(&mut self) {
+        for (slot, p) in self.slots.iter_mut().zip(std::mem::take(&mut self.pending)) {
+            for (sum, add) in slot.bins.iter_mut().zip(p) {
+                *sum = sum.wrapping_add(u64::from(add));
+            }
+        }
+        self.pending_adds = 0;
     }
 
     /// A scratch merger with this one's histogram state only (what a histogram-only trial add
@@ -480,32 +568,83 @@ impl Merger {
         Ok(())
     }
 
+    /// Adds the histograms of `profile`, whose ranges the sum has, in one pass over each
+    /// (wrapping, noting any wrap); a sum that wrapped undoes what this input added (wrapping
+    /// arithmetic inverts exactly) and refuses it. Returns the saturating total of the bins.
+    fn add_known_histograms(&mut self, input: usize, profile: &Profile) -> MergeResult<u64> {
+        let mut added: Vec<(usize, &Histogram)> = Vec::new();
+        let mut total = 0u64;
+        let mut wrapped = false;
+        for h in profile.histograms() {
+            let key = (h.low_pc, h.high_pc, h.bins.len());
+            let Some(&i) = self.slot_index.get(&key) else {
+                continue;
+            };
+            let Some(slot) = self.slots.get_mut(i) else {
+                continue;
+            };
+            added.push((i, h));
+            let (w, t) = add_bins_wrapping(&mut slot.bins, &h.bins);
+            total = total.saturating_add(t);
+            if w {
+                wrapped = true;
+                break;
+            }
+        }
+        if wrapped {
+            for (i, h) in added {
+                if let Some(slot) = self.slots.get_mut(i) {
+                    for (s, a) in slot.bins.iter_mut().zip(&h.bins) {
+                        *s = s.wrapping_sub(*a);
+                    }
+                }
+            }
+            return Err(MergeError::Overflow {
+                input,
+                what: "a histogram bin sum",
+            });
+        }
+        Ok(total)
+    }
+
     /// Adds the arcs of `profile` (checked by [`Merger::check_arcs`]).
     fn add_arcs(&mut self, profile: &Profile) {
         self.add_arc_iter(profile.arcs().copied());
     }
 
     fn add_arc_iter(&mut self, arcs: impl Iterator<Item = CallArc>) {
-        // Runs of one program list their arcs in nearly the same order, so the arc after the
-        // previous one matched is tried before the hash table.
+        // As in `add_arc_records`: the arc after the previous one's is tried first.
         let mut next = 0usize;
         for a in arcs {
             self.arc_total = self.arc_total.saturating_add(a.count);
-            let key = (a.from_pc, a.self_pc);
-            let index = match self.arcs.get(next) {
-                Some(x) if (x.from_pc, x.self_pc) == key => Some(next),
-                _ => self.arc_index.get(&key).copied(),
-            };
-            match index.and_then(|i| self.arcs.get_mut(i).map(|x| (i, x))) {
-                Some((i, existing)) => {
-                    existing.count = existing.count.wrapping_add(a.count);
-                    next = i + 1;
+            match self.arcs.get_mut(next) {
+                Some(x) if x.from_pc == a.from_pc && x.self_pc == a.self_pc => {
+                    x.count = x.count.wrapping_add(a.count);
+                    next += 1;
                 }
-                None => {
-                    self.arc_index.insert(key, self.arcs.len());
-                    self.arcs.push(a);
-                    next = self.arcs.len();
-                }
+                _ => next = self.add_arc(a),
+            }
+        }
+    }
+
+    /// Adds `a` to the sum's arc of the same addresses, found by the hash table, or appends it
+    /// as a new arc; returns the index after it (where the next arc is looked for first).
+    #[inline(never)]
+    fn add_arc(&mut self, a: CallArc) -> usize {
+        let key = (a.from_pc, a.self_pc);
+        match self
+            .arc_index
+            .get(&key)
+            .and_then(|&i| self.arcs.get_mut(i).map(|x| (i, x)))
+        {
+            Some((i, existing)) => {
+                existing.count = existing.count.wrapping_add(a.count);
+                i + 1
+            }
+            None => {
+                self.arc_index.insert(key, self.arcs.len());
+                self.arcs.push(a);
+                self.arcs.len()
             }
         }
     }
@@ -558,11 +697,30 @@ impl Merger {
     }
 }
 
+/// Adds `add` into `sum` bin by bin, wrapping, in one branch-free pass; returns whether a sum
+/// wrapped, and the total of `add` (saturating).
+fn add_bins_wrapping(sum: &mut [u64], add: &[u64]) -> (bool, u64) {
+    let (mut wrapped, mut total, mut total_wrapped) = (false, 0u64, false);
+    for (s, &a) in sum.iter_mut().zip(add) {
+        let (x, w) = s.overflowing_add(a);
+        *s = x;
+        wrapped |= w;
+        let (t, w) = total.overflowing_add(a);
+        total = t;
+        total_wrapped |= w;
+    }
+    (wrapped, if total_wrapped { u64::MAX } else { total })
+}
+
 /// Adds `u16` bins given as bytes into `sum` (the caller has ruled out overflow). Real
 /// histograms are mostly zeros, so runs of 8 zero bins are skipped without touching `sum`, which
 /// saves most of the memory traffic of a large merge. The nonzero runs of a group are first
 /// listed without a branch, then added 8 bins at a time in fixed-size (vectorised) steps.
-pub(super) fn add_u16_bins(sum: &mut [u64], bytes: &[u8], big: bool) {
+pub(super) fn add_u16_bins<T: Copy + From<u16> + AddAssign>(
+    sum: &mut [T],
+    bytes: &[u8],
+    big: bool,
+) {
     /// Runs of 8 bins looked at per group (4 KiB of bins).
     const GROUP: usize = 256;
     let decode = |c: &[u8]| {
@@ -570,7 +728,7 @@ pub(super) fn add_u16_bins(sum: &mut [u64], bytes: &[u8], big: bool) {
             c.first().copied().unwrap_or(0),
             c.get(1).copied().unwrap_or(0),
         ];
-        u64::from(if big {
+        T::from(if big {
             u16::from_be_bytes(pair)
         } else {
             u16::from_le_bytes(pair)
@@ -594,7 +752,7 @@ pub(super) fn add_u16_bins(sum: &mut [u64], bytes: &[u8], big: bool) {
             let at = (g * GROUP + run) * 8;
             let s = sum
                 .get_mut(at..at + 8)
-                .and_then(|s| <&mut [u64; 8]>::try_from(s).ok());
+                .and_then(|s| <&mut [T; 8]>::try_from(s).ok());
             let b = group
                 .get(run * 16..run * 16 + 16)
                 .and_then(|b| <&[u8; 16]>::try_from(b).ok());
@@ -612,7 +770,7 @@ pub(super) fn add_u16_bins(sum: &mut [u64], bytes: &[u8], big: bool) {
 /// Adds 8 `u16` bins given as 16 bytes into 8 sums (fixed sizes: no bounds checks, and the
 /// compiler vectorises it).
 #[inline(always)]
-fn add8(sum: &mut [u64; 8], bytes: &[u8; 16], big: bool) {
+fn add8<T: Copy + From<u16> + AddAssign>(sum: &mut [T; 8], bytes: &[u8; 16], big: bool) {
     let mut bins = [0u16; 8];
     for (v, c) in bins.iter_mut().zip(bytes.as_chunks::<2>().0) {
         *v = if big {
@@ -622,6 +780,6 @@ fn add8(sum: &mut [u64; 8], bytes: &[u8; 16], big: bool) {
         };
     }
     for (x, v) in sum.iter_mut().zip(bins) {
-        *x += u64::from(v);
+        *x += T::from(v);
     }
 }

@@ -31,7 +31,10 @@ mod merger;
 mod tests;
 
 pub use error::{EncodingName, ExecutableId, HistRange, MergeError, MergeResult};
-pub use fit::{MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS, MAX_SPLIT_HISTOGRAMS, fit_counts};
+pub use fit::{
+    MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS, MAX_SPLIT_HISTOGRAMS, fit_counts,
+    fit_counts_owned,
+};
 pub use grid::Rebinned;
 pub use merger::{MergeOptions, Merged, Merger};
 

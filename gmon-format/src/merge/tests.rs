@@ -156,6 +156,11 @@ fn u16_bins_from_bytes_in_both_orders() {
             add_u16_bins(&mut sum, &bytes, big);
             let expected: Vec<u64> = counts19.iter().map(|&c| u64::from(c) + 1).collect();
             assert_eq!(sum, expected);
+            // The fast path's 32-bit pending sums.
+            let mut sum = vec![1u32; counts19.len()];
+            add_u16_bins(&mut sum, &bytes, big);
+            let expected: Vec<u32> = counts19.iter().map(|&c| u32::from(c) + 1).collect();
+            assert_eq!(sum, expected);
         }
     }
 }
@@ -240,4 +245,28 @@ fn refused_input_leaves_the_sum_untouched() {
     let out = m.finish().unwrap();
     assert_eq!(out.inputs, 1);
     assert_eq!(out.profile.arcs().map(|a| a.count).sum::<u64>(), 3);
+}
+
+#[test]
+fn a_bin_overflow_undoes_the_histograms_already_added() {
+    let a = profile(vec![
+        Record::Histogram(hist(0, 16, vec![1, 1, 1, 1])),
+        Record::Histogram(hist(100, 108, vec![u64::MAX - 1, 0])),
+    ]);
+    let b = profile(vec![
+        Record::Histogram(hist(0, 16, vec![5, 5, 5, 5])),
+        Record::Histogram(hist(100, 108, vec![0, 1])),
+        Record::Histogram(hist(100, 108, vec![2, 0])),
+    ]);
+    let mut m = Merger::default();
+    m.add(&a).unwrap();
+    let err = m.add(&b).unwrap_err();
+    assert!(
+        matches!(err, MergeError::Overflow { input: 1, .. }),
+        "{err}"
+    );
+    let out = m.finish().unwrap();
+    assert_eq!(out.inputs, 1);
+    let bins: Vec<Vec<u64>> = out.profile.histograms().map(|h| h.bins.clone()).collect();
+    assert_eq!(bins, vec![vec![1, 1, 1, 1], vec![u64::MAX - 1, 0]]);
 }

@@ -49,6 +49,8 @@ pub struct GnuFile {
     /// Runs of consecutive arc records, as byte ranges of whole records (tag bytes included).
     arc_runs: Vec<Range<usize>>,
     arcs: usize,
+    /// Lowest and highest arc address, noted by the walk.
+    arc_bounds: Option<(u64, u64)>,
 }
 
 impl GnuFile {
@@ -64,6 +66,7 @@ impl GnuFile {
                 histograms: l.histograms,
                 arc_runs: l.arc_runs,
                 arcs: l.arcs,
+                arc_bounds: (l.arcs > 0).then_some(l.arc_bounds),
             }),
             None => Err(bytes),
         }
@@ -98,6 +101,22 @@ impl GnuFile {
     /// Number of arc records.
     pub fn arc_count(&self) -> usize {
         self.arcs
+    }
+
+    /// The arc records as runs of whole records (tag byte, `from_pc`, `self_pc`, `u32` count,
+    /// in the file's encoding), in file order: for summing them without decoding each into a
+    /// [`CallArc`] first.
+    pub fn arc_runs(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.arc_runs
+            .iter()
+            .map(|r| self.bytes.get(r.clone()).unwrap_or(&[]))
+    }
+
+    /// The lowest and highest address (`from_pc` or `self_pc`) of all arcs, `None` without
+    /// arcs, noted while the file was walked: lets a caller check every arc against an address
+    /// range at once.
+    pub fn arc_address_bounds(&self) -> Option<(u64, u64)> {
+        self.arc_bounds
     }
 
     /// Call-arc records in file order, decoded from the file's bytes.
@@ -139,6 +158,8 @@ struct Layout {
     histograms: Vec<HistogramAt>,
     arc_runs: Vec<Range<usize>>,
     arcs: usize,
+    /// `(lowest, highest)` arc address (`(u64::MAX, 0)` without arcs).
+    arc_bounds: (u64, u64),
 }
 
 impl Layout {
@@ -159,6 +180,7 @@ impl Layout {
             histograms: Vec::new(),
             arc_runs: Vec::new(),
             arcs: 0,
+            arc_bounds: (u64::MAX, 0),
         };
         let arc_size = 5 + 2 * p;
         let mut o = GNU_HEADER_SIZE;
@@ -183,14 +205,20 @@ impl Layout {
                     o = end;
                 }
                 crate::model::GMON_TAG_CG_ARC => {
-                    // A run of whole arc records; only the tag bytes are looked at here.
+                    // A run of whole arc records, and the bounds of their addresses (read in
+                    // the same pass, while the records are in cache).
                     let start = o;
-                    while bytes.get(o) == Some(&crate::model::GMON_TAG_CG_ARC) {
-                        if o + arc_size > bytes.len() {
-                            return None;
+                    let b = &mut layout.arc_bounds;
+                    o = match (encoding.endian, encoding.ptr_width) {
+                        (Endian::Little, PtrWidth::Eight) => {
+                            arc_run::<LittleEndian, 8, 21>(bytes, o, b)
                         }
-                        o += arc_size;
-                    }
+                        (Endian::Big, PtrWidth::Eight) => arc_run::<BigEndian, 8, 21>(bytes, o, b),
+                        (Endian::Little, PtrWidth::Four) => {
+                            arc_run::<LittleEndian, 4, 13>(bytes, o, b)
+                        }
+                        (Endian::Big, PtrWidth::Four) => arc_run::<BigEndian, 4, 13>(bytes, o, b),
+                    }?;
                     layout.arcs += (o - start) / arc_size;
                     layout.arc_runs.push(start..o);
                 }
@@ -198,6 +226,32 @@ impl Layout {
             }
         }
         Some(layout)
+    }
+}
+
+/// Walks the run of `R`-byte arc records (`P`-byte addresses) that starts at `o`, widening
+/// `bounds` to their addresses; returns where the run ends, `None` if a record is cut short.
+fn arc_run<E: ByteOrder, const P: usize, const R: usize>(
+    bytes: &[u8],
+    mut o: usize,
+    bounds: &mut (u64, u64),
+) -> Option<usize> {
+    let (mut lo, mut hi) = *bounds;
+    while let Some(record) = bytes.get(o..).and_then(|b| b.first_chunk::<R>()) {
+        if record[0] != crate::model::GMON_TAG_CG_ARC {
+            break;
+        }
+        let word = |at: usize| record.get(at..at + P).map_or(0, |b| E::read_uint(b, P));
+        let (from_pc, self_pc) = (word(1), word(1 + P));
+        lo = lo.min(from_pc).min(self_pc);
+        hi = hi.max(from_pc).max(self_pc);
+        o += R;
+    }
+    *bounds = (lo, hi);
+    // A tag byte with less than a whole record after it: cut short.
+    match bytes.get(o) {
+        Some(&crate::model::GMON_TAG_CG_ARC) => None,
+        _ => Some(o),
     }
 }
 
@@ -248,6 +302,7 @@ mod tests {
             .unwrap();
             let file = GnuFile::parse(bytes.clone(), enc).unwrap();
             assert_eq!(file.arc_count(), 3);
+            assert_eq!(file.arc_address_bounds(), Some((0x1000, 0x8010)));
             assert_eq!(
                 file.arcs().collect::<Vec<_>>(),
                 full.arcs().copied().collect::<Vec<_>>()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gmon_format::{MergeOptions, Variant, fit_counts};
+use gmon_format::{MergeOptions, Variant, fit_counts_owned};
 
 use crate::input_args::{InputFormat, VariantArg};
 use crate::merge::{MergeFilesOptions, expand_inputs, merge_files};
@@ -95,10 +95,11 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     let variant: Variant = args.to.into();
     // The sum has no provenance: name the input when there is one, else how many were summed.
-    let profile = fit_counts(&merged.profile, variant).with_context(|| match paths.as_slice() {
-        [one] => one.display().to_string(),
-        many => format!("the sum of {} inputs", many.len()),
-    })?;
+    let profile =
+        fit_counts_owned(merged.profile, variant).with_context(|| match paths.as_slice() {
+            [one] => one.display().to_string(),
+            many => format!("the sum of {} inputs", many.len()),
+        })?;
     let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
     write_output(output, |w| {
         gmon_format::write(&profile, w).context("writing the merged profile")?;

@@ -854,7 +854,8 @@ fn write_sum(sum: gmon_format::MergeResult<gmon_format::Merger>) -> Result<(), G
     let merged = sum
         .and_then(gmon_format::Merger::finish)
         .map_err(|e| cannot(&e))?;
-    let profile = gmon_format::fit_counts(&merged.profile, Variant::Gnu).map_err(|e| cannot(&e))?;
+    let profile =
+        gmon_format::fit_counts_owned(merged.profile, Variant::Gnu).map_err(|e| cannot(&e))?;
     crate::output::write_output(Path::new("gmon.sum"), |w| {
         gmon_format::write(&profile, w)?;
         Ok(())

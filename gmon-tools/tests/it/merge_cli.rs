@@ -446,6 +446,70 @@ fn ten_thousand_inputs() {
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&out2).unwrap());
 }
 
+/// `--exe` passes the arcs of a file at once when all their addresses lie in one code section;
+/// arcs spread over several sections are checked one by one, so an address between sections is
+/// still refused.
+#[test]
+fn exe_checks_arcs_one_by_one_when_they_span_sections() {
+    let case = cases_dir().join("recurse-pie-O0");
+    let prog = case.join("prog");
+    let data = std::fs::read(&prog).unwrap();
+    let elf = goblin::elf::Elf::parse(&data).unwrap();
+    let section = |exec: bool| {
+        elf.section_headers
+            .iter()
+            .filter(|s| s.sh_size > 0 && s.sh_addr > 0)
+            .filter(|s| {
+                (s.sh_flags & u64::from(goblin::elf::section_header::SHF_EXECINSTR) != 0) == exec
+            })
+            .map(|s| (s.sh_addr, s.sh_addr + s.sh_size))
+            .collect::<Vec<_>>()
+    };
+    let code = section(true);
+    assert!(code.len() > 1, "{code:x?}");
+    let in_code = |pc: u64| code.iter().any(|&(lo, hi)| pc + 16 >= lo && pc < hi);
+    // The end of the first code section and the start of the last one, and an address of a
+    // data section outside every code section.
+    let (first, last) = (code[0], code[code.len() - 1]);
+    let data_pc = section(false)
+        .into_iter()
+        .map(|(lo, _)| lo + 8)
+        .find(|&pc| !in_code(pc) && pc > first.0 && pc < last.1)
+        .or_else(|| {
+            section(false)
+                .into_iter()
+                .map(|(lo, _)| lo + 8)
+                .find(|&pc| !in_code(pc))
+        })
+        .expect("a data section outside the code");
+    let arc = |from_pc: u64, self_pc: u64| {
+        Record::CallArc(CallArc {
+            from_pc,
+            self_pc,
+            count: 1,
+        })
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sum.out");
+    let prog_arg = prog.to_str().unwrap();
+    let spanning = tmp.path().join("spanning.out");
+    write(
+        &spanning,
+        &profile(vec![arc(first.1 - 4, last.0), arc(last.0, first.0)]),
+    );
+    merge_ok(std::slice::from_ref(&spanning), &out, &["--exe", prog_arg]);
+    let stray = tmp.path().join("stray.out");
+    write(
+        &stray,
+        &profile(vec![arc(first.0, last.0), arc(first.0, data_pc)]),
+    );
+    let err = merge_fails(&[spanning, stray], &out, &["--exe", prog_arg]);
+    assert!(
+        err.contains("stray.out") && err.contains("not a profile of this executable"),
+        "{err}"
+    );
+}
+
 #[test]
 fn exe_refuses_a_profile_of_another_program() {
     let case = cases_dir().join("recurse-pie-O0");
