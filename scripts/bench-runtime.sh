@@ -14,7 +14,10 @@
 #
 # Needs gcc and hyperfine (apt-get install -y hyperfine). Usage: scripts/bench-runtime.sh
 # [RUNS]; prints the interleaved CPU-time medians first (robust to other load on the machine),
-# then hyperfine's wall-clock tables and ratios.
+# with the median of the per-round ratios ("paired": each round's runs are close in time, so
+# slow drifts of the machine cancel), then hyperfine's wall-clock tables and ratios.
+# BENCH_ONLY=python3,gzip (prefixes of the group names) runs some groups only;
+# SKIP_HYPERFINE=1 leaves the wall-clock tables out.
 # (`gmon record` adds gmon's own start-up, about a millisecond, to the recorded program.)
 set -euo pipefail
 
@@ -127,16 +130,27 @@ def cpu(cmd, env):
     _, status, ru = os.wait4(p.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, cmd
     return ru.ru_utime + ru.ru_stime
+only = [g for g in os.environ.get("BENCH_ONLY", "").split(",") if g]
 for name, variants in groups.items():
+    if only and not any(name.startswith(g) for g in only):
+        continue
     times = {v[0]: [] for v in variants}
-    for _ in range(runs):
-        for label, cmd, env in variants:
+    for r in range(runs):
+        # The order rotates every round, so that no variant always runs first (or right after
+        # the same other one).
+        k = r % len(variants)
+        for label, cmd, env in variants[k:] + variants[:k]:
             times[label].append(cpu(cmd, env))
-    base = statistics.median(times[variants[0][0]])
-    print(f"== {name}: median CPU time (user+sys) over {runs} interleaved rounds")
+    plain = times[variants[0][0]]
+    base = statistics.median(plain)
+    print(f"== {name}: median CPU time (user+sys) over {runs} interleaved rounds;"
+          " paired: the median (and quartiles) of each round's own ratio to plain")
     for label, _, _ in variants:
         m = statistics.median(times[label])
+        paired = sorted(t / p - 1 for t, p in zip(times[label], plain))
+        q1, q3 = paired[len(paired) // 4], paired[(3 * len(paired)) // 4]
         print(f"  {label:24} {m:.4f} s  ratio {m / base:.4f}  ({(m / base - 1) * 100:+.2f} %)"
+              f"  paired {statistics.median(paired) * 100:+.2f} % [{q1 * 100:+.2f} .. {q3 * 100:+.2f}]"
               f"  [min {min(times[label]):.3f}, max {max(times[label]):.3f}]")
 PY
 
