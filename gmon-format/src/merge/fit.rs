@@ -129,39 +129,22 @@ pub fn fit_counts_owned(profile: Profile, variant: Variant) -> MergeResult<Profi
         }
     }
     check_split_size(&profile, arc_max, ptr_max).map_err(unrepresentable)?;
-    let mut records = profile.records;
-    // Spread in place, from the back: every record moves once to where its pieces go, and no
-    // second copy of a large sum is made. Each record has at least one piece, so the pieces of
-    // record `i` land at or after `i`, never on a record not yet moved.
+    // Records whose counts fit (all of them, but in a sum past 16 or 32 bits) are moved, not
+    // copied, so that writing a large sum takes no second copy of it.
     // (check_split_size bounded the number of pieces.)
-    let n = records.len();
-    let total: usize = records.iter().map(|r| pieces(r, arc_max, ptr_max)).sum();
-    if total != n {
-        let filler = || {
-            Record::CallArc(CallArc {
-                from_pc: 0,
-                self_pc: 0,
-                count: 0,
-            })
-        };
-        records.resize_with(total, filler);
-        let mut end = total;
-        for i in (0..n).rev() {
-            let Some(slot) = records.get_mut(i) else {
-                break;
-            };
-            let r = std::mem::replace(slot, filler());
-            end -= pieces(&r, arc_max, ptr_max);
-            let mut at = end;
-            split(r, arc_max, ptr_max, &mut |piece| {
-                if let Some(slot) = records.get_mut(at) {
-                    *slot = piece;
-                }
-                at += 1;
-            });
+    let total: usize = profile
+        .records
+        .iter()
+        .map(|r| pieces(r, arc_max, ptr_max))
+        .sum();
+    if total == profile.records.len() {
+        out.records.extend(profile.records);
+    } else {
+        out.records.reserve(total);
+        for r in profile.records {
+            split(r, arc_max, ptr_max, &mut |piece| out.records.push(piece));
         }
     }
-    out.records.append(&mut records);
     if matches!(profile.encoding.ptr_width, PtrWidth::Four) {
         for r in &out.records {
             if let Record::Histogram(h) = r
