@@ -546,21 +546,21 @@ fn assert_gprof_reads_spin(prog: &Path, out: &Path) {
     );
 }
 
-#[test]
-fn sigterm_to_gmon_record_is_forwarded_and_it_reports_the_programs_death() {
+/// Starts an endless program under `gmon record`, sends `kill ARGS` (built from gmon record's
+/// pid), and checks that gmon record exits with `status` (the program's death by that signal),
+/// says how many samples it kept, and wrote a profile GNU gprof reads.
+fn signal_ends_the_run(kill_args: impl Fn(u32) -> Vec<String>, status: i32) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (child, prog, out) = start_endless_under_gmon(dir.path());
     let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args(kill_args(child.id()))
         .status()
         .expect("run kill");
     assert!(kill.success());
     let run = child.wait_with_output().expect("wait for gmon record");
-    // 128 + 15: the program died by the forwarded SIGTERM after writing its profile, and gmon
-    // record survived to say so.
     assert_eq!(
         run.status.code(),
-        Some(143),
+        Some(status),
         "{:?}: {}",
         run.status,
         text(&run)
@@ -575,30 +575,20 @@ fn sigterm_to_gmon_record_is_forwarded_and_it_reports_the_programs_death() {
 }
 
 #[test]
+fn sigterm_to_gmon_record_is_forwarded_and_it_reports_the_programs_death() {
+    // 128 + 15: the program died by the forwarded SIGTERM after writing its profile, and gmon
+    // record survived to say so.
+    signal_ends_the_run(|pid| vec!["-TERM".into(), pid.to_string()], 143);
+}
+
+#[test]
 fn ctrl_c_to_the_process_group_leaves_gmon_record_to_report() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (child, prog, out) = start_endless_under_gmon(dir.path());
-    // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group.
-    let kill = Command::new("kill")
-        .args(["-INT", "--", &format!("-{}", child.id())])
-        .status()
-        .expect("run kill");
-    assert!(kill.success());
-    let run = child.wait_with_output().expect("wait for gmon record");
-    // 128 + 2 from the program's death, not gmon record's own.
-    assert_eq!(
-        run.status.code(),
-        Some(130),
-        "{:?}: {}",
-        run.status,
-        text(&run)
+    // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group; 128 + 2
+    // from the program's death, not gmon record's own.
+    signal_ends_the_run(
+        |pid| vec!["-INT".into(), "--".into(), format!("-{pid}")],
+        130,
     );
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        stderr.contains("gmon record:") && stderr.contains("samples"),
-        "{stderr}"
-    );
-    assert_gprof_reads_spin(&prog, &out);
 }
 
 /// Builds `tests/programs/NAME.c` into `dir`.
