@@ -248,10 +248,8 @@ fn usable_tmpfs(dir: &Path, own: bool) -> bool {
     let Ok(m) = std::fs::symlink_metadata(dir) else {
         return false;
     };
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
     let safe = if own {
-        m.uid() == euid && m.mode() & 0o077 == 0
+        m.uid() == runtime::euid() && m.mode() & 0o077 == 0
     } else {
         m.uid() == 0 && m.mode() & 0o1000 != 0
     };

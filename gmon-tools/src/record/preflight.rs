@@ -82,8 +82,7 @@ fn check_link(output: &Path, dir: &Path) -> Result<Option<PathBuf>, Refusal> {
     if !link.file_type().is_symlink() {
         return Ok(None);
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    let euid = super::runtime::euid();
     if let Ok(d) = fs::metadata(dir)
         && d.mode() & 0o1002 == 0o1002
         && link.uid() != euid

@@ -178,7 +178,8 @@ fn holds_embedded(lib: &Path) -> io::Result<bool> {
     }
 }
 
-fn euid() -> u32 {
+/// The effective user id (the owner every private directory and cached file must have).
+pub(super) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
