@@ -24,6 +24,54 @@ pub(crate) fn zeroed_u32(n: usize) -> Zeroed<AtomicU32> {
 /// How many slots are probed before a sample is dropped.
 const MAX_PROBES: usize = 64;
 
+/// Slots per bit of an [`Occupancy`] map: 512 bytes of 8-byte slots, eight groups to a page.
+const GROUP: usize = 64;
+
+/// One bit per group of [`GROUP`] slots, set when a slot of the group is claimed. Listing or
+/// clearing a table visits the marked groups only: a short process fills a few dozen slots,
+/// and a scan of every slot read (or, clearing in a forked child, copied) each page of the
+/// table, about 300 page faults per process for the PC, thread and stack tables
+/// (spec/runtime.md §6, "Start-up cost").
+#[derive(Debug)]
+struct Occupancy {
+    words: Zeroed<AtomicU64>,
+}
+
+impl Occupancy {
+    fn new(slots: usize) -> Occupancy {
+        Occupancy {
+            words: zeroed_u64(slots.div_ceil(GROUP).div_ceil(64)),
+        }
+    }
+
+    /// Marks the group of `slot`; called once per claimed slot, after the claim.
+    fn mark(&self, slot: usize) {
+        let group = slot / GROUP;
+        if let Some(w) = self.words.get(group / 64) {
+            w.fetch_or(1 << (group % 64), Ordering::Release);
+        }
+    }
+
+    /// The slot indices of every marked group, ascending (a superset of the claimed slots).
+    fn slots(&self, len: usize) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(move |(w, word)| {
+            let bits = word.load(Ordering::Acquire);
+            (0..64)
+                .filter(move |b| bits & (1u64 << b) != 0)
+                .flat_map(move |b| {
+                    let start = (w * 64 + b) * GROUP;
+                    start..(start + GROUP).min(len)
+                })
+        })
+    }
+
+    fn clear(&self) {
+        for w in self.words.iter() {
+            w.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
 fn mix(mut x: u64) -> u64 {
     // splitmix64 finaliser: cheap and spreads nearby PCs over the table.
     x ^= x >> 30;
@@ -38,6 +86,8 @@ fn mix(mut x: u64) -> u64 {
 pub(crate) struct CountTable {
     keys: Zeroed<AtomicU64>,
     counts: Zeroed<AtomicU64>,
+    /// The groups of slots that hold keys.
+    occupied: Occupancy,
     /// Whether a key was ever inserted: a write of an empty table reads none of its pages (a
     /// short process that took no sample would otherwise fault in a megabyte of zero pages).
     used: AtomicBool,
@@ -52,6 +102,7 @@ impl CountTable {
         CountTable {
             keys: zeroed_u64(cap),
             counts: zeroed_u64(cap),
+            occupied: Occupancy::new(cap),
             used: AtomicBool::new(false),
             last: Zeroed::new(0),
         }
@@ -117,6 +168,7 @@ impl CountTable {
                 }
                 match k.compare_exchange(0, stored, Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => {
+                        self.occupied.mark(i);
                         self.used.store(true, Ordering::Release);
                         return Some(i);
                     }
@@ -129,21 +181,22 @@ impl CountTable {
         None
     }
 
-    /// Every (key, count) with a non-zero count, ascending by key.
-    pub(crate) fn entries(&self) -> Vec<(u64, u64)> {
-        if !self.used.load(Ordering::Acquire) {
-            return Vec::new();
-        }
-        let mut v: Vec<(u64, u64)> = self
-            .keys
-            .iter()
-            .zip(self.counts.iter())
-            .filter_map(|(k, c)| {
-                let k = k.load(Ordering::Relaxed);
-                let c = c.load(Ordering::Relaxed);
+    /// Every (key, count) with a non-zero count, in slot order.
+    fn filled(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let used = self.used.load(Ordering::Acquire);
+        self.occupied
+            .slots(self.keys.len())
+            .take_while(move |_| used)
+            .filter_map(|i| {
+                let k = self.keys.get(i)?.load(Ordering::Relaxed);
+                let c = self.counts.get(i)?.load(Ordering::Relaxed);
                 (k != 0 && c != 0).then(|| (k - 1, c))
             })
-            .collect();
+    }
+
+    /// Every (key, count) with a non-zero count, ascending by key.
+    pub(crate) fn entries(&self) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = self.filled().collect();
         v.sort_unstable();
         v
     }
@@ -151,20 +204,10 @@ impl CountTable {
     /// Copies every (key, count) with a non-zero count into `out`, ascending by key, and
     /// returns how many; no allocation (`out` has the table's capacity).
     pub(crate) fn fill_sorted(&self, out: &mut [[u64; 2]]) -> usize {
-        if !self.used.load(Ordering::Acquire) {
-            return 0;
-        }
         let mut n = 0;
-        for (k, c) in self.keys.iter().zip(self.counts.iter()) {
-            let k = k.load(Ordering::Relaxed);
-            let c = c.load(Ordering::Relaxed);
-            if k != 0
-                && c != 0
-                && let Some(slot) = out.get_mut(n)
-            {
-                *slot = [k - 1, c];
-                n += 1;
-            }
+        for ((k, c), slot) in self.filled().zip(out.iter_mut()) {
+            *slot = [k, c];
+            n += 1;
         }
         let filled = out.get_mut(..n).unwrap_or(&mut []);
         filled.sort_unstable();
@@ -175,13 +218,14 @@ impl CountTable {
         if !self.used.swap(false, Ordering::AcqRel) {
             return;
         }
-        for (k, c) in self.keys.iter().zip(self.counts.iter()) {
-            k.store(0, Ordering::Relaxed);
-            c.store(0, Ordering::Relaxed);
+        for i in self.occupied.slots(self.keys.len()) {
+            for table in [&self.keys, &self.counts, &self.last] {
+                if let Some(x) = table.get(i) {
+                    x.store(0, Ordering::Relaxed);
+                }
+            }
         }
-        for l in self.last.iter() {
-            l.store(0, Ordering::Relaxed);
-        }
+        self.occupied.clear();
     }
 }
 
@@ -196,6 +240,8 @@ pub(crate) struct StackTable {
     lens: Zeroed<AtomicU32>,
     counts: Zeroed<AtomicU64>,
     pcs: Zeroed<AtomicU64>,
+    /// The groups of slots that hold stacks.
+    occupied: Occupancy,
     /// Whether a stack was ever inserted (see [`CountTable`]'s).
     used: AtomicBool,
 }
@@ -210,6 +256,7 @@ impl StackTable {
             lens: zeroed_u32(cap),
             counts: zeroed_u64(cap),
             pcs: zeroed_u64(cap * depth),
+            occupied: Occupancy::new(cap),
             used: AtomicBool::new(false),
         }
     }
@@ -248,6 +295,7 @@ impl StackTable {
                     .compare_exchange(0, WRITING, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
             {
+                self.occupied.mark(i);
                 for (slot, &pc) in self.frames(i).iter().zip(pcs) {
                     slot.store(pc, Ordering::Relaxed);
                 }
@@ -304,20 +352,14 @@ impl StackTable {
     /// Puts the indices of the filled slots into `out`, sorted by stack and kind (so duplicates
     /// are adjacent), and returns how many; no allocation (`out` has the table's capacity).
     pub(crate) fn fill_sorted(&self, out: &mut [u32]) -> usize {
-        if !self.used.load(Ordering::Acquire) {
-            return 0;
-        }
         let mut n = 0;
-        for (i, state) in self.states.iter().enumerate() {
-            let s = state.load(Ordering::Acquire);
-            if s != 0
-                && s != WRITING
-                && self.count(i) != 0
-                && let Some(slot) = out.get_mut(n)
-            {
-                *slot = i as u32;
-                n += 1;
-            }
+        for (i, slot) in self
+            .filled_slots()
+            .filter(|&i| self.count(i) != 0)
+            .zip(out.iter_mut())
+        {
+            *slot = i as u32;
+            n += 1;
         }
         let filled = out.get_mut(..n).unwrap_or(&mut []);
         filled.sort_unstable_by(|&a, &b| {
@@ -332,11 +374,7 @@ impl StackTable {
     /// Every stored stack with its kind and count, duplicates merged, sorted by stack.
     pub(crate) fn entries(&self) -> Vec<(Vec<u64>, StackKind, u64)> {
         let mut v: Vec<(Vec<u64>, StackKind, u64)> = Vec::new();
-        for (i, state) in self.states.iter().enumerate() {
-            let s = state.load(Ordering::Acquire);
-            if s == 0 || s == WRITING {
-                continue;
-            }
+        for i in self.filled_slots() {
             let tag = self.lens.get(i).map_or(0, |l| l.load(Ordering::Relaxed));
             let n = (tag & 0xffff) as usize;
             let kind = StackKind((tag >> 16) as u8);
@@ -366,9 +404,26 @@ impl StackTable {
         if !self.used.swap(false, Ordering::AcqRel) {
             return;
         }
-        for s in self.states.iter() {
-            s.store(0, Ordering::Relaxed);
+        for i in self.occupied.slots(self.states.len()) {
+            if let Some(s) = self.states.get(i) {
+                s.store(0, Ordering::Relaxed);
+            }
         }
+        self.occupied.clear();
+    }
+
+    /// The slots that hold a complete stack (not one another thread is still writing).
+    fn filled_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        let used = self.used.load(Ordering::Acquire);
+        self.occupied
+            .slots(self.states.len())
+            .take_while(move |_| used)
+            .filter(|&i| {
+                self.states
+                    .get(i)
+                    .map(|s| s.load(Ordering::Acquire))
+                    .is_some_and(|s| s != 0 && s != WRITING)
+            })
     }
 }
 
@@ -385,6 +440,41 @@ mod tests {
         assert_eq!(t.entries(), vec![(0, 1), (5, 3)]);
         t.clear();
         assert!(t.entries().is_empty());
+    }
+
+    #[test]
+    fn listing_and_clearing_visit_every_claimed_slot() {
+        // Keys spread over many occupancy groups (and the last, partial word of the map).
+        let t = CountTable::noting(5000);
+        let keys: Vec<u64> = (0..3000u64).map(|k| k * 7919).collect();
+        for &k in &keys {
+            assert!(t.add_noting(k, 2, k + 1));
+        }
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        let want: Vec<(u64, u64)> = sorted.iter().map(|&k| (k, 2)).collect();
+        assert_eq!(t.entries(), want);
+        let mut out = vec![[0u64; 2]; 8192];
+        assert_eq!(t.fill_sorted(&mut out), 3000);
+        assert_eq!(out[2999], [want[2999].0, 2]);
+        t.clear();
+        assert!(t.entries().is_empty());
+        assert!(t.keys.iter().all(|k| k.load(Ordering::Relaxed) == 0));
+        assert!(t.last.iter().all(|k| k.load(Ordering::Relaxed) == 0));
+        assert!(t.add_noting(keys[5], 1, 9));
+        assert_eq!(t.get(keys[5]), Some((1, 9)));
+        assert_eq!(t.entries(), vec![(keys[5], 1)]);
+
+        let s = StackTable::new(1024, 2);
+        for k in 0..600u64 {
+            assert!(s.add(&[k, k + 1], StackKind::COMPLETE, 1));
+        }
+        assert_eq!(s.entries().len(), 600);
+        let mut idx = vec![0u32; 1024];
+        assert_eq!(s.fill_sorted(&mut idx), 600);
+        s.clear();
+        assert!(s.entries().is_empty());
+        assert!(s.states.iter().all(|x| x.load(Ordering::Relaxed) == 0));
     }
 
     #[test]

@@ -117,49 +117,25 @@ impl ObjectSymbols {
             debug_tables.as_ref().and_then(|t| t.symtab.as_ref()),
             tables.dynsym.as_ref(),
         ];
-        let mut syms: Vec<RawSymbol> = Vec::new();
-        for (i, table) in sources.iter().enumerate() {
-            function_symbols(*table, i, &mut syms);
-        }
-        // At one address, prefer a sized symbol, then a global one (dynsym entries come last,
-        // so a .symtab name wins), then the first seen.
-        syms.sort_by(|a, b| {
-            a.start
-                .cmp(&b.start)
-                .then((b.end > a.start).cmp(&(a.end > a.start)))
-        });
-        syms.dedup_by(|later, first| later.start == first.start);
-        let mut wanted_sorted: Vec<u64> = wanted.map(<[u64]>::to_vec).unwrap_or_default();
-        wanted_sorted.sort_unstable();
-        let mut functions: Vec<ObjectFunction> = Vec::new();
-        for (i, sym) in syms.iter().enumerate() {
-            // An unsized symbol (hand-written assembly) runs to the next symbol.
-            let end = if sym.end > sym.start {
-                sym.end
-            } else {
-                syms.get(i + 1)
-                    .map_or(sym.start + 1, |n| n.start.max(sym.start + 1))
-            };
-            if wanted.is_some() {
-                let first = wanted_sorted.partition_point(|&x| x < sym.start);
-                if wanted_sorted.get(first).is_none_or(|&x| x >= end) {
-                    continue;
-                }
-            }
-            let name = sources
-                .get(sym.table)
-                .copied()
-                .flatten()
-                .and_then(|(_, strings)| string_at(strings, sym.name))
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .unwrap_or_default();
-            functions.push(ObjectFunction {
+        let chosen = match wanted {
+            Some(wanted) => symbols_for(&sources, wanted),
+            None => all_symbols(&sources),
+        };
+        let functions: Vec<ObjectFunction> = chosen
+            .into_iter()
+            .map(|(sym, end)| ObjectFunction {
                 start: sym.start,
                 end,
-                name,
+                name: sources
+                    .get(sym.table)
+                    .copied()
+                    .flatten()
+                    .and_then(|(_, strings)| string_at(strings, sym.name))
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .unwrap_or_default(),
                 from_symbol: true,
-            });
-        }
+            })
+            .collect();
         let mut symbols = ObjectSymbols { object, functions };
         // Parsing every FDE costs more than the symbols on a large library; skip it when the
         // symbols already name every address asked about.
@@ -225,6 +201,7 @@ pub fn display_name(name: &str) -> String {
 }
 
 /// A function symbol before its name is needed.
+#[derive(Clone, Copy)]
 struct RawSymbol {
     start: u64,
     /// The end when sized, else `start`.
@@ -234,7 +211,114 @@ struct RawSymbol {
     name: usize,
 }
 
-/// Whether a symbol table defines any function ([`function_symbols`] would find one).
+/// The symbol tables naming reads, in order of preference at one address (see
+/// [`ObjectSymbols::from_tables`]).
+type Sources<'s, 'a> = [Option<&'s (goblin::elf::Symtab<'a>, &'a [u8])>; 3];
+
+/// Whether `new` replaces `kept` as the symbol at their common start: a sized symbol beats an
+/// unsized one, otherwise the first seen stays.
+fn preferred(new: &RawSymbol, kept: &RawSymbol) -> bool {
+    new.end > new.start && kept.end <= kept.start
+}
+
+/// The end of `sym`: its own when sized, else the next symbol's start (an unsized symbol, such
+/// as hand-written assembly, runs up to the next one), or one byte when it is the last.
+fn end_of(sym: &RawSymbol, next_start: Option<u64>) -> u64 {
+    if sym.end > sym.start {
+        sym.end
+    } else {
+        next_start.map_or(sym.start + 1, |n| n.max(sym.start + 1))
+    }
+}
+
+/// Every function symbol, one per start address, sorted, each with its end.
+fn all_symbols(sources: &Sources<'_, '_>) -> Vec<(RawSymbol, u64)> {
+    let mut syms: Vec<RawSymbol> = Vec::new();
+    for (i, table) in sources.iter().enumerate() {
+        for_each_function(*table, i, |s| syms.push(s));
+    }
+    // At one address the preferred symbol sorts first (the sort is stable: first seen first).
+    syms.sort_by(|a, b| {
+        a.start
+            .cmp(&b.start)
+            .then((b.end > b.start).cmp(&(a.end > a.start)))
+    });
+    syms.dedup_by(|later, first| later.start == first.start);
+    let next: Vec<Option<u64>> = syms.iter().skip(1).map(|s| Some(s.start)).collect();
+    syms.into_iter()
+        .zip(next.into_iter().chain([None]))
+        .map(|(s, n)| {
+            let end = end_of(&s, n);
+            (s, end)
+        })
+        .collect()
+}
+
+/// The symbols that [`all_symbols`] would give for the addresses `wanted`, found in one pass
+/// over the tables without sorting them: a library has tens of thousands of symbols and a
+/// short run samples a few dozen addresses (sorting them was most of `gmon record`'s summary).
+///
+/// The wanted addresses, sorted, cut the address space into gaps; gap `j` holds the starts in
+/// `(wanted[j-1], wanted[j]]`. Per gap the pass keeps the preferred symbol at the highest start
+/// and the lowest start. The symbol of `wanted[j]` is then the best of gap `j`, or of the
+/// nearest earlier non-empty gap, and an unsized symbol ends at the lowest start of the next
+/// non-empty gap. Symbols that cover no wanted address are left out.
+fn symbols_for(sources: &Sources<'_, '_>, wanted: &[u64]) -> Vec<(RawSymbol, u64)> {
+    let mut wanted = wanted.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let gaps = wanted.len() + 1;
+    let mut best: Vec<Option<RawSymbol>> = (0..gaps).map(|_| None).collect();
+    let mut lowest: Vec<Option<u64>> = vec![None; gaps];
+    for (index, table) in sources.iter().enumerate() {
+        for_each_function(*table, index, |sym| {
+            let gap = wanted.partition_point(|&w| w < sym.start);
+            if let Some(low) = lowest.get_mut(gap) {
+                *low = Some(low.map_or(sym.start, |l| l.min(sym.start)));
+            }
+            if gap < wanted.len()
+                && let Some(slot) = best.get_mut(gap)
+            {
+                let replace = match slot {
+                    None => true,
+                    Some(kept) => {
+                        sym.start > kept.start || (sym.start == kept.start && preferred(&sym, kept))
+                    }
+                };
+                if replace {
+                    *slot = Some(sym);
+                }
+            }
+        });
+    }
+    // The lowest start after each gap, for the ends of unsized symbols.
+    let mut next_start: Vec<Option<u64>> = vec![None; gaps];
+    let mut after = None;
+    for g in (0..gaps).rev() {
+        if let Some(n) = next_start.get_mut(g) {
+            *n = after;
+        }
+        after = lowest.get(g).copied().flatten().or(after);
+    }
+    let mut out: Vec<(RawSymbol, u64)> = Vec::new();
+    let mut current: Option<usize> = None;
+    for (j, &w) in wanted.iter().enumerate() {
+        if best.get(j).is_some_and(Option::is_some) {
+            current = Some(j);
+        }
+        let Some(g) = current else { continue };
+        let Some(Some(sym)) = best.get(g) else {
+            continue;
+        };
+        let end = end_of(sym, next_start.get(g).copied().flatten());
+        if w < end && out.last().is_none_or(|(last, _)| last.start != sym.start) {
+            out.push((*sym, end));
+        }
+    }
+    out
+}
+
+/// Whether a symbol table defines any function ([`for_each_function`] would find one).
 fn has_functions(table: &(goblin::elf::Symtab<'_>, &[u8])) -> bool {
     table.0.iter().any(|s| is_function(&s))
 }
@@ -247,23 +331,24 @@ fn is_function(s: &goblin::elf::Sym) -> bool {
         && s.st_name != 0
 }
 
-/// Defined function symbols (`STT_FUNC`, `STT_GNU_IFUNC`) with a name, of one symbol table
-/// (numbered `index`) and its string table's bytes.
-fn function_symbols(
+/// Calls `f` with each defined function symbol (`STT_FUNC`, `STT_GNU_IFUNC`) with a name, of
+/// one symbol table (numbered `index`) and its string table's bytes.
+fn for_each_function(
     table: Option<&(goblin::elf::Symtab<'_>, &[u8])>,
     index: usize,
-    out: &mut Vec<RawSymbol>,
+    mut f: impl FnMut(RawSymbol),
 ) {
     let Some((table, strings)) = table else {
         return;
     };
     for s in table.iter() {
-        // An empty name is no name. Versioned dynamic names carry no `@VERSION` here; the
-        // name is kept as the linker wrote it.
-        if !is_function(&s) || string_at(strings, s.st_name).is_none_or(<[u8]>::is_empty) {
+        // An empty name is no name (only its first byte is looked at: the name itself is read
+        // when the symbol is kept). Versioned dynamic names carry no `@VERSION` here; the name
+        // is kept as the linker wrote it.
+        if !is_function(&s) || strings.get(s.st_name).is_none_or(|&b| b == 0) {
             continue;
         }
-        out.push(RawSymbol {
+        f(RawSymbol {
             start: s.st_value,
             end: s.st_value.saturating_add(s.st_size),
             table: index,
@@ -453,10 +538,16 @@ mod tests {
                 .take(5),
         );
         wanted.push(1);
+        // And evenly spaced addresses over the whole range, most inside some function, some
+        // in the padding between functions.
+        let (low, high) = (fs[0].start, fs[fs.len() - 1].end);
+        wanted.extend((0..3000u64).map(|i| low + (high - low) / 3000 * i + i % 7));
         let lazy = ObjectSymbols::open_for(&exe, &[], Some(&wanted)).expect("readable");
         for &a in &wanted {
             assert_eq!(lazy.name_at(a), full.name_at(a), "at {a:#x}");
         }
+        let few: Vec<u64> = wanted.iter().take(150).copied().collect();
+        let lazy = ObjectSymbols::open_for(&exe, &[], Some(&few)).expect("readable");
         let kept = lazy.functions().iter().filter(|f| f.from_symbol).count();
         assert!(kept < fs.len() / 10, "{kept} of {} symbols kept", fs.len());
         // Addresses every symbol covers: the unwind table is not read at all.
@@ -470,5 +561,89 @@ mod tests {
         assert_eq!(lazy.functions().len(), covered.len());
         // Another build id: not this file.
         assert!(ObjectSymbols::open_for(&exe, &[1, 2, 3, 4], Some(&wanted)).is_none());
+    }
+
+    /// A 64-bit little-endian symbol table: (name, value, size) function symbols in order, and
+    /// its string table.
+    fn symtab_bytes(syms: &[(&str, u64, u64)]) -> (Vec<u8>, Vec<u8>) {
+        let mut strings = vec![0u8];
+        let mut table = vec![0u8; 24]; // the null symbol
+        for &(name, value, size) in syms {
+            let off = strings.len() as u32;
+            strings.extend_from_slice(name.as_bytes());
+            strings.push(0);
+            table.extend_from_slice(&off.to_le_bytes());
+            table.push((sym::STB_GLOBAL << 4) | sym::STT_FUNC);
+            table.push(0);
+            table.extend_from_slice(&1u16.to_le_bytes()); // a section: defined
+            table.extend_from_slice(&value.to_le_bytes());
+            table.extend_from_slice(&size.to_le_bytes());
+        }
+        (table, strings)
+    }
+
+    #[test]
+    fn one_pass_lookup_agrees_with_the_sorted_table() {
+        // Same starts with and without sizes (a sized one wins, else the first seen), unsized
+        // symbols running to the next start, nested and overlapping symbols, a gap, and the
+        // second table only filling in.
+        let first = [
+            ("a_unsized", 0x100, 0),
+            ("b_sized", 0x100, 0x10),
+            ("c_sized_too", 0x100, 0x20),
+            ("d_asm", 0x180, 0),
+            ("e_outer", 0x200, 0x80),
+            ("f_inner", 0x220, 0x10),
+            ("g_unsized", 0x400, 0),
+            ("k_asm", 0x500, 0),
+            ("l_after", 0x540, 0x10),
+            ("m_last_unsized", 0x600, 0),
+        ];
+        let second = [
+            ("h_dyn", 0x100, 0x40),
+            ("i_dyn_unsized", 0x300, 0),
+            ("j_dyn", 0x180, 0x8),
+        ];
+        let ctx = goblin::container::Ctx::new(
+            goblin::container::Container::Big,
+            goblin::container::Endian::Little,
+        );
+        let (t1, s1) = symtab_bytes(&first);
+        let (t2, s2) = symtab_bytes(&second);
+        let tab1 = (
+            goblin::elf::Symtab::parse(&t1, 0, first.len() + 1, ctx).expect("symtab"),
+            s1.as_slice(),
+        );
+        let tab2 = (
+            goblin::elf::Symtab::parse(&t2, 0, second.len() + 1, ctx).expect("symtab"),
+            s2.as_slice(),
+        );
+        let sources: Sources<'_, '_> = [Some(&tab1), None, Some(&tab2)];
+        let names = |v: Vec<(RawSymbol, u64)>| -> Vec<(u64, u64, usize, usize)> {
+            v.into_iter()
+                .map(|(s, end)| (s.start, end, s.table, s.name))
+                .collect()
+        };
+        let all = names(all_symbols(&sources));
+        assert_eq!(all.len(), 9, "{all:x?}");
+        let at = |table: &[(u64, u64, usize, usize)], a: u64| {
+            let i = table.partition_point(|f| f.0 <= a);
+            i.checked_sub(1)
+                .and_then(|i| table.get(i))
+                .filter(|f| a < f.1)
+                .copied()
+        };
+        // Every address alone, all of them at once, and every third.
+        let every: Vec<u64> = (0..0x620).collect();
+        for wanted in [every.clone(), every.iter().step_by(3).copied().collect()] {
+            let some = names(symbols_for(&sources, &wanted));
+            for &a in &wanted {
+                assert_eq!(at(&some, a), at(&all, a), "at {a:#x}");
+            }
+        }
+        for a in every {
+            let one = names(symbols_for(&sources, &[a]));
+            assert_eq!(one.first().copied(), at(&all, a), "at {a:#x} alone");
+        }
     }
 }
