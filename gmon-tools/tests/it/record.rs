@@ -859,13 +859,52 @@ fn a_copy_of_the_gmon_binary_alone_records_a_profile() {
     }
     let lib = hash_dir.join("libgmon_write.so");
     let embedded = gmon_tools::record::runtime::embedded_library();
-    assert_eq!(std::fs::read(&lib).expect("cached library"), embedded);
+    assert!(
+        std::fs::read(&lib).expect("cached library") == embedded,
+        "the cached library differs"
+    );
 
     // A damaged copy is replaced, not used.
     std::fs::write(&lib, b"not a library").expect("damage");
     let run = run_copy();
     assert!(run.status.success(), "{}", text(&run));
-    assert_eq!(std::fs::read(&lib).expect("cached library"), embedded);
+    assert!(
+        std::fs::read(&lib).expect("cached library") == embedded,
+        "the cached library differs"
+    );
+    // Also when it keeps its length (one byte changed in place, which moves its modification
+    // time off the stamp gmon gave it), and when it only lost the stamp (the bytes are then
+    // compared, found right and kept).
+    {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&lib)
+            .expect("open to damage");
+        f.seek(std::io::SeekFrom::Start(embedded.len() as u64 / 2))
+            .expect("seek");
+        f.write_all(&[!embedded[embedded.len() / 2]])
+            .expect("damage one byte");
+    }
+    assert!(std::fs::read(&lib).expect("damaged") != embedded);
+    let run = run_copy();
+    assert!(run.status.success(), "{}", text(&run));
+    assert!(read_sidecar(&out).counters.samples > 500, "{}", text(&run));
+    assert!(
+        std::fs::read(&lib).expect("cached library") == embedded,
+        "the cached library differs"
+    );
+    std::fs::File::options()
+        .write(true)
+        .open(&lib)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+        .expect("touch");
+    let run = run_copy();
+    assert!(run.status.success(), "{}", text(&run));
+    assert!(
+        std::fs::read(&lib).expect("cached library") == embedded,
+        "the cached library differs"
+    );
 
     // A link planted at the name is replaced; its target is never written.
     let target = dir.path().join("victim");
@@ -876,7 +915,10 @@ fn a_copy_of_the_gmon_binary_alone_records_a_profile() {
     assert!(run.status.success(), "{}", text(&run));
     assert_eq!(std::fs::read(&target).expect("victim"), b"victim");
     assert!(!std::fs::symlink_metadata(&lib).expect("lib").is_symlink());
-    assert_eq!(std::fs::read(&lib).expect("cached library"), embedded);
+    assert!(
+        std::fs::read(&lib).expect("cached library") == embedded,
+        "the cached library differs"
+    );
 }
 
 #[test]
