@@ -336,10 +336,17 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
                     .with_context(|| format!("{}: write failed", sidecar.display()))
             })?;
         }
-        crate::output::write_output(&path, |w| {
-            w.write_all(&g.gmon)
-                .with_context(|| format!("{}: write failed", path.display()))
-        })?;
+        match &g.gmon {
+            profiles::GroupGmon::File(from) => {
+                let source =
+                    std::fs::File::open(from).with_context(|| format!("{}", from.display()))?;
+                crate::output::copy_output(&path, &source)?;
+            }
+            profiles::GroupGmon::Summed(bytes) => crate::output::write_output(&path, |w| {
+                w.write_all(bytes)
+                    .with_context(|| format!("{}: write failed", path.display()))
+            })?,
+        }
         files.push(WrittenFile {
             path,
             executable: g.executable.clone(),

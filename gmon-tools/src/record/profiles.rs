@@ -70,14 +70,24 @@ pub struct Group {
     pub first: bool,
     /// The processes summed.
     pub processes: usize,
-    /// The summed gmon.out bytes.
-    pub gmon: Vec<u8>,
+    /// The group's gmon.out.
+    pub gmon: GroupGmon,
     /// The summed sidecar, linked to [`Group::gmon`] (`None` when a member had none).
     pub sidecar: Option<Sidecar>,
     /// Ticks counted (from the sidecars).
     pub samples: u64,
     /// The file name suffix chosen by [`name_groups`] (`None`: `OUT` itself).
     pub suffix: Option<String>,
+}
+
+/// Where a group's gmon.out is.
+#[derive(Debug)]
+pub enum GroupGmon {
+    /// One process's file, which is the group's profile byte for byte: copied, not read (a
+    /// large executable's histogram is mostly holes the runtime left, spec/runtime.md §1).
+    File(PathBuf),
+    /// The sum of several processes' profiles.
+    Summed(Vec<u8>),
 }
 
 /// Groups `profiles` by executable and sums each group.
@@ -105,25 +115,19 @@ fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
     let gmon = match members {
         // One process: its file is the profile, byte for byte (the runtime writes it whole or
         // not at all, spec/runtime.md §1). Reading, summing and rewriting a large executable's
-        // histogram cost more than a short run of it.
-        [one] => std::fs::read(&one.path).with_context(|| format!("{}", one.path.display()))?,
-        _ => sum_profiles(members)?,
+        // histogram cost more than a short run of it, so the file is copied, holes and all.
+        [one] => GroupGmon::File(one.path.clone()),
+        _ => GroupGmon::Summed(sum_profiles(members)?),
     };
     let sidecars: Option<Vec<&Sidecar>> = members.iter().map(|m| m.sidecar.as_ref()).collect();
     let mut sidecar = sidecars.map(|s| merge_sidecars(&s));
     if let Some(s) = sidecar.as_mut() {
-        // One process: the runtime linked its sidecar to these very bytes (it hashes the
-        // gmon.out it writes, spec/runtime.md §5.8), so hashing them again (2 ms for
-        // python3's 1.4 MB histogram) is not needed.
-        let written = match members {
-            [one] => one
-                .sidecar
-                .as_ref()
-                .and_then(|s| s.gmon)
-                .filter(|l| l.length == gmon.len() as u64),
-            _ => None,
-        };
-        s.gmon = Some(written.unwrap_or_else(|| GmonLink::of(&gmon)));
+        s.gmon = Some(match &gmon {
+            GroupGmon::Summed(bytes) => GmonLink::of(bytes),
+            GroupGmon::File(path) => {
+                file_link(path, members.first().and_then(|m| m.sidecar.as_ref()))?
+            }
+        });
     }
     let main = members
         .iter()
@@ -138,6 +142,21 @@ fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
         sidecar,
         suffix: None,
     })
+}
+
+/// The link of a process's own gmon.out: the one its runtime wrote into its sidecar (the runtime
+/// hashes the file it writes, spec/runtime.md §5.8; hashing again cost 2 ms for python3's 1.4 MB
+/// histogram), unless the file's length says otherwise.
+fn file_link(path: &Path, sidecar: Option<&Sidecar>) -> anyhow::Result<GmonLink> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("{}", path.display()))?
+        .len();
+    match sidecar.and_then(|s| s.gmon) {
+        Some(link) if link.length == len => Ok(link),
+        _ => Ok(GmonLink::of(
+            &std::fs::read(path).with_context(|| format!("{}", path.display()))?,
+        )),
+    }
 }
 
 /// The gmon.out bytes of `members` summed losslessly (GNU gprof's count widths kept).
