@@ -46,8 +46,8 @@ static DISARMED: AtomicBool = AtomicBool::new(false);
 /// Interval between two scans of `/proc/self/task` (threads created with `pthread_create`
 /// register themselves at once, see `threads.rs`; the scan catches the others).
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
-/// The first wake-up comes sooner, to start what waited for it (`at_first_scan`: the stop-signal
-/// helper), which a process that ends sooner never creates.
+/// The first wake-up comes sooner, to read the maps the session started without (a process that
+/// ends sooner never reads them).
 const FIRST_WATCH: Duration = Duration::from_millis(10);
 /// Whether any sink is active (read by the `pthread_create` wrapper without the lock).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -315,25 +315,6 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     new
 }
 
-/// What the watcher runs once at its first scan (after releasing the control lock), in each
-/// process: work that a process ending within 10 ms never needs (`stopsig.rs` starts its
-/// helper thread there).
-static AT_FIRST_SCAN: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
-
-/// Registers `f` to run at the watcher's first scan.
-pub(crate) fn at_first_scan(f: fn()) {
-    AT_FIRST_SCAN.store(f as *mut (), Ordering::SeqCst);
-}
-
-fn run_at_first_scan() {
-    let p = AT_FIRST_SCAN.load(Ordering::SeqCst);
-    if !p.is_null() {
-        // SAFETY: only `at_first_scan` stores here, a `fn()`.
-        let f = unsafe { std::mem::transmute::<*mut (), fn()>(p) };
-        f();
-    }
-}
-
 fn spawn_watcher(c: &mut Control) {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -364,9 +345,6 @@ fn spawn_watcher(c: &mut Control) {
                 s.ranges.refresh();
             }
             drop(c);
-            if ticks == 1 {
-                run_at_first_scan();
-            }
         }
     });
     c.watcher = handle.ok();

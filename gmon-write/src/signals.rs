@@ -294,7 +294,9 @@ type SigtimedwaitFn = unsafe extern "C" fn(
 type SignalfdFn = unsafe extern "C" fn(c_int, *const libc::sigset_t, c_int) -> c_int;
 
 /// Interposed `sigaction`: the sample signal's disposition is the program's recorded one while
-/// the runtime owns the signal (see the module docs); other signals go to libc.
+/// the runtime owns the signal (see the module docs); other signals go to libc, with the
+/// runtime's stop handler standing in for `SIG_DFL` and shown as the `SIG_DFL` it stands for
+/// (`stopsig.rs`).
 ///
 /// # Safety
 /// Same contract as libc's `sigaction`.
@@ -316,8 +318,23 @@ pub unsafe extern "C" fn sigaction(
         return 0;
     }
     let real = real_or!(sys::real::SIGACTION, SigactionFn, enosys());
-    // SAFETY: forwarding the caller's arguments.
-    unsafe { real(sig, act, old) }
+    // SAFETY: the caller's structure, when not null.
+    let stand_in =
+        unsafe { act.as_ref() }.and_then(|a| crate::stopsig::stand_in(sig, a.sa_sigaction));
+    let act = stand_in
+        .as_ref()
+        .map_or(act, |a| a as *const libc::sigaction);
+    // SAFETY: forwarding the caller's arguments (or our stand-in for its SIG_DFL).
+    let r = unsafe { real(sig, act, old) };
+    if r == 0 && !old.is_null() {
+        // SAFETY: the caller's out pointer, just filled by libc.
+        let old = unsafe { &mut *old };
+        if crate::stopsig::shown(old.sa_sigaction) != old.sa_sigaction {
+            // Our stop handler stands for the default it replaced (stopsig.rs).
+            *old = sys::empty_action();
+        }
+    }
+    r
 }
 
 /// Interposed `signal` (BSD semantics, as glibc's: `SA_RESTART`).
@@ -335,8 +352,15 @@ pub unsafe extern "C" fn signal(sig: c_int, handler: libc::sighandler_t) -> libc
         sys::set_errno(libc::ENOSYS);
         libc::SIG_ERR
     });
+    if let Some(act) = crate::stopsig::stand_in(sig, handler) {
+        let mut old = sys::empty_action();
+        if !sys::sigaction(sig, Some(&act), Some(&mut old)) {
+            return libc::SIG_ERR;
+        }
+        return crate::stopsig::shown(old.sa_sigaction);
+    }
     // SAFETY: forwarding the caller's arguments.
-    unsafe { real(sig, handler) }
+    crate::stopsig::shown(unsafe { real(sig, handler) })
 }
 
 /// Interposed `sigprocmask`: never blocks the sample signal.

@@ -251,24 +251,10 @@ pub(crate) fn set_len(fd: c_int, len: u64) -> Result<(), c_int> {
     }
 }
 
-/// `read(fd, buf)`: bytes read, or the `errno`.
-pub(crate) fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, c_int> {
-    // SAFETY: reading into a valid, writable slice.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    usize::try_from(n).map_err(|_| errno())
-}
-
 /// `close(fd)`; false on failure.
 pub(crate) fn close(fd: c_int) -> bool {
     // SAFETY: closing a descriptor the caller owns.
     unsafe { libc::close(fd) == 0 }
-}
-
-/// A close-on-exec pipe: (read end, write end).
-pub(crate) fn pipe_cloexec() -> Option<(c_int, c_int)> {
-    let mut fds = [-1 as c_int; 2];
-    // SAFETY: pipe2 fills the two-element array.
-    (unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then_some((fds[0], fds[1]))
 }
 
 /// `lstat(path)`: (file type bits, owner uid), or the `errno`.

@@ -28,7 +28,7 @@ impl Drop for SettleAtThreadExit {
     }
 }
 
-/// Starts one of the runtime's own threads (`gmon-watcher`, `gmon-unwind`, `gmon-stopsig`):
+/// Starts one of the runtime's own threads (`gmon-watcher`, `gmon-unwind`):
 /// never sampled, and with every signal blocked, so that the program's handlers never run on it
 /// (a process-directed signal, `alarm` or `kill`, goes to a thread of the program, as without
 /// the runtime; a handler calling `exit` on a runtime thread could interrupt it inside one of

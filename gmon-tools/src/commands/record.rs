@@ -22,13 +22,13 @@ OUT's with no sample at all gets no file. Each profile has its sidecar (OUT.gmon
 THE RUNTIME LIBRARY (libgmon_write.so):
   $GMON_WRITE_LIB when set (an error if it does not exist); otherwise the copy embedded in this \
 gmon binary, written once to $XDG_CACHE_HOME/gmon/<hash>/ (default ~/.cache/gmon/<hash>/; \
-directories 0700, checked to be the user's, file created exclusively and compared byte for \
-byte before each use), or to the run's private temporary directory when the cache cannot be \
-used.
+directories 0700, checked to be the user's, file created exclusively and checked before each \
+use), or to the run's private temporary directory when the cache cannot be used.
 
 EXIT STATUS:
   The command's own status, or 128+N when it was killed by signal N, whether or not a profile \
-was written (a missing profile is reported on stderr). Before running anything: 127 when the \
+was written (a missing profile is reported on stderr; SIGINT, SIGTERM, SIGHUP and SIGPIPE let \
+the program write its profile before it dies of them). Before running anything: 127 when the \
 command is not found, 126 when it cannot be executed, 2 for a usage error (e.g. -o -), 1 when \
 the profile cannot be written (unwritable directory) or LD_PRELOAD cannot reach the program \
 (static, set-uid or set-gid: link it with gmon-write instead).

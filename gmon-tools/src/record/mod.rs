@@ -186,7 +186,7 @@ fn record_with(
     if files.is_empty() && notes.is_empty() {
         let mut note = format!(
             "{} wrote no profile ({}): it may have ended by _exit, abort or a signal other \
-             than SIGINT, SIGTERM and SIGHUP",
+             than SIGINT, SIGTERM, SIGHUP and SIGPIPE",
             program.to_string_lossy(),
             describe_status(waited.status)
         );

@@ -591,6 +591,194 @@ fn ctrl_c_to_the_process_group_leaves_gmon_record_to_report() {
     );
 }
 
+/// Spins for 0.3 s of CPU time, then prints lines until its reader goes away.
+const PIPED: &str = r#"
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) void spin(void) {
+    unsigned long x = 88172645463325252UL;
+    for (int i = 0; i < 200000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+    sink = x;
+}
+int main(void) {
+    alarm(60); /* a safety net: never hangs if the reader never closes */
+    while (clock() < CLOCKS_PER_SEC * 3 / 10) spin();
+    for (;;) { puts("line"); fflush(stdout); }
+}
+"#;
+
+#[test]
+fn a_program_ended_by_sigpipe_keeps_its_profile_and_dies_by_the_signal() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_c(
+        dir.path(),
+        "piped",
+        PIPED,
+        &["-O1", "-fno-omit-frame-pointer"],
+    );
+    let out = dir.path().join("piped.gmon");
+    let mut child = gmon_cmd()
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run gmon record");
+    // Read one line, then close the pipe, as `head -n 1` does.
+    {
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read a line");
+        assert_eq!(line, "line\n");
+    }
+    let run = child.wait_with_output().expect("wait for gmon record");
+    // 128 + 13: the program died by SIGPIPE, as without the runtime.
+    assert_eq!(
+        run.status.code(),
+        Some(141),
+        "{:?}: {}",
+        run.status,
+        text(&run)
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert!(out.is_file(), "no profile: {}", text(&run));
+    assert_gprof_reads_spin(&prog, &out);
+}
+
+/// Installs a clean-up handler for SIGTERM (as `sort` does: only over a disposition that is not
+/// SIG_IGN) that sets SIG_DFL and raises the signal again, then sends itself SIGTERM after 0.3 s
+/// of CPU time. Without profiling it prints "cleaned" and dies by SIGTERM.
+const CLEANS_UP: &str = r#"
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) void spin(void) {
+    unsigned long x = 88172645463325252UL;
+    for (int i = 0; i < 200000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+    sink = x;
+}
+/* Blocked in its own handler, the raised signal is delivered when the handler returns. */
+static void cleanup(int sig) {
+    write(1, "cleaned\n", 8);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+int main(void) {
+    struct sigaction old;
+    sigaction(SIGTERM, 0, &old);
+    if (old.sa_handler != SIG_IGN) signal(SIGTERM, cleanup);
+    alarm(60);
+    while (clock() < CLOCKS_PER_SEC * 3 / 10) spin();
+    kill(getpid(), SIGTERM);
+    write(2, "survived the signal\n", 20);
+    return 3;
+}
+"#;
+
+#[test]
+fn a_clean_up_handler_that_raises_again_keeps_the_profile() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_c(
+        dir.path(),
+        "cleans_up",
+        CLEANS_UP,
+        &["-O1", "-fno-omit-frame-pointer"],
+    );
+    let out = dir.path().join("cleans_up.gmon");
+    let run = gmon_cmd()
+        .arg("record")
+        .arg("-o")
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run gmon record");
+    // The program's handler ran, the signal it raised again ended the process by SIGTERM
+    // (128 + 15), and the runtime, standing in for the SIG_DFL it set, wrote the profile.
+    assert_eq!(
+        run.status.code(),
+        Some(143),
+        "{:?}: {}",
+        run.status,
+        text(&run)
+    );
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "cleaned\n");
+    assert!(
+        !String::from_utf8_lossy(&run.stderr).contains("survived"),
+        "{}",
+        text(&run)
+    );
+    assert!(out.is_file(), "no profile: {}", text(&run));
+    assert_gprof_reads_spin(&prog, &out);
+}
+
+/// Prints, for SIGINT, SIGTERM, SIGHUP and SIGPIPE, what `sigaction` and `signal` report as
+/// the current disposition.
+const DISPOSITIONS: &str = r#"
+#include <signal.h>
+#include <stdio.h>
+static void h(int s) { (void)s; }
+static const char *name(void (*f)(int)) {
+    return f == SIG_DFL ? "default" : f == SIG_IGN ? "ignored" : "handler";
+}
+int main(void) {
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (int i = 0; i < 4; i++) {
+        struct sigaction old;
+        sigaction(sigs[i], NULL, &old);
+        void (*was)(int) = signal(sigs[i], h);
+        signal(sigs[i], was);
+        printf("%d %s %s %d\n", sigs[i], name(old.sa_handler), name(was), old.sa_flags);
+    }
+    return 0;
+}
+"#;
+
+#[test]
+fn the_program_sees_the_default_disposition_the_runtime_stands_in_for() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_c(dir.path(), "dispositions", DISPOSITIONS, &["-O1"]);
+    let defaults = |cmd: &mut Command| {
+        // SAFETY: signal(2) is async-signal-safe; the runner's own dispositions (a background
+        // job's ignored SIGINT) must not decide the test.
+        unsafe {
+            cmd.pre_exec(|| {
+                for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                    libc::signal(s, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
+    };
+    let mut plain = Command::new(&prog);
+    defaults(&mut plain);
+    let plain = plain.output().expect("run the program");
+    let mut recorded = gmon_cmd();
+    recorded
+        .arg("record")
+        .arg("-o")
+        .arg(dir.path().join("d.gmon"))
+        .arg("--")
+        .arg(&prog);
+    defaults(&mut recorded);
+    let recorded = recorded.output().expect("run gmon record");
+    assert!(recorded.status.success(), "{}", text(&recorded));
+    let plain = String::from_utf8_lossy(&plain.stdout).into_owned();
+    assert_eq!(plain.matches(" default default 0\n").count(), 4, "{plain}");
+    assert_eq!(String::from_utf8_lossy(&recorded.stdout), plain);
+}
+
 /// Builds `tests/programs/NAME.c` into `dir`.
 fn suite_program(dir: &Path, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.c"));
