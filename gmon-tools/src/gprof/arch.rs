@@ -264,7 +264,7 @@ pub struct FunctionSym<'a> {
 /// symbol in `.opd` stands for its entry when that lies in `sec` (size 24 counts as 1).
 pub fn function_symbols<'a>(
     elf: &Elf<'a>,
-    data: &[u8],
+    data: &'a [u8],
     sec: usize,
     synthetic: &'a Synthetic,
 ) -> Vec<FunctionSym<'a>> {
@@ -283,6 +283,7 @@ pub fn function_symbols<'a>(
         .flatten()
         .filter(|(_, s)| s.sh_type != section_header::SHT_NOBITS);
     let mut out = Vec::new();
+    let strtab = crate::gprof::symtab::goblin_strtab_bytes(elf, data);
     for s in elf.syms.iter().skip(1) {
         let typ = symbol_type(machine, &s);
         if matches!(
@@ -296,7 +297,7 @@ pub fn function_symbols<'a>(
         {
             continue;
         }
-        let name = elf.strtab.get_at(s.st_name).unwrap_or("");
+        let name = crate::gprof::symtab::goblin_str_at(strtab, s.st_name);
         let mut size = s.st_size;
         let mut cache_value = None;
         let offset = match opd {
