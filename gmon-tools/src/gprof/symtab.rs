@@ -637,7 +637,9 @@ pub(crate) fn goblin_strtab_bytes<'a>(elf: &Elf<'_>, data: &'a [u8]) -> &'a [u8]
     let (Ok(off), Ok(len)) = (usize::try_from(s.sh_offset), usize::try_from(s.sh_size)) else {
         return &[];
     };
-    let end = off.checked_add(len).map_or(data.len(), |e| e.min(data.len()));
+    let end = off
+        .checked_add(len)
+        .map_or(data.len(), |e| e.min(data.len()));
     data.get(off..end).unwrap_or(&[])
 }
 
