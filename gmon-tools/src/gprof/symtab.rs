@@ -328,7 +328,9 @@ impl SymbolTable {
             })
             .unwrap_or(&[]);
         let names_raw = goblin_strtab_bytes(elf, &image.data);
-        let mut out = Vec::new();
+        // Most symbols of a program's table are functions: room for all of them at once
+        // (bounded by what the file can hold: a symbol takes at least 16 bytes).
+        let mut out = Vec::with_capacity(elf.syms.len().min(image.data.len() / 16));
         let machine = elf.header.e_machine;
         // Whether each section is code by its name and flags, decided once per section
         // rather than once per symbol.
@@ -358,7 +360,7 @@ impl SymbolTable {
         // BFD's synthetic symbols (PowerPC64 ELFv1 entry points) follow the real ones, classed
         // like them: global and weak ones count, local ones pass the name scan (never, since
         // their names start with `.`).
-        let synth = arch::synthetic_symbols(&elf, &image.data);
+        let synth = arch::synthetic_symbols(elf, &image.data);
         for s in &synth.syms {
             let local = s.bind == sym::STB_LOCAL;
             if local
