@@ -264,7 +264,7 @@ pub struct FunctionSym<'a> {
 /// symbol in `.opd` stands for its entry when that lies in `sec` (size 24 counts as 1).
 pub fn function_symbols<'a>(
     elf: &Elf<'a>,
-    data: &[u8],
+    data: &'a [u8],
     sec: usize,
     synthetic: &'a Synthetic,
 ) -> Vec<FunctionSym<'a>> {
@@ -283,6 +283,7 @@ pub fn function_symbols<'a>(
         .flatten()
         .filter(|(_, s)| s.sh_type != section_header::SHT_NOBITS);
     let mut out = Vec::new();
+    let strtab = crate::gprof::symtab::goblin_strtab_bytes(elf, data);
     for s in elf.syms.iter().skip(1) {
         let typ = symbol_type(machine, &s);
         if matches!(
@@ -296,7 +297,7 @@ pub fn function_symbols<'a>(
         {
             continue;
         }
-        let name = elf.strtab.get_at(s.st_name).unwrap_or("");
+        let name = crate::gprof::symtab::goblin_str_at(strtab, s.st_name);
         let mut size = s.st_size;
         let mut cache_value = None;
         let offset = match opd {
@@ -474,26 +475,29 @@ pub fn printable_name(machine: u16, wide: bool, elf_data: &[u8]) -> String {
 
 /// Every symbol's address and whether it is a function, as BFD gives them to gprof: the
 /// symbol table (Thumb bit cleared) followed by the synthetic symbols.
-pub fn symbol_addresses(elf: &Elf<'_>, data: &[u8]) -> Vec<(u64, bool)> {
+pub fn symbol_addresses<'a>(
+    elf: &'a Elf<'_>,
+    data: &'a [u8],
+) -> impl Iterator<Item = (u64, bool)> + 'a {
     let machine = elf.header.e_machine;
-    let mut v: Vec<(u64, bool)> = elf
-        .syms
+    // Lazily: a caller that has what it needs early (the file order, once every file is
+    // placed) stops without going through the rest of a large table.
+    let synthetic = std::iter::once(()).flat_map(move |()| {
+        synthetic_symbols(elf, data)
+            .syms
+            .into_iter()
+            .map(|s| (s.addr, s.typ == sym::STT_FUNC))
+    });
+    elf.syms
         .iter()
         .skip(1)
-        .map(|s| {
+        .map(move |s| {
             (
                 symbol_value(machine, &s),
                 symbol_type(machine, &s) == sym::STT_FUNC,
             )
         })
-        .collect();
-    v.extend(
-        synthetic_symbols(elf, data)
-            .syms
-            .iter()
-            .map(|s| (s.addr, s.typ == sym::STT_FUNC)),
-    );
-    v
+        .chain(synthetic)
 }
 
 /// BFD's name of an ARM image's architecture: from the `Tag_CPU_arch` build attribute in

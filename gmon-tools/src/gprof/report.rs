@@ -600,9 +600,16 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     };
     // EXTENSION POINT (lines): with `line`, line symbols join the function symbols here, and
     // source files are attached for the index's `(file)` suffix and file symspecs.
-    let mut symtab = match &a.external_symbols {
-        Some(file) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
-        None => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
+    // Parsed once: for the symbols, the line information's symbols and the file order.
+    let elf = match a.external_symbols {
+        Some(_) => None,
+        None => super::symtab::parse_elf(&image.data).ok(),
+    };
+    let mut symtab = match (&a.external_symbols, &elf) {
+        (Some(file), _) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
+        (None, Some(elf)) => super::symtab::SymbolTable::from_parsed(&image, elf, &opts.symtab, w)?,
+        // Not ELF after all: from_image says so as gprof does.
+        (None, None) => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
     };
     // Without `-l` and with names alone in the symspecs, the source files are needed only for
     // the static functions' `(file)` in the index: `deferred` holds their addresses, and their
@@ -616,8 +623,6 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         }
         deferred = static_addresses_if_enough(a, &symtab, line);
         if deferred.is_none() {
-            // Parsed once for the line information's symbols and the file order.
-            let elf = super::symtab::parse_elf(&image.data).ok();
             let mut info = super::dwarf::LineInfo::for_executable_wanting(
                 &a.image,
                 &image.data,
@@ -648,24 +653,24 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     let loaded = match deferred {
         None => read(&mut builder, out, err),
         Some(want) => std::thread::scope(|scope| {
-            let sources = scope.spawn(|| {
-                let elf = super::symtab::parse_elf(&image.data).ok();
-                let info = super::dwarf::LineInfo::for_executable_wanting(
+            let elf = elf.as_ref();
+            let data: &[u8] = &image.data;
+            let sources = scope.spawn(move || {
+                super::dwarf::LineInfo::for_executable_wanting(
                     &a.image,
-                    &image.data,
-                    elf.as_ref(),
+                    data,
+                    elf,
                     false,
                     Some(want),
-                );
-                (elf, info)
+                )
             });
             let loaded = read(&mut builder, &mut *out, &mut *err);
-            let (elf, mut info) = sources
+            let mut info = sources
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
             let symtab = builder.symtab_sources_mut();
             super::lines::attach_function_sources(symtab, &mut info);
-            super::lines::order_files_like_gprof(symtab, elf.as_ref().map(|e| (e, &*image.data)));
+            super::lines::order_files_like_gprof(symtab, elf.map(|e| (e, &*image.data)));
             loaded
         }),
     };

@@ -118,7 +118,9 @@ impl LineInfo {
             wanted: None,
         };
         if let Some((elf, data)) = symbols {
-            info.symbols = ElfSymbols::read(elf, data, &mut info.strings);
+            // Without functions, the names are needed at the wanted addresses alone.
+            let only = want.as_deref().filter(|_| !functions);
+            info.symbols = ElfSymbols::read(elf, data, &mut info.strings, only);
         }
         // Lookups of some addresses give the answers of a full walk only when no lookup
         // depends on the ones before it: no name memory (no functions), a transparent cache.

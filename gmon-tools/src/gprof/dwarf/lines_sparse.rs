@@ -168,6 +168,96 @@ pub(super) fn scan(
         let mut next_want = 0usize;
         let mut answers = Vec::new();
         loop {
+            // While rows move forward with no wanted address behind them, each row only
+            // becomes the last one: this loop runs the instructions GCC writes between rows
+            // (special opcodes, copy, column, is_stmt, discriminator, line, file and address
+            // advances) without the general step's row bookkeeping. Anything else, a row that
+            // goes backwards or passes a wanted address, or an instruction cut short, is left
+            // unread to the general step below. The operation index stays 0 when there is one
+            // operation per instruction.
+            if max_ops == 1
+                && line_range != 0
+                && let Some(l) = &mut last
+            {
+                let bound = want.get(next_want).copied().unwrap_or(u64::MAX);
+                while let Some((&op, rest)) = prog.b.split_first() {
+                    let mut p = Bytes {
+                        b: rest,
+                        big_endian: prog.big_endian,
+                    };
+                    let row_at = if op >= opcode_base {
+                        let (adv, delta) = special.get(usize::from(op)).copied().unwrap_or((0, 0));
+                        let a = address.wrapping_add(adv.wrapping_mul(min_len));
+                        if a < l.addr || bound < a {
+                            break;
+                        }
+                        address = a;
+                        line = i64::from(line).wrapping_add(delta) as u32;
+                        true
+                    } else {
+                        match op {
+                            1 => {
+                                if address < l.addr || bound < address {
+                                    break;
+                                }
+                                true
+                            }
+                            2 => {
+                                let Some(n) = p.uleb() else { break };
+                                address = address.wrapping_add(min_len.wrapping_mul(n));
+                                false
+                            }
+                            3 => {
+                                let Some(d) = p.sleb() else { break };
+                                line = i64::from(line).wrapping_add(d) as u32;
+                                false
+                            }
+                            4 => {
+                                let Some(n) = p.uleb() else { break };
+                                file = Some(n);
+                                false
+                            }
+                            5 | 12 => {
+                                if p.uleb().is_none() {
+                                    break;
+                                }
+                                false
+                            }
+                            6 | 7 | 10 | 11 => false,
+                            0 => {
+                                // Only DW_LNE_set_discriminator, read as the step below reads it.
+                                let Some(len) = p.uleb().and_then(|n| usize::try_from(n).ok())
+                                else {
+                                    break;
+                                };
+                                let Some((body, after)) = p.b.split_at_checked(len) else {
+                                    break;
+                                };
+                                let mut body = Bytes {
+                                    b: body,
+                                    big_endian: prog.big_endian,
+                                };
+                                if body.u8() != Some(4) || body.uleb().is_none() {
+                                    break;
+                                }
+                                p.b = after;
+                                false
+                            }
+                            _ => break,
+                        }
+                    };
+                    prog.b = p.b;
+                    if row_at {
+                        *l = Row {
+                            addr: address,
+                            op_index: u8::try_from(op_index).unwrap_or(u8::MAX),
+                            file,
+                            line,
+                            end_sequence: false,
+                        };
+                    }
+                }
+            }
             if prog.b.is_empty() {
                 // An unfinished sequence is dropped.
                 return Some(seqs);

@@ -7,7 +7,8 @@ use super::strings::{StrId, Strings};
 struct ElfFunc {
     value: u64,
     size: u64,
-    name: StrId,
+    /// Interned when the symbol can be asked for (see [`ElfSymbols::read`]).
+    name: Option<StrId>,
     /// The symbol's value in its own section, which BFD compares with where it means the
     /// code's offset (its cache, and the renaming of a DWARF function that starts there):
     /// for a PowerPC64 descriptor, its place in `.opd`, not its entry.
@@ -48,10 +49,16 @@ impl ElfSymbols {
     /// Code symbols of `.text` that `_bfd_elf_find_function` considers (the machine's
     /// `maybe_function_sym`, see [`crate::gprof::arch::function_symbols`]), in gprof's order.
     /// `data`: the bytes `elf` was parsed from (PowerPC64 descriptors are read there).
+    ///
+    /// `only`: when these are the only addresses that will be looked up, and the cache is
+    /// transparent (so that a lookup finds what a fresh search finds), only the names of the
+    /// symbols found there are interned: a function-level run looks up a few hundred
+    /// addresses, and interning every name of a 20,000-symbol table was half of this reading.
     pub(super) fn read(
         elf: &goblin::elf::Elf<'_>,
         data: &[u8],
         strings: &mut Strings,
+        only: Option<&[u64]>,
     ) -> ElfSymbols {
         let Some((text_idx, text)) = elf
             .section_headers
@@ -66,20 +73,44 @@ impl ElfSymbols {
             ..ElfSymbols::default()
         };
         let synthetic = crate::gprof::arch::synthetic_symbols(elf, data);
-        for f in crate::gprof::arch::function_symbols(elf, data, text_idx, &synthetic) {
-            let name = strings.intern(&f.name);
-            syms.funcs.push(ElfFunc {
+        let found = crate::gprof::arch::function_symbols(elf, data, text_idx, &synthetic);
+        syms.funcs = found
+            .iter()
+            .map(|f| ElfFunc {
                 value: f.offset,
                 size: f.size,
-                name,
+                name: None,
                 cache_value: f.cache_value,
-            });
-        }
-        let mut order: Vec<usize> = (0..syms.funcs.len()).collect();
-        order.sort_by_key(|&i| syms.funcs.get(i).map_or(0, |f| f.value));
-        syms.sorted = order;
+            })
+            .collect();
+        // By value, stably: (value, index) keys sorted are that order.
+        let mut keys: Vec<(u64, usize)> = syms
+            .funcs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.value, i))
+            .collect();
+        keys.sort_unstable();
+        syms.sorted = keys.into_iter().map(|(_, i)| i).collect();
         syms.cache_transparent =
             syms.cache_is_transparent() && syms.funcs.iter().all(|f| f.cache_value == f.value);
+        match only.filter(|_| syms.cache_transparent) {
+            Some(addrs) => {
+                for &a in addrs {
+                    if let Some(i) = syms.search(a.wrapping_sub(syms.text_vma))
+                        && let (Some(f), Some(s)) = (syms.funcs.get_mut(i), found.get(i))
+                        && f.name.is_none()
+                    {
+                        f.name = Some(strings.intern(&s.name));
+                    }
+                }
+            }
+            None => {
+                for (f, s) in syms.funcs.iter_mut().zip(&found) {
+                    f.name = Some(strings.intern(&s.name));
+                }
+            }
+        }
         syms
     }
 
@@ -89,8 +120,11 @@ impl ElfSymbols {
     }
 
     /// The symbol `find_function` returned: its name and its value in its own section.
+    /// `None` for a symbol whose name was not read (see [`ElfSymbols::read`]).
     pub(super) fn name_and_value(&self, i: usize) -> Option<(StrId, u64)> {
-        self.funcs.get(i).map(|s| (s.name, s.cache_value))
+        self.funcs
+            .get(i)
+            .and_then(|s| Some((s.name?, s.cache_value)))
     }
 
     /// Every symbol's start and end address (where the symbol found may change).
@@ -135,6 +169,14 @@ impl ElfSymbols {
         {
             return Some(idx);
         }
+        let idx = self.search(offset)?;
+        let f = self.funcs.get(idx)?;
+        self.cache = Some((f.cache_value, f.cache_value.saturating_add(f.size), idx));
+        Some(idx)
+    }
+
+    /// `_bfd_elf_find_function`'s search, without its cache.
+    fn search(&self, offset: u64) -> Option<usize> {
         // The symbol with the greatest value <= offset; at equal values the first (in table
         // order) with the largest size.
         let n = self
@@ -157,9 +199,6 @@ impl ElfSymbols {
             }
         }
         // BFD's scan also starts from low_func = 0 with func_size 0: a value-0 symbol qualifies.
-        let idx = best?;
-        let f = self.funcs.get(idx)?;
-        self.cache = Some((f.cache_value, f.cache_value.saturating_add(f.size), idx));
-        Some(idx)
+        best
     }
 }
