@@ -337,7 +337,8 @@ impl CallGraph {
         self.last_into = Vec::new();
         self.lookup.reserve(self.arcs.capacity());
         for (i, a) in self.arcs.iter().enumerate() {
-            self.lookup.insert((a.parent as u32, a.child as u32), i as u32);
+            self.lookup
+                .insert((a.parent as u32, a.child as u32), i as u32);
         }
     }
 
@@ -348,8 +349,11 @@ impl CallGraph {
         }
         // Without the table, the parent's list (its arcs were made in one run, next to each
         // other).
-        self.children(parent as u32)
-            .find(|&a| self.arcs.get(a as usize).is_some_and(|arc| arc.child == child))
+        self.children(parent as u32).find(|&a| {
+            self.arcs
+                .get(a as usize)
+                .is_some_and(|arc| arc.child == child)
+        })
     }
 
     /// `cg_tally`: one arc record. Both addresses must fall in a symbol; the child moves back to

@@ -204,8 +204,7 @@ pub fn print_flat(
     let names = Names::new(a, *opts);
     // Without flat-profile specs every symbol is selected, and none need be read (a cache
     // miss each, in time order).
-    let every_symbol =
-        a.specs.is_empty(TableId::InclFlat) && a.specs.is_empty(TableId::ExclFlat);
+    let every_symbol = a.specs.is_empty(TableId::InclFlat) && a.specs.is_empty(TableId::ExclFlat);
     let mut accum = 0.0;
     for &s in &sorted {
         // Both tests only filter; the node's comes first since most idle symbols fail it and
