@@ -121,7 +121,14 @@ pub struct CallGraph {
     /// 0, so only the parent's list of children shows them.
     pub indirect: Vec<(u32, u32)>,
     dfn_counter: i64,
+    /// Every arc by `(parent, child)`, once `hashed` (see [`CallGraph::arc_add`]).
     lookup: HashMap<(u32, u32), u32, FxBuildHasher>,
+    /// Whether `lookup` holds the arcs; until then `last_into` finds them.
+    hashed: bool,
+    /// The parent whose arcs are being made ([`NONE`] before the first arc).
+    run_parent: u32,
+    /// Per node, the last arc made into it: `(parent, arc)`, [`NONE`]s if none.
+    last_into: Vec<(u32, u32)>,
     /// The first profile's arc records in file order: `(from_pc, self_pc, arc)`, the arc
     /// being [`NONE`] when the record is dropped. Profiles of one program repeat the same
     /// records in the same order, so a later profile's record is first compared with the one
@@ -139,9 +146,106 @@ pub struct CallGraph {
     /// Records out of `seq`'s order: `(from_pc, self_pc)` → arc index or [`NONE`], filled
     /// from `seq` on the first such record.
     pc_cache: HashMap<(u64, u64), u32, FxBuildHasher>,
-    /// The symbols' addresses, in table order: the symbol look-ups of tallying search these
-    /// 8-byte keys rather than the symbols themselves (fewer cache misses).
-    addrs: Vec<u64>,
+    /// The symbols' address ranges, for the look-ups of tallying.
+    addrs: AddrIndex,
+}
+
+/// What tallying needs of the symbol table, in compact arrays: binary searches over the
+/// symbols themselves, and reading them, were two or three cache misses per arc record. A
+/// coarse table of buckets over the address range narrows each search to a few symbols.
+#[derive(Clone, Debug, Default)]
+struct AddrIndex {
+    /// Each symbol's first address (ascending: the table is sorted by address).
+    addr: Vec<u64>,
+    /// Each symbol's last address, and the nearest function symbol at or before it
+    /// ([`NONE`] if none).
+    end_func: Vec<(u64, u32)>,
+    /// The lowest symbol address: bucket `b` covers `base + (b << shift)` onwards.
+    base: u64,
+    shift: u32,
+    /// For each bucket, the number of symbols that start before it (one more entry than
+    /// there are buckets, the last being every symbol).
+    before: Vec<u32>,
+}
+
+impl AddrIndex {
+    fn new(symtab: &SymbolTable) -> AddrIndex {
+        let syms = &symtab.symbols;
+        let addr: Vec<u64> = syms.iter().map(|s| s.addr).collect();
+        let mut func = NONE;
+        let end_func = syms
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if s.is_func {
+                    func = i as u32;
+                }
+                (s.end_addr, func)
+            })
+            .collect();
+        let (Some(&base), Some(&last)) = (addr.first(), addr.last()) else {
+            return AddrIndex::default();
+        };
+        // About one bucket per symbol, as a power of two of bytes each.
+        let span = last.saturating_sub(base).max(1);
+        let want = (addr.len() as u64).clamp(1, 1 << 24);
+        let mut shift = 0u32;
+        while shift < 63 && (span >> shift) >= want {
+            shift += 1;
+        }
+        let nbuckets = (span >> shift) as usize + 1;
+        let mut before = Vec::with_capacity(nbuckets + 1);
+        let mut i = 0usize;
+        for b in 0..nbuckets as u64 {
+            let start = base.saturating_add(b << shift);
+            while addr.get(i).is_some_and(|&a| a < start) {
+                i += 1;
+            }
+            before.push(i as u32);
+        }
+        before.push(addr.len() as u32);
+        // Sorted addresses are needed for the search; a table that is not sorted (it always
+        // is) gets no buckets and plain binary searches.
+        if !addr.is_sorted() {
+            before.clear();
+        }
+        AddrIndex {
+            addr,
+            end_func,
+            base,
+            shift,
+            before,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.addr.len()
+    }
+
+    /// `SymbolTable::lookup`: the last symbol starting at or before `a`, if `a` is not past
+    /// its end.
+    fn lookup(&self, a: u64) -> Option<usize> {
+        // The number of symbols starting at or before `a`: those before `a`'s bucket, plus
+        // those in the bucket up to `a`.
+        let below = if a < self.base {
+            0
+        } else if self.before.is_empty() {
+            self.addr.partition_point(|&x| x <= a)
+        } else {
+            let b = usize::try_from((a - self.base) >> self.shift).unwrap_or(usize::MAX);
+            let b = b.min(self.before.len() - 2);
+            let (lo, hi) = (self.before[b] as usize, self.before[b + 1] as usize);
+            lo + self.addr.get(lo..hi)?.partition_point(|&x| x <= a)
+        };
+        let i = below.checked_sub(1)?;
+        (a <= self.end_func.get(i)?.0).then_some(i)
+    }
+
+    /// The nearest function symbol at or before symbol `i`.
+    fn func_at_or_before(&self, i: usize) -> Option<usize> {
+        let f = self.end_func.get(i)?.1;
+        (f != NONE).then_some(f as usize)
+    }
 }
 
 impl CallGraph {
@@ -152,6 +256,7 @@ impl CallGraph {
             arcs: Vec::new(),
             nsyms,
             recording: true,
+            run_parent: NONE,
             ..CallGraph::default()
         }
     }
@@ -162,19 +267,48 @@ impl CallGraph {
         if self.recording {
             self.seq.reserve(records);
         }
-        self.lookup.reserve(records);
+        if self.hashed {
+            self.lookup.reserve(records);
+        }
         self.arcs.reserve(records.saturating_sub(self.arcs.len()));
     }
 
     /// `arc_add`: adds `count` to the arc `parent → child`, creating it (prepended to both lists)
     /// when new. Returns the arc's index.
+    ///
+    /// Profiles list their arcs by caller address, so each parent's arcs are usually all made
+    /// in one run of calls. While that holds, an existing arc `parent → child` is the last arc
+    /// made into `child` (`last_into`), and no hash table is needed: hashing every arc was
+    /// most of tallying a dense profile. The first parent met again after its run switches to
+    /// a hash table of every arc (`hashed`).
     pub fn arc_add(&mut self, parent: SymIdx, child: SymIdx, count: u64) -> u32 {
         let key = (parent as u32, child as u32);
-        if let Some(&a) = self.lookup.get(&key) {
-            if let Some(arc) = self.arcs.get_mut(a as usize) {
-                arc.count = arc.count.wrapping_add(count);
+        if !self.hashed && key.0 != self.run_parent {
+            if self.nodes[parent].children != NONE {
+                self.hash_arcs();
+            } else {
+                self.run_parent = key.0;
             }
-            return a;
+        }
+        if self.hashed {
+            if let Some(&a) = self.lookup.get(&key) {
+                if let Some(arc) = self.arcs.get_mut(a as usize) {
+                    arc.count = arc.count.wrapping_add(count);
+                }
+                return a;
+            }
+        } else {
+            if self.last_into.len() != self.nodes.len() {
+                self.last_into = vec![(NONE, NONE); self.nodes.len()];
+            }
+            if let Some(&(p, a)) = self.last_into.get(child)
+                && p == key.0
+            {
+                if let Some(arc) = self.arcs.get_mut(a as usize) {
+                    arc.count = arc.count.wrapping_add(count);
+                }
+                return a;
+            }
         }
         let idx = self.arcs.len() as u32;
         let (pc, cp) = (self.nodes[parent].children, self.nodes[child].parents);
@@ -189,13 +323,37 @@ impl CallGraph {
         });
         self.nodes[parent].children = idx;
         self.nodes[child].parents = idx;
-        self.lookup.insert(key, idx);
+        if self.hashed {
+            self.lookup.insert(key, idx);
+        } else if let Some(slot) = self.last_into.get_mut(child) {
+            *slot = (key.0, idx);
+        }
         idx
+    }
+
+    /// Switches [`CallGraph::arc_add`] to the hash table of every arc.
+    fn hash_arcs(&mut self) {
+        self.hashed = true;
+        self.last_into = Vec::new();
+        self.lookup.reserve(self.arcs.capacity());
+        for (i, a) in self.arcs.iter().enumerate() {
+            self.lookup
+                .insert((a.parent as u32, a.child as u32), i as u32);
+        }
     }
 
     /// The arc `parent → child`, if any.
     pub fn find_arc(&self, parent: SymIdx, child: SymIdx) -> Option<u32> {
-        self.lookup.get(&(parent as u32, child as u32)).copied()
+        if self.hashed {
+            return self.lookup.get(&(parent as u32, child as u32)).copied();
+        }
+        // Without the table, the parent's list (its arcs were made in one run, next to each
+        // other).
+        self.children(parent as u32).find(|&a| {
+            self.arcs
+                .get(a as usize)
+                .is_some_and(|arc| arc.child == child)
+        })
     }
 
     /// `cg_tally`: one arc record. Both addresses must fall in a symbol; the child moves back to
@@ -253,30 +411,25 @@ impl CallGraph {
         count: u64,
     ) -> u32 {
         if self.addrs.len() != symtab.symbols.len() {
-            self.addrs = symtab.symbols.iter().map(|s| s.addr).collect();
+            self.addrs = AddrIndex::new(symtab);
         }
-        let lookup = |a: u64| {
-            // `SymbolTable::lookup` over the address array.
-            let i = self.addrs.partition_point(|&x| x <= a).checked_sub(1)?;
-            (a <= symtab.symbols.get(i)?.end_addr).then_some(i)
-        };
-        let (Some(parent), Some(mut child)) = (lookup(from_pc), lookup(self_pc)) else {
+        let (Some(parent), Some(child)) = (self.addrs.lookup(from_pc), self.addrs.lookup(self_pc))
+        else {
             return NONE;
         };
-        loop {
-            match symtab.symbols.get(child) {
-                Some(s) if s.is_func => break,
-                _ => match child.checked_sub(1) {
-                    Some(c) => child = c,
-                    None => return NONE,
-                },
+        // The child moves back to the nearest function symbol at or before it.
+        let Some(child) = self.addrs.func_at_or_before(child) else {
+            return NONE;
+        };
+        // Without arc specs every arc is selected, and the symbols need not be read.
+        if !(specs.is_empty(TableId::InclArcs) && specs.is_empty(TableId::ExclArcs)) {
+            let (Some(ps), Some(cs)) = (symtab.symbols.get(parent), symtab.symbols.get(child))
+            else {
+                return NONE;
+            };
+            if !specs.arc_selected(ps, cs) {
+                return NONE;
             }
-        }
-        let (Some(ps), Some(cs)) = (symtab.symbols.get(parent), symtab.symbols.get(child)) else {
-            return NONE;
-        };
-        if !specs.arc_selected(ps, cs) {
-            return NONE;
         }
         self.nodes[child].ncalls = self.nodes[child].ncalls.wrapping_add(count);
         self.arc_add(parent, child, count)
@@ -387,10 +540,15 @@ impl CallGraph {
                 }
             }
         }
-        let (mut stack, mut work) = (Vec::new(), Vec::new());
+        let mut dfs = DfsScratch {
+            stack: Vec::new(),
+            work: Vec::new(),
+            stack_pos: vec![NONE; n],
+            chain_tail: (0..n as u32).collect(),
+        };
         for p in 0..n {
             if self.nodes[p].top_order == 0 {
-                self.dfn(p as u32, &mut stack, &mut work);
+                self.dfn(p as u32, &mut dfs);
             }
         }
         self.cycle_link();
@@ -411,50 +569,51 @@ impl CallGraph {
     }
 
     /// `cg_dfn`, iteratively (deep call chains must not overflow the stack).
-    /// `stack` and `work` are scratch space, reused across roots (most roots are lone nodes,
-    /// and allocating per root was a tenth of a line-mode run).
-    fn dfn(&mut self, root: u32, stack: &mut Vec<u32>, work: &mut Vec<(u32, u32)>) {
+    fn dfn(&mut self, root: u32, dfs: &mut DfsScratch) {
         // gprof's dfn_stack is 1-based; `stack[0]` is unused.
-        stack.clear();
-        stack.push(NONE);
+        dfs.stack.clear();
+        dfs.stack.push(NONE);
         // Work list: (node, next arc to visit) for nodes whose children are being visited.
-        work.clear();
-        if !self.visit(root, stack) {
+        dfs.work.clear();
+        if !self.visit(root, dfs) {
             return;
         }
-        work.push((root, self.nodes[root as usize].children));
-        while let Some(&mut (node, ref mut next)) = work.last_mut() {
+        dfs.work.push((root, self.nodes[root as usize].children));
+        while let Some(&mut (node, ref mut next)) = dfs.work.last_mut() {
             if *next == NONE {
-                self.post_visit(node, stack);
-                work.pop();
+                self.post_visit(node, dfs);
+                dfs.work.pop();
                 continue;
             }
             let arc = *next;
             *next = self.arcs[arc as usize].next_child;
             let child = self.arcs[arc as usize].child as u32;
-            if self.visit(child, stack) {
-                work.push((child, self.nodes[child as usize].children));
+            if self.visit(child, dfs) {
+                dfs.work.push((child, self.nodes[child as usize].children));
             }
         }
     }
 
     /// The entry part of `cg_dfn`: returns true when `node` was pushed (its children must be
     /// visited), false when it was already numbered or closed a cycle.
-    fn visit(&mut self, node: u32, stack: &mut Vec<u32>) -> bool {
+    fn visit(&mut self, node: u32, dfs: &mut DfsScratch) -> bool {
         let t = self.nodes[node as usize].top_order;
         if t != 0 && t != -1 {
             return false;
         }
         if t == -1 {
-            self.find_cycle(node, stack);
+            self.find_cycle(node, dfs);
             return false;
         }
-        stack.push(node);
+        if let Some(p) = dfs.stack_pos.get_mut(node as usize) {
+            *p = dfs.stack.len() as u32;
+        }
+        dfs.stack.push(node);
         self.nodes[node as usize].top_order = -1;
         true
     }
 
-    fn post_visit(&mut self, node: u32, stack: &mut Vec<u32>) {
+    fn post_visit(&mut self, node: u32, dfs: &mut DfsScratch) {
         if self.nodes[node as usize].cyc_head == node {
             let num = self.next_dfn();
             let mut m = node;
@@ -463,7 +622,11 @@ impl CallGraph {
                 m = self.nodes[m as usize].cyc_next;
             }
         }
-        stack.pop();
+        if let Some(top) = dfs.stack.pop()
+            && let Some(p) = dfs.stack_pos.get_mut(top as usize)
+        {
+            *p = NONE;
+        }
     }
 
     fn next_dfn(&mut self) -> i64 {
@@ -471,20 +634,26 @@ impl CallGraph {
         self.dfn_counter
     }
 
-    fn find_cycle(&mut self, child: u32, stack: &[u32]) {
+    /// `find_cycle`. gprof searches the stack downwards for the child (or its cycle's head)
+    /// and walks the head's cycle chain to its tail on every back arc; in a big cycle those
+    /// walks were quadratic (a tenth of a dense program's run). The same positions come from
+    /// `dfs`: where each node sits on the stack (a node is pushed once), and each chain's tail.
+    fn find_cycle(&mut self, child: u32, dfs: &mut DfsScratch) {
+        let stack = &dfs.stack;
         let depth = stack.len() - 1;
-        let mut cycle_top = depth;
-        let mut head = NONE;
-        while cycle_top > 0 {
-            head = stack[cycle_top];
-            if child == head {
-                break;
-            }
-            let ch = self.nodes[child as usize].cyc_head;
-            if ch != child && ch == head {
-                break;
-            }
-            cycle_top -= 1;
+        // The topmost stack entry that is the child or, for a child already in a cycle, that
+        // cycle's head: what gprof's downward search stops at.
+        let on_stack = |node: u32| {
+            dfs.stack_pos
+                .get(node as usize)
+                .copied()
+                .filter(|&p| p != NONE && (p as usize) <= depth)
+                .map_or(0, |p| p as usize)
+        };
+        let ch = self.nodes[child as usize].cyc_head;
+        let mut cycle_top = on_stack(child);
+        if ch != child {
+            cycle_top = cycle_top.max(on_stack(ch));
         }
         if cycle_top == 0 {
             self.dfn_error = Some("[find_cycle] couldn't find head of cycle\n");
@@ -493,13 +662,13 @@ impl CallGraph {
         if cycle_top == depth {
             return; // a self call
         }
-        let mut tail = head;
-        while self.nodes[tail as usize].cyc_next != NONE {
-            tail = self.nodes[tail as usize].cyc_next;
-        }
+        let mut head = stack[cycle_top];
+        // Every chain starts at the node all its members name as head, and `chain_tail` keeps
+        // its last member: the end of gprof's walk from `head` along the chain.
         if self.nodes[head as usize].cyc_head != head {
             head = self.nodes[head as usize].cyc_head;
         }
+        let mut tail = dfs.chain_tail.get(head as usize).copied().unwrap_or(head);
         for &c in &stack[cycle_top + 1..=depth] {
             let ch = self.nodes[c as usize].cyc_head;
             if ch == c {
@@ -514,6 +683,9 @@ impl CallGraph {
             } else if ch != head {
                 self.dfn_error = Some("[find_cycle] glommed, but not to head\n");
             }
+        }
+        if let Some(t) = dfs.chain_tail.get_mut(head as usize) {
+            *t = tail;
         }
     }
 
@@ -828,6 +1000,19 @@ impl CallGraph {
         }
         lname.as_bytes().cmp(rname.as_bytes())
     }
+}
+
+/// Scratch space of the depth-first numbering, reused across roots (most roots are lone
+/// nodes, and allocating per root was a tenth of a line-mode run).
+struct DfsScratch {
+    /// gprof's `dfn_stack`, 1-based (`stack[0]` is unused).
+    stack: Vec<u32>,
+    /// (node, next arc to visit) for the nodes whose children are being visited.
+    work: Vec<(u32, u32)>,
+    /// Each symbol's position in `stack`, [`NONE`] when not on it.
+    stack_pos: Vec<u32>,
+    /// For the first node of each cycle chain, the chain's last node.
+    chain_tail: Vec<u32>,
 }
 
 /// Iterator over a linked arc list.

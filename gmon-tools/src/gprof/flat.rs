@@ -202,6 +202,9 @@ pub fn print_flat(
     put_s(&mut b, b"name", 8, Some(8), true);
     b.push(b'\n');
     let names = Names::new(a, *opts);
+    // Without flat-profile specs every symbol is selected, and none need be read (a cache
+    // miss each, in time order).
+    let every_symbol = a.specs.is_empty(TableId::InclFlat) && a.specs.is_empty(TableId::ExclFlat);
     let mut accum = 0.0;
     for &s in &sorted {
         // Both tests only filter; the node's comes first since most idle symbols fail it and
@@ -210,10 +213,12 @@ pub fn print_flat(
         if opts.ignore_zeros && node.ncalls == 0 && node.time == 0.0 {
             continue;
         }
-        let sym = &a.symtab.symbols[s];
-        if !a
-            .specs
-            .selected(TableId::InclFlat, TableId::ExclFlat, sym.addr)
+        if !every_symbol
+            && !a.specs.selected(
+                TableId::InclFlat,
+                TableId::ExclFlat,
+                a.symtab.symbols[s].addr,
+            )
         {
             continue;
         }

@@ -47,14 +47,77 @@ fn cmp_arc(g: &CallGraph, l: u32, r: u32) -> Ordering {
     }
 }
 
+/// Each node's parent arcs and child arcs in creation order, in two flat arrays: gprof's
+/// linked lists, walked entry by entry, were a cache miss per arc (a fifth of printing a
+/// dense graph). Both are made by counting sorts over the arcs, which reads them in order.
+struct Adjacency {
+    /// Node `n`'s parent arcs are `parents[parents_at[n]..parents_at[n + 1]]`.
+    parents_at: Vec<u32>,
+    parents: Vec<u32>,
+    children_at: Vec<u32>,
+    children: Vec<u32>,
+}
+
+impl Adjacency {
+    fn new(g: &CallGraph) -> Adjacency {
+        let by = |end: &dyn Fn(&super::callgraph::CgArc) -> usize| {
+            let mut at = vec![0u32; g.nodes.len() + 1];
+            for a in &g.arcs {
+                if let Some(c) = at.get_mut(end(a) + 1) {
+                    *c += 1;
+                }
+            }
+            for k in 1..at.len() {
+                at[k] += at[k - 1];
+            }
+            let mut next = at.clone();
+            let mut list = vec![0u32; g.arcs.len()];
+            for (i, a) in g.arcs.iter().enumerate() {
+                if let Some(pos) = next.get_mut(end(a))
+                    && let Some(slot) = list.get_mut(*pos as usize)
+                {
+                    *slot = i as u32;
+                    *pos += 1;
+                }
+            }
+            (at, list)
+        };
+        let (parents_at, parents) = by(&|a| a.child);
+        let (children_at, children) = by(&|a| a.parent);
+        Adjacency {
+            parents_at,
+            parents,
+            children_at,
+            children,
+        }
+    }
+
+    fn slice<'s>(at: &[u32], list: &'s [u32], node: u32) -> &'s [u32] {
+        let n = node as usize;
+        match (at.get(n), at.get(n + 1)) {
+            (Some(&lo), Some(&hi)) => list.get(lo as usize..hi as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// `node`'s parent arcs, oldest first (gprof's list reversed).
+    fn parents(&self, node: u32) -> &[u32] {
+        Adjacency::slice(&self.parents_at, &self.parents, node)
+    }
+
+    /// `node`'s child arcs, oldest first (gprof's list reversed).
+    fn children(&self, node: u32) -> &[u32] {
+        Adjacency::slice(&self.children_at, &self.children, node)
+    }
+}
+
 /// `sort_parents`: gprof inserts each arc of the list before the first sorted element it is not
 /// greater than: ascending order, equal keys in reverse list order. `cmp_arc` is a total
 /// preorder, so a stable sort of the reversed list gives the same order in O(n log n) (gprof's
 /// insertion sort is quadratic in the number of parents).
-fn sorted_parents(g: &CallGraph, node: u32, v: &mut Vec<u32>) {
+fn sorted_parents(g: &CallGraph, adj: &Adjacency, node: u32, v: &mut Vec<u32>) {
     v.clear();
-    v.extend(g.parents(node));
-    v.reverse();
+    v.extend_from_slice(adj.parents(node));
     v.sort_by(|&a, &b| cmp_arc(g, a, b));
 }
 
@@ -93,10 +156,9 @@ fn cmp_child(g: &CallGraph, l: Child, r: Child) -> Ordering {
 
 /// `sort_children`: insertion before the first element the arc is not less than: descending
 /// order, equal keys in reverse list order (= arc creation order).
-fn sorted_children(g: &CallGraph, node: u32, v: &mut Vec<Child>) {
+fn sorted_children(g: &CallGraph, adj: &Adjacency, node: u32, v: &mut Vec<Child>) {
     v.clear();
-    v.extend(g.children(node).map(Child::Arc));
-    v.reverse();
+    v.extend(adj.children(node).iter().map(|&a| Child::Arc(a)));
     // `indirect` is in parent order (assembly visits the symbols in order).
     if let Ok(i) = g.indirect.binary_search_by_key(&node, |&(p, _)| p)
         && let Some(&(_, made)) = g.indirect.get(i)
@@ -212,8 +274,10 @@ fn print_graph_split(
     } else {
         b.extend_from_slice(b"index % time    self  children    called     name\n");
     }
+    let adj = Adjacency::new(g);
     let entries = Entries {
         a,
+        adj: &adj,
         opts,
         cols,
         print_time,
@@ -245,6 +309,7 @@ const CHUNK_ENTRIES: usize = 1024;
 /// What every entry of the graph is printed with.
 struct Entries<'a> {
     a: &'a Analysis,
+    adj: &'a Adjacency,
     opts: &'a PrintOptions,
     cols: Cols,
     print_time: f64,
@@ -301,7 +366,7 @@ impl Entries<'_> {
                     b.push(b'\n');
                 }
             } else {
-                print_parents(b, a, names, cols, node, hz, &mut arc_list);
+                print_parents(b, a, self.adj, names, cols, node, hz, &mut arc_list);
                 // The function's own line.
                 entry_head(b, cols, n, self.print_time, hz);
                 if n.ncalls.wrapping_add(n.self_calls) != 0 {
@@ -317,7 +382,7 @@ impl Entries<'_> {
                 }
                 names.name(b, node as usize);
                 b.push(b'\n');
-                print_children(b, a, names, cols, node, hz, &mut child_list);
+                print_children(b, a, self.adj, names, cols, node, hz, &mut child_list);
             }
             if opts.bsd {
                 b.push(b'\n');
@@ -444,9 +509,11 @@ fn timed_line(b: &mut Vec<u8>, cols: &Cols, time: f64, child_time: f64, count: u
     b.extend_from_slice(b"     ");
 }
 
+#[allow(clippy::too_many_arguments)]
 fn print_parents(
     b: &mut Vec<u8>,
     a: &Analysis,
+    adj: &Adjacency,
     names: &Names,
     cols: &Cols,
     child: u32,
@@ -475,7 +542,7 @@ fn print_parents(
         b.extend_from_slice(b"     <spontaneous>\n");
         return;
     }
-    sorted_parents(g, child, arcs);
+    sorted_parents(g, adj, child, arcs);
     for &arc_i in arcs.iter() {
         let arc = &g.arcs[arc_i as usize];
         let parent = arc.parent;
@@ -498,9 +565,11 @@ fn print_parents(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn print_children(
     b: &mut Vec<u8>,
     a: &Analysis,
+    adj: &Adjacency,
     names: &Names,
     cols: &Cols,
     parent: u32,
@@ -509,7 +578,7 @@ fn print_children(
 ) {
     let g = &a.graph;
     let pn = &g.nodes[parent as usize];
-    sorted_children(g, parent, children);
+    sorted_children(g, adj, parent, children);
     for &child in children.iter() {
         let Child::Arc(arc_i) = child else {
             timed_line(b, cols, 0.0, 0.0, 0, 0);

@@ -12,9 +12,6 @@
 //! [`ordered_f64`]) and fall back to [`msort`] only where no key exists (NaN times).
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
-
-use rustc_hash::FxBuildHasher;
 
 /// Sorts `v` exactly as glibc's `msort` would with comparator `cmp`.
 pub fn msort<T: Copy, F: FnMut(&T, &T) -> Ordering>(v: &mut [T], mut cmp: F) {
@@ -55,37 +52,53 @@ fn msort_rec<T: Copy, F: FnMut(&T, &T) -> Ordering>(v: &mut [T], tmp: &mut Vec<T
 
 /// Ranks of `names` in byte order: equal names get equal ranks, so that sorts which end on a
 /// name comparison can compare integers. Neighbouring symbols often share a name (the line
-/// symbols of one function), which is checked before hashing.
+/// symbols of one function): a run of equal names is sorted once. The sort compares the
+/// names' first eight bytes as one integer, and the bytes only when those are equal (a hash
+/// table of the names and a sort by their bytes were a tenth of a dense program's analysis).
 pub fn name_ranks<'a, I: IntoIterator<Item = &'a str>>(names: I) -> Vec<u32> {
-    let mut ids: Vec<u32> = Vec::new();
-    let mut uniq: Vec<&str> = Vec::new();
-    let mut seen: HashMap<&str, u32, FxBuildHasher> = HashMap::default();
-    let mut prev: Option<(&str, u32)> = None;
+    // Runs of equal neighbouring names: (prefix key, name), and each name's run.
+    let mut runs: Vec<(u64, &str)> = Vec::new();
+    let mut run_of: Vec<u32> = Vec::new();
     for name in names {
-        let id = match prev {
-            Some((p, id)) if p == name => id,
-            _ => *seen.entry(name).or_insert_with(|| {
-                uniq.push(name);
-                u32::try_from(uniq.len() - 1).unwrap_or(u32::MAX)
-            }),
-        };
-        prev = Some((name, id));
-        ids.push(id);
+        if runs.last().is_none_or(|&(_, last)| last != name) {
+            runs.push((prefix_key(name.as_bytes()), name));
+        }
+        run_of.push(u32::try_from(runs.len() - 1).unwrap_or(u32::MAX));
     }
-    let mut order: Vec<u32> = (0..u32::try_from(uniq.len()).unwrap_or(u32::MAX)).collect();
+    let mut order: Vec<u32> = (0..u32::try_from(runs.len()).unwrap_or(u32::MAX)).collect();
+    let run = |i: u32| runs.get(i as usize).copied().unwrap_or((0, ""));
     order.sort_unstable_by(|&a, &b| {
-        let name = |i: u32| uniq.get(i as usize).map_or(&b""[..], |s| s.as_bytes());
-        name(a).cmp(name(b))
+        let ((ka, na), (kb, nb)) = (run(a), run(b));
+        ka.cmp(&kb).then_with(|| na.as_bytes().cmp(nb.as_bytes()))
     });
-    let mut rank = vec![0u32; uniq.len()];
-    for (r, &u) in order.iter().enumerate() {
+    let mut rank = vec![0u32; runs.len()];
+    let mut r = 0u32;
+    let mut prev: Option<(u64, &str)> = None;
+    for &u in &order {
+        let cur = run(u);
+        if let Some(p) = prev
+            && p != cur
+        {
+            r += 1;
+        }
+        prev = Some(cur);
         if let Some(slot) = rank.get_mut(u as usize) {
-            *slot = u32::try_from(r).unwrap_or(u32::MAX);
+            *slot = r;
         }
     }
-    ids.iter()
+    run_of
+        .iter()
         .map(|&i| rank.get(i as usize).copied().unwrap_or(0))
         .collect()
+}
+
+/// The first eight bytes of `name` as a big-endian integer, zero-padded: a smaller key means
+/// a smaller name in byte order; equal keys say nothing.
+fn prefix_key(name: &[u8]) -> u64 {
+    let mut k = [0u8; 8];
+    let n = name.len().min(8);
+    k[..n].copy_from_slice(&name[..n]);
+    u64::from_be_bytes(k)
 }
 
 /// The stable sort of the items `0..n` by `key`, where the *idle* items (those `idle` puts in a
@@ -185,6 +198,19 @@ mod tests {
     fn name_ranks_follow_byte_order() {
         let r = name_ranks(["b", "a", "b", "_c", "a", "B"]);
         assert_eq!(r, vec![3, 2, 3, 1, 2, 0]);
+        // Runs of equal names, names sharing their first eight bytes, a prefix of another,
+        // and a NUL byte where the key pads with zeros.
+        let r = name_ranks([
+            "abcdefghz",
+            "abcdefghz",
+            "abcdefgha",
+            "abcdefgh",
+            "abc",
+            "abc\0",
+            "abcdefghz",
+            "",
+        ]);
+        assert_eq!(r, vec![5, 5, 4, 3, 1, 2, 5, 0]);
     }
 
     #[test]
