@@ -65,17 +65,30 @@ pub fn name_ranks<'a, I: IntoIterator<Item = &'a str>>(names: I) -> Vec<u32> {
         }
         run_of.push(u32::try_from(runs.len() - 1).unwrap_or(u32::MAX));
     }
-    let mut order: Vec<u32> = (0..u32::try_from(runs.len()).unwrap_or(u32::MAX)).collect();
-    let run = |i: u32| runs.get(i as usize).copied().unwrap_or((0, ""));
-    order.sort_unstable_by(|&a, &b| {
-        let ((ka, na), (kb, nb)) = (run(a), run(b));
-        ka.cmp(&kb).then_with(|| na.as_bytes().cmp(nb.as_bytes()))
+    // The runs themselves are sorted, each with its position: sorting positions read the
+    // keys through them, a scattered read at every comparison. Equal keys of names of at
+    // most eight bytes are names that differ only in trailing zero bytes (the keys' padding),
+    // which the lengths order: dense programs repeat short names ("helper"), and comparing
+    // their bytes again was most of this sort.
+    let mut order: Vec<(u64, &str, u32)> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, &(k, n))| (k, n, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    order.sort_unstable_by(|&(ka, na, _), &(kb, nb, _)| {
+        ka.cmp(&kb).then_with(|| {
+            if na.len() <= 8 && nb.len() <= 8 {
+                na.len().cmp(&nb.len())
+            } else {
+                na.as_bytes().cmp(nb.as_bytes())
+            }
+        })
     });
     let mut rank = vec![0u32; runs.len()];
     let mut r = 0u32;
     let mut prev: Option<(u64, &str)> = None;
-    for &u in &order {
-        let cur = run(u);
+    for &(k, n, u) in &order {
+        let cur = (k, n);
         if let Some(p) = prev
             && p != cur
         {
