@@ -159,9 +159,9 @@ fn sort_by_keys(g: &CallGraph, list: &[u32], keyed: &mut Keyed, descending: bool
         keyed.push((k, a));
     }
     if descending {
-        keyed.sort_by(|l, r| r.0.cmp(&l.0));
+        keyed.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
     } else {
-        keyed.sort_by(|l, r| l.0.cmp(&r.0));
+        keyed.sort_by_key(|&(k, _)| k);
     }
     true
 }
