@@ -65,15 +65,28 @@ pub fn put_u(buf: &mut Vec<u8>, v: u64, width: usize, left: bool) {
 
 /// The decimal digits of `v` (`%lu`), written at the end of `digits`.
 pub fn u_digits(v: u64, digits: &mut [u8; 20]) -> &[u8] {
+    // Two digits per division: a call graph prints a count or an index per line, hundreds
+    // of thousands of them on a dense program.
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut i = digits.len();
     let mut v = v;
-    loop {
+    while v >= 100 {
+        let p = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    }
+    if v >= 10 {
+        let p = v as usize * 2;
+        i -= 2;
+        digits[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    } else {
         i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        digits[i] = b'0' + v as u8;
     }
     &digits[i..]
 }
@@ -255,6 +268,22 @@ fn strip_zeros(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `u_digits` prints what `%lu` prints, around every digit-count boundary.
+    #[test]
+    fn u_digits_is_lu() {
+        let mut values = vec![0, u64::MAX];
+        let mut p = 1u64;
+        while let Some(next) = p.checked_mul(10) {
+            values.extend([p - 1, p, p + 1, next / 2 + 7]);
+            p = next;
+        }
+        values.extend([p - 1, p, p + 1]);
+        for v in values {
+            let mut d = [0u8; 20];
+            assert_eq!(u_digits(v, &mut d), v.to_string().as_bytes(), "{v}");
+        }
+    }
 
     #[test]
     fn g_matches_glibc() {

@@ -115,10 +115,55 @@ impl Adjacency {
 /// greater than: ascending order, equal keys in reverse list order. `cmp_arc` is a total
 /// preorder, so a stable sort of the reversed list gives the same order in O(n log n) (gprof's
 /// insertion sort is quadratic in the number of parents).
-fn sorted_parents(g: &CallGraph, adj: &Adjacency, node: u32, v: &mut Vec<u32>) {
+fn sorted_parents(g: &CallGraph, adj: &Adjacency, node: u32, v: &mut Vec<u32>, keyed: &mut Keyed) {
     v.clear();
-    v.extend_from_slice(adj.parents(node));
+    let list = adj.parents(node);
+    if list.len() > 1 && sort_by_keys(g, list, keyed, false) {
+        v.extend(keyed.iter().map(|&(_, a)| a));
+        return;
+    }
+    v.extend_from_slice(list);
     v.sort_by(|&a, &b| cmp_arc(g, a, b));
+}
+
+/// [`cmp_arc`] as a key: class (self arc, arc within a cycle, other arc), then the arc's
+/// time for the last class, then its count (none for a self arc, which a node has at most
+/// one of). Keys are read once per arc: the comparator read the arc and both its ends at
+/// every comparison, scattered reads that were most of sorting a dense graph's lines.
+type ArcKey = (u8, u64, u64);
+
+/// Arcs with their keys, for one parent or child list.
+type Keyed = Vec<(ArcKey, u32)>;
+
+/// `arc`'s [`ArcKey`], or `None` if its time is NaN (which no key orders as `cmp_arc` does).
+fn arc_key(g: &CallGraph, arc: u32) -> Option<ArcKey> {
+    let a = &g.arcs[arc as usize];
+    if a.parent == a.child {
+        return Some((0, 0, 0));
+    }
+    let (pn, cn) = (g.nodes[a.parent].cyc_num, g.nodes[a.child].cyc_num);
+    if pn != 0 && cn != 0 && pn == cn {
+        return Some((1, 0, a.count));
+    }
+    Some((2, super::sort::ordered_f64(a.time + a.child_time)?, a.count))
+}
+
+/// Sorts `list` into `keyed` by [`ArcKey`], ascending or descending, equal keys in list
+/// order: `cmp_arc`'s stable sort. False (and `keyed` undefined) if a key is missing.
+fn sort_by_keys(g: &CallGraph, list: &[u32], keyed: &mut Keyed, descending: bool) -> bool {
+    keyed.clear();
+    for &a in list {
+        let Some(k) = arc_key(g, a) else {
+            return false;
+        };
+        keyed.push((k, a));
+    }
+    if descending {
+        keyed.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
+    } else {
+        keyed.sort_by_key(|&(k, _)| k);
+    }
+    true
 }
 
 /// A line of a function's children: an arc, or the arc to gprof's `<indirect child>`.
@@ -156,11 +201,23 @@ fn cmp_child(g: &CallGraph, l: Child, r: Child) -> Ordering {
 
 /// `sort_children`: insertion before the first element the arc is not less than: descending
 /// order, equal keys in reverse list order (= arc creation order).
-fn sorted_children(g: &CallGraph, adj: &Adjacency, node: u32, v: &mut Vec<Child>) {
+fn sorted_children(
+    g: &CallGraph,
+    adj: &Adjacency,
+    node: u32,
+    v: &mut Vec<Child>,
+    keyed: &mut Keyed,
+) {
     v.clear();
-    v.extend(adj.children(node).iter().map(|&a| Child::Arc(a)));
+    let list = adj.children(node);
     // `indirect` is in parent order (assembly visits the symbols in order).
-    if let Ok(i) = g.indirect.binary_search_by_key(&node, |&(p, _)| p)
+    let indirect = g.indirect.binary_search_by_key(&node, |&(p, _)| p).ok();
+    if indirect.is_none() && list.len() > 1 && sort_by_keys(g, list, keyed, true) {
+        v.extend(keyed.iter().map(|&(_, a)| Child::Arc(a)));
+        return;
+    }
+    v.extend(list.iter().map(|&a| Child::Arc(a)));
+    if let Some(i) = indirect
         && let Some(&(_, made)) = g.indirect.get(i)
     {
         let at = v
@@ -322,7 +379,7 @@ impl Entries<'_> {
         let (a, opts, cols, hz) = (self.a, self.opts, &self.cols, self.hz);
         let g = &a.graph;
         // Scratch lists of one entry's parent and child arcs, reused from entry to entry.
-        let (mut arc_list, mut child_list) = (Vec::new(), Vec::new());
+        let (mut arc_list, mut child_list, mut keyed) = (Vec::new(), Vec::new(), Vec::new());
         for &node in nodes {
             let n = &g.nodes[node as usize];
             // Only line mode reads the symbol: a cache miss per node otherwise spent for nothing.
@@ -366,7 +423,17 @@ impl Entries<'_> {
                     b.push(b'\n');
                 }
             } else {
-                print_parents(b, a, self.adj, names, cols, node, hz, &mut arc_list);
+                print_parents(
+                    b,
+                    a,
+                    self.adj,
+                    names,
+                    cols,
+                    node,
+                    hz,
+                    &mut arc_list,
+                    &mut keyed,
+                );
                 // The function's own line.
                 entry_head(b, cols, n, self.print_time, hz);
                 if n.ncalls.wrapping_add(n.self_calls) != 0 {
@@ -382,7 +449,17 @@ impl Entries<'_> {
                 }
                 names.name(b, node as usize);
                 b.push(b'\n');
-                print_children(b, a, self.adj, names, cols, node, hz, &mut child_list);
+                print_children(
+                    b,
+                    a,
+                    self.adj,
+                    names,
+                    cols,
+                    node,
+                    hz,
+                    &mut child_list,
+                    &mut keyed,
+                );
             }
             if opts.bsd {
                 b.push(b'\n');
@@ -519,6 +596,7 @@ fn print_parents(
     child: u32,
     hz: f64,
     arcs: &mut Vec<u32>,
+    keyed: &mut Keyed,
 ) {
     let g = &a.graph;
     let cn = &g.nodes[child as usize];
@@ -542,7 +620,7 @@ fn print_parents(
         b.extend_from_slice(b"     <spontaneous>\n");
         return;
     }
-    sorted_parents(g, adj, child, arcs);
+    sorted_parents(g, adj, child, arcs, keyed);
     for &arc_i in arcs.iter() {
         let arc = &g.arcs[arc_i as usize];
         let parent = arc.parent;
@@ -575,10 +653,11 @@ fn print_children(
     parent: u32,
     hz: f64,
     children: &mut Vec<Child>,
+    keyed: &mut Keyed,
 ) {
     let g = &a.graph;
     let pn = &g.nodes[parent as usize];
-    sorted_children(g, adj, parent, children);
+    sorted_children(g, adj, parent, children, keyed);
     for &child in children.iter() {
         let Child::Arc(arc_i) = child else {
             timed_line(b, cols, 0.0, 0.0, 0, 0);

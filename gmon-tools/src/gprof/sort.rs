@@ -56,26 +56,38 @@ fn msort_rec<T: Copy, F: FnMut(&T, &T) -> Ordering>(v: &mut [T], tmp: &mut Vec<T
 /// names' first eight bytes as one integer, and the bytes only when those are equal (a hash
 /// table of the names and a sort by their bytes were a tenth of a dense program's analysis).
 pub fn name_ranks<'a, I: IntoIterator<Item = &'a str>>(names: I) -> Vec<u32> {
-    // Runs of equal neighbouring names: (prefix key, name), and each name's run.
-    let mut runs: Vec<(u64, &str)> = Vec::new();
-    let mut run_of: Vec<u32> = Vec::new();
+    // Runs of equal neighbouring names: (prefix key, name, run number), and each name's run.
+    let names = names.into_iter();
+    let mut runs: Vec<(u64, &str, u32)> = Vec::with_capacity(names.size_hint().0);
+    let mut run_of: Vec<u32> = Vec::with_capacity(names.size_hint().0);
     for name in names {
-        if runs.last().is_none_or(|&(_, last)| last != name) {
-            runs.push((prefix_key(name.as_bytes()), name));
+        if runs.last().is_none_or(|&(_, last, _)| last != name) {
+            let number = u32::try_from(runs.len()).unwrap_or(u32::MAX);
+            runs.push((prefix_key(name.as_bytes()), name, number));
         }
         run_of.push(u32::try_from(runs.len() - 1).unwrap_or(u32::MAX));
     }
-    let mut order: Vec<u32> = (0..u32::try_from(runs.len()).unwrap_or(u32::MAX)).collect();
-    let run = |i: u32| runs.get(i as usize).copied().unwrap_or((0, ""));
-    order.sort_unstable_by(|&a, &b| {
-        let ((ka, na), (kb, nb)) = (run(a), run(b));
-        ka.cmp(&kb).then_with(|| na.as_bytes().cmp(nb.as_bytes()))
+    // The runs themselves are sorted, in place, each with its number: sorting run numbers
+    // read the keys through them, a scattered read at every comparison. Equal keys of names
+    // of at most eight bytes are names that differ only in trailing zero bytes (the keys'
+    // padding), which the lengths order: dense programs repeat short names ("helper"), and
+    // comparing their bytes again was most of this sort.
+    let nruns = runs.len();
+    let mut order = runs;
+    order.sort_unstable_by(|&(ka, na, _), &(kb, nb, _)| {
+        ka.cmp(&kb).then_with(|| {
+            if na.len() <= 8 && nb.len() <= 8 {
+                na.len().cmp(&nb.len())
+            } else {
+                na.as_bytes().cmp(nb.as_bytes())
+            }
+        })
     });
-    let mut rank = vec![0u32; runs.len()];
+    let mut rank = vec![0u32; nruns];
     let mut r = 0u32;
     let mut prev: Option<(u64, &str)> = None;
-    for &u in &order {
-        let cur = run(u);
+    for &(k, n, u) in &order {
+        let cur = (k, n);
         if let Some(p) = prev
             && p != cur
         {
