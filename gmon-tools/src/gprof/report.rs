@@ -605,75 +605,100 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         Some(_) => None,
         None => super::symtab::parse_elf(&image.data).ok(),
     };
-    let mut symtab = match (&a.external_symbols, &elf) {
-        (Some(file), _) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
-        (None, Some(elf)) => super::symtab::SymbolTable::from_parsed(&image, elf, &opts.symtab, w)?,
-        // Not ELF after all: from_image says so as gprof does.
-        (None, None) => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
-    };
-    // Without `-l` and with names alone in the symspecs, the source files are needed only for
-    // the static functions' `(file)` in the index: `deferred` holds their addresses, and their
-    // line tables are read on a second thread while the profiles are read and tallied (the
-    // tally looks at addresses and names alone). Both take about as long on a dense program.
-    let mut deferred = None;
-    if a.external_symbols.is_none() {
-        if let Some(map) = &a.function_map {
-            let map = super::ordering::read_function_map(map, w)?;
-            super::ordering::apply_function_map(&mut symtab, &map, image.text_end());
-        }
-        deferred = static_addresses_if_enough(a, &symtab, line);
-        if deferred.is_none() {
-            let mut info = super::dwarf::LineInfo::for_executable_wanting(
-                &a.image,
-                &image.data,
-                elf.as_ref(),
-                line,
-                None,
-            );
-            super::lines::attach_function_sources(&mut symtab, &mut info);
-            if line {
-                symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
+    // The line information is read on a second thread from here: what it needs before
+    // knowing which answers will be asked for (the debug file, its sections and unit headers,
+    // the ELF code symbols) is read while this thread builds the symbol table, then the
+    // request comes over `tx`. Without `-S` and a parsed ELF file there is nothing to read
+    // (and without the parse, the symbol table's error ends the run).
+    let (builder, loaded) = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<super::dwarf::Request>();
+        let data: &[u8] = &image.data;
+        let mut sources = match (&a.external_symbols, elf.as_ref()) {
+            (None, Some(elf)) => Some(scope.spawn(move || {
+                super::dwarf::LineInfo::for_executable_when(&a.image, data, Some(elf), move || {
+                    rx.recv().ok()
+                })
+            })),
+            _ => None,
+        };
+        let mut ask = |request: super::dwarf::Request| match sources.take() {
+            Some(thread) => {
+                // The reader waits for this request unless it is gone (it cannot stop early but
+                // by panicking, which aborts).
+                let _ = tx.send(request);
+                thread
             }
-            super::lines::order_files_like_gprof(
-                &mut symtab,
-                elf.as_ref().map(|e| (e, &*image.data)),
-            );
-        }
-    }
-    let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
-    if a.file_format == FileFormat::Prof {
-        return Err(GprofError::new(format!(
-            "{w}: sorry, file format `prof' is not yet supported\n"
-        ))
-        .into());
-    }
-    let read = |builder: &mut AnalysisBuilder, out: &mut dyn Write, err: &mut dyn Write| {
-        read_profiles(a, &image, line, builder, out, err)
-    };
-    let loaded = match deferred {
-        None => read(&mut builder, out, err),
-        Some(want) => std::thread::scope(|scope| {
-            let elf = elf.as_ref();
-            let data: &[u8] = &image.data;
-            let sources = scope.spawn(move || {
-                super::dwarf::LineInfo::for_executable_wanting(
-                    &a.image,
-                    data,
-                    elf,
-                    false,
-                    Some(want),
-                )
-            });
-            let loaded = read(&mut builder, &mut *out, &mut *err);
-            let mut info = sources
+            None => scope.spawn(move || {
+                super::dwarf::LineInfo::for_executable_when(&a.image, data, None, || Some(request))
+            }),
+        };
+        let joined = |thread: std::thread::ScopedJoinHandle<'_, super::dwarf::LineInfo>| {
+            thread
                 .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            let symtab = builder.symtab_sources_mut();
-            super::lines::attach_function_sources(symtab, &mut info);
-            super::lines::order_files_like_gprof(symtab, elf.map(|e| (e, &*image.data)));
-            loaded
-        }),
-    };
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        };
+        let mut symtab = match (&a.external_symbols, &elf) {
+            (Some(file), _) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
+            (None, Some(elf)) => {
+                super::symtab::SymbolTable::from_parsed(&image, elf, &opts.symtab, w)?
+            }
+            // Not ELF after all: from_image says so as gprof does.
+            (None, None) => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
+        };
+        // Without `-l` and with names alone in the symspecs, the source files are needed only
+        // for the static functions' `(file)` in the index: `deferred` holds their addresses,
+        // and their line tables are read on the second thread while the profiles are read and
+        // tallied (the tally looks at addresses and names alone). Both take about as long on a
+        // dense program.
+        let mut deferred = None;
+        if a.external_symbols.is_none() {
+            if let Some(map) = &a.function_map {
+                let map = super::ordering::read_function_map(map, w)?;
+                super::ordering::apply_function_map(&mut symtab, &map, image.text_end());
+            }
+            deferred = static_addresses_if_enough(a, &symtab, line);
+            if deferred.is_none() {
+                let mut info = joined(ask(super::dwarf::Request {
+                    functions: line,
+                    want: None,
+                }));
+                super::lines::attach_function_sources(&mut symtab, &mut info);
+                if line {
+                    symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
+                }
+                super::lines::order_files_like_gprof(
+                    &mut symtab,
+                    elf.as_ref().map(|e| (e, &*image.data)),
+                );
+            }
+        }
+        let mut builder = AnalysisBuilder::with_symtab(symtab, &opts);
+        if a.file_format == FileFormat::Prof {
+            return Err(GprofError::new(format!(
+                "{w}: sorry, file format `prof' is not yet supported\n"
+            ))
+            .into());
+        }
+        let loaded = match deferred {
+            None => read_profiles(a, &image, line, &mut builder, out, err),
+            Some(want) => {
+                let sources = ask(super::dwarf::Request {
+                    functions: false,
+                    want: Some(want),
+                });
+                let loaded = read_profiles(a, &image, line, &mut builder, out, err);
+                let mut info = joined(sources);
+                let symtab = builder.symtab_sources_mut();
+                super::lines::attach_function_sources(symtab, &mut info);
+                super::lines::order_files_like_gprof(
+                    symtab,
+                    elf.as_ref().map(|e| (e, &*image.data)),
+                );
+                loaded
+            }
+        };
+        Ok::<_, Failure>((builder, loaded))
+    })?;
     let Loaded {
         mut first_output,
         sum,

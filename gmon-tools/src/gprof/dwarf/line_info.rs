@@ -17,6 +17,20 @@ pub struct Location {
     pub function: StrId,
 }
 
+/// What [`LineInfo::for_executable_when`] learns once its caller knows.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Read the DWARF functions (`-l`: their names are reported); without them, the file
+    /// and line of an address are the same, only BFD's function name may differ.
+    pub functions: bool,
+    /// When only the answers at these addresses will be asked for, and in any order (no
+    /// `functions`), the line tables keep just those answers, which makes reading several
+    /// times faster. Whether that was done is [`LineInfo::wanted`]: not when the answers
+    /// could depend on the order of lookups (ELF symbols that make BFD's one-entry cache
+    /// answer differently from a fresh search).
+    pub want: Option<Vec<u64>>,
+}
+
 /// BFD's view of an executable's DWARF line information and code symbols.
 #[derive(Debug)]
 pub struct LineInfo {
@@ -27,7 +41,7 @@ pub struct LineInfo {
     /// How many DWARF functions BFD's name memory has settled so far.
     resolved: u64,
     /// The only addresses [`LineInfo::locate`] answers for, when it was read for them alone
-    /// (see [`LineInfo::for_executable`]); ascending.
+    /// (see [`Request::want`]); ascending.
     wanted: Option<Vec<u64>>,
 }
 
@@ -49,33 +63,28 @@ impl LineInfo {
         elf: Option<&goblin::elf::Elf<'_>>,
         functions: bool,
     ) -> LineInfo {
-        LineInfo::for_executable_wanting(path, data, elf, functions, None)
+        LineInfo::for_executable_when(path, data, elf, || {
+            Some(Request {
+                functions,
+                want: None,
+            })
+        })
     }
 
-    /// [`LineInfo::for_executable`] when only some answers will be asked for.
-    ///
-    /// `want`: when only the answers at these addresses will be asked for, and in any order
-    /// (no `functions`), the line tables keep just those answers, which makes reading several
-    /// times faster. Whether that was done is [`LineInfo::wanted`]: not when the answers
-    /// could depend on the order of lookups (ELF symbols that make BFD's one-entry cache
-    /// answer differently from a fresh search).
-    pub fn for_executable_wanting(
+    /// [`LineInfo::for_executable`] started before the caller knows what it will ask: the
+    /// debug file, its sections, unit headers and the ELF code symbols are read first, then
+    /// `request` is called (it may wait for the caller, e.g. on a channel) and the rest is
+    /// read as it says. `request` giving `None` (the caller stopped) gives an empty table.
+    pub fn for_executable_when(
         path: &std::path::Path,
         data: &[u8],
         elf: Option<&goblin::elf::Elf<'_>>,
-        functions: bool,
-        want: Option<Vec<u64>>,
+        request: impl FnOnce() -> Option<Request>,
     ) -> LineInfo {
         let separate = crate::gprof::debuglink::separate_debug_data(path, data);
         // The code symbols are the executable's, and so are the descriptors they may need.
         let symbols = elf.map(|e| (e, data));
-        LineInfo::read(
-            separate.as_deref().unwrap_or(data),
-            symbols,
-            functions,
-            want,
-            None,
-        )
+        LineInfo::read_when(separate.as_deref().unwrap_or(data), symbols, None, request)
     }
 
     /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
@@ -100,15 +109,28 @@ impl LineInfo {
 
     /// The reader behind the constructors: the DWARF of the ELF file `dwarf_data`, and the
     /// code symbols of `symbols` (goblin's parse and the bytes it was parsed from; the same
-    /// file unless the DWARF is in a separate debug file). `want`: see
-    /// [`LineInfo::for_executable`]. `threads`: read units on several threads or not; `None`
-    /// decides by the size of the DWARF.
+    /// file unless the DWARF is in a separate debug file). `want`: see [`Request::want`].
+    /// `threads`: read units on several threads or not; `None` decides by the size of the
+    /// DWARF.
     fn read(
         dwarf_data: &[u8],
         symbols: Option<(&goblin::elf::Elf<'_>, &[u8])>,
         functions: bool,
         want: Option<Vec<u64>>,
         threads: Option<bool>,
+    ) -> LineInfo {
+        LineInfo::read_when(dwarf_data, symbols, threads, || {
+            Some(Request { functions, want })
+        })
+    }
+
+    /// [`LineInfo::read`] with the request known after the sections, unit headers and code
+    /// symbols were read (see [`LineInfo::for_executable_when`]).
+    fn read_when(
+        dwarf_data: &[u8],
+        symbols: Option<(&goblin::elf::Elf<'_>, &[u8])>,
+        threads: Option<bool>,
+        request: impl FnOnce() -> Option<Request>,
     ) -> LineInfo {
         let mut info = LineInfo {
             strings: Strings::default(),
@@ -117,10 +139,29 @@ impl LineInfo {
             resolved: 0,
             wanted: None,
         };
-        if let Some((elf, data)) = symbols {
+        // What does not depend on the request, read while the caller works out the request.
+        let synthetic = symbols.map(|(elf, data)| crate::gprof::arch::synthetic_symbols(elf, data));
+        let collected = match (symbols, &synthetic) {
+            (Some((elf, data)), Some(synthetic)) => Some(ElfSymbols::collect(elf, data, synthetic)),
+            _ => None,
+        };
+        let sections = Sections::read(dwarf_data);
+        let dwarf = sections.as_ref().and_then(Sections::dwarf);
+        let mut headers = Vec::new();
+        if let Some(dwarf) = &dwarf {
+            let mut iter = dwarf.units();
+            while let Ok(Some(h)) = iter.next() {
+                headers.push(h);
+            }
+        }
+        let Some(Request { functions, want }) = request() else {
+            return info;
+        };
+        if let Some((mut syms, found)) = collected {
             // Without functions, the names are needed at the wanted addresses alone.
             let only = want.as_deref().filter(|_| !functions);
-            info.symbols = ElfSymbols::read(elf, data, &mut info.strings, only);
+            syms.name(&found, &mut info.strings, only);
+            info.symbols = syms;
         }
         // Lookups of some addresses give the answers of a full walk only when no lookup
         // depends on the ones before it: no name memory (no functions), a transparent cache.
@@ -131,23 +172,15 @@ impl LineInfo {
                 w
             });
         }
-        let Some(sections) = Sections::read(dwarf_data) else {
+        let (Some(sections), Some(dwarf)) = (&sections, &dwarf) else {
             return info;
         };
-        let Some(dwarf) = sections.dwarf() else {
-            return info;
-        };
-        let mut headers = Vec::new();
-        let mut iter = dwarf.units();
-        while let Ok(Some(h)) = iter.next() {
-            headers.push(h);
-        }
         // Threads pay off once there is DWARF to share (objdump's 4.5 MB: about half the time).
         let size = sections.get(gimli::SectionId::DebugInfo).len();
         let parallel = threads.unwrap_or(functions && size >= PARALLEL_DEBUG_INFO);
         let strings = std::mem::take(&mut info.strings);
         let want = info.wanted.as_deref();
-        let (units, strings) = read_units(&dwarf, &headers, functions, want, parallel, strings);
+        let (units, strings) = read_units(dwarf, &headers, functions, want, parallel, strings);
         info.strings = strings;
         info.units = Units::new(units);
         info

@@ -47,5 +47,5 @@ mod strings;
 mod symbols;
 mod units;
 
-pub use line_info::{LineInfo, Location};
+pub use line_info::{LineInfo, Location, Request};
 pub use strings::StrId;

@@ -7,7 +7,7 @@ use super::strings::{StrId, Strings};
 struct ElfFunc {
     value: u64,
     size: u64,
-    /// Interned when the symbol can be asked for (see [`ElfSymbols::read`]).
+    /// Interned when the symbol can be asked for (see [`ElfSymbols::name`]).
     name: Option<StrId>,
     /// The symbol's value in its own section, which BFD compares with where it means the
     /// code's offset (its cache, and the renaming of a DWARF function that starts there):
@@ -47,33 +47,29 @@ impl Default for ElfSymbols {
 
 impl ElfSymbols {
     /// Code symbols of `.text` that `_bfd_elf_find_function` considers (the machine's
-    /// `maybe_function_sym`, see [`crate::gprof::arch::function_symbols`]), in gprof's order.
-    /// `data`: the bytes `elf` was parsed from (PowerPC64 descriptors are read there).
-    ///
-    /// `only`: when these are the only addresses that will be looked up, and the cache is
-    /// transparent (so that a lookup finds what a fresh search finds), only the names of the
-    /// symbols found there are interned: a function-level run looks up a few hundred
-    /// addresses, and interning every name of a 20,000-symbol table was half of this reading.
-    pub(super) fn read(
-        elf: &goblin::elf::Elf<'_>,
-        data: &[u8],
-        strings: &mut Strings,
-        only: Option<&[u64]>,
-    ) -> ElfSymbols {
+    /// `maybe_function_sym`, see [`crate::gprof::arch::function_symbols`]), in gprof's order,
+    /// sorted but still unnamed, with the names to give them ([`ElfSymbols::name`]): the
+    /// half of the reading that does not need to know which addresses will be looked up.
+    /// `data`: the bytes `elf` was parsed from (PowerPC64 descriptors are read there);
+    /// `synthetic`: [`crate::gprof::arch::synthetic_symbols`].
+    pub(super) fn collect<'a>(
+        elf: &goblin::elf::Elf<'a>,
+        data: &'a [u8],
+        synthetic: &'a crate::gprof::arch::Synthetic,
+    ) -> (ElfSymbols, Vec<crate::gprof::arch::FunctionSym<'a>>) {
         let Some((text_idx, text)) = elf
             .section_headers
             .iter()
             .enumerate()
             .find(|(_, s)| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
         else {
-            return ElfSymbols::default();
+            return (ElfSymbols::default(), Vec::new());
         };
         let mut syms = ElfSymbols {
             text_vma: text.sh_addr,
             ..ElfSymbols::default()
         };
-        let synthetic = crate::gprof::arch::synthetic_symbols(elf, data);
-        let found = crate::gprof::arch::function_symbols(elf, data, text_idx, &synthetic);
+        let found = crate::gprof::arch::function_symbols(elf, data, text_idx, synthetic);
         syms.funcs = found
             .iter()
             .map(|f| ElfFunc {
@@ -94,11 +90,26 @@ impl ElfSymbols {
         syms.sorted = keys.into_iter().map(|(_, i)| i).collect();
         syms.cache_transparent =
             syms.cache_is_transparent() && syms.funcs.iter().all(|f| f.cache_value == f.value);
-        match only.filter(|_| syms.cache_transparent) {
+        (syms, found)
+    }
+
+    /// Names the symbols `found` by [`ElfSymbols::collect`].
+    ///
+    /// `only`: when these are the only addresses that will be looked up, and the cache is
+    /// transparent (so that a lookup finds what a fresh search finds), only the names of the
+    /// symbols found there are interned: a function-level run looks up a few hundred
+    /// addresses, and interning every name of a 20,000-symbol table was half of this reading.
+    pub(super) fn name(
+        &mut self,
+        found: &[crate::gprof::arch::FunctionSym<'_>],
+        strings: &mut Strings,
+        only: Option<&[u64]>,
+    ) {
+        match only.filter(|_| self.cache_transparent) {
             Some(addrs) => {
                 for &a in addrs {
-                    if let Some(i) = syms.search(a.wrapping_sub(syms.text_vma))
-                        && let (Some(f), Some(s)) = (syms.funcs.get_mut(i), found.get(i))
+                    if let Some(i) = self.search(a.wrapping_sub(self.text_vma))
+                        && let (Some(f), Some(s)) = (self.funcs.get_mut(i), found.get(i))
                         && f.name.is_none()
                     {
                         f.name = Some(strings.intern(&s.name));
@@ -106,12 +117,11 @@ impl ElfSymbols {
                 }
             }
             None => {
-                for (f, s) in syms.funcs.iter_mut().zip(&found) {
+                for (f, s) in self.funcs.iter_mut().zip(found) {
                     f.name = Some(strings.intern(&s.name));
                 }
             }
         }
-        syms
     }
 
     /// See [`ElfSymbols::cache_transparent`].
@@ -120,7 +130,7 @@ impl ElfSymbols {
     }
 
     /// The symbol `find_function` returned: its name and its value in its own section.
-    /// `None` for a symbol whose name was not read (see [`ElfSymbols::read`]).
+    /// `None` for a symbol whose name was not read (see [`ElfSymbols::name`]).
     pub(super) fn name_and_value(&self, i: usize) -> Option<(StrId, u64)> {
         self.funcs
             .get(i)
