@@ -365,12 +365,51 @@ fn string_at(strings: &[u8], offset: usize) -> Option<&[u8]> {
 
 /// An object file's bytes: mapped when it is a regular file (a view that names a few addresses
 /// of a library reads only its headers, symbol tables and perhaps its unwind table), else read.
+///
+/// The kernel's vDSO (`linux-vdso.so.1`, `linux-gate.so.1`) has no file: it is read from this
+/// process's own copy, which is the recorded one when the build ids match (callers that know
+/// the recorded build id check it, as for any object).
 fn object_bytes(path: &Path) -> Option<ImageBytes> {
-    let file = std::fs::File::open(path).ok()?;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(_) if is_vdso_name(path) => return own_vdso().map(ImageBytes::Owned),
+        Err(_) => return None,
+    };
     match crate::gprof::symtab::map_file(&file) {
         Some(m) => Some(ImageBytes::Mapped(m)),
         None => std::fs::read(path).ok().map(ImageBytes::Owned),
     }
+}
+
+/// Whether `path` is the name the loader gives the vDSO (no directory, no file).
+fn is_vdso_name(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| {
+        ["linux-vdso.so", "linux-gate.so", "[vdso]"]
+            .iter()
+            .any(|n| p.starts_with(n))
+    })
+}
+
+/// A copy of this process's vDSO image: the whole ELF file the kernel maps at
+/// `AT_SYSINFO_EHDR`, section headers included (they end the file).
+fn own_vdso() -> Option<Vec<u8>> {
+    // SAFETY: getauxval only reads the auxiliary vector.
+    let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) };
+    if base == 0 {
+        return None;
+    }
+    let base = usize::try_from(base).ok()? as *const u8;
+    // SAFETY: the kernel maps the vDSO image readable at `base` (at least a page); it starts
+    // with an ELF header of the process's own class, 64 bytes at most.
+    let ident = unsafe { std::slice::from_raw_parts(base, 64) };
+    let header = Elf::parse_header(ident).ok()?;
+    let end = header
+        .e_shoff
+        .checked_add(u64::from(header.e_shnum) * u64::from(header.e_shentsize))?;
+    // A vDSO is a few pages; anything larger is not one.
+    let len = usize::try_from(end).ok().filter(|&n| n <= 1 << 20)?;
+    // SAFETY: the mapping holds the whole image, whose section headers end at `len`.
+    Some(unsafe { std::slice::from_raw_parts(base, len) }.to_vec())
 }
 
 /// What naming needs from an ELF file, found through its section headers alone: goblin's full
@@ -491,6 +530,36 @@ fn unwind_ranges(tables: &Tables<'_>) -> Vec<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_vdso_is_named_from_this_process_own_copy() {
+        // Every Linux process has a vDSO that exports clock_gettime (the symbol name differs by
+        // architecture: __vdso_clock_gettime, __kernel_clock_gettime, plus aliases).
+        let vdso = ObjectSymbols::open(Path::new("linux-vdso.so.1")).expect("the vDSO is read");
+        assert_eq!(vdso.object, "linux-vdso.so.1");
+        let f = vdso
+            .functions()
+            .iter()
+            .find(|f| f.name.contains("clock_gettime"))
+            .unwrap_or_else(|| panic!("no clock_gettime in {:?}", vdso.functions()));
+        assert!(
+            vdso.function_at(f.start)
+                .is_some_and(|g| g.start == f.start)
+        );
+        // Its build id is checked like any object's.
+        let bytes = own_vdso().expect("vDSO bytes");
+        let id = crate::gprof::elf_file::ElfFile::parse(&bytes)
+            .and_then(|e| e.gnu_build_id())
+            .unwrap_or_default();
+        if !id.is_empty() {
+            assert!(ObjectSymbols::open_for(Path::new("linux-vdso.so.1"), &id, None).is_some());
+            let mut other = id.clone();
+            other[0] ^= 1;
+            assert!(ObjectSymbols::open_for(Path::new("linux-vdso.so.1"), &other, None).is_none());
+        }
+        // A name that is not the vDSO's and no file stays unreadable.
+        assert!(ObjectSymbols::open(Path::new("no-such-lib.so.1")).is_none());
+    }
 
     #[test]
     fn lookups_inside_outside_and_past_the_last_function() {
