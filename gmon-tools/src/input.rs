@@ -33,6 +33,23 @@ pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
     fs::read(path).map_err(|e| read_error(path, &e))
 }
 
+/// An error when `path` is a gmon-write sidecar rather than a profile, said before anything
+/// else is looked for (the views would otherwise first go looking for an executable). A file
+/// that cannot be read is left to the reading that follows, which says why.
+pub fn refuse_sidecar(path: &Path) -> anyhow::Result<()> {
+    let mut head = [0u8; 8];
+    let read = fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    if read.is_ok() && head == gmon_format::sidecar::GMONX_MAGIC {
+        return Err(NotAProfile {
+            name: path.display().to_string(),
+            reason: what_it_is(&head).to_owned(),
+            tried: String::new(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// [`read_input`] into `buf` (emptied first), so that a caller reading many files reuses one
 /// allocation instead of faulting in fresh pages for every file.
 pub fn read_input_into(path: &Path, buf: &mut Vec<u8>) -> anyhow::Result<()> {
@@ -143,12 +160,21 @@ pub fn parse_profile(
 
 /// The reader's error for the file at `path`: a [`NotAProfile`] when no layout explains it,
 /// else the error after the file's name.
+///
+/// A gmon-write sidecar starts with "gmon" too, so the GNU reader takes it and stops at its
+/// version word ("unsupported version 0x747865"): it is said to be a sidecar instead.
 fn explain(path: &Path, bytes: &[u8], e: gmon_format::Error) -> anyhow::Error {
     match e {
         gmon_format::Error::UnknownFormat { tried, .. } => NotAProfile {
             name: path.display().to_string(),
             reason: what_it_is(bytes).to_owned(),
             tried,
+        }
+        .into(),
+        e if bytes.starts_with(&gmon_format::sidecar::GMONX_MAGIC) => NotAProfile {
+            name: path.display().to_string(),
+            reason: what_it_is(bytes).to_owned(),
+            tried: format!("GNU: {e}"),
         }
         .into(),
         e => anyhow::Error::new(e).context(path.display().to_string()),
@@ -198,5 +224,28 @@ mod tests {
         );
         let tried = &err.downcast_ref::<NotAProfile>().unwrap().tried;
         assert!(tried.contains("old BSD"), "{tried}");
+    }
+
+    #[test]
+    fn a_sidecar_is_named_as_one_not_as_a_gnu_file_of_another_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("gmon.out.gmonx");
+        let sidecar = gmon_format::Sidecar {
+            writer: "test".into(),
+            rate_hz: 1000,
+            ..gmon_format::Sidecar::default()
+        };
+        let mut bytes = Vec::new();
+        gmon_format::write_sidecar(&sidecar, &mut bytes).unwrap();
+        fs::write(&path, &bytes).unwrap();
+        let err = read_profile(&path, &gmon_format::ReadOptions::new()).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "{}: not a gmon.out profile: it is a gmon-write sidecar (.gmonx); give the \
+                 profile beside it",
+                path.display()
+            )
+        );
     }
 }

@@ -80,7 +80,8 @@ pub fn load_new(
     opts: &LoadOptions,
 ) -> anyhow::Result<stacks::Loaded> {
     stacks::load_with(Some(exe), std::slice::from_ref(&new.to_path_buf()), opts).map_err(|e| {
-        if own {
+        // A file that is no profile at all is not a matter of which executable reads it.
+        if own || e.downcast_ref::<crate::input::NotAProfile>().is_some() {
             e
         } else {
             anyhow::anyhow!(

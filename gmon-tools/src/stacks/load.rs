@@ -195,6 +195,9 @@ pub fn load_with(
 ) -> anyhow::Result<Loaded> {
     let (exe, gmon) = executable_and_profiles(exe, gmon)?;
     let gmon = gmon.as_slice();
+    for path in gmon {
+        crate::input::refuse_sidecar(path)?;
+    }
     let (exe_path, why) = choose_executable_saying_why(exe.as_deref(), gmon);
     let mut notes: Vec<String> = why.iter().cloned().collect();
     // gprof's messages name the file; only their own "gmon: " prefix is dropped (QA #15).

@@ -479,3 +479,62 @@ fn gprof_reads_compressed_debug_sections_like_bfd() {
         );
     }
 }
+
+/// A sidecar given where a profile is expected (it starts with "gmon" too): every command says
+/// what it is, before looking for an executable, and writes nothing.
+#[test]
+fn a_sidecar_given_for_a_profile_is_named_by_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let side = dir.path().join("gmon.out.gmonx");
+    let sidecar = gmon_format::Sidecar {
+        writer: "test".into(),
+        rate_hz: 1000,
+        ..gmon_format::Sidecar::default()
+    };
+    let mut bytes = Vec::new();
+    gmon_format::write_sidecar(&sidecar, &mut bytes).unwrap();
+    std::fs::write(&side, &bytes).unwrap();
+    let exe = case("cycle-pie-O0").join("prog");
+    let good = case("cycle-pie-O0").join("gmon.out");
+    let out = dir.path().join("out");
+    let runs: Vec<Vec<&std::ffi::OsStr>> = vec![
+        vec!["dump".as_ref(), side.as_os_str()],
+        vec!["flame".as_ref(), side.as_os_str()],
+        vec!["flame".as_ref(), exe.as_os_str(), side.as_os_str()],
+        vec![
+            "pprof".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            side.as_os_str(),
+        ],
+        vec![
+            "diff".as_ref(),
+            "--exe".as_ref(),
+            exe.as_os_str(),
+            good.as_os_str(),
+            side.as_os_str(),
+        ],
+        vec![
+            "merge".as_ref(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            good.as_os_str(),
+            side.as_os_str(),
+        ],
+    ];
+    for args in runs {
+        let o = gmon(&args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "gmon: {}: not a gmon.out profile: it is a gmon-write sidecar (.gmonx); give the \
+                 profile beside it",
+                side.display()
+            ),
+            "{args:?}"
+        );
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+}
