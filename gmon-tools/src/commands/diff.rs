@@ -80,8 +80,11 @@ pub fn load_new(
     opts: &LoadOptions,
 ) -> anyhow::Result<stacks::Loaded> {
     stacks::load_with(Some(exe), std::slice::from_ref(&new.to_path_buf()), opts).map_err(|e| {
-        // A file that is no profile at all is not a matter of which executable reads it.
-        if own || e.downcast_ref::<crate::input::NotAProfile>().is_some() {
+        // A file that cannot be read, or is no profile at all, is not a matter of which
+        // executable reads it.
+        let not_the_executable = e.downcast_ref::<crate::input::NotAProfile>().is_some()
+            || e.downcast_ref::<crate::input::ReadError>().is_some();
+        if own || not_the_executable {
             e
         } else {
             anyhow::anyhow!(

@@ -538,3 +538,25 @@ fn a_sidecar_given_for_a_profile_is_named_by_every_command() {
         assert!(!out.exists(), "{args:?} wrote {}", out.display());
     }
 }
+
+/// `gmon diff BASE NEW` with NEW missing: the reason alone, without the hint about NEW's own
+/// executable (which is for a NEW that BASE's executable cannot read).
+#[test]
+fn a_missing_new_profile_is_said_without_the_executable_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("new.out");
+    let exe = case("cycle-pie-O0").join("prog");
+    let good = case("cycle-pie-O0").join("gmon.out");
+    let o = gmon(&[
+        "diff".as_ref(),
+        "--exe".as_ref(),
+        exe.as_os_str(),
+        good.as_os_str(),
+        missing.as_os_str(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim_end(),
+        format!("gmon: {}: No such file or directory", missing.display())
+    );
+}
