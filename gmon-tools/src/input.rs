@@ -225,27 +225,4 @@ mod tests {
         let tried = &err.downcast_ref::<NotAProfile>().unwrap().tried;
         assert!(tried.contains("old BSD"), "{tried}");
     }
-
-    #[test]
-    fn a_sidecar_is_named_as_one_not_as_a_gnu_file_of_another_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("gmon.out.gmonx");
-        let sidecar = gmon_format::Sidecar {
-            writer: "test".into(),
-            rate_hz: 1000,
-            ..gmon_format::Sidecar::default()
-        };
-        let mut bytes = Vec::new();
-        gmon_format::write_sidecar(&sidecar, &mut bytes).unwrap();
-        fs::write(&path, &bytes).unwrap();
-        let err = read_profile(&path, &gmon_format::ReadOptions::new()).unwrap_err();
-        assert_eq!(
-            format!("{err:#}"),
-            format!(
-                "{}: not a gmon.out profile: it is a gmon-write sidecar (.gmonx); give the \
-                 profile beside it",
-                path.display()
-            )
-        );
-    }
 }

@@ -423,17 +423,7 @@ impl Entries<'_> {
                     b.push(b'\n');
                 }
             } else {
-                print_parents(
-                    b,
-                    a,
-                    self.adj,
-                    names,
-                    cols,
-                    node,
-                    hz,
-                    &mut arc_list,
-                    &mut keyed,
-                );
+                self.print_parents(b, names, node, &mut arc_list, &mut keyed);
                 // The function's own line.
                 entry_head(b, cols, n, self.print_time, hz);
                 if n.ncalls.wrapping_add(n.self_calls) != 0 {
@@ -449,17 +439,7 @@ impl Entries<'_> {
                 }
                 names.name(b, node as usize);
                 b.push(b'\n');
-                print_children(
-                    b,
-                    a,
-                    self.adj,
-                    names,
-                    cols,
-                    node,
-                    hz,
-                    &mut child_list,
-                    &mut keyed,
-                );
+                self.print_children(b, names, node, &mut child_list, &mut keyed);
             }
             if opts.bsd {
                 b.push(b'\n');
@@ -586,102 +566,98 @@ fn timed_line(b: &mut Vec<u8>, cols: &Cols, time: f64, child_time: f64, count: u
     b.extend_from_slice(b"     ");
 }
 
-#[allow(clippy::too_many_arguments)]
-fn print_parents(
-    b: &mut Vec<u8>,
-    a: &Analysis,
-    adj: &Adjacency,
-    names: &Names,
-    cols: &Cols,
-    child: u32,
-    hz: f64,
-    arcs: &mut Vec<u32>,
-    keyed: &mut Keyed,
-) {
-    let g = &a.graph;
-    let cn = &g.nodes[child as usize];
-    let cycle_head = if cn.cyc_head != NONE {
-        cn.cyc_head
-    } else {
-        child
-    };
-    if cn.parents == NONE {
-        put_sw(b, "", 6);
-        b.push(b' ');
-        put_sw(b, "", 5);
-        b.push(b' ');
-        put_sw(b, "", 7);
-        b.push(b' ');
-        cols.child_s(b);
-        b.push(b' ');
-        put_sw(b, "", 7);
-        b.push(b' ');
-        put_sw(b, "", 7);
-        b.extend_from_slice(b"     <spontaneous>\n");
-        return;
-    }
-    sorted_parents(g, adj, child, arcs, keyed);
-    for &arc_i in arcs.iter() {
-        let arc = &g.arcs[arc_i as usize];
-        let parent = arc.parent;
-        let pn = &g.nodes[parent];
-        if parent == child as usize || (cn.cyc_num != 0 && pn.cyc_num == cn.cyc_num) {
-            count_only_line(b, cols, arc.count);
+impl Entries<'_> {
+    /// The parent lines of `child`'s entry (`arcs`, `keyed`: scratch reused between entries).
+    fn print_parents(
+        &self,
+        b: &mut Vec<u8>,
+        names: &Names,
+        child: u32,
+        arcs: &mut Vec<u32>,
+        keyed: &mut Keyed,
+    ) {
+        let (g, adj, cols, hz) = (&self.a.graph, self.adj, &self.cols, self.hz);
+        let cn = &g.nodes[child as usize];
+        let cycle_head = if cn.cyc_head != NONE {
+            cn.cyc_head
         } else {
-            let total = g.nodes[cycle_head as usize].ncalls;
-            timed_line(
-                b,
-                cols,
-                arc.time / hz,
-                arc.child_time / hz,
-                arc.count,
-                total,
-            );
-        }
-        names.name(b, parent);
-        b.push(b'\n');
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn print_children(
-    b: &mut Vec<u8>,
-    a: &Analysis,
-    adj: &Adjacency,
-    names: &Names,
-    cols: &Cols,
-    parent: u32,
-    hz: f64,
-    children: &mut Vec<Child>,
-    keyed: &mut Keyed,
-) {
-    let g = &a.graph;
-    let pn = &g.nodes[parent as usize];
-    sorted_children(g, adj, parent, children, keyed);
-    for &child in children.iter() {
-        let Child::Arc(arc_i) = child else {
-            timed_line(b, cols, 0.0, 0.0, 0, 0);
-            b.extend_from_slice(b"<indirect child>\n");
-            continue;
+            child
         };
-        let arc = &g.arcs[arc_i as usize];
-        let child = arc.child;
-        let cn = &g.nodes[child];
-        if child == parent as usize || (cn.cyc_num != 0 && cn.cyc_num == pn.cyc_num) {
-            count_only_line(b, cols, arc.count);
-        } else {
-            let total = g.nodes[cn.cyc_head as usize].ncalls;
-            timed_line(
-                b,
-                cols,
-                arc.time / hz,
-                arc.child_time / hz,
-                arc.count,
-                total,
-            );
+        if cn.parents == NONE {
+            put_sw(b, "", 6);
+            b.push(b' ');
+            put_sw(b, "", 5);
+            b.push(b' ');
+            put_sw(b, "", 7);
+            b.push(b' ');
+            cols.child_s(b);
+            b.push(b' ');
+            put_sw(b, "", 7);
+            b.push(b' ');
+            put_sw(b, "", 7);
+            b.extend_from_slice(b"     <spontaneous>\n");
+            return;
         }
-        names.name(b, child);
-        b.push(b'\n');
+        sorted_parents(g, adj, child, arcs, keyed);
+        for &arc_i in arcs.iter() {
+            let arc = &g.arcs[arc_i as usize];
+            let parent = arc.parent;
+            let pn = &g.nodes[parent];
+            if parent == child as usize || (cn.cyc_num != 0 && pn.cyc_num == cn.cyc_num) {
+                count_only_line(b, cols, arc.count);
+            } else {
+                let total = g.nodes[cycle_head as usize].ncalls;
+                timed_line(
+                    b,
+                    cols,
+                    arc.time / hz,
+                    arc.child_time / hz,
+                    arc.count,
+                    total,
+                );
+            }
+            names.name(b, parent);
+            b.push(b'\n');
+        }
+    }
+
+    /// The child lines of `parent`'s entry (`children`, `keyed`: scratch reused between entries).
+    fn print_children(
+        &self,
+        b: &mut Vec<u8>,
+        names: &Names,
+        parent: u32,
+        children: &mut Vec<Child>,
+        keyed: &mut Keyed,
+    ) {
+        let (g, adj, cols, hz) = (&self.a.graph, self.adj, &self.cols, self.hz);
+        let pn = &g.nodes[parent as usize];
+        sorted_children(g, adj, parent, children, keyed);
+        for &child in children.iter() {
+            let Child::Arc(arc_i) = child else {
+                timed_line(b, cols, 0.0, 0.0, 0, 0);
+                b.extend_from_slice(b"<indirect child>\n");
+                continue;
+            };
+            let arc = &g.arcs[arc_i as usize];
+            let child = arc.child;
+            let cn = &g.nodes[child];
+            if child == parent as usize || (cn.cyc_num != 0 && cn.cyc_num == pn.cyc_num) {
+                count_only_line(b, cols, arc.count);
+            } else {
+                let total = g.nodes[cn.cyc_head as usize].ncalls;
+                timed_line(
+                    b,
+                    cols,
+                    arc.time / hz,
+                    arc.child_time / hz,
+                    arc.count,
+                    total,
+                );
+            }
+            names.name(b, child);
+            b.push(b'\n');
+        }
     }
 }
 

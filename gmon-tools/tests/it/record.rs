@@ -395,15 +395,24 @@ fn help_says_where_the_library_is_found() {
 
 /// Loops in `spin` forever; once it has used 0.5 s of CPU it writes its pid to `argv[1]` (the
 /// test's cue to send SIGTERM), so the kill never races the profile's start.
-const ENDLESS: &str = r#"
-#include <stdio.h>
-#include <time.h>
+/// The loop the signal tests' programs spend their CPU time in (GNU gprof must put it on top).
+const SPIN: &str = r#"
 static volatile unsigned long sink;
 __attribute__((noinline)) void spin(void) {
     unsigned long x = 88172645463325252UL;
     for (int i = 0; i < 200000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
     sink = x;
 }
+"#;
+
+/// `program` (C source) with [`SPIN`] before it.
+fn spinning(program: &str) -> String {
+    format!("{SPIN}{program}")
+}
+
+const ENDLESS: &str = r#"
+#include <stdio.h>
+#include <time.h>
 int main(int argc, char **argv) {
     int told = 0;
     alarm(60); /* a safety net: the test never hangs if the pid file cannot be written */
@@ -424,7 +433,7 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
     use std::os::unix::process::ExitStatusExt;
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let source = format!("#include <unistd.h>\n{ENDLESS}");
+    let source = spinning(&format!("#include <unistd.h>\n{ENDLESS}"));
     let prog = compile_c(
         dir.path(),
         "endless",
@@ -493,7 +502,7 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
 /// it once the program has written its pid (after 0.5 s of CPU time, so profiling has started).
 fn start_endless_under_gmon(dir: &Path) -> (std::process::Child, PathBuf, PathBuf) {
     use std::os::unix::process::CommandExt;
-    let source = format!("#include <unistd.h>\n{ENDLESS}");
+    let source = spinning(&format!("#include <unistd.h>\n{ENDLESS}"));
     let prog = compile_c(dir, "endless", &source, &["-O1", "-fno-omit-frame-pointer"]);
     let out = dir.join("endless.gmon");
     let pid_file = dir.join("endless.pid");
@@ -596,12 +605,6 @@ const PIPED: &str = r#"
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) void spin(void) {
-    unsigned long x = 88172645463325252UL;
-    for (int i = 0; i < 200000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
-    sink = x;
-}
 int main(void) {
     alarm(60); /* a safety net: never hangs if the reader never closes */
     while (clock() < CLOCKS_PER_SEC * 3 / 10) spin();
@@ -616,7 +619,7 @@ fn a_program_ended_by_sigpipe_keeps_its_profile_and_dies_by_the_signal() {
     let prog = compile_c(
         dir.path(),
         "piped",
-        PIPED,
+        &spinning(PIPED),
         &["-O1", "-fno-omit-frame-pointer"],
     );
     let out = dir.path().join("piped.gmon");
@@ -661,12 +664,6 @@ const CLEANS_UP: &str = r#"
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) void spin(void) {
-    unsigned long x = 88172645463325252UL;
-    for (int i = 0; i < 200000; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
-    sink = x;
-}
 /* Blocked in its own handler, the raised signal is delivered when the handler returns. */
 static void cleanup(int sig) {
     write(1, "cleaned\n", 8);
@@ -691,7 +688,7 @@ fn a_clean_up_handler_that_raises_again_keeps_the_profile() {
     let prog = compile_c(
         dir.path(),
         "cleans_up",
-        CLEANS_UP,
+        &spinning(CLEANS_UP),
         &["-O1", "-fno-omit-frame-pointer"],
     );
     let out = dir.path().join("cleans_up.gmon");
