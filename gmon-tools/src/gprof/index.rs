@@ -10,6 +10,25 @@ use super::sort::msort;
 
 /// Prints the index. It always starts with a form feed line.
 pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io::Result<()> {
+    format_index(a, opts, &mut |b| out.write_all(b))
+}
+
+/// The index, formatted into memory (for a second thread while the other reports print).
+pub fn index_bytes(a: &Analysis, opts: &PrintOptions) -> Vec<u8> {
+    let mut all = Vec::new();
+    let _ = format_index(a, opts, &mut |b| {
+        all.extend_from_slice(b);
+        Ok(())
+    });
+    all
+}
+
+/// The index in pieces of about 60 KiB, each given to `emit`.
+fn format_index(
+    a: &Analysis,
+    opts: &PrintOptions,
+    emit: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
     let g = &a.graph;
     let column_width = (opts.width - 1) / 3;
     let mut syms: Vec<usize> = (0..a.symtab.len())
@@ -98,9 +117,9 @@ pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io
         }
         b.push(b'\n');
         if b.len() > 60 * 1024 {
-            out.write_all(&b)?;
+            emit(&b)?;
             b.clear();
         }
     }
-    out.write_all(&b)
+    emit(&b)
 }

@@ -487,10 +487,12 @@ fn read_profiles(
     image: &Image,
     line: bool,
     builder: &mut AnalysisBuilder,
+    first: Option<Result<Input, GprofError>>,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<Loaded, Failure> {
     let w = WHOAMI;
+    builder.expect_profiles(a.profiles.len());
     let output_style = a.output_style;
     let mut first_output = true;
     let mut warned_bb = false;
@@ -499,8 +501,6 @@ fn read_profiles(
     let mut sum = (output_style & style::SUMMARY_FILE != 0)
         .then(|| Ok(gmon_format::Merger::new(gmon_format::MergeOptions::new())));
     let mut blocks = BasicBlocks::default();
-    // Only `-s` (gmon.sum) and `-l` (basic blocks) need the records themselves.
-    let in_place = !line && output_style & style::SUMMARY_FILE == 0;
     let mut take = |file: &Path, input: Result<Input, GprofError>| -> Result<(), Failure> {
         let path = file.display().to_string();
         let mut p = match input? {
@@ -541,9 +541,14 @@ fn read_profiles(
         }
         Ok(())
     };
-    let load = |file: &Path| load_profile(file, image, a.file_format, line, in_place);
-    if a.profiles.len() < 2 {
-        for file in &a.profiles {
+    let load = |file: &Path| load_profile(file, image, a.file_format, line, in_place(a, line));
+    // The first profile may have been read already, while the symbol table was built.
+    let skip = usize::from(first.is_some());
+    if let (Some(input), Some(file)) = (first, a.profiles.first()) {
+        take(file, input)?;
+    }
+    if a.profiles.len() < 2 + skip {
+        for file in a.profiles.iter().skip(skip) {
             take(file, load(file))?;
         }
     } else {
@@ -552,7 +557,7 @@ fn read_profiles(
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel(0);
             scope.spawn(move || {
-                for file in &a.profiles {
+                for file in a.profiles.iter().skip(skip) {
                     let input = load(file);
                     let failed = input.is_err();
                     if tx.send(input).is_err() || failed {
@@ -562,7 +567,7 @@ fn read_profiles(
             });
             // Dropped before the scope waits for the reader, which then cannot stay blocked.
             let rx = rx;
-            for file in &a.profiles {
+            for file in a.profiles.iter().skip(skip) {
                 // The reader cannot stop early but by panicking (which aborts): read here then.
                 let input = rx.recv().unwrap_or_else(|_| load(file));
                 take(file, input)?;
@@ -575,6 +580,12 @@ fn read_profiles(
         sum,
         blocks,
     })
+}
+
+/// Whether a GNU profile may be kept as its bytes ([`Input::InPlace`]): only `-s` (gmon.sum)
+/// and `-l` (basic blocks) need the records themselves.
+fn in_place(a: &GprofArgs, line: bool) -> bool {
+    !line && a.output_style & style::SUMMARY_FILE == 0
 }
 
 fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Failure> {
@@ -610,7 +621,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     // the ELF code symbols) is read while this thread builds the symbol table, then the
     // request comes over `tx`. Without `-S` and a parsed ELF file there is nothing to read
     // (and without the parse, the symbol table's error ends the run).
-    let (builder, loaded) = std::thread::scope(|scope| {
+    let (analysis, mut first_output, blocks) = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<super::dwarf::Request>();
         let data: &[u8] = &image.data;
         let mut sources = match (&a.external_symbols, elf.as_ref()) {
@@ -632,6 +643,14 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                 super::dwarf::LineInfo::for_executable_when(&a.image, data, None, || Some(request))
             }),
         };
+        // The first profile is read (and its records walked) while the symbol table is built:
+        // it needs the executable's byte order and pointer width alone.
+        let image_ref = &image;
+        let first_profile = a.profiles.first().map(|file| {
+            scope.spawn(move || {
+                load_profile(file, image_ref, a.file_format, line, in_place(a, line))
+            })
+        });
         let joined = |thread: std::thread::ScopedJoinHandle<'_, super::dwarf::LineInfo>| {
             thread
                 .join()
@@ -679,61 +698,39 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
             ))
             .into());
         }
-        let loaded = match deferred {
-            None => read_profiles(a, &image, line, &mut builder, out, err),
+        let first = first_profile.map(|thread| {
+            thread
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))
+        });
+        match deferred {
+            None => {
+                let loaded = read_profiles(a, &image, line, &mut builder, first, out, err)?;
+                analyze(a, builder, loaded, &image, &mut output_style, err)
+            }
             Some(want) => {
                 let sources = ask(super::dwarf::Request {
                     functions: false,
                     want: Some(want),
                 });
-                let loaded = read_profiles(a, &image, line, &mut builder, out, err);
+                // Only the index needs the source files then: the line tables are read while
+                // the profiles are tallied and the graph analysed (dense20k: both ~5 ms).
+                let mut analyzed = read_profiles(a, &image, line, &mut builder, first, out, err)
+                    .and_then(|loaded| analyze(a, builder, loaded, &image, &mut output_style, err));
                 let mut info = joined(sources);
-                let symtab = builder.symtab_sources_mut();
-                super::lines::attach_function_sources(symtab, &mut info);
-                super::lines::order_files_like_gprof(
-                    symtab,
-                    elf.as_ref().map(|e| (e, &*image.data)),
-                );
-                loaded
+                if let Ok((analysis, ..)) = &mut analyzed {
+                    let symtab = &mut analysis.symtab;
+                    super::lines::attach_function_sources(symtab, &mut info);
+                    super::lines::order_files_like_gprof(
+                        symtab,
+                        elf.as_ref().map(|e| (e, &*image.data)),
+                    );
+                }
+                free_in_background(info);
+                analyzed
             }
-        };
-        Ok::<_, Failure>((builder, loaded))
-    })?;
-    let Loaded {
-        mut first_output,
-        sum,
-        blocks,
-    } = loaded?;
-    let has_hist = builder.histograms().is_present();
-    let has_arcs = builder.has_arcs();
-    if output_style == 0 {
-        if has_hist || has_arcs {
-            if has_hist {
-                output_style |= style::FLAT_PROFILE;
-            }
-            if has_arcs {
-                output_style |= style::CALL_GRAPH;
-            }
-        } else {
-            output_style = style::EXEC_COUNTS;
         }
-        output_style &= !a.user_specified;
-    }
-    if let Some(sum) = sum {
-        write_sum(sum)?;
-    }
-    if output_style & style::FLAT_PROFILE != 0 && !has_hist {
-        return Err(GprofError::new(format!("{w}: gmon.out file is missing histogram\n")).into());
-    }
-    if output_style & style::CALL_GRAPH != 0 && !has_arcs {
-        return Err(
-            GprofError::new(format!("{w}: gmon.out file is missing call-graph data\n")).into(),
-        );
-    }
-    let analysis = builder.finish(Some(&image))?;
-    for m in &analysis.warnings {
-        err.write_all(m.as_bytes())?;
-    }
+    })?;
     let popts = PrintOptions {
         brief: a.brief,
         bsd: a.bsd_style,
@@ -760,7 +757,65 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         &blocks,
         &mut first_output,
     )?;
+    free_in_background(analysis);
     Ok(())
+}
+
+/// After the profiles were read: the output style gprof settles on, the sum (`-s`), the
+/// checks that the selected reports have their data, then the analysis and its warnings.
+fn analyze(
+    a: &GprofArgs,
+    builder: AnalysisBuilder,
+    loaded: Loaded,
+    image: &Image,
+    output_style: &mut u32,
+    err: &mut dyn Write,
+) -> Result<(Analysis, bool, BasicBlocks), Failure> {
+    let w = WHOAMI;
+    let Loaded {
+        first_output,
+        sum,
+        blocks,
+    } = loaded;
+    let has_hist = builder.histograms().is_present();
+    let has_arcs = builder.has_arcs();
+    if *output_style == 0 {
+        if has_hist || has_arcs {
+            if has_hist {
+                *output_style |= style::FLAT_PROFILE;
+            }
+            if has_arcs {
+                *output_style |= style::CALL_GRAPH;
+            }
+        } else {
+            *output_style = style::EXEC_COUNTS;
+        }
+        *output_style &= !a.user_specified;
+    }
+    if let Some(sum) = sum {
+        write_sum(sum)?;
+    }
+    if *output_style & style::FLAT_PROFILE != 0 && !has_hist {
+        return Err(GprofError::new(format!("{w}: gmon.out file is missing histogram\n")).into());
+    }
+    if *output_style & style::CALL_GRAPH != 0 && !has_arcs {
+        return Err(
+            GprofError::new(format!("{w}: gmon.out file is missing call-graph data\n")).into(),
+        );
+    }
+    let analysis = builder.finish(Some(image))?;
+    for m in &analysis.warnings {
+        err.write_all(m.as_bytes())?;
+    }
+    Ok((analysis, first_output, blocks))
+}
+
+/// Drops `value` on a thread of its own that nothing waits for. Freeing a dense program's
+/// symbols, call graph, names and line tables took about 2 ms after its reports were written
+/// (measured on scripts/bench-gprof.sh's dense20k); when the process ends first, the memory
+/// goes back with it. Without a thread, `value` is dropped here.
+fn free_in_background<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// The reports that follow the exec counts, in gprof's order: annotated source (`-A`), then
@@ -846,6 +901,9 @@ pub fn print_trailing_reports_with_blocks(
     Ok(())
 }
 
+/// Symbols from which [`print_reports`] formats the index on a second thread.
+const PARALLEL_INDEX: usize = 1000;
+
 /// Prints the selected reports in gprof's order.
 pub fn print_reports(
     out: &mut dyn Write,
@@ -855,18 +913,32 @@ pub fn print_reports(
     first_output: &mut bool,
 ) -> std::io::Result<()> {
     let graph = analysis.has_arcs && output_style & style::CALL_GRAPH != 0;
-    if graph && popts.bsd {
-        super::graph::print_graph(out, analysis, popts, first_output)?;
-    }
-    if output_style & style::FLAT_PROFILE != 0 {
-        super::flat::print_flat(out, analysis, popts, first_output)?;
-    }
-    if graph {
-        if !popts.bsd {
+    std::thread::scope(|scope| {
+        // On a large program the index is formatted on a second thread while the flat profile
+        // and the call graph print (the flat profile alone leaves the other core idle).
+        let mut index = (graph && analysis.symtab.len() >= PARALLEL_INDEX)
+            .then(|| scope.spawn(|| super::index::index_bytes(analysis, popts)));
+        if graph && popts.bsd {
             super::graph::print_graph(out, analysis, popts, first_output)?;
         }
-        super::index::print_index(out, analysis, popts)?;
-    }
+        if output_style & style::FLAT_PROFILE != 0 {
+            super::flat::print_flat(out, analysis, popts, first_output)?;
+        }
+        if graph {
+            if !popts.bsd {
+                super::graph::print_graph(out, analysis, popts, first_output)?;
+            }
+            match index.take() {
+                Some(thread) => out.write_all(
+                    &thread
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                )?,
+                None => super::index::print_index(out, analysis, popts)?,
+            }
+        }
+        Ok::<_, std::io::Error>(())
+    })?;
     if output_style & style::EXEC_COUNTS != 0 {
         super::execcount::print_exec_counts(out, analysis, popts.ignore_zeros, None, first_output)?;
     }
