@@ -20,9 +20,10 @@
 #            scripts/qa/build-progs2.sh builds): `-b` and `-b -l` on each.
 # Cases per program: `-b`, `-b -l` (not with --no-line), and `-b` over a sum of 100 profiles.
 #
-# For each case: both outputs are compared (cmp), timed with hyperfine (or, when hyperfine is
-# missing, interleaved runs of the two tools and their medians), and peak memory (max RSS) is
-# taken from /usr/bin/time -v.
+# For each case: both outputs are compared (cmp), timed with hyperfine (at least N runs and
+# at least 3 s per tool: small2k's 5 ms runs need hundreds to settle) or, when hyperfine is
+# missing, N interleaved runs of the two tools; the times are medians (a busy VM's stray slow
+# runs move a mean by 10 %). Peak memory (max RSS) is taken from /usr/bin/time.
 # Results go to stdout and $BENCH_WORKDIR/results.txt (default /tmp/gmon-bench).
 set -euo pipefail
 
@@ -177,14 +178,15 @@ bench() {
     if [ $have_hyperfine = 1 ]; then
         local warm=1
         [ "$n" -le 2 ] && warm=0
-        (cd "$dir" && hyperfine -N --style none --warmup $warm --runs "$n" -i \
+        (cd "$dir" && hyperfine -N --style none --warmup $warm --min-runs "$n" -i \
             --export-json "$work/hf.json" \
             -n gprof "$gprof $args" -n gmon "$gmon gprof $args" > /dev/null 2>&1)
         read -r t_gprof t_gmon c_gprof c_gmon < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]
 cpu = lambda x: x["user"] + x["system"]
-print(r[0]["mean"], r[1]["mean"], cpu(r[0]), cpu(r[1]))' "$work/hf.json")
+# hyperfine gives the CPU times as means only.
+print(r[0]["median"], r[1]["median"], cpu(r[0]), cpu(r[1]))' "$work/hf.json")
     else
         # Interleaved runs (gprof, gmon, gprof, ...) so that both see the same load; medians
         # of wall and CPU (user + system) time.
@@ -224,7 +226,7 @@ describe() {
         ".text $(size -A "$2" | awk '$1==".text"{print $2}') bytes"
 }
 
-say "gmon gprof vs $("$gprof" --version | head -1); runs per case: $runs (line mode: 2)"
+say "gmon gprof vs $("$gprof" --version | head -1); runs per case: at least $runs (line mode: 2), medians"
 if wanted gen20k; then
     describe gen20k "$gen/prog"
     make_sum_set "$gen" prog

@@ -24,7 +24,7 @@ pub struct FileInfo {
 }
 
 /// Symbols from which [`AnalysisBuilder::with_symtab`] matches the specs on a second thread.
-const PARALLEL_SPECS: usize = 2000;
+const PARALLEL_SPECS: usize = 5000;
 
 /// Builds an [`Analysis`] the way gprof does: symbols first, then each profile as it is read,
 /// then the histogram credit and the call graph.

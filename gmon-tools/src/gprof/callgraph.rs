@@ -95,7 +95,7 @@ impl Node {
 }
 
 /// Symbols from which [`CallGraph::assemble`] ranks the names on a second thread.
-const PARALLEL_RANKS: usize = 2000;
+const PARALLEL_RANKS: usize = 5000;
 
 /// The call graph of one analysis.
 #[derive(Clone, Debug, Default)]

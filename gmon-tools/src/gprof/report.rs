@@ -646,11 +646,15 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         // The first profile is read (and its records walked) while the symbol table is built:
         // it needs the executable's byte order and pointer width alone.
         let image_ref = &image;
-        let first_profile = a.profiles.first().map(|file| {
-            scope.spawn(move || {
-                load_profile(file, image_ref, a.file_format, line, in_place(a, line))
-            })
-        });
+        let first_profile = a
+            .profiles
+            .first()
+            .filter(|file| std::fs::metadata(file).is_ok_and(|m| m.len() >= PRELOAD_BYTES))
+            .map(|file| {
+                scope.spawn(move || {
+                    load_profile(file, image_ref, a.file_format, line, in_place(a, line))
+                })
+            });
         let joined = |thread: std::thread::ScopedJoinHandle<'_, super::dwarf::LineInfo>| {
             thread
                 .join()
@@ -726,7 +730,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                         elf.as_ref().map(|e| (e, &*image.data)),
                     );
                 }
-                free_in_background(info);
+                free_later(info, analyzed.as_ref().map_or(0, |r| r.0.symtab.len()));
                 analyzed
             }
         }
@@ -757,7 +761,8 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         &blocks,
         &mut first_output,
     )?;
-    free_in_background(analysis);
+    let symbols = analysis.symtab.len();
+    free_later(analysis, symbols);
     Ok(())
 }
 
@@ -810,13 +815,24 @@ fn analyze(
     Ok((analysis, first_output, blocks))
 }
 
-/// Drops `value` on a thread of its own that nothing waits for. Freeing a dense program's
-/// symbols, call graph, names and line tables took about 2 ms after its reports were written
-/// (measured on scripts/bench-gprof.sh's dense20k); when the process ends first, the memory
-/// goes back with it. Without a thread, `value` is dropped here.
-fn free_in_background<T: Send + 'static>(value: T) {
-    let _ = std::thread::Builder::new().spawn(move || drop(value));
+/// Drops `value`, the analysis of a program of `symbols` symbols or part of it: from
+/// [`BACKGROUND_FREE_SYMBOLS`] on, on a thread of its own that nothing waits for. Freeing a
+/// dense program's symbols, call graph, names and line tables took about 2 ms after its
+/// reports were written (scripts/bench-gprof.sh's dense20k); when the process ends first, the
+/// memory goes back with it. A small program's is freed here: a thread costs more (clone, its
+/// stack, its malloc arena). Without a thread, `value` is dropped here too.
+fn free_later<T: Send + 'static>(value: T, symbols: usize) {
+    if symbols >= BACKGROUND_FREE_SYMBOLS {
+        let _ = std::thread::Builder::new().spawn(move || drop(value));
+    }
 }
+
+/// Symbols from which [`free_later`] frees on another thread.
+const BACKGROUND_FREE_SYMBOLS: usize = 5000;
+
+/// Profile size from which the first profile is read while the symbol table is built: a
+/// thread costs about what reading 300 KB does (small2k), and dense20k's 2.8 MB took 2 ms.
+const PRELOAD_BYTES: u64 = 1 << 20;
 
 /// The reports that follow the exec counts, in gprof's order: annotated source (`-A`), then
 /// function ordering (`-r`) and file ordering (`-R`).
