@@ -621,6 +621,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     // the ELF code symbols) is read while this thread builds the symbol table, then the
     // request comes over `tx`. Without `-S` and a parsed ELF file there is nothing to read
     // (and without the parse, the symbol table's error ends the run).
+    let mut line_info = None;
     let (analysis, mut first_output, blocks) = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::channel::<super::dwarf::Request>();
         let data: &[u8] = &image.data;
@@ -730,7 +731,9 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                         elf.as_ref().map(|e| (e, &*image.data)),
                     );
                 }
-                free_later(info, analyzed.as_ref().map_or(0, |r| r.0.symtab.len()));
+                // Freed with the analysis, at the end: a thread freeing it now would take a
+                // core from the reports' threads.
+                line_info = Some(info);
                 analyzed
             }
         }
@@ -762,7 +765,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
         &mut first_output,
     )?;
     let symbols = analysis.symtab.len();
-    free_later(analysis, symbols);
+    free_later((analysis, line_info), symbols);
     Ok(())
 }
 
