@@ -2,11 +2,12 @@
 //! being added, naming the file of every error, checking that inputs belong to one executable)
 //! over the in-memory sum of [`gmon_format::Merger`].
 //!
-//! Two stages run side by side: a reading thread reads each file into a reused buffer and
-//! checks it ([`GnuFile::parse`], the executable's code ranges), while the calling thread adds
-//! the previous file, in input order, to one running sum. The hand-over is a rendezvous, so at
-//! most two files are in memory besides the sum, whatever the number of inputs; the result is
-//! that of a sequential merge.
+//! Two stages run side by side: a reading thread reads each file into a reused buffer, while
+//! the calling thread checks the previous file ([`GnuFile::parse`], the executable's code
+//! ranges) and adds it, in input order, to one running sum. (Copying a file out of the page
+//! cache takes longer than adding it: the checks run on the adding side, which has time left.)
+//! The hand-over is a rendezvous, so at most two files are in memory besides the sum, whatever
+//! the number of inputs; the result is that of a sequential merge.
 
 use std::fs;
 use std::io::{self, BufRead, IsTerminal};
@@ -73,13 +74,13 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
     }
     std::thread::scope(|scope| -> anyhow::Result<()> {
         // A rendezvous: the reader holds one loaded file until the adder takes it.
-        let (loaded_tx, loaded_rx) = mpsc::sync_channel::<anyhow::Result<Loaded>>(0);
+        let (loaded_tx, loaded_rx) = mpsc::sync_channel::<anyhow::Result<Raw>>(0);
         let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
         let read = &read;
         scope.spawn(move || {
             for path in rest {
                 let buffer = spare_rx.try_recv().unwrap_or_default();
-                let item = load(path, buffer, read, exe, fast);
+                let item = read_raw(path, buffer);
                 let failed = item.is_err();
                 // The adder has stopped (an error) when the send fails.
                 if loaded_tx.send(item).is_err() || failed {
@@ -89,7 +90,8 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
         });
         // Returning early drops the receiver, which stops the reader at its next send.
         for item in loaded_rx {
-            let buffer = add_loaded(&mut merger, item?, read)?;
+            let loaded = check(item?, read, exe, fast)?;
+            let buffer = add_loaded(&mut merger, loaded, read)?;
             // The reader may have finished; a buffer nobody takes is simply dropped.
             let _ = spare_tx.send(buffer);
             progress.inc(1);
@@ -137,17 +139,48 @@ fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Res
     Ok(bytes)
 }
 
-/// Reads `path` into `buffer` and checks it: in place when the fast path's encoding is known
-/// and the file is that simple case, else in full.
+/// An input read but not yet checked: its bytes and its sidecar's build id.
+struct Raw {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    id: Option<ExecutableId>,
+}
+
+/// Reads `path` into `buffer`, and its sidecar's build id.
+fn read_raw(path: &Path, mut buffer: Vec<u8>) -> anyhow::Result<Raw> {
+    crate::input::read_input_into(path, &mut buffer)?;
+    Ok(Raw {
+        path: path.to_path_buf(),
+        id: sidecar_build_id(path)?,
+        bytes: buffer,
+    })
+}
+
+/// Reads `path` into `buffer` and checks it (see [`check`]).
 fn load(
     path: &Path,
-    mut buffer: Vec<u8>,
+    buffer: Vec<u8>,
     read: &ReadOptions,
     exe: Option<&Executable>,
     fast: Option<gmon_format::Encoding>,
 ) -> anyhow::Result<Loaded> {
-    crate::input::read_input_into(path, &mut buffer)?;
-    let id = sidecar_build_id(path)?;
+    check(read_raw(path, buffer)?, read, exe, fast)
+}
+
+/// Checks an input read: in place when the fast path's encoding is known and the file is that
+/// simple case, else in full.
+fn check(
+    raw: Raw,
+    read: &ReadOptions,
+    exe: Option<&Executable>,
+    fast: Option<gmon_format::Encoding>,
+) -> anyhow::Result<Loaded> {
+    let Raw {
+        path,
+        bytes: buffer,
+        id,
+    } = raw;
+    let path = path.as_path();
     let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
     let parsed = match fast {
         Some(encoding) => GnuFile::parse(buffer, encoding),
