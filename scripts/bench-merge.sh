@@ -22,8 +22,9 @@
 #   gprof -s prog FILES
 #   gprof -b prog FILES
 # Reported per command: the median wall and cpu (user + system) time, MB/s of input, and the
-# peak memory (max RSS, /usr/bin/time). Other work on the machine inflates wall times, which is
-# why the commands are interleaved and the ratios are taken within the run.
+# peak memory (max RSS, from one more run under /usr/bin/time). Other work on the machine
+# inflates wall times, which is why the commands are interleaved and the ratios are taken
+# within the run.
 # Check (unless --no-check): `gprof -b` on gmon merge's output and on gmon gprof -s's gmon.sum
 # equals `gprof -b` on the N inputs, and `gmon gprof -b` equals `gprof -b` on the N inputs.
 # Results go to stdout and $BENCH_WORKDIR/results.txt (default /tmp/gmon-bench-merge).
@@ -115,14 +116,32 @@ mapfile -t paths < <(ls "$inputs"/*.out)
 bytes=$(cat "${paths[@]}" | wc -c)
 
 # --- timings ------------------------------------------------------------------------------------
-# `run NAME CMD...`: runs CMD once and appends "NAME wall cpu maxrss_kB" to the log.
+# `run NAME CMD...`: runs CMD once and appends "NAME wall cpu" to the log, timed by the parent's
+# clock and wait4's resource usage (microseconds: /usr/bin/time's %e counts in 10 ms steps, a
+# quarter of `cat`'s whole time here). `peak NAME CMD...`: runs CMD once more under
+# /usr/bin/time for its peak memory (a child forked from Python would count Python's pages).
 log=$work/times.txt
+peaks=$work/peaks.txt
 : > "$log"
+: > "$peaks"
 run() {
+    python3 - "$log" "$@" <<'PY'
+import os, subprocess, sys, time
+log, name, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+start = time.perf_counter()
+child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+wall = time.perf_counter() - start
+with open(log, "a") as f:
+    f.write(f"{name} {wall:.4f} {usage.ru_utime + usage.ru_stime:.4f}\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+PY
+}
+peak() {
     local name=$1
     shift
-    /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" "$@" > /dev/null
-    awk -v n="$name" '{printf "%s %s %.3f %s\n", n, $1, $2 + $3, $4}' "$work/time.txt" >> "$log"
+    /usr/bin/time -f "%M" -o "$work/time.txt" "$@" > /dev/null
+    echo "$name $(tail -1 "$work/time.txt")" >> "$peaks"
 }
 s_gmon=$work/sum-gmon
 s_gprof=$work/sum-gprof
@@ -138,18 +157,28 @@ for r in $(seq "$runs"); do
         run "gprof -b" "$gprof" -b "$prog" "${paths[@]}"
     fi
 done
+peak cat cat "${paths[@]}"
+peak "gmon merge" "$gmon" merge --exe "$prog" "${paths[@]}" -o "$work/merged.out"
+(cd "$s_gmon" && peak "gmon gprof -s" "$gmon" gprof -s "$prog" "${paths[@]}")
+peak "gmon gprof -b" "$gmon" gprof -b "$prog" "${paths[@]}"
+(cd "$s_gprof" && peak "gprof -s" "$gprof" -s "$prog" "${paths[@]}")
+peak "gprof -b" "$gprof" -b "$prog" "${paths[@]}"
 
 say "inputs: $files profiles of the dense 20,000-function program, $((bytes / 1000000)) MB in" \
     "total, $((bytes / files / 1000)) kB each; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$log" "$bytes" "$runs" "$gprof_runs" <<'EOF' | tee -a "$results"
+python3 - "$log" "$bytes" "$runs" "$gprof_runs" "$peaks" <<'EOF' | tee -a "$results"
 import statistics, sys
-log, total, runs, gruns = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+log, total, runs, gruns, peaks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 rows = {}
 for line in open(log):
-    *name, wall, cpu, rss = line.split()
-    rows.setdefault(" ".join(name), []).append((float(wall), float(cpu), int(rss)))
-med = {k: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v),
-           max(m for _, _, m in v), len(v)) for k, v in rows.items()}
+    *name, wall, cpu = line.split()
+    rows.setdefault(" ".join(name), []).append((float(wall), float(cpu)))
+peak = {}
+for line in open(peaks):
+    *name, rss = line.split()
+    peak[" ".join(name)] = int(rss)
+med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v),
+           peak.get(k, 0), len(v)) for k, v in rows.items()}
 print(f"median of {runs} interleaved rounds ({gruns} for GNU gprof); MB/s = input bytes / wall")
 print(f"{'command':<15}{'wall s':>8}{'cpu s':>8}{'MB/s':>8}{'peak MB':>9}  ratio")
 ratio_to = {"gmon merge": [("cat", "cat"), ("gprof -s", "gprof -s")],
@@ -163,7 +192,7 @@ for k, (w, c, m, n) in med.items():
                 parts.append(f"{w / max(ow, 1e-3):.1f}x cat's time")
             else:
                 parts.append(f"{ow / max(w, 1e-3):.1f}x faster than {label}")
-    print(f"{k:<15}{w:>8.3f}{c:>8.2f}{total / 1e6 / max(w, 1e-3):>8.0f}{m / 1024:>9.1f}  "
+    print(f"{k:<15}{w:>8.4f}{c:>8.3f}{total / 1e6 / max(w, 1e-3):>8.0f}{m / 1024:>9.1f}  "
           + "; ".join(parts))
 EOF
 
