@@ -23,9 +23,6 @@ pub struct FileInfo {
     pub bb_records: usize,
 }
 
-/// Symbols from which [`AnalysisBuilder::with_symtab`] matches the specs on a second thread.
-const PARALLEL_SPECS: usize = 5000;
-
 /// Builds an [`Analysis`] the way gprof does: symbols first, then each profile as it is read,
 /// then the histogram credit and the call graph.
 #[derive(Debug)]
@@ -53,7 +50,7 @@ impl AnalysisBuilder {
         let specs = || SpecTables::build(&specs_with_defaults(&opts.specs), &symtab);
         // Both read or write every symbol's entry: on a large program the specs are matched
         // on a second thread while the graph's nodes are made (dense20k: ~1 ms each).
-        let (specs, graph) = if symtab.len() >= PARALLEL_SPECS {
+        let (specs, graph) = if symtab.len() >= super::PARALLEL_SYMBOLS {
             std::thread::scope(|scope| {
                 let specs = scope.spawn(specs);
                 let graph = CallGraph::new(symtab.len());

@@ -94,9 +94,6 @@ impl Node {
     }
 }
 
-/// Symbols from which [`CallGraph::assemble`] ranks the names on a second thread.
-const PARALLEL_RANKS: usize = 5000;
-
 /// The call graph of one analysis.
 #[derive(Clone, Debug, Default)]
 pub struct CallGraph {
@@ -533,7 +530,7 @@ impl CallGraph {
         // The names' ranks depend on the symbols alone: on a large program they are ranked on
         // a second thread while the graph is walked (each took about 1.4 ms on dense20k).
         self.name_rank = std::thread::scope(|scope| {
-            let ranks = (symtab.len() >= PARALLEL_RANKS).then(|| scope.spawn(names));
+            let ranks = (symtab.len() >= super::PARALLEL_SYMBOLS).then(|| scope.spawn(names));
             self.flush();
             let n = self.nsyms;
             for p in 0..n {

@@ -579,7 +579,7 @@ impl Entries<'_> {
         arcs: &mut Vec<u32>,
         keyed: &mut Keyed,
     ) {
-        let (g, adj, cols, hz) = (&self.a.graph, self.adj, &self.cols, self.hz);
+        let (g, adj, cols) = (&self.a.graph, self.adj, &self.cols);
         let cn = &g.nodes[child as usize];
         let cycle_head = if cn.cyc_head != NONE {
             cn.cyc_head
@@ -606,21 +606,8 @@ impl Entries<'_> {
             let arc = &g.arcs[arc_i as usize];
             let parent = arc.parent;
             let pn = &g.nodes[parent];
-            if parent == child as usize || (cn.cyc_num != 0 && pn.cyc_num == cn.cyc_num) {
-                count_only_line(b, cols, arc.count);
-            } else {
-                let total = g.nodes[cycle_head as usize].ncalls;
-                timed_line(
-                    b,
-                    cols,
-                    arc.time / hz,
-                    arc.child_time / hz,
-                    arc.count,
-                    total,
-                );
-            }
-            names.name(b, parent);
-            b.push(b'\n');
+            let inside = parent == child as usize || (cn.cyc_num != 0 && pn.cyc_num == cn.cyc_num);
+            self.arc_line(b, names, arc, inside, cycle_head, parent);
         }
     }
 
@@ -633,7 +620,7 @@ impl Entries<'_> {
         children: &mut Vec<Child>,
         keyed: &mut Keyed,
     ) {
-        let (g, adj, cols, hz) = (&self.a.graph, self.adj, &self.cols, self.hz);
+        let (g, adj, cols) = (&self.a.graph, self.adj, &self.cols);
         let pn = &g.nodes[parent as usize];
         sorted_children(g, adj, parent, children, keyed);
         for &child in children.iter() {
@@ -645,22 +632,39 @@ impl Entries<'_> {
             let arc = &g.arcs[arc_i as usize];
             let child = arc.child;
             let cn = &g.nodes[child];
-            if child == parent as usize || (cn.cyc_num != 0 && cn.cyc_num == pn.cyc_num) {
-                count_only_line(b, cols, arc.count);
-            } else {
-                let total = g.nodes[cn.cyc_head as usize].ncalls;
-                timed_line(
-                    b,
-                    cols,
-                    arc.time / hz,
-                    arc.child_time / hz,
-                    arc.count,
-                    total,
-                );
-            }
-            names.name(b, child);
-            b.push(b'\n');
+            let inside = child == parent as usize || (cn.cyc_num != 0 && cn.cyc_num == pn.cyc_num);
+            self.arc_line(b, names, arc, inside, cn.cyc_head, child);
         }
+    }
+
+    /// One parent or child line: the count alone for an arc inside the entry's own cycle (or
+    /// to itself), else the arc's times and `count/total`, `total` being the calls of the
+    /// callee's cycle header (or the callee); then `other`'s name.
+    fn arc_line(
+        &self,
+        b: &mut Vec<u8>,
+        names: &Names,
+        arc: &super::callgraph::CgArc,
+        inside: bool,
+        callee_head: u32,
+        other: usize,
+    ) {
+        let (g, cols, hz) = (&self.a.graph, &self.cols, self.hz);
+        if inside {
+            count_only_line(b, cols, arc.count);
+        } else {
+            let total = g.nodes[callee_head as usize].ncalls;
+            timed_line(
+                b,
+                cols,
+                arc.time / hz,
+                arc.child_time / hz,
+                arc.count,
+                total,
+            );
+        }
+        names.name(b, other);
+        b.push(b'\n');
     }
 }
 

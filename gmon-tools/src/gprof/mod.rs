@@ -73,6 +73,11 @@ pub use report::run;
 pub use symspec::{SpecTables, SymSpec, TableId};
 pub use symtab::{Image, SourceFile, Symbol, SymbolTable, SymtabOptions};
 
+/// Symbols from which a step that reads or writes every symbol's entry is worth a thread of its
+/// own: matching the specs, ranking the names, freeing the analysis (spec/gprof.md §17). Below
+/// it a thread (clone, its stack, its malloc arena) cost more than the step on small2k.
+pub(crate) const PARALLEL_SYMBOLS: usize = 5000;
+
 /// The name gprof's messages start with (`argv[0]` in GNU gprof).
 pub const WHOAMI: &str = "gprof";
 

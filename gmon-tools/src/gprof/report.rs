@@ -819,19 +819,16 @@ fn analyze(
 }
 
 /// Drops `value`, the analysis of a program of `symbols` symbols or part of it: from
-/// [`BACKGROUND_FREE_SYMBOLS`] on, on a thread of its own that nothing waits for. Freeing a
+/// [`super::PARALLEL_SYMBOLS`] on, on a thread of its own that nothing waits for. Freeing a
 /// dense program's symbols, call graph, names and line tables took about 2 ms after its
 /// reports were written (scripts/bench-gprof.sh's dense20k); when the process ends first, the
 /// memory goes back with it. A small program's is freed here: a thread costs more (clone, its
 /// stack, its malloc arena). Without a thread, `value` is dropped here too.
 fn free_later<T: Send + 'static>(value: T, symbols: usize) {
-    if symbols >= BACKGROUND_FREE_SYMBOLS {
+    if symbols >= super::PARALLEL_SYMBOLS {
         let _ = std::thread::Builder::new().spawn(move || drop(value));
     }
 }
-
-/// Symbols from which [`free_later`] frees on another thread.
-const BACKGROUND_FREE_SYMBOLS: usize = 5000;
 
 /// Profile size from which the first profile is read while the symbol table is built: a
 /// thread costs about what reading 300 KB does (small2k), and dense20k's 2.8 MB took 2 ms.
