@@ -44,6 +44,8 @@ __attribute__((noinline)) void after_hot_loop(void) { sink = 0; }
 
 int main(int argc, char **argv) {
     const char *out = argc > 1 ? argv[1] : "gmon.out";
+    /* "fp" as the second argument: walk frame pointers instead of unwinding snapshots. */
+    int walk = argc > 2 && strcmp(argv[2], "fp") == 0 ? GMON_FRAME_POINTERS : 0;
 
     /* profil over our own text: one bin per 2 bytes from hot_loop's start. */
     static unsigned short bins[4096];
@@ -70,7 +72,7 @@ int main(int argc, char **argv) {
     printf("pcsample: %ld then %ld\n", n, m);
 
     /* A conflicting start is refused with EBUSY. */
-    CHECK(gmon_start(out, 1000, GMON_STACKS) == 0, "gmon_start: %s", strerror(errno));
+    CHECK(gmon_start(out, 1000, GMON_STACKS | walk) == 0, "gmon_start: %s", strerror(errno));
     errno = 0;
     CHECK(gmon_start(out, 1000, 0) == -1 && errno == EBUSY, "second gmon_start must fail");
     hot_loop(0.2);

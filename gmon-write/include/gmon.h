@@ -22,8 +22,11 @@ extern "C" {
 #endif
 
 /* gmon_start flags. */
-#define GMON_STACKS 1    /* record call stacks (frame pointers: -fno-omit-frame-pointer) */
+#define GMON_STACKS 1    /* record call stacks: a stack snapshot per tick, unwound with the
+                            binaries' .eh_frame on a runtime thread (exact without frame pointers) */
 #define GMON_NO_SHLIBS 2 /* do not record per-PC samples (shared libraries) in the sidecar */
+#define GMON_FRAME_POINTERS 4 /* with GMON_STACKS: walk frame pointers in the signal handler
+                            instead (cheaper; a function built without them hides its caller) */
 
 /*
  * profil(2): on every tick, bin ((pc - offset) / 2) * scale / 65536 of `buf` (bufsiz bytes of

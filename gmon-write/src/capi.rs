@@ -14,6 +14,9 @@ use crate::{Error, Profiler, env};
 pub const GMON_STACKS: c_int = 1;
 /// `gmon_start` flag: do not record per-PC samples (shared libraries) in the sidecar.
 pub const GMON_NO_SHLIBS: c_int = 2;
+/// `gmon_start` flag: walk frame pointers in the signal handler instead of unwinding a stack
+/// snapshot with `.eh_frame` (what `GMON_RECORD_UNWIND=fp` selects for `gmon record`).
+pub const GMON_FRAME_POINTERS: c_int = 4;
 
 /// The rate `gmon_profil` and `gmon_pcsample` sample at when no profiler runs
 /// (`GMON_PROFIL_HZ` overrides it).
@@ -96,7 +99,8 @@ pub unsafe extern "C" fn gmon_pcsample(samples: *mut usize, nsamples: c_long) ->
 
 /// Starts the process-wide profiler. `out` may be null (glibc naming: `gmon.out` or
 /// `$GMON_OUT_PREFIX.<pid>`); `hz` 0 means 1000; `flags` is a mask of `GMON_STACKS`,
-/// `GMON_NO_SHLIBS`. The profile is written by `gmon_stop`, `gmon_flush` or at exit.
+/// `GMON_NO_SHLIBS`, `GMON_FRAME_POINTERS`. The profile is written by `gmon_stop`, `gmon_flush`
+/// or at exit.
 ///
 /// # Safety
 /// `out` is null or a NUL-terminated path.
@@ -106,6 +110,9 @@ pub unsafe extern "C" fn gmon_start(out: *const c_char, hz: c_uint, flags: c_int
         .hz(if hz == 0 { crate::DEFAULT_HZ } else { hz })
         .stacks(flags & GMON_STACKS != 0)
         .shared_libraries(flags & GMON_NO_SHLIBS == 0);
+    if flags & GMON_FRAME_POINTERS != 0 {
+        p = p.unwind(crate::Unwind::FramePointers);
+    }
     if !out.is_null() {
         // SAFETY: the caller passes a NUL-terminated string.
         let s = unsafe { CStr::from_ptr(out) };

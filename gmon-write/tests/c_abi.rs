@@ -6,6 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use gmon_format::sidecar::StackKind;
+
 /// Builds `c-tests/use_api.c` into `dir/name`, linked with `link` (the library's arguments).
 fn build_use_api(dir: &Path, name: &str, link: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-tests/use_api.c");
@@ -37,10 +39,12 @@ fn gcc(args: &[&str]) {
     );
 }
 
-fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path) {
+/// Runs the program with `walk` ("fp" selects `GMON_FRAME_POINTERS`, "dwarf" the default) and
+/// checks what it wrote.
+fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path, walk: &str) {
     let out = dir.join("c.gmon");
     let mut cmd = Command::new(prog);
-    cmd.arg(&out).current_dir(dir);
+    cmd.arg(&out).arg(walk).current_dir(dir);
     if let Some(lib) = env_lib {
         cmd.env("LD_LIBRARY_PATH", lib);
     }
@@ -63,6 +67,15 @@ fn run_and_check(prog: &Path, env_lib: Option<&Path>, dir: &Path) {
     let sidecar = common::read_sidecar(&out);
     assert!(sidecar.matches_gmon(&bytes));
     assert!(!sidecar.stacks.is_empty(), "GMON_STACKS recorded no stacks");
+    // The walk asked for is the one recorded: frame-pointer stacks are never said to be
+    // complete, and unwound snapshots of this small program reach main.
+    let kinds = &sidecar.stack_kinds;
+    let by_fp = |k: &StackKind| *k == StackKind::FRAME_POINTER || *k == StackKind::TRUNCATED;
+    if walk == "fp" {
+        assert!(kinds.iter().all(by_fp), "{walk}: {kinds:?}");
+    } else {
+        assert!(kinds.contains(&StackKind::COMPLETE), "{walk}: {kinds:?}");
+    }
 
     // GNU gprof reads it unchanged and puts hot_loop on top.
     match Command::new("gprof")
@@ -101,7 +114,19 @@ fn c_program_uses_the_shared_library() {
         "use_api_dyn",
         &["-L", lib.to_str().expect("utf-8 path"), "-lgmon_write"],
     );
-    run_and_check(&prog, Some(&lib), dir.path());
+    run_and_check(&prog, Some(&lib), dir.path(), "dwarf");
+}
+
+#[test]
+fn c_program_chooses_frame_pointers() {
+    let lib = common::library_dir();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build_use_api(
+        dir.path(),
+        "use_api_fp",
+        &["-L", lib.to_str().expect("utf-8 path"), "-lgmon_write"],
+    );
+    run_and_check(&prog, Some(&lib), dir.path(), "fp");
 }
 
 #[test]
@@ -119,5 +144,5 @@ fn c_program_uses_the_static_library() {
             "-lm",
         ],
     );
-    run_and_check(&prog, None, dir.path());
+    run_and_check(&prog, None, dir.path(), "dwarf");
 }
