@@ -12,13 +12,22 @@
 #      each stack walk. The recorded CPU time includes gmon's own (summing and naming the
 #      profiles).
 #
+#   4. The fixed cost per recorded process (`/bin/true`, `python3 -c pass`): gmon's start,
+#      loading the runtime, writing and naming, in milliseconds. A recorded run of T seconds
+#      costs about this plus the per-second overhead, so a short run shows a larger percentage.
+#   5. With perf installed (DIRECT=0 leaves it out): scripts/runtime-cost.py on the python3 loop
+#      and sort, which sorts perf's samples of one recorded run into the program, the runtime
+#      and gmon itself. Precise to a fraction of a per cent where the end-to-end comparison is
+#      not, but blind to indirect costs (see that script).
+#
 # Needs gcc and hyperfine (apt-get install -y hyperfine). Usage: scripts/bench-runtime.sh
 # [RUNS]; prints the interleaved CPU-time medians first (robust to other load on the machine),
 # with the median of the per-round ratios ("paired": each round's runs are close in time, so
-# slow drifts of the machine cancel), then hyperfine's wall-clock tables and ratios.
+# slow drifts of the machine cancel) and its bootstrap 95 % confidence interval, then
+# hyperfine's wall-clock tables and ratios. On a shared VM one run's CPU time varies by 5-10 %,
+# so resolving 1 % takes hundreds of rounds: read the interval, not the median alone.
 # BENCH_ONLY=python3,gzip (prefixes of the group names) runs some groups only;
 # SKIP_HYPERFINE=1 leaves the wall-clock tables out.
-# (`gmon record` adds gmon's own start-up, about a millisecond, to the recorded program.)
 set -euo pipefail
 
 RUNS=${1:-10}
@@ -88,7 +97,7 @@ def f(n):
     for i in range(n):
         s += i * i % 7
     return s
-print(sum(f(100000) for _ in range(60)))
+print(sum(f(100000) for _ in range(180)))
 PY
 # The interpreter itself, not a shim in front of it (pyenv's runs dozens of bash helpers).
 PYTHON=$(python3 -c 'import sys; print(sys.executable)')
@@ -98,7 +107,7 @@ cd "$WORK"
 #    in turn, and takes the child's user + sys time from wait4(), so load that comes and goes
 #    hits all variants alike. Reports the median of each and the ratio of medians.
 python3 - "$RUNS" "$BENCH" "$GMON" "$WORK" "$PYTHON" <<'PY'
-import os, statistics, subprocess, sys
+import os, random, statistics, subprocess, sys
 runs, bench, gmon, work, python = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 env_prof = dict(os.environ, GMON_BENCH_PROFILE="1", GMON_BENCH_OUT=f"{work}/rust.gmon")
 env_fp = dict(os.environ, GMON_RECORD_UNWIND="fp")
@@ -124,7 +133,13 @@ groups = {
         ("plain", ["/bin/true"], None),
         ("gmon record --hz 1000", [gmon, "record", "-o", f"{work}/true.gmon", "--", "/bin/true"], None),
     ],
+    "fixed cost (python3 -c pass)": walks(python, "-c", "pass"),
 }
+def interval(ratios, rounds=2000):
+    """Bootstrap 95 % interval of the median of the paired ratios."""
+    rnd = random.Random(1)
+    meds = sorted(statistics.median(rnd.choices(ratios, k=len(ratios))) for _ in range(rounds))
+    return meds[int(0.025 * rounds)], meds[int(0.975 * rounds) - 1]
 def cpu(cmd, env):
     p = subprocess.Popen(cmd, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
@@ -143,18 +158,39 @@ for name, variants in groups.items():
             times[label].append(cpu(cmd, env))
     plain = times[variants[0][0]]
     base = statistics.median(plain)
+    fixed = name.startswith("fixed")
     print(f"== {name}: median CPU time (user+sys) over {runs} interleaved rounds;"
-          " paired: the median (and quartiles) of each round's own ratio to plain")
+          + (" the cost added, in ms" if fixed else
+             " paired: the median of each round's own ratio to plain, with its 95 % interval"))
     for label, _, _ in variants:
         m = statistics.median(times[label])
-        paired = sorted(t / p - 1 for t, p in zip(times[label], plain))
-        q1, q3 = paired[len(paired) // 4], paired[(3 * len(paired)) // 4]
-        print(f"  {label:24} {m:.4f} s  ratio {m / base:.4f}  ({(m / base - 1) * 100:+.2f} %)"
-              f"  paired {statistics.median(paired) * 100:+.2f} % [{q1 * 100:+.2f} .. {q3 * 100:+.2f}]"
+        if fixed:
+            added = statistics.median(t - p for t, p in zip(times[label], plain))
+            print(f"  {label:24} {m * 1e3:8.2f} ms  {added * 1e3:+.2f} ms per process"
+                  f"  [min {min(times[label]) * 1e3:.2f}, max {max(times[label]) * 1e3:.2f}]")
+            continue
+        paired = [t / p - 1 for t, p in zip(times[label], plain)]
+        lo, hi = interval(paired)
+        print(f"  {label:24} {m:.4f} s  ({(m / base - 1) * 100:+.2f} %)"
+              f"  paired {statistics.median(paired) * 100:+.2f} % [95 %: {lo * 100:+.2f} .. {hi * 100:+.2f}]"
               f"  [min {min(times[label]):.3f}, max {max(times[label]):.3f}]")
 PY
 
-# 2. hyperfine's wall-clock tables, for reference (SKIP_HYPERFINE=1 leaves them out).
+# 2. Where one recorded run's CPU time goes, from perf's samples (DIRECT=0 leaves it out).
+if [ "${DIRECT:-1}" = 1 ]; then
+    if command -v perf >/dev/null && perf record -q -o "$WORK/probe.data" -e cpu-clock -- true 2>/dev/null; then
+        echo "== direct cost, from perf's samples of one recorded run (scripts/runtime-cost.py)"
+        for walk in none fp dwarf; do
+            python3 "$ROOT/scripts/runtime-cost.py" --gmon "$GMON" --walk "$walk" -- "$PYTHON" "$WORK/loop.py"
+            python3 "$ROOT/scripts/runtime-cost.py" --gmon "$GMON" --walk "$walk" -- \
+                sort "$WORK/lines.txt" -o "$WORK/sorted.txt"
+        done
+    else
+        echo "== direct cost: SKIPPED (perf not installed or not permitted; apt-get install linux-perf)"
+    fi
+fi
+
+# 3. hyperfine's wall-clock tables, for reference (SKIP_HYPERFINE=1 leaves them out).
 [ "${SKIP_HYPERFINE:-0}" = 1 ] && exit 0
 echo "== Rust CPU-bound benchmark: in-process Profiler at 1 kHz vs none"
 hyperfine -N --warmup 1 --runs "$RUNS" --export-json rust.json \
