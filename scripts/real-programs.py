@@ -21,12 +21,18 @@ markdown row:
   complete unwind (scripts/stack-coverage.py, weighted by ticks over every file written);
 * files: profiles written (+ processes summed into them);
 * overhead: median CPU time (user + system, gmon record itself included) under gmon record over
-  median unprofiled, minus one.
+  median unprofiled, minus one. A single run's CPU time varies by 5-10 % on a shared VM, so with
+  a few runs this column is noise at the 1 % level; hence the next two;
+* runtime (perf): the runtime's share of the program's CPU in one recorded run, from perf's
+  samples (scripts/runtime-cost.py: signal delivery, handler, start and exit, its threads);
+* gmon: the CPU time of the `gmon record` process itself in that run (start, summing, naming,
+  writing), a fixed cost per run rather than per second.
 
 The programs come from PATH (`python3` resolved to its interpreter, past any shim); .ci/run
 installs them. Needs a release build of gmon (built here).
 """
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -181,6 +187,15 @@ def perf_named(argv, work):
     return 100.0 * (user - unnamed) / user if user else float("nan")
 
 
+def runtime_cost():
+    """scripts/runtime-cost.py as a module (its name has a dash)."""
+    spec = importlib.util.spec_from_file_location(
+        "runtime_cost", os.path.join(ROOT, "scripts", "runtime-cost.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -191,11 +206,13 @@ def main():
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     gmon = os.path.join(target, "release", "gmon")
     use_perf = not args.no_perf and shutil.which("perf") is not None
+    cost = runtime_cost()
     work = tempfile.mkdtemp(prefix="gmon-real-")
     try:
         print("| program | status same | output same | samples / expected | named (+ OBJECT+0xSTART) "
-              "| perf named | stacks reach start | files (processes) | overhead |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              "| perf named | stacks reach start | files (processes) | overhead "
+              "| runtime (perf) | gmon |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for name, argv, files in programs(work, [o for o in args.only.split(",") if o]):
             argv = [a.replace("OUT/", work + "/") for a in argv]
             plain_cpu, rec_cpu = [], []
@@ -231,9 +248,17 @@ def main():
             stacks = coverage(written)
             pnamed = perf_named(argv, work) if use_perf else float("nan")
             over = statistics.median(rec_cpu) / max(statistics.median(plain_cpu), 1e-6) - 1
+            direct = gmon_ms = "-"
+            if use_perf:
+                clean(work, files)
+                freq = 4999
+                counts = cost.measure(gmon, "dwarf", freq, argv, cwd=work)
+                share = cost.runtime_share(counts)
+                direct = f"{share:.2f}%" if share is not None else "-"
+                gmon_ms = f"{counts['gmon'] * 1000 / freq:.1f} ms"
             print(f"| {name} | {'yes' if same_status else 'NO'} | {'yes' if same_output else 'NO'} "
                   f"| {ratio} | {named} | {pnamed:.1f}% | {stacks:.1f}% | {files_col} "
-                  f"| {100 * over:+.1f}% |", flush=True)
+                  f"| {100 * over:+.1f}% | {direct} | {gmon_ms} |", flush=True)
             for w in written:
                 for f in (w, w + ".gmonx"):
                     if os.path.exists(f):

@@ -77,6 +77,32 @@ def bucket(comm, frames):
     return "program"
 
 
+def measure(gmon, walk, freq, cmd, cwd=None):
+    """Records `cmd` under perf and gmon record; the sample counts per bucket."""
+    with tempfile.TemporaryDirectory(prefix="gmon-cost-") as tmp:
+        data = os.path.join(tmp, "perf.data")
+        rec = [gmon, "record", "-o", os.path.join(tmp, "rec.out"), "--hz", "1000"]
+        if walk == "none":
+            rec.append("--no-stacks")
+        env = dict(os.environ, GMON_RECORD_UNWIND="dwarf" if walk == "dwarf" else "fp")
+        subprocess.run(
+            ["perf", "record", "-q", "-o", data, "-e", "cpu-clock", "-F", str(freq),
+             "--call-graph", "dwarf,8192", "--", *rec, "--", *cmd],
+            env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym,dso"],
+                             capture_output=True, text=True, check=True).stdout
+    counts = {"program": 0, "handler": 0, "threads": 0, "gmon": 0}
+    for comm, frames in samples(out):
+        counts[bucket(comm, frames)] += 1
+    return counts
+
+
+def runtime_share(counts):
+    """The runtime's share of the program's CPU samples, in per cent (None without samples)."""
+    prog = counts["program"] + counts["handler"] + counts["threads"]
+    return 100 * (counts["handler"] + counts["threads"]) / prog if prog else None
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -85,21 +111,7 @@ def main():
     ap.add_argument("--freq", type=int, default=4999, help="perf's sampling rate (Hz)")
     ap.add_argument("cmd", nargs="+")
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="gmon-cost-") as tmp:
-        data = os.path.join(tmp, "perf.data")
-        rec = [a.gmon, "record", "-o", os.path.join(tmp, "rec.out"), "--hz", "1000"]
-        if a.walk == "none":
-            rec.append("--no-stacks")
-        env = dict(os.environ, GMON_RECORD_UNWIND="dwarf" if a.walk == "dwarf" else "fp")
-        subprocess.run(
-            ["perf", "record", "-q", "-o", data, "-e", "cpu-clock", "-F", str(a.freq),
-             "--call-graph", "dwarf,8192", "--", *rec, "--", *a.cmd],
-            env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym,dso"],
-                             capture_output=True, text=True, check=True).stdout
-    counts = {"program": 0, "handler": 0, "threads": 0, "gmon": 0}
-    for comm, frames in samples(out):
-        counts[bucket(comm, frames)] += 1
+    counts = measure(a.gmon, a.walk, a.freq, a.cmd)
     prog = counts["program"] + counts["handler"] + counts["threads"]
     if prog == 0:
         sys.exit("perf recorded no samples of the program")
@@ -109,7 +121,7 @@ def main():
     for k in ("handler", "threads"):
         print(f"  runtime, {k:8} {counts[k]:7} samples  {100 * counts[k] / prog:6.2f} % of the program's CPU")
     rt = counts["handler"] + counts["threads"]
-    print(f"  runtime, total    {rt:7} samples  {100 * rt / prog:6.2f} % "
+    print(f"  runtime, total    {rt:7} samples  {runtime_share(counts):6.2f} % "
           f"(± {100 * 1.96 * (rt ** 0.5) / prog:.2f} sampling error)")
     print(f"  gmon record       {counts['gmon']:7} samples  {counts['gmon'] * ms:6.1f} ms "
           f"({100 * counts['gmon'] / prog:.2f} % of the program's CPU)")
