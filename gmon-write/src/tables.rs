@@ -4,7 +4,7 @@
 //! starts. Inserting never allocates and never waits: a full table or a slot that another thread
 //! is filling makes the handler drop the sample (and count it), never block.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use gmon_format::sidecar::StackKind;
 
@@ -233,13 +233,26 @@ impl CountTable {
 const WRITING: u64 = 1;
 
 /// Counts per distinct call stack (arrays of PCs up to `depth` long).
+///
+/// The frames are not kept at `slot × depth` but packed one stack after another in the order
+/// the stacks were first stored, each slot holding where its frames start: slots are spread
+/// over the table by hash, and at 128 frames of 8 bytes four of them share a page, so nearly
+/// every new stack faulted in (and the kernel cleared) a fresh page, in the signal handler or
+/// the unwinder thread. Packed, the same stacks fill pages in turn: python3's 30-60-frame
+/// stacks ten or more to a page (spec/runtime.md §6.1). The space is the same, `capacity ×
+/// depth`, and cannot run out before the slots do.
 #[derive(Debug)]
 pub(crate) struct StackTable {
     depth: usize,
     states: Zeroed<AtomicU64>,
     lens: Zeroed<AtomicU32>,
     counts: Zeroed<AtomicU64>,
+    /// Per slot, the index in `pcs` of its first frame.
+    starts: Zeroed<AtomicU32>,
+    /// The frames of every stored stack, back to back.
     pcs: Zeroed<AtomicU64>,
+    /// The first unused entry of `pcs`.
+    next: AtomicUsize,
     /// The groups of slots that hold stacks.
     occupied: Occupancy,
     /// Whether a stack was ever inserted (see [`CountTable`]'s).
@@ -249,13 +262,17 @@ pub(crate) struct StackTable {
 impl StackTable {
     pub(crate) fn new(capacity: usize, depth: usize) -> StackTable {
         let cap = capacity.next_power_of_two().max(2);
-        let depth = depth.max(1);
+        // The depth is kept in 16 bits of `lens`, and a frame's index in 32 bits of `starts`.
+        let depth = depth.clamp(1, usize::from(u16::MAX));
+        let frames = cap.saturating_mul(depth).min(u32::MAX as usize);
         StackTable {
             depth,
             states: zeroed_u64(cap),
             lens: zeroed_u32(cap),
             counts: zeroed_u64(cap),
-            pcs: zeroed_u64(cap * depth),
+            starts: zeroed_u32(cap),
+            pcs: zeroed_u64(frames),
+            next: AtomicUsize::new(0),
             occupied: Occupancy::new(cap),
             used: AtomicBool::new(false),
         }
@@ -265,9 +282,17 @@ impl StackTable {
         self.depth
     }
 
+    /// The frames stored in a filled slot.
     fn frames(&self, slot: usize) -> &[AtomicU64] {
-        let start = slot * self.depth;
-        self.pcs.get(start..start + self.depth).unwrap_or(&[])
+        let n = self
+            .lens
+            .get(slot)
+            .map_or(0, |l| (l.load(Ordering::Relaxed) & 0xffff) as usize);
+        let start = self
+            .starts
+            .get(slot)
+            .map_or(0, |s| s.load(Ordering::Relaxed) as usize);
+        self.pcs.get(start..start + n).unwrap_or(&[])
     }
 
     /// Adds `weight` to the stack `pcs` obtained as `kind` (part of the key: the same frames
@@ -296,9 +321,18 @@ impl StackTable {
                     .is_ok()
             {
                 self.occupied.mark(i);
-                for (slot, &pc) in self.frames(i).iter().zip(pcs) {
+                let start = self.next.fetch_add(pcs.len(), Ordering::Relaxed);
+                let (Some(frames), Some(at)) =
+                    (self.pcs.get(start..start + pcs.len()), self.starts.get(i))
+                else {
+                    // Never with one claim per slot (see the type); should it happen, the slot
+                    // stays claimed and empty, and the sample is dropped.
+                    return false;
+                };
+                for (slot, &pc) in frames.iter().zip(pcs) {
                     slot.store(pc, Ordering::Relaxed);
                 }
+                at.store(start as u32, Ordering::Relaxed);
                 len.store(tag, Ordering::Relaxed);
                 count.store(weight, Ordering::Relaxed);
                 state.store(hash, Ordering::Release);
@@ -323,14 +357,7 @@ impl StackTable {
 
     /// The frames of a filled slot.
     pub(crate) fn stack(&self, slot: usize) -> impl Iterator<Item = u64> + '_ {
-        let n = self
-            .lens
-            .get(slot)
-            .map_or(0, |l| (l.load(Ordering::Relaxed) & 0xffff) as usize);
-        self.frames(slot)
-            .iter()
-            .take(n)
-            .map(|p| p.load(Ordering::Relaxed))
+        self.frames(slot).iter().map(|p| p.load(Ordering::Relaxed))
     }
 
     /// How the stack of a filled slot was obtained.
@@ -376,15 +403,9 @@ impl StackTable {
         let mut v: Vec<(Vec<u64>, StackKind, u64)> = Vec::new();
         for i in self.filled_slots() {
             let tag = self.lens.get(i).map_or(0, |l| l.load(Ordering::Relaxed));
-            let n = (tag & 0xffff) as usize;
             let kind = StackKind((tag >> 16) as u8);
             let c = self.counts.get(i).map_or(0, |c| c.load(Ordering::Relaxed));
-            let pcs: Vec<u64> = self
-                .frames(i)
-                .iter()
-                .take(n)
-                .map(|p| p.load(Ordering::Relaxed))
-                .collect();
+            let pcs: Vec<u64> = self.stack(i).collect();
             if c != 0 {
                 v.push((pcs, kind, c));
             }
@@ -410,6 +431,7 @@ impl StackTable {
             }
         }
         self.occupied.clear();
+        self.next.store(0, Ordering::Relaxed);
     }
 
     /// The slots that hold a complete stack (not one another thread is still writing).
@@ -482,6 +504,31 @@ mod tests {
         let t = CountTable::new(4);
         let ok = (0..10u64).filter(|&k| t.add(k, 1)).count();
         assert_eq!(ok, 4);
+    }
+
+    #[test]
+    fn stacks_are_packed_in_the_order_stored() {
+        let t = StackTable::new(64, 128);
+        for k in 0..40u64 {
+            assert!(t.add(&[k, 100, 200], StackKind::COMPLETE, 1));
+        }
+        assert!(t.add(&[7, 100, 200], StackKind::COMPLETE, 4)); // already stored: no new frames
+        // 40 stacks of 3 frames fill the first 120 entries, whatever slots they hashed to.
+        assert_eq!(t.next.load(Ordering::Relaxed), 120);
+        let pcs: Vec<u64> = t
+            .pcs
+            .iter()
+            .take(6)
+            .map(|p| p.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(pcs, [0, 100, 200, 1, 100, 200]);
+        let e = t.entries();
+        assert_eq!(e.len(), 40);
+        assert_eq!(e[7], (vec![7, 100, 200], StackKind::COMPLETE, 5));
+        t.clear();
+        assert_eq!(t.next.load(Ordering::Relaxed), 0);
+        assert!(t.add(&[1, 2], StackKind::COMPLETE, 1));
+        assert_eq!(t.entries(), vec![(vec![1, 2], StackKind::COMPLETE, 1)]);
     }
 
     #[test]
