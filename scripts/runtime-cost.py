@@ -85,10 +85,13 @@ def measure(gmon, walk, freq, cmd, cwd=None):
         if walk == "none":
             rec.append("--no-stacks")
         env = dict(os.environ, GMON_RECORD_UNWIND="dwarf" if walk == "dwarf" else "fp")
-        subprocess.run(
+        # perf exits with the program's status, which need not be 0 (gmon record passes it on).
+        r = subprocess.run(
             ["perf", "record", "-q", "-o", data, "-e", "cpu-clock", "-F", str(freq),
              "--call-graph", "dwarf,8192", "--", *rec, "--", *cmd],
-            env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if not os.path.exists(data):
+            sys.exit(f"perf record failed (exit {r.returncode}): {r.stderr.strip()}")
         out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym,dso"],
                              capture_output=True, text=True, check=True).stdout
     counts = {"program": 0, "handler": 0, "threads": 0, "gmon": 0}
