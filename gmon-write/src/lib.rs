@@ -42,6 +42,7 @@ pub mod capi;
 mod env;
 mod error;
 mod exec;
+mod exit;
 mod files;
 mod objects;
 pub mod output;

@@ -22,7 +22,7 @@
 
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
@@ -391,6 +391,7 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
         c.hz = hz;
         c.replaced = false;
         c.pid = std::process::id();
+        SESSION_PID.store(c.pid, Ordering::SeqCst);
         c.timers = Some(HashMap::new());
         DISARMED.store(false, Ordering::SeqCst);
         rescan(c, -1);
@@ -535,6 +536,7 @@ extern "C" fn fork_child() {
     c.excluded.clear();
     c.forked = true;
     c.pid = std::process::id();
+    SESSION_PID.store(c.pid, Ordering::SeqCst);
     if let Some(s) = c.session.as_ref() {
         s.reset();
         s.set_paths(true);
@@ -574,6 +576,18 @@ pub(crate) fn after_failed_exec() {
 /// runtime itself holding it (exit from a signal handler), so give up after about 2 s. Polled
 /// every 0.1 ms: the usual holder is a runtime thread about to let go, and a short process's
 /// exit should not wait a whole millisecond for it.
+/// The process the sampling state belongs to, readable without the control lock (0: none yet).
+static SESSION_PID: AtomicU32 = AtomicU32::new(0);
+
+/// Whether the sampling state is this process's own. It is not in a child made by `vfork` or
+/// `posix_spawn` (which share the parent's memory until they exec or `_exit`, and run no fork
+/// handlers): such a child must not take the lock, nor the session, of the parent it borrows
+/// them from. Async-signal-safe.
+pub(crate) fn owned_by_this_process() -> bool {
+    let pid = SESSION_PID.load(Ordering::SeqCst);
+    pid != 0 && pid == std::process::id()
+}
+
 fn lock_at_exit() -> Option<ControlGuard> {
     for _ in 0..20_000 {
         if CONTROL.mutex.try_lock() {

@@ -349,10 +349,13 @@ pub(crate) fn raise(sig: c_int) {
     unsafe { libc::raise(sig) };
 }
 
-/// `_exit(status)`: ends the process at once.
+/// Ends the process at once, as `_exit(status)` does, with the system call itself: the runtime
+/// defines `_exit` (exit.rs), so calling it by name would come back to that definition.
 pub(crate) fn exit_now(status: c_int) -> ! {
-    // SAFETY: leaving the process.
-    unsafe { libc::_exit(status) }
+    loop {
+        // SAFETY: exit_group takes a status and does not return.
+        unsafe { libc::syscall(libc::SYS_exit_group, status) };
+    }
 }
 
 /// `pthread_atfork(prepare, parent, child)`.

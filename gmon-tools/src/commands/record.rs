@@ -14,8 +14,8 @@ PROCESSES AND FILES:
   Every process the command starts is profiled (--no-inherit: the first only), each into a \
 private temporary directory that is removed afterwards. Processes running the same executable \
 (same build id) are summed into one profile without losing a count. The executable of the \
-command's first process gets OUT (if that process wrote no profile, e.g. dash's `exit`, the \
-executable with the most samples gets it); every other executable gets OUT.<name> (its file \
+command's first process gets OUT when it has samples (a shell that only starts other programs \
+has none; then the executable with the most samples gets it); every other executable gets OUT.<name> (its file \
 name, with .2, .3, ... when different executables share a name); an executable other than \
 OUT's with no sample at all gets no file. Each profile has its sidecar (OUT.gmonx). No other file is written, and none is removed. A summary goes to stderr.
 

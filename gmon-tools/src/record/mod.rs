@@ -24,7 +24,7 @@ pub mod runtime;
 pub mod signals;
 pub mod summary;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
 use std::time::Duration;
@@ -160,18 +160,34 @@ fn record_with(
         preload.push(old);
     }
     let per_process = private.path().join(STEM);
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .env("LD_PRELOAD", preload)
-        .env("GMON_RECORD_OUT", &per_process)
-        .env("GMON_RECORD_HZ", opts.hz.to_string())
-        .env("GMON_RECORD_STACKS", if opts.stacks { "1" } else { "0" })
-        .env("GMON_RECORD_INHERIT", if opts.inherit { "1" } else { "0" })
-        .env_remove("GMON_RECORD_OWNER");
-    let waited = if foreground {
-        signals::run_in_foreground(&mut cmd)
-    } else {
-        signals::run(&mut cmd)
+    let run = |argv: &[&OsStr]| {
+        let (first, rest) = argv.split_first().expect("a program");
+        let mut cmd = Command::new(first);
+        cmd.args(rest)
+            .env("LD_PRELOAD", &preload)
+            .env("GMON_RECORD_OUT", &per_process)
+            .env("GMON_RECORD_HZ", opts.hz.to_string())
+            .env("GMON_RECORD_STACKS", if opts.stacks { "1" } else { "0" })
+            .env("GMON_RECORD_INHERIT", if opts.inherit { "1" } else { "0" })
+            .env_remove("GMON_RECORD_OWNER");
+        if foreground {
+            signals::run_in_foreground(&mut cmd)
+        } else {
+            signals::run(&mut cmd)
+        }
+    };
+    let mut argv: Vec<&OsStr> = vec![program.as_os_str()];
+    argv.extend(args.iter().map(OsString::as_os_str));
+    let waited = match run(&argv) {
+        // A file the kernel cannot execute (a script without `#!`) is run by /bin/sh, as a
+        // shell and execvp do; the command is started with posix_spawn (signals.rs), which
+        // does not do that itself.
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
+            let mut sh: Vec<&OsStr> = vec![OsStr::new("/bin/sh"), found.as_os_str()];
+            sh.extend(args.iter().map(OsString::as_os_str));
+            run(&sh)
+        }
+        r => r,
     }
     .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
 
@@ -185,8 +201,8 @@ fn record_with(
     };
     if files.is_empty() && notes.is_empty() {
         let mut note = format!(
-            "{} wrote no profile ({}): it may have ended by _exit, abort or a signal other \
-             than SIGINT, SIGTERM, SIGHUP and SIGPIPE",
+            "{} wrote no profile ({}): it may have ended by abort, the exit_group system call \
+             or a signal other than SIGINT, SIGTERM, SIGHUP and SIGPIPE",
             program.to_string_lossy(),
             describe_status(waited.status)
         );

@@ -2,8 +2,9 @@
 //! by executable (build id, else path) and summed losslessly into one profile per executable.
 //!
 //! Naming (documented in `gmon record --help` and spec/runtime.md §3): the executable of the
-//! command's first process gets `OUT` (when that process wrote no profile, as dash's `exit`
-//! does, the executable with the most samples gets it); every other executable gets
+//! command's first process gets `OUT` when it has samples (a shell script's shell usually has
+//! none: the work is in the programs it starts; then the executable with the most samples gets
+//! it, and the shell no file); every other executable gets
 //! `OUT.<name>`, where `<name>` is its file name, with `.2`, `.3`, ... added when two different
 //! executables share a name (in order of samples).
 
@@ -337,7 +338,13 @@ fn place(objects: &mut Vec<MappedObject>, obj: &MappedObject) -> u64 {
 /// Chooses each group's file name (see the module documentation) and puts the group that gets
 /// `OUT` first.
 pub fn name_groups(groups: &mut [Group]) {
-    groups.sort_by(|a, b| b.first.cmp(&a.first).then(b.samples.cmp(&a.samples)));
+    let sampled_first = |g: &Group| g.first && g.samples > 0;
+    groups.sort_by(|a, b| {
+        sampled_first(b)
+            .cmp(&sampled_first(a))
+            .then(b.samples.cmp(&a.samples))
+            .then(b.first.cmp(&a.first))
+    });
     let mut used: HashMap<String, usize> = HashMap::new();
     for (i, g) in groups.iter_mut().enumerate() {
         if i == 0 {
@@ -501,6 +508,56 @@ mod tests {
             ]
         );
         assert!(gmon_format::sidecar::sidecar_to_vec(&sum).is_ok());
+    }
+
+    fn group(executable: &str, first: bool, samples: u64) -> Group {
+        Group {
+            executable: executable.into(),
+            build_id: Vec::new(),
+            first,
+            processes: 1,
+            gmon: GroupGmon::File(PathBuf::new()),
+            sidecar: None,
+            samples,
+            suffix: None,
+        }
+    }
+
+    fn out_order(groups: &mut [Group]) -> Vec<(String, Option<String>)> {
+        name_groups(groups);
+        groups
+            .iter()
+            .map(|g| (g.executable.clone(), g.suffix.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn out_goes_to_the_first_process_when_it_has_samples_else_to_the_most_sampled() {
+        let own = |s: &str| (s.to_string(), None);
+        let named = |s: &str, n: &str| (s.to_string(), Some(n.to_string()));
+        // The shell looped itself: it keeps OUT.
+        let mut g = [group("/bin/spin", false, 900), group("/bin/dash", true, 40)];
+        assert_eq!(
+            out_order(&mut g),
+            [own("/bin/dash"), named("/bin/spin", "spin")]
+        );
+        // The shell only started programs: the work gets OUT.
+        let mut g = [
+            group("/bin/dash", true, 0),
+            group("/bin/a", false, 10),
+            group("/bin/b", false, 900),
+        ];
+        assert_eq!(
+            out_order(&mut g),
+            [
+                own("/bin/b"),
+                named("/bin/a", "a"),
+                named("/bin/dash", "dash")
+            ]
+        );
+        // Nothing sampled anywhere: the first process's file is OUT.
+        let mut g = [group("/bin/a", false, 0), group("/bin/true", true, 0)];
+        assert_eq!(out_order(&mut g), [own("/bin/true"), named("/bin/a", "a")]);
     }
 
     #[test]

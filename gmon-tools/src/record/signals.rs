@@ -4,7 +4,6 @@
 //! to report it) and SIGTERM and SIGHUP are forwarded to the command.
 
 use std::io;
-use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -26,6 +25,9 @@ extern "C" fn forward(sig: libc::c_int) {
         }
     }
 }
+
+/// Stands in for SIG_IGN while the command runs (see [`run_in_foreground`]).
+extern "C" fn ignore(_sig: libc::c_int) {}
 
 /// Sets `handler` for `sig` and returns the disposition it replaces.
 fn set(sig: libc::c_int, handler: libc::sighandler_t) -> io::Result<libc::sigaction> {
@@ -55,29 +57,22 @@ fn restore(sig: libc::c_int, old: &libc::sigaction) {
 /// Spawns `cmd` and waits for it with SIGINT/SIGQUIT ignored and SIGTERM/SIGHUP
 /// forwarded (each only when it was not ignored already), then restores the dispositions.
 pub fn run_in_foreground(cmd: &mut Command) -> io::Result<Waited> {
+    // A handler that does nothing ignores the signal here, and unlike SIG_IGN it is not
+    // inherited: exec (and glibc's posix_spawn, before it) puts SIG_DFL back in the command,
+    // so the command needs no `pre_exec` hook, and the standard library can spawn it with
+    // posix_spawn instead of copying this process with fork (spec/runtime.md §6.1). A signal
+    // ignored by our own parent stays ignored, as `nohup` means.
     let mut ignored = Vec::new();
     for sig in [libc::SIGINT, libc::SIGQUIT] {
-        let old = set(sig, libc::SIG_IGN)?;
+        let old = set(
+            sig,
+            ignore as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        )?;
         if old.sa_sigaction == libc::SIG_IGN {
             restore(sig, &old);
         } else {
             ignored.push((sig, old));
         }
-    }
-    // SIG_IGN survives exec: the command gets the default back for the signals ignored
-    // here only (one ignored by our own parent stays ignored, as `nohup` means).
-    let reset: Vec<libc::c_int> = ignored.iter().map(|(sig, _)| *sig).collect();
-    // SAFETY: the closure runs between fork and exec and only calls signal(2), which is
-    // async-signal-safe; `reset` is read, not allocated or freed, there.
-    unsafe {
-        cmd.pre_exec(move || {
-            for &sig in &reset {
-                if libc::signal(sig, libc::SIG_DFL) == libc::SIG_ERR {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
     }
     let spawned = cmd.spawn();
     let status = spawned.and_then(|child| {

@@ -212,25 +212,155 @@ fn exit_status_is_the_commands() {
     );
 }
 
+/// Ends with `_exit` after a posix_spawn that fails and a vfork child (both of which `_exit`
+/// in the parent's memory) and a forked child that works and `_exit`s: the parent and the
+/// forked child are profiled, the borrowed-memory children write nothing and break nothing.
+const ENDS_WITH_EXIT_UNDERSCORE: &str = r#"
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+extern char **environ;
+static volatile unsigned long sink;
+static void spin(double s) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    do {
+        for (int i = 0; i < 100000; i++) sink += i;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < s);
+}
+int main(void) {
+    spin(0.3);
+    pid_t pid;
+    char *argv[] = {"missing", NULL};
+    int st = 0;
+    if (posix_spawn(&pid, "/nonexistent/missing", NULL, NULL, argv, environ) == 0)
+        waitpid(pid, &st, 0);
+    pid_t v = vfork();
+    if (v == 0) _exit(3);
+    waitpid(v, &st, 0);
+    if (WEXITSTATUS(st) != 3) return 1;
+    pid_t f = fork();
+    if (f == 0) { spin(0.2); _exit(5); }
+    waitpid(f, &st, 0);
+    if (WEXITSTATUS(st) != 5) return 1;
+    spin(0.3);
+    _exit(7);
+}
+"#;
+
+/// The numbers of gmon record's summary line: samples, CPU seconds, processes.
+fn summary_numbers(stderr: &str) -> (u64, f64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("gmon record: ") && l.contains(" samples at "))
+        .unwrap_or_else(|| panic!("no summary in:\n{stderr}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let after = |w: &str, by: usize| {
+        let i = words.iter().position(|x| *x == w).expect("summary word");
+        words[i + by].trim_start_matches('(')
+    };
+    let samples = after("record:", 1).parse().expect("samples");
+    let cpu = after("Hz", 1).parse().expect("CPU seconds");
+    let procs = after("from", 1).parse().expect("processes");
+    (samples, cpu, procs)
+}
+
 #[test]
-fn a_program_ending_with_exit_underscore_is_reported_and_its_status_kept() {
-    // dash's `exit` builtin ends with _exit(): no atexit handler runs, so no profile exists.
-    // gmon record says so on stderr, leaves the old file alone, and exits with the command's
-    // status.
+fn a_program_ending_with_exit_underscore_keeps_its_profile() {
+    // `_exit` skips the atexit hook that writes the profile; the runtime's own `_exit` writes it
+    // first. Before, such a program (dash after every script) got no profile at all.
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = dir.path().join("sh.gmon");
+    let prog = compile_c(dir.path(), "ends", ENDS_WITH_EXIT_UNDERSCORE, &["-O1"]);
+    let out = dir.path().join("ends.gmon");
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run gmon record");
+    assert_eq!(run.status.code(), Some(7), "{}", text(&run));
+    assert!(out.is_file(), "{}", text(&run));
+    let (samples, cpu, procs) = summary_numbers(&String::from_utf8_lossy(&run.stderr));
+    // The parent and its forked child; the posix_spawn and vfork children wrote nothing.
+    assert_eq!(procs, 2, "{}", text(&run));
+    assert!(cpu >= 0.75, "{}", text(&run));
+    let expected = cpu * 1000.0;
+    assert!(
+        (samples as f64) > 0.9 * expected && (samples as f64) < 1.1 * expected,
+        "{samples} samples for {cpu} s of CPU:\n{}",
+        text(&run)
+    );
+
+    // dash, Debian's /bin/sh, ends every script with _exit.
+    let sh = std::fs::canonicalize("/bin/sh").unwrap_or_default();
+    if sh.file_name().is_some_and(|n| n == "dash") {
+        let out = dir.path().join("dash.gmon");
+        let run = gmon_cmd()
+            .args(["record", "-o"])
+            .arg(&out)
+            .args(["--", "sh", "-c"])
+            .arg("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exit 4")
+            .output()
+            .expect("run gmon record");
+        assert_eq!(run.status.code(), Some(4), "{}", text(&run));
+        assert!(out.is_file(), "dash wrote no profile: {}", text(&run));
+    }
+}
+
+#[test]
+fn a_script_without_an_interpreter_line_runs_as_a_shell_runs_it() {
+    // The kernel refuses it (ENOEXEC); shells and execvp hand it to /bin/sh. gmon record starts
+    // commands with posix_spawn, which does not, so it does that itself.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("plain-script");
+    std::fs::write(&script, "echo \"$0 got $*\"\nexit 6\n").expect("write");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(dir.path().join("s.gmon"))
+        .arg("--")
+        .arg(&script)
+        .args(["a", "b"])
+        .output()
+        .expect("run gmon record");
+    assert_eq!(run.status.code(), Some(6), "{}", text(&run));
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        format!("{} got a b\n", script.display()),
+        "{}",
+        text(&run)
+    );
+}
+
+#[test]
+fn a_program_that_leaves_without_any_exit_hook_is_reported_and_its_status_kept() {
+    // The exit_group system call itself skips every hook, the runtime's included: no profile
+    // exists. gmon record says so on stderr, leaves the old file alone, and exits with the
+    // command's status.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_c(
+        dir.path(),
+        "raw_exit",
+        "#include <sys/syscall.h>\n#include <unistd.h>\n\
+         int main(void) { syscall(SYS_exit_group, 7); return 0; }\n",
+        &[],
+    );
+    let out = dir.path().join("raw.gmon");
     std::fs::write(&out, b"stale").expect("stale file");
     let run = gmon_cmd()
         .args(["record", "-o"])
         .arg(&out)
-        .args(["--", "sh", "-c", "exit 7"])
+        .arg("--")
+        .arg(&prog)
         .output()
         .expect("run gmon record");
     assert_eq!(run.status.code(), Some(7), "{}", text(&run));
-    if std::fs::read(&out).expect("read") != b"stale" {
-        // A shell that returns from main (e.g. bash as sh) writes a profile: nothing to check.
-        return;
-    }
+    assert_eq!(std::fs::read(&out).expect("read"), b"stale");
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(
         err.contains("wrote no profile") && err.contains("left as it was"),
@@ -250,7 +380,9 @@ fn processes_of_one_executable_are_summed_into_one_file() {
     );
     let out = dir.path().join("multi.gmon");
     let p = prog.to_str().expect("utf-8 path");
-    // Two children, then the shell itself ends: one file for `spin` with both processes.
+    // Two children, then the shell itself ends: one file for `spin` with both processes, and
+    // it is OUT, since the shell (whose profile is written too, dash's `_exit` included) has
+    // no sample: the work is the children's.
     let script = format!("{p}; {p}; exit 0");
     let run = gmon_cmd()
         .args(["record", "-o"])
@@ -1144,8 +1276,12 @@ fn children_are_followed_by_default_and_not_with_no_inherit() {
         "int main(void) { volatile long x = 0; for (long i = 0; i < 150000000; i++) x += i; return 0; }\n",
         &[],
     );
-    // bash returns from main (its profile is written) after running spin as a child.
-    let script = format!("{}; true", spin.display());
+    // bash runs spin as a child, then loops itself: it has samples of its own, so its
+    // executable keeps OUT and spin gets OUT.spin.
+    let script = format!(
+        "{}; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done",
+        spin.display()
+    );
     let run = gmon_cmd()
         .current_dir(d)
         .args(["record", "-o", "tree.gmon", "--", "bash", "-c", &script])
