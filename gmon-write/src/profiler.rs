@@ -1,6 +1,7 @@
 //! The high-level [`Profiler`]: sample the whole process, write gmon.out and its sidecar.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use gmon_format::sidecar::Sidecar;
 
@@ -231,9 +232,28 @@ pub(crate) fn finish() -> Result<Option<Written>> {
 fn register_at_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     extern "C" fn at_exit() {
-        finish_at_exit();
+        finish_on_the_way_out();
     }
     ONCE.call_once(|| crate::sys::atexit(at_exit));
+}
+
+/// Set while `exit` or `_exit` writes the profile (not a stop signal, spec §4.5).
+static EXIT_WRITE: AtomicBool = AtomicBool::new(false);
+
+/// Whether `exit` or `_exit` is writing the profile right now: the process is ending by its
+/// own decision, and a stop signal that arrives meanwhile (a parent's `kill` racing a child's
+/// own exit, as Python's `Pool.terminate` does) is left to that write instead of cutting it
+/// off: the process then ends as it was about to, an outcome the race allows without the
+/// runtime too. Async-signal-safe.
+pub(crate) fn exit_write_in_progress() -> bool {
+    EXIT_WRITE.load(Ordering::SeqCst)
+}
+
+/// [`finish_at_exit`] for `exit` (the `atexit` hook) and `_exit` (exit.rs).
+pub(crate) fn finish_on_the_way_out() {
+    EXIT_WRITE.store(true, Ordering::SeqCst);
+    finish_at_exit();
+    EXIT_WRITE.store(false, Ordering::SeqCst);
 }
 
 /// The `atexit` hook: writes a profile whose guard was leaked or never dropped.

@@ -32,6 +32,11 @@ const STOP_SIGNALS: [c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, lib
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_stop_signal(sig: c_int) {
+    // The process is already ending by `exit` or `_exit`, whose write this signal may have
+    // interrupted: let that write finish and end the process (profiler::exit_write_in_progress).
+    if crate::profiler::exit_write_in_progress() {
+        return;
+    }
     // Nothing is written when the profile already was (or is being written: a second signal).
     crate::profiler::finish_at_exit();
     terminate_with(sig);

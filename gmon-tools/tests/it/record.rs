@@ -312,6 +312,38 @@ fn a_program_ending_with_exit_underscore_keeps_its_profile() {
 }
 
 #[test]
+fn every_worker_of_a_python_pool_is_profiled() {
+    // Pool workers end with os._exit, and leaving the `with` block sends them SIGTERM, which
+    // races their own exit: the _exit write must neither be skipped nor cut off by the signal.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("pool.gmon");
+    let script = "import multiprocessing as mp\n\
+        def work(n):\n    s = 0\n    for i in range(n):\n        s += i * i % 7\n    return s\n\
+        if __name__ == '__main__':\n    mp.set_start_method('fork')\n\
+        \x20   with mp.Pool(2) as p:\n        print(sum(p.map(work, [600000] * 4)))\n";
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "python3", "-c", script])
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "4799988\n");
+    // python3 may be a shell shim (pyenv's runs dozens of helpers): count the interpreter's.
+    let err = String::from_utf8_lossy(&run.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("pool.gmon "))
+        .unwrap_or_else(|| panic!("no line for pool.gmon:\n{err}"));
+    assert!(
+        line.contains(", 3 processes, "),
+        "the parent and both workers:\n{err}"
+    );
+    let (samples, _, _) = summary_numbers(&err);
+    assert!(samples > 100, "{err}");
+}
+
+#[test]
 fn a_script_without_an_interpreter_line_runs_as_a_shell_runs_it() {
     // The kernel refuses it (ENOEXEC); shells and execvp hand it to /bin/sh. gmon record starts
     // commands with posix_spawn, which does not, so it does that itself.
