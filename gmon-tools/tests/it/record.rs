@@ -77,6 +77,17 @@ fn gmon_cmd() -> Command {
 }
 
 /// The cache directory the tests' `gmon` writes its runtime library to.
+/// Runs `gmon record -o OUT -- COMMAND...` and returns what it did.
+fn record<S: AsRef<std::ffi::OsStr>>(out: &Path, command: impl IntoIterator<Item = S>) -> Output {
+    gmon_cmd()
+        .args(["record", "-o"])
+        .arg(out)
+        .arg("--")
+        .args(command)
+        .output()
+        .expect("run gmon record")
+}
+
 fn test_cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("record-cache")
 }
@@ -198,13 +209,7 @@ fn exit_status_is_the_commands() {
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = compile_c(dir.path(), "three", "int main(void) { return 3; }\n", &[]);
     let out = dir.path().join("three.gmon");
-    let run = gmon_cmd()
-        .args(["record", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("run gmon record");
+    let run = record(&out, [&prog]);
     assert_eq!(run.status.code(), Some(3), "{}", text(&run));
     assert!(
         out.is_file(),
@@ -275,13 +280,7 @@ fn a_program_ending_with_exit_underscore_keeps_its_profile() {
     let dir = tempfile::tempdir().expect("tempdir");
     let prog = compile_c(dir.path(), "ends", ENDS_WITH_EXIT_UNDERSCORE, &["-O1"]);
     let out = dir.path().join("ends.gmon");
-    let run = gmon_cmd()
-        .args(["record", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("run gmon record");
+    let run = record(&out, [&prog]);
     assert_eq!(run.status.code(), Some(7), "{}", text(&run));
     assert!(out.is_file(), "{}", text(&run));
     let (samples, cpu, procs) = summary_numbers(&String::from_utf8_lossy(&run.stderr));
@@ -384,13 +383,7 @@ fn a_program_that_leaves_without_any_exit_hook_is_reported_and_its_status_kept()
     );
     let out = dir.path().join("raw.gmon");
     std::fs::write(&out, b"stale").expect("stale file");
-    let run = gmon_cmd()
-        .args(["record", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("run gmon record");
+    let run = record(&out, [&prog]);
     assert_eq!(run.status.code(), Some(7), "{}", text(&run));
     assert_eq!(std::fs::read(&out).expect("read"), b"stale");
     let err = String::from_utf8_lossy(&run.stderr);
@@ -487,13 +480,7 @@ fn threads_are_sampled_with_whole_stacks_from_their_start() {
         &["-O1", "-fno-omit-frame-pointer", "-pthread"],
     );
     let out = dir.path().join("threads.gmon");
-    let run = gmon_cmd()
-        .args(["record", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("run gmon record");
+    let run = record(&out, [&prog]);
     assert!(run.status.success(), "{}", text(&run));
     let sidecar = read_sidecar(&out);
     // 2 threads × 0.2 s at 1000 Hz; the main thread only waits.
@@ -1130,13 +1117,7 @@ fn a_link_planted_by_another_user_in_a_sticky_directory_is_not_followed() {
     // SAFETY: a NUL-terminated path; lchown changes the link itself to nobody (65534).
     assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
     let prog = build_program(d);
-    let run = gmon_cmd()
-        .args(["record", "-o"])
-        .arg(&link)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("run");
+    let run = record(&link, [&prog]);
     let t = text(&run);
     assert_eq!(run.status.code(), Some(1), "{t}");
     assert!(
@@ -1151,13 +1132,7 @@ fn a_link_planted_by_another_user_in_a_sticky_directory_is_not_followed() {
     // Our own link is written through to its target.
     std::fs::remove_file(&link).expect("rm");
     std::os::unix::fs::symlink(&precious, &link).expect("symlink");
-    let run = gmon_cmd()
-        .args(["record", "-o"])
-        .arg(&link)
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .expect("run");
+    let run = record(&link, [&prog]);
     assert!(run.status.success(), "{}", text(&run));
     assert!(
         std::fs::symlink_metadata(&link)
