@@ -9,7 +9,7 @@ use clap_complete::Shell;
 
 /// Arguments of `gmon completions`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "INSTALL:\n  \
+#[command(after_help = "EXAMPLES:\n  \
     bash:  gmon completions bash > ~/.local/share/bash-completion/completions/gmon\n  \
     zsh:   gmon completions zsh > ~/.zfunc/_gmon   (with fpath+=~/.zfunc before compinit)\n  \
     fish:  gmon completions fish > ~/.config/fish/completions/gmon.fish\n  \

@@ -10,7 +10,13 @@ use std::process::ExitCode;
     disable_help_flag = true,
     disable_version_flag = true,
     // gprof's own command line (its options are in `gmon gprof --help` and the manual page).
-    override_usage = "gmon gprof [OPTIONS] [EXECUTABLE [GMON...]]"
+    override_usage = "gmon gprof [OPTIONS] [EXECUTABLE [GMON...]]",
+    after_help = "EXAMPLES:\n  \
+        gmon gprof -b ./prog gmon.out              flat profile and call graph, no blurbs\n  \
+        gmon gprof -b -p -q main ./prog gmon.out   flat profile, and main's call graph only\n  \
+        gmon gprof -b -l ./prog gmon.out           per source line (needs -g)\n  \
+        gmon gprof -s ./prog gmon.out.*            sum the profiles into gmon.sum\n  \
+        gmon gprof -b -A ./prog gmon.out           annotated source"
 )]
 pub struct Args {
     /// gprof's options and operands (see `gmon gprof --help`).

@@ -1,7 +1,8 @@
 //! `gmon pprof`: a gzip'd profile.proto from gmon.out files.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::output::write_output;
@@ -52,6 +53,8 @@ pub struct Args {
 /// Runs `gmon pprof`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
+    refuse_terminal(output)?;
     let load = stacks::LoadOptions::default().with_force(args.force);
     let l = stacks::load_with(exe.as_deref(), &gmon, &load)?;
     let mut opts = pprof::PprofOptions::default();
@@ -75,11 +78,36 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::anyhow!("internal error: the profile would be refused by pprof: {e}")
     })?;
     let bytes = pprof::encode_gzip(&profile)?;
-    let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
     write_output(output, |w| Ok(w.write_all(&bytes)?))?;
     if args.output.is_none() {
         // A file the user did not name is announced, so it is not a surprise later.
         eprintln!("gmon pprof: wrote {DEFAULT_OUTPUT} (no -o given)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// gzip's rule: compressed bytes are never written to a terminal, where they are garbage and
+/// can leave the terminal in a strange state. Checked before any work is done.
+fn refuse_terminal(output: &Path) -> anyhow::Result<()> {
+    let terminal = if output.as_os_str() == "-" {
+        std::io::stdout().is_terminal()
+    } else {
+        // A terminal named by path (/dev/tty, /dev/pts/N, /dev/stdout on one).
+        std::fs::metadata(output).is_ok_and(|m| m.file_type().is_char_device())
+            && std::fs::OpenOptions::new()
+                .write(true)
+                .open(output)
+                .is_ok_and(|f| f.is_terminal())
+    };
+    if terminal {
+        let name = match output.as_os_str() == "-" {
+            true => "standard output".to_owned(),
+            false => output.display().to_string(),
+        };
+        anyhow::bail!(
+            "refusing to write compressed data to a terminal ({name}); redirect it to a file \
+             or a pipe, or give -o FILE"
+        );
+    }
+    Ok(())
 }

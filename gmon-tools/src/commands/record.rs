@@ -39,8 +39,9 @@ get complete stacks (GMON_RECORD_UNWIND=fp: walk frame pointers only).
 EXAMPLES:
   gmon record -- ./prog arg1 arg2
   gmon record -o run1.out --hz 4000 -- ./prog
-  gprof -b ./prog gmon.out
-  gmon flame gmon.out > flame.svg")]
+  gmon flame gmon.out > flame.svg              the executable is found from the sidecar
+  gmon pprof gmon.out -o prof.pb.gz && pprof -top prof.pb.gz
+  gmon gprof -b ./prog gmon.out                gprof's reports, for a program with symbols")]
 pub struct Args {
     /// Where to write the profile (the sidecar goes to OUT.gmonx; other executables of the
     /// process tree to OUT.<name>).

@@ -10,6 +10,7 @@
 
 use crate::common;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
@@ -661,12 +662,48 @@ fn every_manual_page_renders_with_man() {
             .unwrap();
         assert!(o.status.success(), "{page}: {}", stderr(&o));
         let text = String::from_utf8_lossy(&o.stdout);
-        for heading in ["NAME", "SYNOPSIS", "OPTIONS"] {
+        // man-pages(7)'s sections, in its order; nothing under clap_mangen's "EXTRA".
+        let headings: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()) && *l == l.to_uppercase())
+            .filter(|l| !l.contains('(')) // the title and footer lines
+            .collect();
+        let order = [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "SUBCOMMANDS",
+            "EXIT STATUS",
+            "ENVIRONMENT",
+            "FILES",
+            "EXAMPLES",
+            "SEE ALSO",
+            "VERSION",
+        ];
+        let known: Vec<&str> = headings
+            .iter()
+            .copied()
+            .filter(|h| order.contains(h))
+            .collect();
+        let mut sorted = known.clone();
+        sorted.sort_by_key(|h| order.iter().position(|o| o == h));
+        assert_eq!(known, sorted, "{page}: sections out of order");
+        for required in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "EXIT STATUS",
+            "EXAMPLES",
+            "SEE ALSO",
+        ] {
             assert!(
-                text.lines().any(|l| l == heading),
-                "{page} has no {heading}:\n{text}"
+                known.contains(&required),
+                "{page} has no {required}:\n{text}"
             );
         }
+        assert!(!text.contains("\nEXTRA\n"), "{page}:\n{text}");
         // NAME says `gmon-flame - Draw a flame graph ...`.
         let name = page.trim_end_matches(".1");
         let words: Vec<&str> = text
@@ -685,10 +722,13 @@ fn every_manual_page_renders_with_man() {
             assert!(text.contains("--flat-profile"), "{text}");
         }
     }
-    // `gmon man SUBCOMMAND` prints the same page as the one installed.
+    // `gmon man SUBCOMMAND` prints the same page as the one installed, `gmon man gmon` gmon.1.
     let o = gmon().args(["man", "flame"]).output().unwrap();
     assert!(o.status.success());
     assert!(o.stdout == fs::read(pages.join("gmon-flame.1")).unwrap());
+    let o = gmon().args(["man", "gmon"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == fs::read(pages.join("gmon.1")).unwrap());
     let o = gmon().args(["man", "nosuch"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("flame"), "{}", stderr(&o));
@@ -738,4 +778,79 @@ fn the_command_line_is_private_to_the_binary() {
         }
     }
     assert!(checked > 20, "{checked} library files");
+}
+
+/// The environment variables the sources read (a `var`/`var_os` call or a `GMON_...` name in
+/// gmon-tools' and gmon-write's sources), less the ones every program reads.
+fn environment_read_by_the_sources() -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = BTreeSet::new();
+    let mut dirs = vec![root.join("gmon-tools/src"), root.join("gmon-write/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            for (i, _) in text.match_indices('"') {
+                let name: String = text[i + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                    .collect();
+                let closed = text[i + 1 + name.len()..].starts_with('"');
+                let before = &text[..i];
+                let read = before.ends_with("var_os(") || before.ends_with("var(");
+                if closed && name.len() > 2 && (name.starts_with("GMON_") || read) {
+                    found.insert(name);
+                }
+            }
+        }
+    }
+    // PATH is every program's; gmon record only looks the command up in it.
+    found.remove("PATH");
+    found
+}
+
+#[test]
+fn every_environment_variable_is_documented_in_the_manual_and_readme() {
+    let vars = environment_read_by_the_sources();
+    // The scan finds what it must: the runtime's own variables and the cache's.
+    for known in [
+        "GMON_RECORD_OUT",
+        "GMON_OUT_PREFIX",
+        "XDG_CACHE_HOME",
+        "GMON_WRITE_LIB",
+    ] {
+        assert!(vars.contains(known), "{vars:?}");
+    }
+    let page = gmon().args(["man"]).output().unwrap();
+    assert!(page.status.success());
+    let page = String::from_utf8(page.stdout).unwrap();
+    let environment = page
+        .split(".SH ENVIRONMENT")
+        .nth(1)
+        .and_then(|s| s.split("\n.SH ").next())
+        .expect("gmon(1) has an ENVIRONMENT section");
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let readme_env = readme
+        .split("\n## Environment\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README.md has an Environment section");
+    for var in &vars {
+        assert!(
+            environment.contains(&format!("\\fB{var}\\fR")),
+            "gmon(1)'s ENVIRONMENT does not document {var}"
+        );
+        assert!(
+            readme_env.contains(&format!("`{var}`")),
+            "README.md's Environment section does not document {var}"
+        );
+    }
 }

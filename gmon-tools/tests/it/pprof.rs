@@ -695,3 +695,49 @@ fn the_default_output_name_is_announced() {
     assert!(o.status.success() && o.stderr.is_empty());
     assert!(named.is_file());
 }
+
+/// Compressed bytes never go to a terminal (gzip's rule): `-o -` on a terminal is refused
+/// before any work, and the same command into a pipe writes the profile.
+#[test]
+fn gzip_bytes_are_not_written_to_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        common::skip(
+            "gzip_bytes_are_not_written_to_a_terminal",
+            "script (util-linux) is not installed",
+        );
+        return;
+    }
+    let dir = case_dir("cycle-pie-O0");
+    let gmon_bin = assert_cmd::cargo::cargo_bin("gmon");
+    let line = format!(
+        "{} pprof --exe {} {} -o -; echo status=$?",
+        gmon_bin.display(),
+        dir.join("prog").display(),
+        dir.join("gmon.out").display()
+    );
+    // `script` runs the command with a pseudo-terminal as its standard output.
+    let o = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("status=1"), "{text}");
+    assert!(
+        text.contains("refusing to write compressed data to a terminal (standard output)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\u{1f}'),
+        "gzip's magic reached the terminal"
+    );
+    // Into a pipe, the same command writes the gzip'd profile.
+    let o = gmon()
+        .args(["pprof", "--exe"])
+        .arg(dir.join("prog"))
+        .arg(dir.join("gmon.out"))
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(&o.stdout[..2], &[0x1f, 0x8b]);
+}
