@@ -58,5 +58,5 @@ pub use model::*;
 pub use read::detect::{self, Detected, Plausibility, Reading};
 pub use read::gnu_file::{GnuFile, HistogramView};
 pub use read::{ReadOptions, read, read_detailed, read_with};
-pub use sidecar::{Sidecar, read_sidecar, sidecar_path, write_sidecar};
+pub use sidecar::{Sidecar, SidecarSum, merge_sidecars, read_sidecar, sidecar_path, write_sidecar};
 pub use write::{record_offsets, to_vec, to_vec_unchecked, write};

@@ -35,6 +35,9 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
+mod sum;
+pub use sum::{SidecarSum, merge_sidecars};
+
 /// The eight bytes that open a sidecar file.
 pub const GMONX_MAGIC: [u8; 8] = *b"gmonext\0";
 /// The version of the sidecar layout this module reads and writes.

@@ -16,10 +16,11 @@ use std::sync::mpsc;
 
 use anyhow::{Context, bail};
 use gmon_format::{
-    ExecutableId, GnuFile, MergeOptions, Merged, Merger, Profile, ReadOptions, Variant,
+    ExecutableId, GnuFile, MergeOptions, Merged, Merger, Profile, ReadOptions, Sidecar, SidecarSum,
+    Variant,
 };
 
-use crate::stacks::{Executable, sidecar_build_id};
+use crate::stacks::{Executable, sidecar_beside};
 
 /// How to merge files.
 #[derive(Debug, Clone, Default)]
@@ -35,9 +36,57 @@ pub struct MergeFilesOptions {
     pub progress: bool,
 }
 
-/// Sums the profile files `paths` in order. An unreadable, malformed or incompatible input is an
-/// error naming that file (and the byte offset, for malformed ones); nothing is written here.
-pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Result<Merged> {
+/// What [`merge_files`] made: the sum of the profiles, and of the runtime's sidecars beside them.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct MergedFiles {
+    /// The sum of the gmon.out files.
+    pub merged: Merged,
+    /// The sum of the sidecars (`FILE.gmonx`, spec/runtime.md §5.11), when every input has one
+    /// that belongs to it; its link to a gmon.out is unset (the caller writes that file).
+    pub sidecar: Option<Sidecar>,
+    /// When some inputs have a sidecar and others do not, those without one and why; the sum of
+    /// sidecars is then not made, since it would hold only part of the samples.
+    pub without_sidecar: Vec<(PathBuf, &'static str)>,
+}
+
+/// Why an input's sidecar is not summed: there is none.
+const NO_SIDECAR: &str = "no sidecar";
+/// Why an input's sidecar is not summed: it records another gmon.out (a stale one).
+const STALE_SIDECAR: &str = "its sidecar belongs to another gmon.out";
+
+/// The sidecars seen so far: their running sum and the inputs that had none.
+#[derive(Default)]
+struct Sidecars {
+    sum: SidecarSum,
+    with: usize,
+    without: Vec<(PathBuf, &'static str)>,
+}
+
+impl Sidecars {
+    fn add(&mut self, path: &Path, sidecar: Result<Sidecar, &'static str>) {
+        match sidecar {
+            Ok(s) => {
+                self.sum.add(&s);
+                self.with += 1;
+            }
+            Err(why) => self.without.push((path.to_path_buf(), why)),
+        }
+    }
+
+    fn finish(self) -> (Option<Sidecar>, Vec<(PathBuf, &'static str)>) {
+        match (self.with, self.without.is_empty()) {
+            (0, _) => (None, Vec::new()),
+            (_, true) => (Some(self.sum.finish()), Vec::new()),
+            (_, false) => (None, self.without),
+        }
+    }
+}
+
+/// Sums the profile files `paths` in order, and their sidecars. An unreadable, malformed or
+/// incompatible input is an error naming that file (and the byte offset, for malformed ones);
+/// nothing is written here.
+pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Result<MergedFiles> {
     let mut merge_opts = opts.merge.clone();
     if merge_opts.executable.is_none()
         && let Some(exe) = &opts.executable
@@ -53,6 +102,7 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
     }
     let progress = progress_bar(opts.progress, paths.len());
     let mut merger = Merger::new(merge_opts);
+    let mut sidecars = Sidecars::default();
     // The fast path (counts summed straight from the file's bytes) needs the encoding: from the
     // executable, else from the first input, which is read in full.
     let fast_allowed = matches!(read.variant, None | Some(Variant::Gnu));
@@ -66,7 +116,8 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
     if fast.is_none()
         && let Some((first, tail)) = paths.split_first()
     {
-        let l = load(first, Vec::new(), &read, exe, None)?;
+        let mut l = load(first, Vec::new(), &read, exe, None)?;
+        sidecars.add(first, std::mem::replace(&mut l.sidecar, Err(NO_SIDECAR)));
         add_loaded(&mut merger, l, &read)?;
         progress.inc(1);
         fast = merger.encoding().filter(|_| fast_allowed);
@@ -90,7 +141,9 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
         });
         // Returning early drops the receiver, which stops the reader at its next send.
         for item in loaded_rx {
-            let loaded = check(item?, read, exe, fast)?;
+            let mut loaded = check(item?, read, exe, fast)?;
+            let sidecar = std::mem::replace(&mut loaded.sidecar, Err(NO_SIDECAR));
+            sidecars.add(&loaded.path, sidecar);
             let buffer = add_loaded(&mut merger, loaded, read)?;
             // The reader may have finished; a buffer nobody takes is simply dropped.
             let _ = spare_tx.send(buffer);
@@ -99,7 +152,12 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
         Ok(())
     })?;
     progress.finish_and_clear();
-    Ok(merger.finish()?)
+    let (sidecar, without_sidecar) = sidecars.finish();
+    Ok(MergedFiles {
+        merged: merger.finish()?,
+        sidecar,
+        without_sidecar,
+    })
 }
 
 /// An input as loaded: checked in place for the fast path, or parsed in full (with its bytes,
@@ -114,6 +172,8 @@ struct Loaded {
     path: PathBuf,
     parsed: Parsed,
     id: Option<ExecutableId>,
+    /// Its sidecar, when it has one that belongs to it.
+    sidecar: Result<Sidecar, &'static str>,
 }
 
 /// Adds `l` to the sum and gives back its buffer.
@@ -139,19 +199,19 @@ fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Res
     Ok(bytes)
 }
 
-/// An input read but not yet checked: its bytes and its sidecar's build id.
+/// An input read but not yet checked: its bytes and its sidecar.
 struct Raw {
     path: PathBuf,
     bytes: Vec<u8>,
-    id: Option<ExecutableId>,
+    sidecar: Option<Sidecar>,
 }
 
-/// Reads `path` into `buffer`, and its sidecar's build id.
+/// Reads `path` into `buffer`, and its sidecar.
 fn read_raw(path: &Path, mut buffer: Vec<u8>) -> anyhow::Result<Raw> {
     crate::input::read_input_into(path, &mut buffer)?;
     Ok(Raw {
         path: path.to_path_buf(),
-        id: sidecar_build_id(path)?,
+        sidecar: sidecar_beside(path)?,
         bytes: buffer,
     })
 }
@@ -178,9 +238,21 @@ fn check(
     let Raw {
         path,
         bytes: buffer,
-        id,
+        sidecar,
     } = raw;
     let path = path.as_path();
+    let id = sidecar
+        .as_ref()
+        .and_then(Sidecar::main_object)
+        .filter(|o| !o.build_id.is_empty())
+        .map(|o| ExecutableId(o.build_id.clone()));
+    // A sidecar that records another gmon.out (left from an earlier run) is not this input's;
+    // one without the link is taken, as the views take it (spec/runtime.md §5.8).
+    let sidecar = match sidecar {
+        None => Err(NO_SIDECAR),
+        Some(s) if s.gmon.is_some() && !s.matches_gmon(&buffer) => Err(STALE_SIDECAR),
+        Some(s) => Ok(s),
+    };
     let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
     let parsed = match fast {
         Some(encoding) => GnuFile::parse(buffer, encoding),
@@ -207,6 +279,7 @@ fn check(
                 path: path.to_path_buf(),
                 parsed: Parsed::Fast(file),
                 id,
+                sidecar,
             });
         }
         Err(bytes) => bytes,
@@ -219,6 +292,7 @@ fn check(
         path: path.to_path_buf(),
         parsed: Parsed::Full(profile, bytes),
         id,
+        sidecar,
     })
 }
 

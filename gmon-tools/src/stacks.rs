@@ -17,7 +17,7 @@ mod symbolize;
 pub use estimate::{
     Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
 };
-pub use executable::{Executable, gnu_build_id, sidecar_build_id};
+pub use executable::{Executable, gnu_build_id, sidecar_beside, sidecar_build_id};
 pub use function::{BinSample, FunctionInfo};
 pub use graph::{CycleGroup, Edge, GraphError, Node, NodeId, WeightedCallGraph};
 pub use load::{

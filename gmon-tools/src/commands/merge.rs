@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gmon_format::{MergeOptions, Variant, fit_counts_owned};
+use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
+use gmon_format::{MergeOptions, Variant, fit_counts_owned, sidecar_path};
 
 use crate::input_args::{InputFormat, VariantArg};
-use crate::merge::{MergeFilesOptions, expand_inputs, merge_files};
+use crate::merge::{MergeFilesOptions, MergedFiles, expand_inputs, merge_files};
 use crate::output::write_output;
 use crate::stacks::Executable;
 
@@ -38,6 +39,10 @@ const DEFAULT_OUTPUT: &str = "gmon.sum";
                   argument @LISTFILE, or --from-list LISTFILE (- for stdin), reads one path per \
                   line. Any unreadable or malformed input stops the merge with its name (and \
                   byte offset), and OUT is left as it was (see -o).\n\n\
+                  Profiles written by gmon record have a sidecar (FILE.gmonx: call stacks, \
+                  shared-library samples); when every input has one, their sum is written to \
+                  OUT.gmonx, linked to OUT, so the views draw every stack. When only some have \
+                  one, or OUT is standard output, no sidecar is written and stderr says so.\n\n\
                   EXAMPLES:\n  gmon merge gmon.1 gmon.2 gmon.3                 writes gmon.sum\n  \
                   gmon merge --exe ./prog run*/gmon.out -o all.out\n  \
                   ls runs/*.out > list; gmon merge --from-list list -o all.out"
@@ -89,9 +94,23 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     .to_options();
     opts.executable = executable;
     opts.progress = true;
-    let merged = merge_files(&paths, &opts)?;
+    let MergedFiles {
+        merged,
+        sidecar,
+        without_sidecar,
+        ..
+    } = merge_files(&paths, &opts)?;
     for note in &merged.rebinned {
         eprintln!("gmon: notice: --rebin: {note} (counts split proportionally, totals exact)");
+    }
+    if let Some((first, why)) = without_sidecar.first() {
+        eprintln!(
+            "gmon merge: {} of {} inputs have no sidecar of their own ({}: {why}); the sum \
+             gets none, so the others' call stacks and shared-library samples are not kept",
+            without_sidecar.len(),
+            paths.len(),
+            first.display()
+        );
     }
     let variant: Variant = args.to.into();
     // The sum has no provenance: name the input when there is one, else how many were summed.
@@ -101,10 +120,35 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             many => format!("the sum of {} inputs", many.len()),
         })?;
     let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
-    write_output(output, |w| {
-        gmon_format::write(&profile, w).context("writing the merged profile")?;
-        Ok(())
-    })?;
+    // A sidecar goes beside a file; standard output, a FIFO or a device has no "beside".
+    let stream = output.as_os_str() == "-"
+        || std::fs::metadata(output).is_ok_and(|m| !m.file_type().is_file());
+    if sidecar.is_some() && stream {
+        eprintln!(
+            "gmon merge: the sum of the inputs' sidecars has no place beside {}: call stacks \
+             and shared-library samples are not kept (give -o FILE)",
+            match stream && output.as_os_str() == "-" {
+                true => "standard output".into(),
+                false => output.display().to_string(),
+            }
+        );
+    }
+    match sidecar.filter(|_| !stream) {
+        None => write_output(output, |w| {
+            gmon_format::write(&profile, w).context("writing the merged profile")?;
+            Ok(())
+        })?,
+        Some(mut sidecar) => {
+            // The profile first, then its sidecar, linked to the bytes written (spec/runtime.md
+            // §5.8), so that the views take the two together.
+            let bytes = gmon_format::to_vec(&profile).context("writing the merged profile")?;
+            sidecar.gmon = Some(GmonLink::of(&bytes));
+            let sidecar_bytes =
+                sidecar_to_vec(&sidecar).context("writing the sum of the sidecars")?;
+            write_output(output, |w| Ok(w.write_all(&bytes)?))?;
+            write_output(&sidecar_path(output), |w| Ok(w.write_all(&sidecar_bytes)?))?;
+        }
+    }
     if args.output.is_none() {
         eprintln!("gmon merge: wrote {DEFAULT_OUTPUT} (no -o given)");
     }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gmon_format::{CallArc, ExecutableId, Profile, read_sidecar, sidecar_path};
+use gmon_format::{CallArc, ExecutableId, Profile, Sidecar, read_sidecar, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
 pub use crate::gprof::elf_file::gnu_build_id;
@@ -143,13 +143,20 @@ impl Executable {
 /// The build id of the main executable named by the gmon-write runtime's sidecar of the
 /// profile at `path` (`PATH.gmonx`), when there is a sidecar and it records one.
 pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
+    Ok(sidecar_beside(path)?.and_then(|s| {
+        s.main_object()
+            .filter(|o| !o.build_id.is_empty())
+            .map(|o| ExecutableId(o.build_id.clone()))
+    }))
+}
+
+/// The gmon-write runtime's sidecar of the profile at `path` (`PATH.gmonx`), when there is one.
+pub fn sidecar_beside(path: &Path) -> anyhow::Result<Option<Sidecar>> {
     let sidecar = sidecar_path(path);
     match std::fs::read(&sidecar) {
-        Ok(b) => Ok(read_sidecar(&b)
-            .with_context(|| format!("{}", sidecar.display()))?
-            .main_object()
-            .filter(|o| !o.build_id.is_empty())
-            .map(|o| ExecutableId(o.build_id.clone()))),
+        Ok(b) => Ok(Some(
+            read_sidecar(&b).with_context(|| format!("{}", sidecar.display()))?,
+        )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e).with_context(|| format!("{}", sidecar.display())),
     }

@@ -468,6 +468,99 @@ int main(void) {
 }
 "#;
 
+/// The folded stacks' total of `gmon flame --folded PROFILE`.
+fn folded_total(profile: &Path) -> u64 {
+    let o = gmon_cmd()
+        .args(["flame", "--folded"])
+        .arg(profile)
+        .output()
+        .expect("run gmon flame");
+    assert!(o.status.success(), "{}", text(&o));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// `gmon merge` of recorded profiles sums their sidecars too (stacks, library samples), so the
+/// merged flame graph draws every sample of both; an input without a sidecar, or an output
+/// with no place beside it, is said, not silently dropped (issue 27, record/06).
+#[test]
+fn merging_recorded_profiles_keeps_their_sidecars() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Time in the program and in libc (strlen), so the sidecar holds library samples.
+    let prog = compile_c(
+        dir.path(),
+        "libwork",
+        "#include <string.h>\n#include <stdlib.h>\n\
+         int main(void) { char *s = malloc(4096); memset(s, 'x', 4095); s[4095] = 0;\n\
+         volatile size_t n = 0; for (int i = 0; i < 60000; i++) { s[i % 4000] = 'a' + i % 7; n += strlen(s);\n\
+         for (volatile int j = 0; j < 2000; j++) n += j; } return n == 0; }\n",
+        &["-O1"],
+    );
+    let (r1, r2) = (dir.path().join("r1.out"), dir.path().join("r2.out"));
+    for r in [&r1, &r2] {
+        let run = record(r, [&prog]);
+        assert!(run.status.success(), "{}", text(&run));
+    }
+    let m = dir.path().join("m.out");
+    let o = gmon_cmd()
+        .args(["merge", "-o"])
+        .arg(&m)
+        .args([&r1, &r2])
+        .output()
+        .expect("run gmon merge");
+    assert!(o.status.success(), "{}", text(&o));
+    let (s1, s2, sm) = (read_sidecar(&r1), read_sidecar(&r2), read_sidecar(&m));
+    assert!(sm.matches_gmon(&std::fs::read(&m).expect("merged gmon.out")));
+    assert_eq!(
+        sm.counters.samples,
+        s1.counters.samples + s2.counters.samples
+    );
+    let stacked = |s: &gmon_format::Sidecar| s.stacks.iter().map(|x| x.count).sum::<u64>();
+    assert_eq!(stacked(&sm), stacked(&s1) + stacked(&s2));
+    let libc = |s: &gmon_format::Sidecar| {
+        s.pc_samples
+            .iter()
+            .filter(|p| s.resolve(p.pc).is_some_and(|(o, _)| !o.is_main()))
+            .map(|p| p.count)
+            .sum::<u64>()
+    };
+    assert!(libc(&s1) > 0, "no library samples to keep");
+    assert_eq!(libc(&sm), libc(&s1) + libc(&s2));
+    assert_eq!(folded_total(&m), folded_total(&r1) + folded_total(&r2));
+
+    // An input without its sidecar: the sum gets none, and stderr says so.
+    let lone = dir.path().join("lone.out");
+    std::fs::copy(&r2, &lone).expect("copy");
+    let p = dir.path().join("p.out");
+    let o = gmon_cmd()
+        .args(["merge", "-o"])
+        .arg(&p)
+        .args([&r1, &lone])
+        .output()
+        .expect("run gmon merge");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!gmon_format::sidecar_path(&p).exists());
+    assert!(
+        text(&o).contains("1 of 2 inputs have no sidecar of their own"),
+        "{}",
+        text(&o)
+    );
+    // Standard output has no place for a sidecar: said too.
+    let o = gmon_cmd()
+        .args(["merge", "-o", "-"])
+        .args([&r1, &r2])
+        .output()
+        .expect("run gmon merge");
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("no place beside standard output"),
+        "{}",
+        text(&o)
+    );
+}
+
 #[test]
 fn threads_are_sampled_with_whole_stacks_from_their_start() {
     // Threads created after the runtime started register themselves (pthread_create wrapper):
