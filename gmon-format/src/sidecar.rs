@@ -35,7 +35,9 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
+mod sections;
 mod sum;
+pub use sections::{SectionSpan, sidecar_sections};
 pub use sum::{SidecarSum, merge_sidecars};
 
 /// The eight bytes that open a sidecar file.

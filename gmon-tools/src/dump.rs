@@ -31,6 +31,9 @@
 
 use std::io::{self, Write};
 
+mod sidecar;
+pub use sidecar::{Belongs, JsonSidecar, SidecarBeside, print_beside, print_sidecar};
+
 use gmon_format::{
     BasicBlockRecord, Detected, Header, Histogram, Profile, Reading, Record, Variant,
 };
@@ -337,6 +340,9 @@ pub struct JsonFile<'a> {
     pub ambiguous: &'a [Reading],
     /// Other accepted readings that are less plausible.
     pub less_plausible: &'a [Reading],
+    /// The runtime's sidecar beside the file, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sidecar: Option<SidecarBeside>,
 }
 
 impl<'a> JsonFile<'a> {
@@ -349,25 +355,70 @@ impl<'a> JsonFile<'a> {
             reading: Some(&d.reading),
             ambiguous: &d.ambiguous,
             less_plausible: &d.less_plausible,
+            sidecar: None,
         }
     }
+}
+
+/// One sidecar file of a JSON dump: `{"file", "size", "gmonx": SIDECAR}`.
+#[derive(Debug, serde::Serialize)]
+pub struct JsonSidecarFile<'a> {
+    /// The file name as given on the command line.
+    pub file: &'a str,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The sidecar (spec/json.md, "SIDECAR").
+    pub gmonx: JsonSidecar<'a>,
+}
+
+/// One entry of a JSON dump's `files`: a profile or a sidecar.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum JsonEntry<'a> {
+    /// A gmon.out.
+    Profile(JsonFile<'a>),
+    /// A gmon-write sidecar.
+    Sidecar(JsonSidecarFile<'a>),
+}
+
+/// The file a JSON dump stopped at: `{"file", "class", "offset", "message"}`, with the class
+/// and offset spec/gmon-out.md ("Error classes") fixes; `offset` is null for an error that
+/// has none (`io`: the file cannot be read).
+#[derive(Debug, serde::Serialize)]
+pub struct JsonError {
+    /// The file name as given on the command line.
+    pub file: String,
+    /// The error class (`gmon_format::Error::class`, or `io`).
+    pub class: &'static str,
+    /// The byte offset where reading stopped.
+    pub offset: Option<u64>,
+    /// The message stderr carries too.
+    pub message: String,
 }
 
 /// The version of `gmon dump --json`'s schema (spec/json.md).
 pub const JSON_VERSION: u32 = 1;
 
-/// The whole JSON document: the schema version, then the files.
+/// The whole JSON document: the schema version, the files, and the error that stopped it.
 #[derive(serde::Serialize)]
 struct JsonDump<'a> {
     version: u32,
-    files: &'a [JsonFile<'a>],
+    files: &'a [JsonEntry<'a>],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a JsonError>,
 }
 
-/// Prints the files as one pretty-printed JSON object (field names in the module doc).
-pub fn print_json<W: Write + ?Sized>(out: &mut W, files: &[JsonFile<'_>]) -> io::Result<()> {
+/// Prints the files as one pretty-printed JSON object (field names in the module doc), and the
+/// error that stopped the dump, if one did.
+pub fn print_json<W: Write + ?Sized>(
+    out: &mut W,
+    files: &[JsonEntry<'_>],
+    error: Option<&JsonError>,
+) -> io::Result<()> {
     let doc = JsonDump {
         version: JSON_VERSION,
         files,
+        error,
     };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
@@ -476,14 +527,16 @@ mod tests {
         let mut out = Vec::new();
         print_json(
             &mut out,
-            &[JsonFile {
+            &[JsonEntry::Profile(JsonFile {
                 file: "a",
                 size: 1,
                 profile: &p,
                 reading: None,
                 ambiguous: &[],
                 less_plausible: &[],
-            }],
+                sidecar: None,
+            })],
+            None,
         )
         .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();

@@ -163,7 +163,7 @@ pub fn parse_profile(
 ///
 /// A gmon-write sidecar starts with "gmon" too, so the GNU reader takes it and stops at its
 /// version word ("unsupported version 0x747865"): it is said to be a sidecar instead.
-fn explain(path: &Path, bytes: &[u8], e: gmon_format::Error) -> anyhow::Error {
+pub fn explain(path: &Path, bytes: &[u8], e: gmon_format::Error) -> anyhow::Error {
     match e {
         gmon_format::Error::UnknownFormat { tried, .. } => NotAProfile {
             name: path.display().to_string(),

@@ -1,11 +1,17 @@
 //! `gmon dump`: print every header field and record of one or more profiles.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::dump::{DumpOptions, JsonFile, print_detected, print_json};
-use crate::input::read_detected;
+use gmon_format::sidecar::{GMONX_MAGIC, SectionSpan, sidecar_sections};
+use gmon_format::{Detected, ReadOptions, Sidecar, read_sidecar, sidecar_path};
+
+use crate::dump::{
+    Belongs, DumpOptions, JsonEntry, JsonError, JsonFile, JsonSidecar, JsonSidecarFile,
+    SidecarBeside, print_beside, print_detected, print_json, print_sidecar,
+};
+use crate::input::{explain, read_input};
 use crate::input_args::{InputFormat, header_size_parser};
 
 /// Arguments of `gmon dump`.
@@ -35,6 +41,11 @@ use crate::input_args::{InputFormat, header_size_parser};
                   or less; spec/gmon-out.md \"Ambiguity\"). The text output prints them as \
                   \"ambiguous:\" and \"less plausible:\" lines.\n\
                   Numbers are JSON integers (addresses too); byte strings are arrays of integers.\n\n\
+                  A gmon-write sidecar (FILE.gmonx) is dumped section by section, with each \
+                  section's offset (JSON: {\"file\", \"size\", \"gmonx\"}); a profile's dump \
+                  names the sidecar beside it and whether it belongs to it. A file that cannot be \
+                  read ends the dump with exit status 1; with --json the document is still \
+                  printed, with an \"error\" object: {file, class, offset, message}.\n\n\
                   EXAMPLES:\n  gmon dump gmon.out\n  gmon dump --bins gmon.out\n  \
                   gmon dump --json gmon.out gmon.2.out > profiles.json\n  \
                   gmon dump --variant bsd-old --endian big --ptr-width 4 m68k.gmon"
@@ -62,30 +73,134 @@ pub struct Args {
     pub bsd_old_header_size: Option<u32>,
 }
 
-/// Runs `gmon dump`.
+/// One file as read: a profile (and the sidecar beside it), or a sidecar.
+enum Dumped {
+    Profile(Detected, Option<SidecarBeside>),
+    Sidecar(Sidecar, Vec<SectionSpan>),
+}
+
+/// What stopped reading a file: the message, and its class and offset for `--json`.
+struct Failure {
+    error: anyhow::Error,
+    class: &'static str,
+    offset: Option<u64>,
+}
+
+impl From<anyhow::Error> for Failure {
+    /// An error before the file's bytes were parsed: it could not be read.
+    fn from(error: anyhow::Error) -> Failure {
+        Failure {
+            error,
+            class: "io",
+            offset: None,
+        }
+    }
+}
+
+impl Failure {
+    fn format(path: &Path, bytes: &[u8], e: gmon_format::Error) -> Failure {
+        Failure {
+            class: e.class(),
+            offset: e.offset(),
+            error: explain(path, bytes, e),
+        }
+    }
+}
+
+/// Reads `path`: a sidecar by its magic, else a profile by detection.
+fn load(path: &Path, opts: &ReadOptions) -> Result<(Dumped, u64), Failure> {
+    let bytes = read_input(path)?;
+    let size = bytes.len() as u64;
+    if bytes.starts_with(&GMONX_MAGIC) {
+        let sidecar = read_sidecar(&bytes).map_err(|e| Failure {
+            class: e.class(),
+            offset: e.offset(),
+            error: anyhow::Error::new(e).context(path.display().to_string()),
+        })?;
+        let sections = sidecar_sections(&bytes).unwrap_or_default();
+        return Ok((Dumped::Sidecar(sidecar, sections), size));
+    }
+    let detected =
+        gmon_format::read_detailed(&bytes, opts).map_err(|e| Failure::format(path, &bytes, e))?;
+    Ok((Dumped::Profile(detected, beside(path, &bytes)), size))
+}
+
+/// The sidecar beside the profile at `path`, when one is there and reads.
+fn beside(path: &Path, gmon: &[u8]) -> Option<SidecarBeside> {
+    let file = sidecar_path(path);
+    let bytes = std::fs::read(&file).ok()?;
+    let sidecar = read_sidecar(&bytes).ok()?;
+    Some(SidecarBeside {
+        file: file.display().to_string(),
+        size: bytes.len() as u64,
+        belongs: Belongs::of(&sidecar, gmon),
+    })
+}
+
+/// Runs `gmon dump`. With `--json`, a file that cannot be read still gives a document: the
+/// files before it and an `error` object with the class and offset (spec/json.md); the exit
+/// status is 1 and stderr says the same as without `--json`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut read_opts = args.input.to_options();
     read_opts.bsd_old_header_size = args.bsd_old_header_size;
     let mut opts = DumpOptions::default();
     opts.all_bins = args.bins;
-    let mut profiles = Vec::new();
+    let mut dumped = Vec::new();
+    let mut failure = None;
     for (i, path) in args.files.iter().enumerate() {
-        let (p, size) = read_detected(path, &read_opts)?;
-        if args.json {
-            profiles.push((path.display().to_string(), size, p));
-        } else {
-            if i > 0 {
-                writeln!(out)?;
+        let (d, size) = match load(path, &read_opts) {
+            Ok(loaded) => loaded,
+            Err(f) if args.json => {
+                failure = Some((path, f));
+                break;
             }
-            print_detected(out, &path.display().to_string(), size, &p, &opts)?;
+            Err(f) => return Err(f.error),
+        };
+        let name = path.display().to_string();
+        if args.json {
+            dumped.push((name, size, d));
+            continue;
+        }
+        if i > 0 {
+            writeln!(out)?;
+        }
+        match &d {
+            Dumped::Profile(p, beside) => {
+                print_detected(out, &name, size, p, &opts)?;
+                if let Some(b) = beside {
+                    print_beside(out, b)?;
+                }
+            }
+            Dumped::Sidecar(s, sections) => print_sidecar(out, &name, size, s, sections)?,
         }
     }
-    if args.json {
-        let files: Vec<JsonFile<'_>> = profiles
-            .iter()
-            .map(|(file, size, detected)| JsonFile::detected(file, *size, detected))
-            .collect();
-        print_json(out, &files)?;
+    if !args.json {
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    let files: Vec<JsonEntry<'_>> = dumped
+        .iter_mut()
+        .map(|(file, size, d)| match d {
+            Dumped::Profile(p, beside) => {
+                let mut f = JsonFile::detected(file, *size, p);
+                f.sidecar = beside.take();
+                JsonEntry::Profile(f)
+            }
+            Dumped::Sidecar(s, sections) => JsonEntry::Sidecar(JsonSidecarFile {
+                file,
+                size: *size,
+                gmonx: JsonSidecar::new(s, sections),
+            }),
+        })
+        .collect();
+    let error = failure.as_ref().map(|(path, f)| JsonError {
+        file: path.display().to_string(),
+        class: f.class,
+        offset: f.offset,
+        message: format!("{:#}", f.error),
+    });
+    print_json(out, &files, error.as_ref())?;
+    match failure {
+        Some((_, f)) => Err(f.error),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }

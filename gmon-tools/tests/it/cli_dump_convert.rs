@@ -485,3 +485,156 @@ fn dump_reports_the_ambiguity_the_manifest_states() {
         "{checked} files, {ambiguous_files} ambiguous"
     );
 }
+
+/// A sidecar with one of everything, and a section of a later writer (kind 99).
+fn sample_sidecar(gmon: &[u8]) -> Vec<u8> {
+    use gmon_format::sidecar::{
+        AddressRange, Counters, GmonLink, MappedObject, OBJECT_FLAG_MAIN, PcSample, StackKind,
+        StackSample, ThreadTotal, sidecar_to_vec,
+    };
+    let s = gmon_format::Sidecar {
+        writer: "test 1".into(),
+        rate_hz: 1000,
+        pid: 77,
+        counters: Counters {
+            samples: 9,
+            ..Counters::default()
+        },
+        objects: vec![MappedObject {
+            path: "/bin/prog".into(),
+            build_id: vec![0xab, 0xcd],
+            load_bias: 0x1000,
+            flags: OBJECT_FLAG_MAIN,
+            ranges: vec![AddressRange {
+                start: 0x2000,
+                end: 0x3000,
+            }],
+        }],
+        pc_samples: vec![PcSample {
+            pc: 0x2010,
+            count: 9,
+        }],
+        stacks: vec![StackSample {
+            count: 9,
+            pcs: vec![0x2010, 0x2100],
+        }],
+        threads: vec![ThreadTotal {
+            tid: 77,
+            samples: 9,
+        }],
+        stack_kinds: vec![StackKind::COMPLETE],
+        gmon: Some(GmonLink::of(gmon)),
+    };
+    let mut bytes = sidecar_to_vec(&s).unwrap();
+    bytes.extend_from_slice(&99u32.to_le_bytes());
+    bytes.extend_from_slice(&2u64.to_le_bytes());
+    bytes.extend_from_slice(b"zz");
+    bytes
+}
+
+/// `gmon dump` shows a sidecar's every section at its offset (issue 30), in text and JSON, and
+/// a gmon.out's dump names the sidecar beside it and whether it belongs.
+#[test]
+fn dump_shows_sidecars_and_the_sidecar_beside_a_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let gmon_path = write_sample(dir.path(), "gmon.out", &sample());
+    let gmon_bytes = fs::read(&gmon_path).unwrap();
+    let sidecar = gmon_format::sidecar_path(&gmon_path);
+    fs::write(&sidecar, sample_sidecar(&gmon_bytes)).unwrap();
+
+    let o = gmon().arg("dump").arg(&sidecar).output().unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for want in [
+        "gmon-write sidecar, version 1",
+        "[0x10] section 1 INFO",
+        "rate: 1000 Hz",
+        "section 2 OBJECTS",
+        "/bin/prog  build id abcd  load bias 0x1000",
+        "0x2010 (prog+0x1010) 9",
+        "stack 0: 9 ticks, 2 frames, complete",
+        "tid 77: 9 ticks",
+        "section 6 GMON_LINK",
+        "section 7 STACK_KINDS",
+        "section 99 (unknown kind), 2 bytes",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
+
+    let o = gmon()
+        .args(["dump", "--json"])
+        .arg(&sidecar)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let x = &v["files"][0]["gmonx"];
+    assert_eq!(x["objects"][0]["build_id"], "abcd");
+    assert_eq!(x["stacks"][0]["kind"], "complete");
+    assert_eq!(x["pc_samples"][0], serde_json::json!([0x2010, 9]));
+    let sections = x["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), 8);
+    assert_eq!(sections[7]["kind"], 99);
+    assert!(sections[7]["name"].is_null());
+    let mut at = 16;
+    for s in sections {
+        assert_eq!(s["offset"], at);
+        at += 12 + s["length"].as_u64().unwrap();
+    }
+    assert_eq!(at, fs::metadata(&sidecar).unwrap().len());
+
+    // The profile's dump names its sidecar; a stale one is said to be stale.
+    let o = gmon().arg("dump").arg(&gmon_path).output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("belongs to this file"), "{text}");
+    let json = || -> serde_json::Value {
+        let o = gmon()
+            .args(["dump", "--json"])
+            .arg(&gmon_path)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    assert_eq!(json()["files"][0]["sidecar"]["belongs"], "yes");
+    fs::write(&sidecar, sample_sidecar(b"another gmon.out")).unwrap();
+    assert_eq!(json()["files"][0]["sidecar"]["belongs"], "stale");
+    // Without a sidecar, the field is absent (the document is unchanged).
+    fs::remove_file(&sidecar).unwrap();
+    assert!(json()["files"][0].get("sidecar").is_none());
+}
+
+/// `gmon dump --json` of a file it cannot read still prints a document: the files before it
+/// and an `error` with the class and offset the spec fixes, and exits 1 (issue 30).
+#[test]
+fn dump_json_gives_the_error_class_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write_sample(dir.path(), "good.out", &sample());
+    let bad = bad_tag_file(dir.path());
+    let o = gmon()
+        .args(["dump", "--json"])
+        .arg(&good)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr_of(&o).contains("bad.out"), "{}", stderr_of(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["files"].as_array().unwrap().len(), 1);
+    let e = &v["error"];
+    assert_eq!(e["file"], bad.display().to_string());
+    // The class and offset are the reader's own.
+    let bytes = fs::read(&bad).unwrap();
+    let err = gmon_format::read_with(&bytes, &ReadOptions::default()).unwrap_err();
+    assert_eq!(e["class"], err.class());
+    assert_eq!(e["offset"], err.offset().unwrap());
+    // A file that cannot be read at all: class io, no offset.
+    let o = gmon()
+        .args(["dump", "--json"])
+        .arg(dir.path().join("missing"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"]["class"], "io");
+    assert!(v["error"]["offset"].is_null());
+}
