@@ -18,9 +18,9 @@ use crate::gprof::Analysis;
 /// wrapper would otherwise be the root of every thread's stack, where users look for the thread
 /// function. A sample whose program counter itself is in the runtime (its own overhead) keeps
 /// that leaf. The main executable is never left out, even when it links gmon-write itself.
-fn is_runtime_caller(depth: usize, obj: &gmon_format::sidecar::MappedObject) -> bool {
+fn is_runtime_caller(depth: usize, obj: &gmon_format::sidecar::MappedObject, main: bool) -> bool {
     depth != 0
-        && !obj.is_main()
+        && !main
         && Path::new(&obj.path)
             .file_name()
             .is_some_and(|n| n == RUNTIME_LIBRARY)
@@ -63,14 +63,19 @@ pub(super) fn exact_stacks(
     };
     let plain = |n: &str| (n.to_owned(), n.to_owned());
     for sidecar in sidecars {
+        // The main executable is the first object flagged main (spec/runtime.md §5.4); another
+        // object with the flag is read as the library it is.
+        let main = sidecar.main_object();
+        let is_main =
+            |obj: &gmon_format::sidecar::MappedObject| main.is_some_and(|m| std::ptr::eq(m, obj));
         for st in &sidecar.stacks {
             let mut frames = Vec::with_capacity(st.pcs.len());
             for (depth, &pc) in st.pcs.iter().enumerate() {
                 // Return addresses point after the call: step back into it.
                 let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
                 let id = match sidecar.resolve(pc) {
-                    Some((obj, _)) if is_runtime_caller(depth, obj) => continue,
-                    Some((obj, addr)) if obj.is_main() => {
+                    Some((obj, _)) if is_runtime_caller(depth, obj, is_main(obj)) => continue,
+                    Some((obj, addr)) if is_main(obj) => {
                         let gprofs = analysis.symtab.lookup(addr).and_then(|i| {
                             Some((
                                 analysis.symtab.symbols.get(i)?.addr,
@@ -113,8 +118,17 @@ pub(super) fn exact_stacks(
                 frames.push(Frame::Function(id));
             }
             frames.reverse();
-            if frames.is_empty() || st.count == 0 {
+            if st.count == 0 {
                 continue;
+            }
+            // A stack of depth 0 (the format allows it) keeps its samples, under a frame that
+            // says so, so that the views' totals stay the profile's (spec/runtime.md §5.6).
+            if frames.is_empty() {
+                frames.push(Frame::Function(extra_node(
+                    plain("[no stack]"),
+                    graph,
+                    functions,
+                )));
             }
             let slot = out.entry(frames).or_insert(0);
             *slot = slot.saturating_add(st.count);
@@ -154,14 +168,19 @@ mod runtime_frame_tests {
     #[test]
     fn callers_inside_the_runtime_library_are_left_out_but_not_its_own_leaf() {
         let rt = object("/opt/gmon/lib/libgmon_write.so", 0);
-        assert!(is_runtime_caller(1, &rt));
-        assert!(is_runtime_caller(7, &rt));
-        assert!(!is_runtime_caller(0, &rt));
-        assert!(!is_runtime_caller(3, &object("/lib/libc.so.6", 0)));
+        assert!(is_runtime_caller(1, &rt, false));
+        assert!(is_runtime_caller(7, &rt, false));
+        assert!(!is_runtime_caller(0, &rt, false));
+        assert!(!is_runtime_caller(3, &object("/lib/libc.so.6", 0), false));
         assert!(!is_runtime_caller(
             3,
-            &object("/x/libgmon_write.so", OBJECT_FLAG_MAIN)
+            &object("/x/libgmon_write.so", OBJECT_FLAG_MAIN),
+            true
         ));
-        assert!(!is_runtime_caller(3, &object("/x/libgmon_write.so.bak", 0)));
+        assert!(!is_runtime_caller(
+            3,
+            &object("/x/libgmon_write.so.bak", 0),
+            false
+        ));
     }
 }

@@ -643,6 +643,33 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
         String::from_utf8(out.stdout).unwrap().contains("<cycle 1>"),
         "estimated again"
     );
+
+    // A second object flagged main is read as the library it is (the first flagged is the
+    // executable), and a stack of depth 0 keeps its samples under [no stack] (issue 30).
+    let mut odd = sidecar.clone();
+    odd.objects[1].flags = OBJECT_FLAG_MAIN;
+    odd.stacks.push(StackSample {
+        count: 3,
+        pcs: vec![],
+    });
+    let mut side = Vec::new();
+    gmon_format::write_sidecar(&odd, &mut side).unwrap();
+    std::fs::write(gmon_format::sidecar_path(&gmon), side).unwrap();
+    let out = run_ok(
+        gmon_cmd()
+            .current_dir(tmp.path())
+            .args(["flame", "--folded", "gmon.out"]),
+    );
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["[no stack] 3", "main;[libc.so.6] 2", "main;cyc_a;work 5"]
+    );
 }
 
 #[test]

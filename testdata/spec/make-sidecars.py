@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Writes the sidecar test vectors of spec/runtime.md §5 into testdata/spec/sidecar/, one file per
+rule of the "Rejections" table and per unusual-but-valid case, and manifest.tsv beside them.
+
+The expectations are computed here, from where each file's defect was placed, by the spec's
+offset rule; gmon-format/tests/sidecar_examples.rs checks gmon's reader against them. Run from
+anywhere: python3 testdata/spec/make-sidecars.py
+"""
+import os
+import struct
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sidecar")
+MAGIC = b"gmonext\0"
+
+
+def u32(v):
+    return struct.pack("<I", v)
+
+
+def u64(v):
+    return struct.pack("<Q", v)
+
+
+def string(b):
+    return u32(len(b)) + b
+
+
+def section(kind, body, length=None):
+    return u32(kind) + u64(len(body) if length is None else length) + body
+
+
+def header(version=1):
+    return MAGIC + u32(version) + u32(0)
+
+
+def info(writer=b"vectors 1", samples=9):
+    return u32(1000) + u32(42) + u64(samples) + u64(1) + u64(0) + u64(0) + u64(0) + string(writer)
+
+
+def obj(path, bias, flags, ranges, build_id=b"\xab\xcd"):
+    body = u64(bias) + u32(flags) + string(path) + string(build_id) + u32(len(ranges))
+    for start, end in ranges:
+        body += u64(start) + u64(end)
+    return body
+
+
+MAIN = obj(b"/bin/prog", 0x1000, 1, [(0x2000, 0x3000)])
+LIB = obj(b"/lib/libx.so", 0x7F0000000000, 0, [(0x7F0000001000, 0x7F0000002000)])
+
+
+def objects(*objs):
+    return u32(len(objs)) + b"".join(objs)
+
+
+def pcs(*pairs):
+    return u32(len(pairs)) + b"".join(u64(p) + u64(c) for p, c in pairs)
+
+
+def stacks(*st):
+    body = u32(len(st))
+    for count, frames in st:
+        body += u64(count) + u32(len(frames)) + b"".join(u64(f) for f in frames)
+    return body
+
+
+def threads(*t):
+    return u32(len(t)) + b"".join(u32(tid) + u64(n) for tid, n in t)
+
+
+def kinds(*k):
+    return u32(len(k)) + bytes(k)
+
+
+def valid_sections():
+    """(kind, body) of a sidecar with every section, as the runtime writes them."""
+    return [
+        (1, info()),
+        (2, objects(MAIN, LIB)),
+        (3, pcs((0x2010, 5), (0x7F0000001010, 4))),
+        (4, stacks((5, [0x2010, 0x2100]), (4, [0x7F0000001010, 0x2100]))),
+        (5, threads((42, 9))),
+        (6, u64(123) + u64(0x1234)),
+        (7, kinds(1, 1)),
+    ]
+
+
+def build(sections):
+    return header() + b"".join(section(k, b) for k, b in sections)
+
+
+def offset_of_section(sections, index):
+    """File offset of the header of sections[index]."""
+    return 16 + sum(12 + len(b) for _, b in sections[:index])
+
+
+rows = []  # (file, result, offset, objects, pc_samples, stacks, threads, link, main, note)
+
+
+def ok(name, data, note, main="0"):
+    write(name, data)
+    rows.append((name, "ok", "-", note, main))
+
+
+def bad(name, data, cls, offset, note):
+    write(name, data)
+    rows.append((name, cls, "%#x" % offset, note, "-"))
+
+
+def write(name, data):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for old in os.listdir(OUT):
+        if old.endswith(".gmonx") or old == "manifest.tsv":
+            os.remove(os.path.join(OUT, old))
+    base = valid_sections()
+    full = build(base)
+    ok("valid.gmonx", full, "every section, as the runtime writes them")
+    ok("empty-sections.gmonx", header(), "the header alone: valid, with nothing in it", main="-")
+    # Valid: ends between two sections (before GMON_LINK): unlinked, samples kept.
+    ok("cut-before-link.gmonx", build(base[:5]), "ends between sections, before GMON_LINK")
+    # Valid: an unknown kind, with garbage inside, is skipped.
+    ok("unknown-kind.gmonx", build(base[:1] + [(99, b"\xff" * 7)] + base[1:]),
+       "an unknown kind (99) skipped whole")
+    # Valid: sections in another order.
+    ok("reordered.gmonx", build(list(reversed(base))), "sections in reverse order")
+    # Valid: two objects flagged main: the first is the main one.
+    two_main = [(2, objects(MAIN, obj(b"/lib/libx.so", 0x7F0000000000, 1,
+                                      [(0x7F0000001000, 0x7F0000002000)])))]
+    ok("two-main-objects.gmonx", build(base[:1] + two_main + base[2:]),
+       "two objects flagged main: the first is the executable", main="0")
+    # Valid: a stack of depth 0, and the same stack twice.
+    odd_stacks = [(4, stacks((3, []), (5, [0x2010, 0x2100]), (2, [0x2010, 0x2100]))),
+                  (7, kinds(1, 1, 1))]
+    ok("depth-zero-and-repeated-stacks.gmonx",
+       build(base[:3] + odd_stacks[:1] + base[4:6] + odd_stacks[1:]),
+       "a stack of depth 0 and the same stack twice")
+    # Valid: an empty range (end == start).
+    ok("empty-range.gmonx",
+       build(base[:1] + [(2, objects(obj(b"/bin/prog", 0x1000, 1, [(0x2000, 0x2000)])))]
+             + base[2:]), "a range with end == start")
+
+    # Rule 1: bad magic; a short file too.
+    bad("bad-magic.gmonx", b"gmonexT\0" + full[8:], "sidecar-bad-magic", 0, "rule 1")
+    bad("short-magic.gmonx", MAGIC[:5], "sidecar-bad-magic", 0, "rule 1: shorter than the magic")
+    # Rules 2-4: header cut or wrong.
+    bad("cut-version.gmonx", MAGIC + b"\x01\x00", "eof", 8, "rule 2")
+    bad("bad-version.gmonx", header(2) + full[16:], "bad-version", 8, "rule 3")
+    bad("cut-flags.gmonx", MAGIC + u32(1) + b"\x00", "eof", 12, "rule 4")
+    # Rule 5: cut inside a section's kind, then inside its length.
+    bad("cut-kind.gmonx", full[:16 + 2], "eof", 16, "rule 5: kind")
+    bad("cut-length.gmonx", full[:16 + 4 + 3], "eof", 20, "rule 5: length")
+    # Rule 6: a length past the end (known and unknown kinds).
+    at = offset_of_section(base, 6)
+    bad("length-past-end.gmonx", full[:at] + section(7, kinds(1, 1), length=100),
+        "eof", at + 12, "rule 6")
+    bad("unknown-length-past-end.gmonx", full + section(99, b"abc", length=4),
+        "eof", len(full) + 12, "rule 6: an unknown kind too")
+    # Rule 7: a known kind twice.
+    bad("duplicate-threads.gmonx", full + section(5, threads()),
+        "sidecar-duplicate-section", len(full), "rule 7")
+    # Rule 8: a field past its body's end: INFO cut inside a counter; a string's bytes.
+    info_at = offset_of_section(base, 0)
+    cut = info()[:20]
+    bad("info-cut-counter.gmonx", header() + section(1, cut) + b"".join(
+        section(k, b) for k, b in base[1:]), "eof", info_at + 12 + 16, "rule 8: a counter")
+    writer_bytes = info_at + 12 + 48 + 4
+    w = info()
+    short_writer = w[:48] + u32(50) + w[52:]
+    bad("writer-past-body.gmonx", header() + section(1, short_writer) + b"".join(
+        section(k, b) for k, b in base[1:]), "eof", writer_bytes, "rule 8: a string's bytes")
+    # Rule 9: counts that cannot fit the body.
+    pcs_at = offset_of_section(base, 2)
+    bad("pc-count-too-large.gmonx",
+        build(base[:2] + [(3, u32(3) + pcs((0x2010, 5), (1, 1))[4:])] + base[3:]),
+        "bad-value", pcs_at + 12, "rule 9: PC samples")
+    st_at = offset_of_section(base, 3)
+    deep = u32(1) + u64(5) + u32(9) + u64(0x2010)
+    bad("stack-depth-too-large.gmonx", build(base[:3] + [(4, deep)] + base[4:]),
+        "bad-value", st_at + 12 + 4 + 8, "rule 9: a stack's depth")
+    obj_at = offset_of_section(base, 1)
+    bad("object-count-too-large.gmonx", build(base[:1] + [(2, u32(9) + MAIN)] + base[2:]),
+        "bad-value", obj_at + 12, "rule 9: objects")
+    # Rule 10: a path that is not UTF-8.
+    bad_path = obj(b"/bin/\xffprog", 0x1000, 1, [(0x2000, 0x3000)])
+    bad("path-not-utf8.gmonx", build(base[:1] + [(2, objects(bad_path))] + base[2:]),
+        "not-utf8", obj_at + 12 + 4 + 8 + 4 + 4, "rule 10")
+    # Rule 11: a range with end < start: the offset of its start field.
+    backwards = obj(b"/bin/prog", 0x1000, 1, [(0x3000, 0x2000)])
+    range_at = obj_at + 12 + 4 + 8 + 4 + 4 + len(b"/bin/prog") + 4 + 2 + 4
+    bad("range-backwards.gmonx", build(base[:1] + [(2, objects(backwards))] + base[2:]),
+        "bad-value", range_at, "rule 11")
+    # Rule 12: bytes left in a known body.
+    th_at = offset_of_section(base, 4)
+    bad("threads-trailing.gmonx", build(base[:4] + [(5, threads((42, 9)) + b"\x00\x00")] + base[5:]),
+        "sidecar-trailing-bytes", th_at + 12 + 4 + 12, "rule 12")
+    # Rule 13: STACK_KINDS' count differs from the stacks', whichever comes first.
+    k_at = offset_of_section(base, 6)
+    bad("kinds-count-differs.gmonx", build(base[:6] + [(7, kinds(1))]),
+        "bad-value", k_at + 12, "rule 13")
+    early = [base[0], (7, kinds(1)), *base[1:6]]
+    bad("kinds-before-stacks-differs.gmonx", build(early), "bad-value",
+        offset_of_section(early, 1) + 12, "rule 13: STACK_KINDS before STACKS")
+
+    with open(os.path.join(OUT, "manifest.tsv"), "w") as f:
+        f.write("# What a reader must make of every sidecar in this folder (spec/runtime.md §5,\n"
+                "# \"Rejections\" and \"Unusual but valid content\"). Written by make-sidecars.py.\n"
+                "# result: ok, or the error class. offset: the error's byte offset (hex), - when ok.\n"
+                "# main: the index of the main object (the first flagged), - for none.\n")
+        f.write("file\tresult\toffset\tmain\tcase\n")
+        for name, result, offset, note, main_index in rows:
+            f.write("%s\t%s\t%s\t%s\t%s\n" % (name, result, offset, main_index, note))
+
+
+if __name__ == "__main__":
+    main()
