@@ -68,7 +68,9 @@ pub struct Args {
     pub input: InputFormat,
 
     /// Old BSD files: the header size (12, 20 or 24). 24 (FreeBSD's padded header) is never
-    /// guessed, because such a file also reads as a 20-byte header with two extra bins.
+    /// guessed, because such a file also reads as a 20-byte header with two extra bins. Forcing
+    /// it also forces the old BSD variant (unless --variant says another) and its pointer width
+    /// (12: 4 bytes; 20, 24: 8 bytes); see spec/gmon-out.md.
     #[arg(long, value_name = "BYTES", value_parser = header_size_parser())]
     pub bsd_old_header_size: Option<u32>,
 }
