@@ -241,12 +241,6 @@ pub fn load_with(
     let (mut symtab, stripped) = views_symbol_table(&image, main_symbols.as_ref(), &opts)
         .map_err(gprof_err)
         .context("reading symbols")?;
-    if stripped {
-        notes.push(format!(
-            "{}: no symbol table (stripped); functions named from .dynsym and the unwind table",
-            exe_path.display()
-        ));
-    }
     let mut line_info = LineInfo::for_executable(&exe_path, &image.data, Some(&elf), true);
     attach_function_sources(&mut symtab, &mut line_info);
     let line_table = if load.line_credit {
@@ -262,6 +256,9 @@ pub fn load_with(
         line_table.and_then(|t| run_analysis(t, &image, gmon, &profiles, &opts).ok());
 
     let (mut graph, mut functions) = graph_from_analysis(&analysis, line_analysis.as_ref())?;
+    if stripped && let Some(note) = stripped_note(&exe_path, &graph) {
+        notes.push(note);
+    }
     if let Err(failed) = check_samples_in_functions(&graph, &exe_path) {
         let names: Vec<String> = gmon.iter().map(|p| p.display().to_string()).collect();
         refuse_unless_forced(
@@ -311,6 +308,31 @@ pub fn load_with(
         prof_rate: analysis.hz(),
         notes,
         analysis,
+    })
+}
+
+/// What a stripped executable changes in what the views show: how many of its sampled functions
+/// have no name but `OBJECT+0xSTART` (from the unwind table), and their share of its samples.
+/// `None` when every sampled function has a name (.dynsym had them all): then the stripping
+/// changed nothing the user sees, and nothing is said.
+fn stripped_note(exe: &Path, graph: &WeightedCallGraph) -> Option<String> {
+    let base = exe.file_name()?.to_string_lossy();
+    let prefix = format!("{base}+0x");
+    let total: u64 = graph.nodes().iter().map(|n| n.self_samples).sum();
+    let (count, samples) = graph
+        .nodes()
+        .iter()
+        .filter(|n| n.self_samples > 0 && n.name.starts_with(&prefix))
+        .fold((0usize, 0u64), |(c, s), n| (c + 1, s + n.self_samples));
+    (samples > 0).then(|| {
+        format!(
+            "{}: no symbol table (stripped): {count} sampled function{} ({:.1}% of its samples) \
+             named {base}+0xSTART from the unwind table; its debug symbols (a -dbgsym or -dbg \
+             package) would name them",
+            exe.display(),
+            if count == 1 { "" } else { "s" },
+            100.0 * samples as f64 / total.max(1) as f64
+        )
     })
 }
 

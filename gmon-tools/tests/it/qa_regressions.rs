@@ -231,6 +231,54 @@ fn stripped_executable_is_read_with_one_note() {
     }
 }
 
+/// Issue 30: the "stripped" note is said only where it changes what the user sees. A program
+/// linked with -rdynamic keeps every function's name in .dynsym: stripped, the views still name
+/// each sampled function, so nothing is said; the note counts what the unwind table had to name.
+#[test]
+fn stripped_note_only_when_functions_lose_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("dyn.c");
+    std::fs::write(
+        &src,
+        "volatile long s;\nvoid spin(long n) { for (long i = 0; i < n; i++) s += i; }\n\
+         int main(void) { spin(300000000); return 0; }\n",
+    )
+    .unwrap();
+    let prog = dir.path().join("dyn");
+    let cc = std::process::Command::new("gcc")
+        .args(["-O0", "-pg", "-rdynamic", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(cc.success());
+    let run = std::process::Command::new(&prog)
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(run.success());
+    let stripped = dir.path().join("dyn.stripped");
+    let status = std::process::Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&prog)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let gmon_out = dir.path().join("gmon.out");
+    let o = gmon(&[
+        "flame".as_ref(),
+        "--folded".as_ref(),
+        "--exe".as_ref(),
+        stripped.as_os_str(),
+        gmon_out.as_os_str(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("main;spin "));
+    assert!(!err.contains("stripped"), "{err}");
+}
+
 /// Runs `gmon gprof ARGS` in DIR.
 fn gprof_in(dir: &Path, args: &[&std::ffi::OsStr]) -> Output {
     Command::cargo_bin("gmon")
