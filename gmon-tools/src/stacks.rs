@@ -8,6 +8,7 @@ mod estimate;
 mod exact;
 mod executable;
 mod function;
+mod gprof_notes;
 mod graph;
 mod load;
 mod names;
@@ -19,6 +20,7 @@ pub use estimate::{
 };
 pub use executable::{Executable, gnu_build_id, sidecar_beside, sidecar_build_id};
 pub use function::{BinSample, FunctionInfo};
+pub use gprof_notes::recorded_profile_notes;
 pub use graph::{CycleGroup, Edge, GraphError, Node, NodeId, WeightedCallGraph};
 pub use load::{
     LoadOptions, Loaded, check_profile, choose_executable, graph_from_analysis, load, load_with,

@@ -29,5 +29,15 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
     let status = crate::gprof::run(&args.rest, out, &mut err)?;
+    // After GNU's output (or error), what a recorded profile's report hides or why it has no
+    // call graph (nothing for -pg profiles).
+    if let crate::gprof::args::Parsed::Run(a) =
+        crate::gprof::args::parse(&args.rest, crate::gprof::WHOAMI)
+    {
+        out.flush()?;
+        for note in crate::stacks::recorded_profile_notes(&a.image, &a.profiles) {
+            writeln!(err, "gmon gprof: {note}")?;
+        }
+    }
     Ok(ExitCode::from(u8::try_from(status).unwrap_or(1)))
 }

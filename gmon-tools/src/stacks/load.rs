@@ -201,12 +201,23 @@ pub fn load_with(
     let (exe_path, why) = choose_executable_saying_why(exe.as_deref(), gmon);
     let mut notes: Vec<String> = why.iter().cloned().collect();
     // gprof's messages name the file; only their own "gmon: " prefix is dropped (QA #15).
-    let image = Image::open(&exe_path, "gmon")
-        .map_err(|e| anyhow::anyhow!("{}", e.without_program("gmon")))
-        .with_context(|| match &why {
-            Some(why) => format!("cannot read the executable ({why})"),
-            None => "cannot read the executable".to_owned(),
-        })?;
+    let image = match Image::open(&exe_path, "gmon") {
+        Ok(image) => image,
+        Err(e) => {
+            // A profile that is no profile at all is the real problem (`gmon flame hot.c`
+            // looked for ./a.out and blamed it): said first, naming that file.
+            for path in gmon {
+                let bytes = crate::input::read_input(path)?;
+                crate::input::parse_profile(path, &bytes, &gmon_format::ReadOptions::default())?;
+            }
+            return Err(anyhow::anyhow!("{}", e.without_program("gmon"))).with_context(
+                || match &why {
+                    Some(why) => format!("cannot read the executable ({why})"),
+                    None => "cannot read the executable".to_owned(),
+                },
+            );
+        }
+    };
     // One parse of the executable for the views (the gprof engine's symbol table and DWARF
     // reader take theirs from the same goblin parse function).
     let elf = crate::gprof::symtab::parse_elf(&image.data)

@@ -545,8 +545,8 @@ fn a_sidecar_given_for_a_profile_is_named_by_every_command() {
     let exe = case("cycle-pie-O0").join("prog");
     let good = case("cycle-pie-O0").join("gmon.out");
     let out = dir.path().join("out");
+    // (`gmon dump` shows a sidecar, section by section: cli_dump_convert.rs.)
     let runs: Vec<Vec<&std::ffi::OsStr>> = vec![
-        vec!["dump".as_ref(), side.as_os_str()],
         vec!["flame".as_ref(), side.as_os_str()],
         vec!["flame".as_ref(), exe.as_os_str(), side.as_os_str()],
         vec![
@@ -607,4 +607,118 @@ fn a_missing_new_profile_is_said_without_the_executable_hint() {
         String::from_utf8_lossy(&o.stderr).trim_end(),
         format!("gmon: {}: No such file or directory", missing.display())
     );
+}
+
+/// Writes beside `gmon` a sidecar whose main object is `exe` with `build_id`.
+fn sidecar_naming(gmon: &Path, exe: &Path, build_id: &[u8]) {
+    crate::common::write_main_object_sidecar(gmon, &exe.display().to_string(), build_id);
+}
+
+/// Issue 27 (record/04, record/12): for a profile the runtime wrote, `gmon gprof` keeps GNU's
+/// standard output and says on stderr what it hides: another program's build id, samples in
+/// local `$` functions GNU's rules leave out, and no call graph (the runtime samples stacks).
+/// A `-pg` profile without a sidecar gets none of it.
+#[test]
+fn gprof_on_a_recorded_profile_says_what_its_report_hides() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("d.c");
+    std::fs::write(
+        &src,
+        "static __attribute__((noinline)) int tiny(int x) { return x + 1; }\n\
+         static __attribute__((noinline)) long hot$loop(long n) { volatile long s = 0;\n\
+         for (long i = 0; i < n; i++) s += i % 7; return s; }\n\
+         int main(void) { return (int)(hot$loop(200000000) + tiny(1)) & 1; }\n",
+    )
+    .unwrap();
+    let prog = dir.path().join("d");
+    let cc = std::process::Command::new("gcc")
+        .args(["-O1", "-pg", "-fno-reorder-functions", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(cc.success());
+    std::process::Command::new(&prog)
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    let g = dir.path().join("gmon.out");
+    let gprof = |profile: &Path| {
+        gmon(&[
+            "gprof".as_ref(),
+            "-b".as_ref(),
+            prog.as_os_str(),
+            profile.as_os_str(),
+        ])
+    };
+    // Without a sidecar: GNU's stderr (nothing).
+    let plain = gprof(&g);
+    assert_eq!(plain.status.code(), Some(0));
+    assert!(
+        plain.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+
+    // With the sidecar of this program: stdout unchanged, the '$' note on stderr.
+    let id = gmon_tools::stacks::Executable::open(&prog)
+        .unwrap()
+        .build_id
+        .unwrap()
+        .0;
+    sidecar_naming(&g, &prog, &id);
+    let o = gprof(&g);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.stdout, plain.stdout);
+    assert!(
+        err.contains("local function whose name contains '$' (hot$loop)"),
+        "{err}"
+    );
+    assert!(!err.contains("call graph"), "{err}");
+    assert!(!err.contains("build id"), "{err}");
+
+    // The sidecar of another build: the warning.
+    sidecar_naming(&g, Path::new("/elsewhere/d"), &[1, 2, 3, 4]);
+    let err = String::from_utf8_lossy(&gprof(&g).stderr).into_owned();
+    assert!(
+        err.contains("its sidecar records build id 01020304 (/elsewhere/d)"),
+        "{err}"
+    );
+
+    // No arcs (what the runtime writes): gprof has no call graph, and the note says where the
+    // stacks are.
+    let mut p = read(&g);
+    p.records.retain(|r| !matches!(r, Record::CallArc(_)));
+    let recorded = dir.path().join("rec.out");
+    write(&recorded, &p);
+    sidecar_naming(&recorded, &prog, &id);
+    let err = String::from_utf8_lossy(&gprof(&recorded).stderr).into_owned();
+    assert!(
+        err.contains("there is no call graph for gprof to print"),
+        "{err}"
+    );
+    assert!(err.contains("`gmon flame"), "{err}");
+}
+
+/// record/07: a file that is not a profile is named as such before the executable is looked
+/// for (`gmon flame hot.c` blamed a missing ./a.out).
+#[test]
+fn a_non_profile_is_named_before_a_missing_executable() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hot.c"), "int main(void) { return 0; }\n").unwrap();
+    for sub in ["flame", "pprof"] {
+        let o = Command::cargo_bin("gmon")
+            .unwrap()
+            .current_dir(dir.path())
+            .args([sub, "hot.c"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("hot.c: not a gmon.out profile"),
+            "{sub}: {err}"
+        );
+        assert!(!err.contains("a.out"), "{sub}: {err}");
+    }
 }
