@@ -13,6 +13,7 @@ mod graph;
 mod load;
 mod names;
 mod operands;
+mod plt;
 mod symbolize;
 
 pub use estimate::{

@@ -17,6 +17,8 @@ use goblin::elf::{Elf, sym};
 use crate::gprof::demangle::{Style, demangle};
 use crate::gprof::symtab::ImageBytes;
 
+use super::plt::{PltStub, plt_stubs};
+
 /// One function of an object: `[start, end)` and its linker name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectFunction {
@@ -87,6 +89,7 @@ impl ObjectSymbols {
             &elf.section_headers,
             usize::from(elf.header.e_shstrndx),
             ctx,
+            elf.header.e_machine,
         );
         ObjectSymbols::from_tables(path, data, &tables, None)
     }
@@ -131,11 +134,21 @@ impl ObjectSymbols {
                     .copied()
                     .flatten()
                     .and_then(|(_, strings)| string_at(strings, sym.name))
-                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .map(|n| String::from_utf8_lossy(unversioned(n)).into_owned())
                     .unwrap_or_default(),
                 from_symbol: true,
             })
             .collect();
+        let mut functions = functions;
+        // PLT stubs have no symbols: named `SYMBOL@plt` where no symbol covers them.
+        functions.extend(tables.plt.iter().map(|stub| ObjectFunction {
+            start: stub.start,
+            end: stub.end,
+            name: stub.name.clone(),
+            from_symbol: true,
+        }));
+        functions.sort_by_key(|f| f.start);
+        functions.dedup_by(|later, first| later.start == first.start);
         let mut symbols = ObjectSymbols { object, functions };
         // Parsing every FDE costs more than the symbols on a large library; skip it when the
         // symbols already name every address asked about.
@@ -209,6 +222,20 @@ struct RawSymbol {
     /// Which table it came from, and its name's offset in that table's strings.
     table: usize,
     name: usize,
+    /// How much its name is the one people know, among aliases at one address (higher wins):
+    /// see [`alias_rank`].
+    rank: u8,
+}
+
+/// Among symbols at one address, the name people grep for (spec/stacks.md §9): a global or weak
+/// symbol over a local alias (`malloc` over `__GI___libc_malloc`, `__libc_start_main` over
+/// `__libc_start_main_alias_2`), then fewer leading underscores (`munmap` over `__munmap`),
+/// then global over weak.
+fn alias_rank(binding: u8, name: &[u8]) -> u8 {
+    use goblin::elf::sym::{STB_GLOBAL, STB_GNU_UNIQUE, STB_WEAK};
+    let exported = matches!(binding, STB_GLOBAL | STB_WEAK | STB_GNU_UNIQUE);
+    let underscores = name.iter().take(3).take_while(|&&b| b == b'_').count() as u8;
+    (u8::from(exported) << 3) | ((3 - underscores) << 1) | u8::from(binding == STB_GLOBAL)
 }
 
 /// The symbol tables naming reads, in order of preference at one address (see
@@ -216,9 +243,10 @@ struct RawSymbol {
 type Sources<'s, 'a> = [Option<&'s (goblin::elf::Symtab<'a>, &'a [u8])>; 3];
 
 /// Whether `new` replaces `kept` as the symbol at their common start: a sized symbol beats an
-/// unsized one, otherwise the first seen stays.
+/// unsized one, then the better-known name ([`alias_rank`]), otherwise the first seen stays.
 fn preferred(new: &RawSymbol, kept: &RawSymbol) -> bool {
-    new.end > new.start && kept.end <= kept.start
+    let key = |s: &RawSymbol| (s.end > s.start, s.rank);
+    key(new) > key(kept)
 }
 
 /// The end of `sym`: its own when sized, else the next symbol's start (an unsized symbol, such
@@ -241,7 +269,7 @@ fn all_symbols(sources: &Sources<'_, '_>) -> Vec<(RawSymbol, u64)> {
     syms.sort_by(|a, b| {
         a.start
             .cmp(&b.start)
-            .then((b.end > b.start).cmp(&(a.end > a.start)))
+            .then((b.end > b.start, b.rank).cmp(&(a.end > a.start, a.rank)))
     });
     syms.dedup_by(|later, first| later.start == first.start);
     let next: Vec<Option<u64>> = syms.iter().skip(1).map(|s| Some(s.start)).collect();
@@ -348,12 +376,24 @@ fn for_each_function(
         if !is_function(&s) || strings.get(s.st_name).is_none_or(|&b| b == 0) {
             continue;
         }
+        let head = strings.get(s.st_name..).unwrap_or_default();
         f(RawSymbol {
             start: s.st_value,
             end: s.st_value.saturating_add(s.st_size),
             table: index,
             name: s.st_name,
+            rank: alias_rank(s.st_bind(), head),
         });
+    }
+}
+
+/// A `.symtab` name without the symbol version the linker appended (`__libc_start_main@@GLIBC_2.34`
+/// → `__libc_start_main`): `nm -D` and perf show the bare name, and a name never holds `@`
+/// otherwise.
+fn unversioned(name: &[u8]) -> &[u8] {
+    match name.iter().position(|&b| b == b'@') {
+        Some(0) | None => name,
+        Some(at) => &name[..at],
     }
 }
 
@@ -424,6 +464,8 @@ struct Tables<'a> {
     eh_frame: Option<(&'a [u8], u64)>,
     /// `.text`'s address.
     text: Option<u64>,
+    /// The PLT's stubs, named after the functions they jump to.
+    plt: Vec<PltStub>,
     little_endian: bool,
     is_64: bool,
 }
@@ -445,6 +487,7 @@ impl<'a> Tables<'a> {
             &headers,
             usize::from(header.e_shstrndx),
             ctx,
+            header.e_machine,
         ))
     }
 
@@ -453,6 +496,7 @@ impl<'a> Tables<'a> {
         headers: &[goblin::elf::SectionHeader],
         shstrndx: usize,
         ctx: goblin::container::Ctx,
+        machine: u16,
     ) -> Tables<'a> {
         use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB};
         let bytes = |h: &goblin::elf::SectionHeader| -> Option<&'a [u8]> {
@@ -486,6 +530,7 @@ impl<'a> Tables<'a> {
             dynsym: table(SHT_DYNSYM),
             eh_frame: named(".eh_frame").and_then(|h| Some((bytes(h)?, h.sh_addr))),
             text: named(".text").map(|h| h.sh_addr),
+            plt: plt_stubs(data, headers, shstrndx, ctx, machine),
             little_endian: ctx.is_little_endian(),
             is_64: ctx.container.is_big(),
         }

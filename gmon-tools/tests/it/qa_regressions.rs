@@ -722,3 +722,70 @@ fn a_non_profile_is_named_before_a_missing_executable() {
         assert!(!err.contains("a.out"), "{sub}: {err}");
     }
 }
+
+/// record/10: samples in PLT stubs are named `SYMBOL@plt`, at the addresses objdump gives them,
+/// for the classic layout (stubs after PLT0 in .plt) and the IBT one (.plt.sec).
+#[test]
+fn plt_stubs_are_named_as_objdump_names_them() {
+    let have = |tool: &str| {
+        std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("objdump") || !have("gcc") {
+        crate::common::skip(
+            "plt_stubs_are_named_as_objdump_names_them",
+            "no objdump or gcc",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("p.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\
+         int main(int c, char **v) { char *p = malloc(64); strcpy(p, v[0]);\n\
+         printf(\"%zu\\n\", strlen(p)); puts(getenv(\"HOME\") ? \"h\" : \"n\"); free(p);\n\
+         return abs(c); }\n",
+    )
+    .unwrap();
+    for (name, flags) in [
+        ("classic", vec!["-O1"]),
+        ("ibt", vec!["-O1", "-fcf-protection", "-Wl,-z,ibtplt"]),
+    ] {
+        let prog = dir.path().join(name);
+        let cc = std::process::Command::new("gcc")
+            .args(&flags)
+            .arg("-o")
+            .arg(&prog)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(cc.success(), "{name}");
+        let dis = std::process::Command::new("objdump")
+            .arg("-d")
+            .arg(&prog)
+            .output()
+            .unwrap();
+        // `0000000000001030 <malloc@plt>:`
+        let stubs: Vec<(u64, String)> = String::from_utf8_lossy(&dis.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (addr, rest) = l.split_once(" <")?;
+                let label = rest.strip_suffix(">:")?;
+                label
+                    .ends_with("@plt")
+                    .then(|| Some((u64::from_str_radix(addr, 16).ok()?, label.to_owned())))?
+            })
+            .collect();
+        assert!(stubs.len() >= 5, "{name}: {stubs:?}");
+        let symbols = gmon_tools::stacks::ObjectSymbols::open_for(&prog, &[], None).unwrap();
+        for (addr, label) in &stubs {
+            // objdump appends a version to some (`puts@GLIBC_2.2.5@plt`? no: the bare name).
+            let want = label.replace("@GLIBC_2.2.5", "");
+            let got = symbols.function_at(*addr + 4).map(|f| f.name.clone());
+            assert_eq!(got.as_deref(), Some(want.as_str()), "{name} at {addr:#x}");
+        }
+    }
+}
