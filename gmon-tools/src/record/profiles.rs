@@ -5,8 +5,8 @@
 //! command's first process gets `OUT` when it has samples (a shell script's shell usually has
 //! none: the work is in the programs it starts; then the executable with the most samples gets
 //! it, and the shell no file); every other executable gets
-//! `OUT.<name>`, where `<name>` is its file name, with `.2`, `.3`, ... added when two different
-//! executables share a name (in order of samples).
+//! `OUT.<name>`, where `<name>` is its file name ([`sanitize`]d; made unique, fitting and free by
+//! `record::files`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -335,8 +335,8 @@ fn place(objects: &mut Vec<MappedObject>, obj: &MappedObject) -> u64 {
     shift
 }
 
-/// Chooses each group's file name (see the module documentation) and puts the group that gets
-/// `OUT` first.
+/// Chooses each group's file name part (see the module documentation; `record::files` makes
+/// it unique and fitting) and puts the group that gets `OUT` first.
 pub fn name_groups(groups: &mut [Group]) {
     let sampled_first = |g: &Group| g.first && g.samples > 0;
     groups.sort_by(|a, b| {
@@ -345,26 +345,20 @@ pub fn name_groups(groups: &mut [Group]) {
             .then(b.samples.cmp(&a.samples))
             .then(b.first.cmp(&a.first))
     });
-    let mut used: HashMap<String, usize> = HashMap::new();
     for (i, g) in groups.iter_mut().enumerate() {
-        if i == 0 {
-            g.suffix = None;
-            continue;
-        }
-        let base = sanitize(
-            Path::new(&g.executable)
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("unknown"),
-        );
-        let n = used.entry(base.clone()).or_insert(0);
-        *n += 1;
-        g.suffix = Some(if *n == 1 { base } else { format!("{base}.{n}") });
+        g.suffix = (i > 0).then(|| {
+            sanitize(
+                Path::new(&g.executable)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .unwrap_or("unknown"),
+            )
+        });
     }
 }
 
-/// A file-name part made of `[A-Za-z0-9._+-]` (anything else becomes `_`) that is not `gmonx`,
-/// the sidecar's suffix, nor all digits, the runtime's per-process names.
+/// A file-name part made of `[A-Za-z0-9._+-]` (anything else becomes `_`) that passes
+/// [`acceptable_name`].
 fn sanitize(name: &str) -> String {
     let mut s: String = name
         .chars()
@@ -379,23 +373,20 @@ fn sanitize(name: &str) -> String {
     if s.is_empty() || s.starts_with('.') {
         s.insert(0, '_');
     }
-    if s == "gmonx" || s.bytes().all(|b| b.is_ascii_digit()) {
+    if !acceptable_name(&s) {
         s.push('_');
     }
     s
 }
 
-/// The path of a group's gmon.out next to `out`.
-pub fn group_path(out: &Path, g: &Group) -> PathBuf {
-    match &g.suffix {
-        None => out.to_path_buf(),
-        Some(s) => {
-            let mut p = out.as_os_str().to_owned();
-            p.push(".");
-            p.push(s);
-            PathBuf::from(p)
-        }
-    }
+/// Whether `OUT.<name>` may be a profile's name: not hidden, not ending in `gmonx` (a sidecar's
+/// name: `OUT.foo.gmonx` is `foo`'s sidecar), not all digits (a process's own file,
+/// spec/runtime.md §3).
+pub fn acceptable_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && !name.ends_with("gmonx")
+        && !name.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -563,6 +554,7 @@ mod tests {
     #[test]
     fn names_never_collide_with_the_sidecar_or_pids() {
         assert_eq!(sanitize("gmonx"), "gmonx_");
+        assert_eq!(sanitize("foo.gmonx"), "foo.gmonx_");
         assert_eq!(sanitize("123"), "123_");
         assert_eq!(sanitize("a b/c"), "a_b_c");
         assert_eq!(sanitize(".hidden"), "_.hidden");
