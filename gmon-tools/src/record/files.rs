@@ -5,8 +5,10 @@
 //! each with its sidecar (`.gmonx` added). A name is taken only when it
 //! - differs from every other name of the run and from their sidecars' names (`foo`'s sidecar
 //!   `OUT.foo.gmonx` is never `foo.gmonx`'s profile);
-//! - fits `NAME_MAX` with its sidecar suffix: `<name>` is cut to the room `OUT`'s own name
-//!   leaves (preflight keeps at least [`MIN_NAME_ROOM`] bytes);
+//! - fits `NAME_MAX` with its sidecar suffix: when the executable's name is too long and its
+//!   processes also ran it by another name (a copy or link of the same build) that fits, that
+//!   one is used; otherwise `<name>` is cut to the room `OUT`'s own name leaves (preflight keeps
+//!   at least [`MIN_NAME_ROOM`] bytes);
 //! - is free, or holds a profile (resp. a sidecar) that may be replaced: a previous run's file
 //!   is rewritten, but a file of the user's that is not a profile is never overwritten, nor is
 //!   anything the output rule refuses (another user's link, FIFO or file in a sticky shared
@@ -68,20 +70,31 @@ pub fn check_out(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The path of each group's gmon.out beside `out` (see the module documentation), in the order
-/// of `groups`; the first group gets `out` itself.
-pub fn paths(out: &Path, groups: &[Group]) -> anyhow::Result<Vec<PathBuf>> {
+/// The path of each group's gmon.out beside `out` (see the module documentation), and the
+/// executable path its name comes from, in the order of `groups`; the first group gets `out`
+/// itself.
+pub fn paths(out: &Path, groups: &[Group]) -> anyhow::Result<Vec<(PathBuf, String)>> {
     let room = name_room(out);
     let mut taken: HashSet<OsString> = HashSet::new();
     let mut paths = Vec::with_capacity(groups.len());
     for g in groups {
-        let path = match &g.suffix {
-            None => out.to_path_buf(),
-            Some(base) => free_name(out, base, room, &taken)?,
+        let (path, executable) = match &g.suffix {
+            None => (out.to_path_buf(), g.executable.clone()),
+            Some(base) => {
+                let whole = g
+                    .aliases
+                    .iter()
+                    .map(|a| (profiles::file_name_part(a), a))
+                    .find(|(name, _)| base.len() > room && name.len() <= room);
+                match whole {
+                    Some((name, alias)) => (free_name(out, &name, room, &taken)?, alias.clone()),
+                    None => (free_name(out, base, room, &taken)?, g.executable.clone()),
+                }
+            }
         };
         taken.insert(path.clone().into_os_string());
         taken.insert(gmon_format::sidecar_path(&path).into_os_string());
-        paths.push(path);
+        paths.push((path, executable));
     }
     Ok(paths)
 }
@@ -160,14 +173,14 @@ fn replaceable(path: &Path, magic: &[u8]) -> bool {
 /// all renamed into place (sidecar before profile, as the runtime does: a gmon.out is never
 /// newer than its sidecar). On failure the error names the file and says how many of the run's
 /// files were written (none, unless a rename itself failed).
-pub fn write(groups: &[Group], paths: &[PathBuf]) -> anyhow::Result<()> {
+pub fn write(groups: &[Group], paths: &[(PathBuf, String)]) -> anyhow::Result<()> {
     let total: usize = groups
         .iter()
         .map(|g| 1 + usize::from(g.sidecar.is_some()))
         .sum();
     let none = || format!("none of the {total} files of this run was written");
     let mut staged = Vec::with_capacity(total);
-    for (g, path) in groups.iter().zip(paths) {
+    for (g, (path, _)) in groups.iter().zip(paths) {
         if let Some(s) = &g.sidecar {
             let sidecar = gmon_format::sidecar_path(path);
             let mut file = Staged::new(&sidecar).with_context(none)?;
@@ -201,4 +214,81 @@ pub fn write(groups: &[Group], paths: &[PathBuf]) -> anyhow::Result<()> {
         })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(suffix: Option<&str>) -> Group {
+        Group {
+            executable: String::new(),
+            aliases: Vec::new(),
+            build_id: Vec::new(),
+            first: false,
+            processes: 1,
+            gmon: GroupGmon::File(PathBuf::new()),
+            sidecar: None,
+            samples: 1,
+            suffix: suffix.map(str::to_owned),
+        }
+    }
+
+    fn names(out: &Path, suffixes: &[Option<&str>]) -> Vec<String> {
+        let groups: Vec<Group> = suffixes.iter().map(|s| group(*s)).collect();
+        paths(out, &groups)
+            .unwrap()
+            .iter()
+            .map(|(p, _)| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn names_are_unique_fit_and_step_around_files_that_are_not_profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.out");
+        // The same name twice, and a name that is the other's sidecar's once `.gmonx` is
+        // added: every file and sidecar name differs.
+        assert_eq!(
+            names(&out, &[None, Some("foo"), Some("foo"), Some("foo.gmonx_")]),
+            ["r.out", "r.out.foo", "r.out.foo.2", "r.out.foo.gmonx_"]
+        );
+        // A file of the user's is stepped around; a previous run's profile is replaced.
+        std::fs::write(dir.path().join("r.out.foo"), "notes").unwrap();
+        std::fs::write(dir.path().join("r.out.bar"), GMON_MAGIC).unwrap();
+        assert_eq!(
+            names(&out, &[None, Some("foo"), Some("bar")]),
+            ["r.out", "r.out.foo.2", "r.out.bar"]
+        );
+        // A long name is cut so that its sidecar's name fits, and stays unique.
+        let long = "L".repeat(300);
+        let got = names(&out, &[None, Some(&long), Some(&long)]);
+        for name in &got {
+            assert!(name.len() + SIDECAR_SUFFIX.len() <= NAME_MAX, "{name}");
+        }
+        assert_ne!(got[1], got[2]);
+        assert!(got[2].ends_with(".2"));
+        // A name too long whole, when the same build also ran by a name that fits: that one.
+        let mut copied = group(Some(&long));
+        copied.executable = format!("/d/{long}");
+        copied.aliases = vec!["/d/bin/foo".into()];
+        let got = paths(&out, &[group(None), copied]).unwrap();
+        assert_eq!(
+            got[1],
+            (dir.path().join("r.out.foo.2"), "/d/bin/foo".into())
+        );
+    }
+
+    #[test]
+    fn an_out_name_without_room_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_out(&dir.path().join("r.out")).is_ok());
+        let long = dir
+            .path()
+            .join("x".repeat(NAME_MAX - SIDECAR_SUFFIX.len() - 10));
+        assert!(check_out(&long).unwrap_err().contains("too long"));
+        // An OUT.gmonx that is not a sidecar is in the way.
+        std::fs::write(dir.path().join("r.out.gmonx"), "mine").unwrap();
+        assert!(check_out(&dir.path().join("r.out")).is_err());
+    }
 }

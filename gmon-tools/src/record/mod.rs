@@ -344,9 +344,9 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
     let files = groups
         .iter()
         .zip(paths)
-        .map(|(g, path)| WrittenFile {
+        .map(|(g, (path, executable))| WrittenFile {
             path,
-            executable: g.executable.clone(),
+            executable,
             processes: g.processes,
             samples: g.samples,
         })

@@ -65,6 +65,9 @@ pub fn collect(dir: &Path, stem: &str) -> anyhow::Result<Vec<ProcessProfile>> {
 pub struct Group {
     /// The executable's path as the first of its processes recorded it (empty when unknown).
     pub executable: String,
+    /// The other paths its processes ran it by (a copy or a link of the same build), in order
+    /// of first use: a name for its file when the first does not fit whole (record::files).
+    pub aliases: Vec<String>,
     /// Its build id (empty when none).
     pub build_id: Vec<u8>,
     /// Whether the command's first process ran it.
@@ -130,11 +133,20 @@ fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
             }
         });
     }
-    let main = members
+    let mains: Vec<&MappedObject> = members
         .iter()
-        .find_map(|m| m.sidecar.as_ref().and_then(Sidecar::main_object));
+        .filter_map(|m| m.sidecar.as_ref().and_then(Sidecar::main_object))
+        .collect();
+    let main = mains.first();
+    let mut aliases: Vec<String> = Vec::new();
+    for m in &mains {
+        if main.is_some_and(|first| first.path != m.path) && !aliases.contains(&m.path) {
+            aliases.push(m.path.clone());
+        }
+    }
     Ok(Group {
         executable: main.map(|m| m.path.clone()).unwrap_or_default(),
+        aliases,
         build_id: main.map(|m| m.build_id.clone()).unwrap_or_default(),
         first: members.iter().any(|m| m.first),
         processes: members.len(),
@@ -346,15 +358,18 @@ pub fn name_groups(groups: &mut [Group]) {
             .then(b.first.cmp(&a.first))
     });
     for (i, g) in groups.iter_mut().enumerate() {
-        g.suffix = (i > 0).then(|| {
-            sanitize(
-                Path::new(&g.executable)
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .unwrap_or("unknown"),
-            )
-        });
+        g.suffix = (i > 0).then(|| file_name_part(&g.executable));
     }
+}
+
+/// The `<name>` of `OUT.<name>` for the executable at `path`: its file name, [`sanitize`]d.
+pub fn file_name_part(path: &str) -> String {
+    sanitize(
+        Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("unknown"),
+    )
 }
 
 /// A file-name part made of `[A-Za-z0-9._+-]` (anything else becomes `_`) that passes
@@ -504,6 +519,7 @@ mod tests {
     fn group(executable: &str, first: bool, samples: u64) -> Group {
         Group {
             executable: executable.into(),
+            aliases: Vec::new(),
             build_id: Vec::new(),
             first,
             processes: 1,

@@ -57,16 +57,9 @@ fn listed(run: &Output) -> Vec<(PathBuf, String)> {
 /// Asserts that each listed file is a gmon.out whose sidecar is a sidecar naming that
 /// executable: no file of the run was overwritten by another.
 fn assert_each_file_is_its_own(run: &Output) -> Vec<(PathBuf, String)> {
-    let files = listed(run);
+    let files = assert_each_file_is_a_profile(run);
     for (path, exe) in &files {
-        let bytes = fs::read(path).unwrap_or_default();
-        assert!(
-            bytes.starts_with(b"gmon"),
-            "{}: not a profile",
-            path.display()
-        );
         let sidecar = crate::runtime_common::read_sidecar(path);
-        assert!(sidecar.matches_gmon(&bytes), "{}", path.display());
         let main = sidecar
             .main_object()
             .map(|m| m.path.clone())
@@ -76,6 +69,22 @@ fn assert_each_file_is_its_own(run: &Output) -> Vec<(PathBuf, String)> {
             "{}: sidecar of {main}, listed as {exe}",
             path.display()
         );
+    }
+    files
+}
+
+/// Asserts that each listed file is a gmon.out with its sidecar beside it, and returns them.
+fn assert_each_file_is_a_profile(run: &Output) -> Vec<(PathBuf, String)> {
+    let files = listed(run);
+    for (path, _) in &files {
+        let bytes = fs::read(path).unwrap_or_default();
+        assert!(
+            bytes.starts_with(b"gmon"),
+            "{}: not a profile",
+            path.display()
+        );
+        let sidecar = crate::runtime_common::read_sidecar(path);
+        assert!(sidecar.matches_gmon(&bytes), "{}", path.display());
     }
     files
 }
@@ -267,17 +276,21 @@ fn a_long_executable_name_is_cut_to_fit_and_nothing_is_lost() {
     let d = dir.path();
     let long = "L".repeat(250);
     spinner(d, &long, 1);
-    spinner(d, "foo", 2);
-    let drv = driver(d, &format!("./{long}; ./foo"));
+    let foo = spinner(d, "foo", 2);
+    // The same build under a long name too, run first: its file takes the name that fits.
+    let copy = "M".repeat(250);
+    fs::copy(&foo, d.join(&copy)).expect("copy");
+    let drv = driver(d, &format!("./{long}; ./{copy}; ./foo"));
     let run = record_in(d, &d.join("r.out"), &[drv.to_str().expect("utf-8")]);
     assert!(run.status.success(), "{}", text(&run));
-    let files = assert_each_file_is_its_own(&run);
+    let files = assert_each_file_is_a_profile(&run);
     assert_eq!(files.len(), 3, "{}", text(&run));
     assert!(
-        files.iter().any(|(p, _)| *p == d.join("r.out.foo")),
+        files.contains(&(d.join("r.out.foo"), "foo".to_string())),
         "{}",
         text(&run)
     );
+    assert!(text(&run).contains("foo, 2 processes"), "{}", text(&run));
     for (path, _) in &files {
         let sidecar = gmon_format::sidecar_path(path);
         assert!(sidecar.file_name().expect("name").len() <= 255);
