@@ -195,27 +195,6 @@ pub fn write_output<F>(path: &Path, fill: F) -> anyhow::Result<()>
 where
     F: FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 {
-    write_resolved(path, fill, None)
-}
-
-/// [`write_output`] with the content of the file `source`. A regular file gets only `source`'s
-/// data, its holes left as holes (`SEEK_DATA`/`SEEK_HOLE`, as `cp --sparse=auto`): the
-/// histogram of a large executable is mostly zero bins that the runtime left unwritten
-/// (spec/runtime.md §1), and reading and writing them cost more than a short recorded run.
-pub fn copy_output(path: &Path, source: &fs::File) -> anyhow::Result<()> {
-    let stream = |w: &mut dyn Write| -> anyhow::Result<()> {
-        io::copy(&mut &*source, w)?;
-        Ok(())
-    };
-    write_resolved(path, stream, Some(source))
-}
-
-/// [`write_output`]; with `sparse`, a regular file is filled from it by [`copy_sparse`] rather
-/// than by `fill`.
-fn write_resolved<F>(path: &Path, fill: F, sparse: Option<&fs::File>) -> anyhow::Result<()>
-where
-    F: FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-{
     let sink = resolve(path).map_err(|e| WriteError::new(path, "cannot write", &e))?;
     match sink {
         Sink::Stdout => {
@@ -232,7 +211,11 @@ where
                 open_in_place(&target).map_err(|e| WriteError::new(path, "cannot write", &e))?;
             write_to(path, file, fill)
         }
-        Sink::Replace(target) => replace(path, &target, fill, sparse),
+        Sink::Replace(target) => {
+            let mut staged = Staged::beside(path, &target)?;
+            staged.fill(fill)?;
+            staged.commit()
+        }
     }
 }
 
@@ -279,21 +262,6 @@ fn write_to<W: Write>(
     filled?;
     flushed.map_err(|e| WriteError::new(name, "cannot write", &e))?;
     Ok(())
-}
-
-/// A temporary file beside `target`, filled (by `fill`, or from `sparse`) and renamed over it.
-fn replace(
-    name: &Path,
-    target: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-    sparse: Option<&fs::File>,
-) -> anyhow::Result<()> {
-    let mut staged = Staged::beside(name, target)?;
-    match sparse {
-        Some(source) => staged.copy(source)?,
-        None => staged.fill(fill)?,
-    }
-    staged.commit()
 }
 
 /// An output being written: a temporary file beside the file it will replace, created
@@ -376,8 +344,11 @@ impl Staged {
         write_to(&self.name, file, fill)
     }
 
-    /// Writes the content of `source`, its holes left as holes ([`copy_sparse`]), once, and
-    /// closes the temporary file.
+    /// Writes the content of `source`, once, and closes the temporary file. Only `source`'s
+    /// data is written, its holes left as holes (`SEEK_DATA`/`SEEK_HOLE`, as `cp
+    /// --sparse=auto`, [`copy_sparse`]): the histogram of a large executable is mostly zero bins
+    /// that the runtime left unwritten (spec/runtime.md §1), and reading and writing them cost
+    /// more than a short recorded run.
     pub fn copy(&mut self, source: &fs::File) -> anyhow::Result<()> {
         let file = self.take_file()?;
         copy_sparse(source, &file)
@@ -567,7 +538,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (source, want) = sparse_source(dir.path());
         let out = dir.path().join("copy.out");
-        copy_output(&out, &source).unwrap();
+        let copy = |out: &Path, source: &fs::File| {
+            let mut staged = Staged::new(out).unwrap();
+            staged.copy(source).unwrap();
+            staged.commit().unwrap();
+        };
+        copy(&out, &source);
         assert!(
             fs::read(&out).unwrap() == want,
             "the copy differs from its source"
@@ -582,13 +558,13 @@ mod tests {
                 allocated(&out)
             );
         }
-        // Through a link to an existing file, and into a device, as write_output does.
+        // Through a link to an existing file, as write_output does; a device is not staged.
         let target = dir.path().join("target.out");
         fs::write(&target, b"old").unwrap();
         let link = dir.path().join("link.out");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         let (source, _) = sparse_source(dir.path());
-        copy_output(&link, &source).unwrap();
+        copy(&link, &source);
         assert!(
             fs::symlink_metadata(&link)
                 .unwrap()
@@ -599,8 +575,11 @@ mod tests {
             fs::read(&target).unwrap() == want,
             "the link's target differs"
         );
-        let (source, _) = sparse_source(dir.path());
-        copy_output(Path::new("/dev/null"), &source).unwrap();
+        let err = Staged::new(Path::new("/dev/null")).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "/dev/null: cannot write: not a regular file"
+        );
     }
 
     #[test]
