@@ -1,16 +1,19 @@
 //! Writing a command's output file the way users expect of Unix tools (`-o PATH`):
 //!
 //! - `-` is standard output;
-//! - a symbolic link is written through to its target (followed link by link), never replaced,
-//!   except that another user's link in a sticky shared directory such as /tmp is refused, as the
-//!   kernel's `fs.protected_symlinks` refuses it to `open`;
+//! - a symbolic link is written through to its target (followed link by link), never replaced;
+//! - in a sticky directory others may write to (/tmp), a link, a FIFO or a regular file that
+//!   belongs to neither this user nor the directory's owner is refused, at every link of a chain
+//!   and at its end, as the kernel's `fs.protected_symlinks`, `protected_fifos` and
+//!   `protected_regular` refuse them to `open`: another user planted it there;
 //! - a FIFO, a character device (`/dev/null`, a terminal) or a socket is opened and written in
 //!   place: never created, truncated or replaced;
 //! - `/dev/stdout`, `/dev/fd/N` and `/proc/self/fd/N` are this process's descriptor N, written
 //!   as it is (same offset and append mode as the shell's redirection);
 //! - a regular file (or a new name) is written to a temporary file beside it, created
 //!   exclusively, and renamed over it only when everything was written, so a failure never leaves
-//!   a half-written file and a link planted at the temporary name is never followed.
+//!   a half-written file and a link planted at the temporary name is never followed. A writer of
+//!   several files ([`Staged`]) writes every temporary before it renames any.
 //!
 //! A write error is reported once, naming the file: `OUT: cannot write: No space left on
 //! device`.
@@ -67,7 +70,7 @@ fn display_name(path: &Path) -> String {
 
 /// Where the bytes for `-o PATH` go, decided before anything is written.
 #[derive(Debug, PartialEq, Eq)]
-enum Sink {
+pub enum Sink {
     /// This process's standard output.
     Stdout,
     /// Another descriptor of this process (`/dev/stderr`, `/dev/fd/3`).
@@ -79,8 +82,9 @@ enum Sink {
 }
 
 /// Decides where `-o path` writes: follows symbolic links one at a time (so the temporary file
-/// can be created beside the final target) and stops at the first thing that is not a link.
-fn resolve(path: &Path) -> io::Result<Sink> {
+/// can be created beside the final target, and each link is judged by [`refuse_planted`]) and
+/// stops at the first thing that is not a link.
+pub fn resolve(path: &Path) -> io::Result<Sink> {
     if path.as_os_str() == "-" {
         return Ok(Sink::Stdout);
     }
@@ -98,16 +102,17 @@ fn resolve(path: &Path) -> io::Result<Sink> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Sink::Replace(p)),
             Err(e) => return Err(e),
         };
-        if meta.file_type().is_symlink() {
-            refuse_planted_link(&p, &meta)?;
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            refuse_planted(&p, &meta, "symbolic link", "followed")?;
             let target = fs::read_link(&p)?;
             let next = match p.parent() {
                 Some(dir) if target.is_relative() => dir.join(target),
                 _ => target,
             };
-            if own_descriptor(&next).is_none() {
-                // A link to a FIFO or device is opened through the link: /proc's magic links
-                // (`pipe:[123]`) have no path to follow textually.
+            if own_descriptor(&next).is_none() && fs::symlink_metadata(&next).is_err() {
+                // /proc's magic links (`pipe:[123]`) have no path to follow textually: a FIFO
+                // or device behind one is opened through the link.
                 match fs::metadata(&p) {
                     Ok(m) if m.is_dir() => return Err(is_a_directory()),
                     Ok(m) if !m.is_file() => return Ok(Sink::InPlace(p)),
@@ -120,21 +125,28 @@ fn resolve(path: &Path) -> io::Result<Sink> {
         return if meta.is_dir() {
             Err(is_a_directory())
         } else if meta.is_file() {
+            refuse_planted(&p, &meta, "file", "replaced")?;
             Ok(Sink::Replace(p))
         } else {
+            if std::os::unix::fs::FileTypeExt::is_fifo(&kind) {
+                refuse_planted(&p, &meta, "FIFO", "written")?;
+            }
             Ok(Sink::InPlace(p))
         };
     }
     Err(io::Error::from_raw_os_error(libc::ELOOP))
 }
 
-/// The kernel's `fs.protected_symlinks` rule, which following a link by hand would otherwise
-/// bypass: in a sticky directory that others may write to (/tmp), a link is followed only when
-/// it belongs to us or to the directory's owner. Another user's link planted at `-o`'s name
-/// (`/tmp/report.svg -> ~/.profile`) is refused with EACCES, as `> /tmp/report.svg` is.
-fn refuse_planted_link(link: &Path, meta: &fs::Metadata) -> io::Result<()> {
+/// The kernel's `fs.protected_symlinks`, `protected_fifos` and `protected_regular` rule, which
+/// following a link by hand, opening a FIFO without `O_CREAT` or renaming over a file as root
+/// would otherwise bypass: in a sticky directory that others may write to (/tmp), a link, FIFO
+/// or regular file is used only when it belongs to us or to the directory's owner. Another
+/// user's `/tmp/report.svg -> ~/.profile`, or her FIFO at the name, is refused with
+/// `PermissionDenied`, as `> /tmp/report.svg` is. `what` names the kind of file and `action`
+/// what was not done to it, for the message.
+fn refuse_planted(path: &Path, meta: &fs::Metadata, what: &str, action: &str) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let dir = match link.parent() {
+    let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
@@ -143,7 +155,14 @@ fn refuse_planted_link(link: &Path, meta: &fs::Metadata) -> io::Result<()> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
     if shared_sticky && meta.uid() != me && meta.uid() != dir_meta.uid() {
-        return Err(io::Error::from_raw_os_error(libc::EACCES));
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "Permission denied: a {what} of another user (uid {}) in a sticky shared \
+                 directory is not {action}",
+                meta.uid()
+            ),
+        ));
     }
     Ok(())
 }
@@ -176,27 +195,6 @@ pub fn write_output<F>(path: &Path, fill: F) -> anyhow::Result<()>
 where
     F: FnOnce(&mut dyn Write) -> anyhow::Result<()>,
 {
-    write_resolved(path, fill, None)
-}
-
-/// [`write_output`] with the content of the file `source`. A regular file gets only `source`'s
-/// data, its holes left as holes (`SEEK_DATA`/`SEEK_HOLE`, as `cp --sparse=auto`): the
-/// histogram of a large executable is mostly zero bins that the runtime left unwritten
-/// (spec/runtime.md §1), and reading and writing them cost more than a short recorded run.
-pub fn copy_output(path: &Path, source: &fs::File) -> anyhow::Result<()> {
-    let stream = |w: &mut dyn Write| -> anyhow::Result<()> {
-        io::copy(&mut &*source, w)?;
-        Ok(())
-    };
-    write_resolved(path, stream, Some(source))
-}
-
-/// [`write_output`]; with `sparse`, a regular file is filled from it by [`copy_sparse`] rather
-/// than by `fill`.
-fn write_resolved<F>(path: &Path, fill: F, sparse: Option<&fs::File>) -> anyhow::Result<()>
-where
-    F: FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-{
     let sink = resolve(path).map_err(|e| WriteError::new(path, "cannot write", &e))?;
     match sink {
         Sink::Stdout => {
@@ -213,7 +211,11 @@ where
                 open_in_place(&target).map_err(|e| WriteError::new(path, "cannot write", &e))?;
             write_to(path, file, fill)
         }
-        Sink::Replace(target) => replace(path, &target, fill, sparse),
+        Sink::Replace(target) => {
+            let mut staged = Staged::beside(path, &target)?;
+            staged.fill(fill)?;
+            staged.commit()
+        }
     }
 }
 
@@ -262,48 +264,112 @@ fn write_to<W: Write>(
     Ok(())
 }
 
-/// A temporary file beside `target`, filled (by `fill`, or from `sparse`) and renamed over it.
+/// An output being written: a temporary file beside the file it will replace, created
+/// exclusively (a link planted at its name is an error, never followed). [`Staged::commit`]
+/// renames it over its target; dropped uncommitted, it is removed, and nothing else. A writer of
+/// several files stages them all and commits none until every one is written, so a full disk
+/// leaves none of them rather than a sidecar without its profile.
 ///
 /// Not synced: like `cp`, `sort -o`, the compilers and GNU gprof's own `gmon.sum`, durability
 /// across a crash of the machine is left to the file system (ext4 writes the data of a file
 /// renamed over another out with the rename, `auto_da_alloc`). The `fsync` cost `gmon record`
 /// about 1 ms of CPU per run, a fifth of its own time after a short program.
-fn replace(
-    name: &Path,
-    target: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-    sparse: Option<&fs::File>,
-) -> anyhow::Result<()> {
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".gmon-tmp-");
-    // tempfile creates 0600 files; an output file should get the mode any other program's new
-    // file gets (0666 less the umask, which open(2) applies to this mode), or keep the mode of
-    // the file it replaces.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = fs::metadata(target)
-            .map(|m| m.permissions().mode() & 0o7777)
-            .unwrap_or(0o666);
-        builder.permissions(fs::Permissions::from_mode(mode));
+#[derive(Debug)]
+pub struct Staged {
+    /// The output as the user named it, for messages.
+    name: PathBuf,
+    /// The regular file (or new name) it replaces, its links followed.
+    target: PathBuf,
+    /// The temporary file, open until it is written (a set of many files does not hold a
+    /// descriptor per file).
+    file: Option<fs::File>,
+    /// The temporary file's name; the file is removed when this is dropped.
+    tmp: tempfile::TempPath,
+}
+
+impl Staged {
+    /// Stages the output `path`, which must be a regular file or a new name once its links are
+    /// followed by the rules of this module: a FIFO, a device or a descriptor cannot be one of a
+    /// set written whole or not at all.
+    pub fn new(path: &Path) -> anyhow::Result<Staged> {
+        let fail = |e: &io::Error| WriteError::new(path, "cannot write", e);
+        match resolve(path).map_err(|e| fail(&e))? {
+            Sink::Replace(target) => Staged::beside(path, &target),
+            _ => Err(fail(&io::Error::other("not a regular file")).into()),
+        }
     }
-    // tempfile creates the file with O_EXCL (a planted link at its name is an error, never
-    // followed). The temporary file is our detail: an error names the path the user gave.
-    let tmp = builder
-        .tempfile_in(dir)
-        .map_err(|e| WriteError::new(name, "cannot write", &e))?;
-    match sparse {
-        Some(source) => copy_sparse(source, tmp.as_file())
-            .map_err(|e| WriteError::new(name, "cannot write", &e))?,
-        None => write_to(name, tmp.as_file(), fill)?,
+
+    /// A temporary file beside `target` (the regular file or new name `name` resolved to).
+    fn beside(name: &Path, target: &Path) -> anyhow::Result<Staged> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".gmon-tmp-");
+        // tempfile creates 0600 files; an output file should get the mode any other program's
+        // new file gets (0666 less the umask, which open(2) applies to this mode), or keep the
+        // mode of the file it replaces.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(target)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o666);
+            builder.permissions(fs::Permissions::from_mode(mode));
+        }
+        // The temporary file is our detail: an error names the path the user gave.
+        let (file, tmp) = builder
+            .tempfile_in(dir)
+            .map_err(|e| WriteError::new(name, "cannot write", &e))?
+            .into_parts();
+        Ok(Staged {
+            name: name.to_path_buf(),
+            target: target.to_path_buf(),
+            file: Some(file),
+            tmp,
+        })
     }
-    // rename(2) replaces whatever is at `target` now, a link included, without following it.
-    tmp.persist(target)
-        .map_err(|e| WriteError::new(name, "cannot create", &e.error))?;
-    Ok(())
+
+    /// The file the output will replace (its links followed).
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Writes the content with `fill`, once, and closes the temporary file.
+    pub fn fill(
+        &mut self,
+        fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let file = self.take_file()?;
+        write_to(&self.name, file, fill)
+    }
+
+    /// Writes the content of `source`, once, and closes the temporary file. Only `source`'s
+    /// data is written, its holes left as holes (`SEEK_DATA`/`SEEK_HOLE`, as `cp
+    /// --sparse=auto`, [`copy_sparse`]): the histogram of a large executable is mostly zero bins
+    /// that the runtime left unwritten (spec/runtime.md §1), and reading and writing them cost
+    /// more than a short recorded run.
+    pub fn copy(&mut self, source: &fs::File) -> anyhow::Result<()> {
+        let file = self.take_file()?;
+        copy_sparse(source, &file)
+            .map_err(|e| WriteError::new(&self.name, "cannot write", &e).into())
+    }
+
+    fn take_file(&mut self) -> anyhow::Result<fs::File> {
+        self.file
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("{}: written twice", self.name.display()))
+    }
+
+    /// Renames the temporary file over the target: rename(2) replaces whatever is there now, a
+    /// link included, without following it.
+    pub fn commit(self) -> anyhow::Result<()> {
+        let name = self.name;
+        self.tmp
+            .persist(&self.target)
+            .map_err(|e| WriteError::new(&name, "cannot create", &e.error))?;
+        Ok(())
+    }
 }
 
 /// Copies `source` into the empty file `dest` extent by extent: data is read and written at
@@ -472,7 +538,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (source, want) = sparse_source(dir.path());
         let out = dir.path().join("copy.out");
-        copy_output(&out, &source).unwrap();
+        let copy = |out: &Path, source: &fs::File| {
+            let mut staged = Staged::new(out).unwrap();
+            staged.copy(source).unwrap();
+            staged.commit().unwrap();
+        };
+        copy(&out, &source);
         assert!(
             fs::read(&out).unwrap() == want,
             "the copy differs from its source"
@@ -487,13 +558,13 @@ mod tests {
                 allocated(&out)
             );
         }
-        // Through a link to an existing file, and into a device, as write_output does.
+        // Through a link to an existing file, as write_output does; a device is not staged.
         let target = dir.path().join("target.out");
         fs::write(&target, b"old").unwrap();
         let link = dir.path().join("link.out");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         let (source, _) = sparse_source(dir.path());
-        copy_output(&link, &source).unwrap();
+        copy(&link, &source);
         assert!(
             fs::symlink_metadata(&link)
                 .unwrap()
@@ -504,8 +575,11 @@ mod tests {
             fs::read(&target).unwrap() == want,
             "the link's target differs"
         );
-        let (source, _) = sparse_source(dir.path());
-        copy_output(Path::new("/dev/null"), &source).unwrap();
+        let err = Staged::new(Path::new("/dev/null")).unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            "/dev/null: cannot write: not a regular file"
+        );
     }
 
     #[test]

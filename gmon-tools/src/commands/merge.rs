@@ -10,7 +10,7 @@ use gmon_format::{MergeOptions, Variant, fit_counts_owned, sidecar_path};
 
 use crate::input_args::{InputFormat, VariantArg};
 use crate::merge::{MergeFilesOptions, MergedFiles, expand_inputs, merge_files};
-use crate::output::write_output;
+use crate::output::{Staged, write_output};
 use crate::stacks::Executable;
 
 /// The output when no `-o` is given (said on stderr, since nothing on the command line named it).
@@ -139,14 +139,18 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(())
         })?,
         Some(mut sidecar) => {
-            // The profile first, then its sidecar, linked to the bytes written (spec/runtime.md
-            // §5.8), so that the views take the two together.
+            // The profile and its sidecar, linked to the bytes written (spec/runtime.md §5.8),
+            // as one set: both staged, then renamed, so a failure leaves neither.
             let bytes = gmon_format::to_vec(&profile).context("writing the merged profile")?;
             sidecar.gmon = Some(GmonLink::of(&bytes));
             let sidecar_bytes =
                 sidecar_to_vec(&sidecar).context("writing the sum of the sidecars")?;
-            write_output(output, |w| Ok(w.write_all(&bytes)?))?;
-            write_output(&sidecar_path(output), |w| Ok(w.write_all(&sidecar_bytes)?))?;
+            let mut gmon = Staged::new(output)?;
+            let mut side = Staged::new(&sidecar_path(output))?;
+            gmon.fill(|w| Ok(w.write_all(&bytes)?))?;
+            side.fill(|w| Ok(w.write_all(&sidecar_bytes)?))?;
+            gmon.commit()?;
+            side.commit()?;
         }
     }
     if args.output.is_none() {

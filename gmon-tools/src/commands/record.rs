@@ -16,8 +16,12 @@ private temporary directory that is removed afterwards. Processes running the sa
 (same build id) are summed into one profile without losing a count. The executable of the \
 command's first process gets OUT when it has samples (a shell that only starts other programs \
 has none; then the executable with the most samples gets it); every other executable gets OUT.<name> (its file \
-name, with .2, .3, ... when different executables share a name); an executable other than \
-OUT's with no sample at all gets no file. Each profile has its sidecar (OUT.gmonx). No other file is written, and none is removed. A summary goes to stderr.
+name, cut to fit the file-name limit, with .2, .3, ... when the name is taken by another \
+executable or a sidecar, or by a file that is not a profile); an executable other than OUT's \
+with no sample at all gets no file. Each profile has its sidecar (OUT.gmonx). OUT must be a \
+regular file or a new name (a FIFO or device is refused). The files are written whole to \
+temporary files and renamed into place only when all are complete: a full disk leaves none. No \
+other file is written, and none is removed. A summary goes to stderr.
 
 THE RUNTIME LIBRARY (libgmon_write.so):
   $GMON_WRITE_LIB when set (an error if it does not exist); otherwise the copy embedded in this \
@@ -28,10 +32,12 @@ use), or to the run's private temporary directory when the cache cannot be used.
 EXIT STATUS:
   The command's own status, or 128+N when it was killed by signal N, whether or not a profile \
 was written (a missing profile is reported on stderr; SIGINT, SIGTERM, SIGHUP and SIGPIPE let \
-the program write its profile before it dies of them). Before running anything: 127 when the \
-command is not found, 126 when it cannot be executed, 2 for a usage error (e.g. -o -), 1 when \
-the profile cannot be written (unwritable directory) or LD_PRELOAD cannot reach the program \
-(static, set-uid or set-gid: link it with gmon-write instead).
+the program write its profile before it dies of them). When the profiles cannot be written \
+after the run (a full disk), the error is on stderr and the status is 1 if the command's was 0. \
+Before running anything: 127 when the command is not found, 126 when it cannot be executed, 2 \
+for a usage error (e.g. -o -, -o FIFO), 1 when the profile cannot be written (unwritable \
+directory, another user's link, FIFO or file in a sticky shared directory) or LD_PRELOAD cannot \
+reach the program (static, set-uid or set-gid: link it with gmon-write instead).
 
 Call stacks are unwound with each object's .eh_frame, so programs built without frame pointers \
 get complete stacks (GMON_RECORD_UNWIND=fp: walk frame pointers only).
@@ -72,7 +78,8 @@ pub struct Args {
 }
 
 /// Runs `gmon record`: the command's output goes where it would without gmon; the summary goes
-/// to stderr; the exit status is the command's (or a refusal's, before anything ran).
+/// to stderr; the exit status is the command's (or a refusal's, before anything ran; or 1 for a
+/// command that succeeded but whose profiles could not be written).
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let opts = RecordOptions {
         output: args.output,
@@ -107,6 +114,9 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     for note in &rec.notes {
         let _ = writeln!(err, "gmon record: {note}");
+    }
+    if rec.unwritten && rec.status.success() {
+        return Ok(ExitCode::from(1));
     }
     Ok(record::exit_code(rec.status))
 }

@@ -12,12 +12,16 @@
 //!    private `0700` directory made for this run (spec/runtime.md §3), never next to the user's
 //!    files. [`signals`] keeps `gmon record` alive through Ctrl-C and forwards `kill`.
 //! 4. [`profiles`]: sum the processes of each executable (same build id) losslessly into one
-//!    profile and write one file per executable: `OUT`, `OUT.<name>`.
+//!    profile; [`files`]: write one file per executable, `OUT`, `OUT.<name>`, with their
+//!    sidecars, as a whole set or not at all.
 //! 5. [`summary`]: files, processes, samples and the top functions on stderr.
 //!
-//! Whatever happens after the command has run, the caller gets the command's own exit status:
-//! a missing profile is a note, not an error.
+//! Whatever happens after the command has run, the caller gets the command's own exit status: a
+//! missing profile is a note, not an error; profiles that could not be written are a note too,
+//! and [`Recorded::unwritten`] says so (the `gmon record` command then fails a command that
+//! succeeded).
 
+pub mod files;
 pub mod preflight;
 pub mod profiles;
 pub mod runtime;
@@ -86,6 +90,8 @@ pub struct Recorded {
     /// What went wrong after the command ran (no profile, a profile that could not be written),
     /// one sentence each.
     pub notes: Vec<String>,
+    /// The run's profiles could not be written (a note says which file and why).
+    pub unwritten: bool,
 }
 
 impl Recorded {
@@ -137,10 +143,11 @@ fn record_with(
         }
         .into());
     }
-    preflight::check_output(&opts.output)?;
+    let output = preflight::check_output(&opts.output)?;
     let found = preflight::find_command(Path::new(program))?;
     preflight::check_preloadable(&found)?;
-    let output = output_path(&opts.output)?;
+    let output = std::path::absolute(&output)
+        .with_context(|| format!("{}: cannot make the path absolute", output.display()))?;
 
     // The run's own directory: every process writes there, and it goes when the run is over.
     let private = tempfile::Builder::new()
@@ -192,9 +199,11 @@ fn record_with(
     .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
 
     let mut notes = Vec::new();
+    let mut unwritten = false;
     let (files, top, idle) = match write_profiles(private.path(), &output, opts.inherit) {
         Ok(w) => w,
         Err(e) => {
+            unwritten = true;
             notes.push(format!("cannot write the profile: {e:#}"));
             (Vec::new(), TopFunctions::default(), Idle::default())
         }
@@ -231,6 +240,7 @@ fn record_with(
         idle,
         runtime: source,
         notes,
+        unwritten,
     })
 }
 
@@ -291,18 +301,6 @@ fn usable_tmpfs(dir: &Path, own: bool) -> bool {
         && vfs.f_flag & libc::ST_NOEXEC == 0
 }
 
-/// The absolute output path; a symbolic link is written through to its target (the rename
-/// that places the file then replaces the target, not the link).
-fn output_path(output: &Path) -> anyhow::Result<PathBuf> {
-    let abs = std::path::absolute(output)
-        .with_context(|| format!("{}: cannot make the path absolute", output.display()))?;
-    let is_link = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.file_type().is_symlink());
-    if is_link && let Ok(target) = abs.canonicalize() {
-        return Ok(target);
-    }
-    Ok(abs)
-}
-
 type Written = (Vec<WrittenFile>, TopFunctions, Idle);
 
 /// Executables of the process tree that got no sample, and so no file.
@@ -341,35 +339,18 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
     }
     let mut groups = kept;
     profiles::name_groups(&mut groups);
-    let mut files = Vec::new();
-    for g in &groups {
-        let path = profiles::group_path(output, g);
-        // The sidecar first, as the runtime does: a gmon.out is never newer than its sidecar.
-        if let Some(s) = &g.sidecar {
-            let sidecar = gmon_format::sidecar_path(&path);
-            crate::output::write_output(&sidecar, |w| {
-                gmon_format::write_sidecar(s, w)
-                    .with_context(|| format!("{}: write failed", sidecar.display()))
-            })?;
-        }
-        match &g.gmon {
-            profiles::GroupGmon::File(from) => {
-                let source =
-                    std::fs::File::open(from).with_context(|| format!("{}", from.display()))?;
-                crate::output::copy_output(&path, &source)?;
-            }
-            profiles::GroupGmon::Summed(bytes) => crate::output::write_output(&path, |w| {
-                w.write_all(bytes)
-                    .with_context(|| format!("{}: write failed", path.display()))
-            })?,
-        }
-        files.push(WrittenFile {
+    let paths = files::paths(output, &groups)?;
+    files::write(&groups, &paths)?;
+    let files = groups
+        .iter()
+        .zip(paths)
+        .map(|(g, (path, executable))| WrittenFile {
             path,
-            executable: g.executable.clone(),
+            executable,
             processes: g.processes,
             samples: g.samples,
-        });
-    }
+        })
+        .collect();
     let sidecars: Vec<&gmon_format::Sidecar> =
         groups.iter().filter_map(|g| g.sidecar.as_ref()).collect();
     Ok((files, summary::top_functions(&sidecars, 5), idle))

@@ -31,9 +31,16 @@ fn refuse(status: u8, message: String) -> Refusal {
     Refusal { status, message }
 }
 
-/// Checks that a profile can be created in `output`'s directory (by creating and removing a
-/// temporary file there, which is what the final write does).
-pub fn check_output(output: &Path) -> Result<(), Refusal> {
+/// Checks that the run's files can be created as `output` names them, and returns the regular
+/// file (or new name) that `OUT` is once its links are followed: the output rule of every
+/// writer (crate::output: another user's link, FIFO or file in a sticky shared directory is
+/// refused), plus what a set of files needs (spec/runtime.md §3): `OUT` must name a regular file,
+/// since `OUT.gmonx` and `OUT.<name>` are made beside it and written whole or not at all (a FIFO
+/// or device would receive one file of the set, and a FIFO without a reader would block the end
+/// of the run); `OUT.gmonx` must be a sidecar or free; and the names must fit. The directory is
+/// tried by creating and removing a temporary file there, which is what the final write does.
+pub fn check_output(output: &Path) -> Result<PathBuf, Refusal> {
+    let name = output.display();
     if output.as_os_str() == "-" {
         return Err(refuse(
             2,
@@ -42,63 +49,52 @@ pub fn check_output(output: &Path) -> Result<(), Refusal> {
                 .to_string(),
         ));
     }
-    if output.is_dir() {
-        return Err(refuse(
-            1,
-            format!("{}: is a directory; give a file name", output.display()),
-        ));
-    }
-    let dir = match output.parent() {
+    let target = match crate::output::resolve(output) {
+        Ok(crate::output::Sink::Replace(target)) => target,
+        Ok(_) => {
+            return Err(refuse(
+                2,
+                format!(
+                    "{name}: not a regular file (a FIFO, a device or a descriptor): gmon record \
+                     writes a set of files named after it (OUT, OUT.gmonx, OUT.<name>); give a \
+                     file name: nothing was run"
+                ),
+            ));
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
+            return Err(refuse(
+                1,
+                format!("{name}: is a directory; give a file name"),
+            ));
+        }
+        Err(e) => {
+            return Err(refuse(
+                1,
+                format!(
+                    "{name}: cannot write the profile there ({}): nothing was run",
+                    crate::output::os_reason(&e)
+                ),
+            ));
+        }
+    };
+    super::files::check_out(&target).map_err(|why| refuse(1, format!("{why}: nothing was run")))?;
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    // A link is written through to its target, so the target's directory is the one written.
-    let target = check_link(output, dir)?;
-    let dir = target.as_deref().and_then(Path::parent).unwrap_or(dir);
     match tempfile::Builder::new()
         .prefix(".gmon-record-check-")
         .tempfile_in(dir)
     {
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(target),
         Err(e) => Err(refuse(
             1,
             format!(
-                "{}: cannot write the profile there ({}): nothing was run",
-                output.display(),
+                "{name}: cannot write the profile there ({}): nothing was run",
                 crate::output::os_reason(&e)
             ),
         )),
     }
-}
-
-/// When `output` is a symbolic link: its target (`None` when it has none yet, or `output` is no
-/// link). A link in a sticky, world-writable directory (`/tmp`) that belongs to neither this
-/// user nor the directory's owner is refused, whatever `fs.protected_symlinks` says: another
-/// user could have planted it to have the profile replace a file of ours.
-fn check_link(output: &Path, dir: &Path) -> Result<Option<PathBuf>, Refusal> {
-    let Ok(link) = fs::symlink_metadata(output) else {
-        return Ok(None);
-    };
-    if !link.file_type().is_symlink() {
-        return Ok(None);
-    }
-    let euid = super::runtime::euid();
-    if let Ok(d) = fs::metadata(dir)
-        && d.mode() & 0o1002 == 0o1002
-        && link.uid() != euid
-        && link.uid() != d.uid()
-    {
-        return Err(refuse(
-            1,
-            format!(
-                "{}: a symbolic link of another user (uid {}) in a shared sticky directory is not \
-                 followed; remove it or give another name: nothing was run",
-                output.display(),
-                link.uid()
-            ),
-        ));
-    }
-    Ok(output.canonicalize().ok())
 }
 
 /// Finds `program` as `execvp` does: a name with a slash is used as it is; otherwise each

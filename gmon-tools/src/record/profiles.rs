@@ -5,14 +5,13 @@
 //! command's first process gets `OUT` when it has samples (a shell script's shell usually has
 //! none: the work is in the programs it starts; then the executable with the most samples gets
 //! it, and the shell no file); every other executable gets
-//! `OUT.<name>`, where `<name>` is its file name, with `.2`, `.3`, ... added when two different
-//! executables share a name (in order of samples).
+//! `OUT.<name>`, where `<name>` is its file name ([`sanitize`]d; made unique, fitting and free by
+//! `record::files`).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use gmon_format::sidecar::GmonLink;
+use gmon_format::sidecar::{GmonLink, MappedObject};
 use gmon_format::{MergeOptions, Merger, Sidecar, Variant, fit_counts, merge_sidecars};
 
 /// One process's profile as the runtime wrote it.
@@ -63,6 +62,9 @@ pub fn collect(dir: &Path, stem: &str) -> anyhow::Result<Vec<ProcessProfile>> {
 pub struct Group {
     /// The executable's path as the first of its processes recorded it (empty when unknown).
     pub executable: String,
+    /// The other paths its processes ran it by (a copy or a link of the same build), in order
+    /// of first use: a name for its file when the first does not fit whole (record::files).
+    pub aliases: Vec<String>,
     /// Its build id (empty when none).
     pub build_id: Vec<u8>,
     /// Whether the command's first process ran it.
@@ -128,11 +130,20 @@ fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
             }
         });
     }
-    let main = members
+    let mains: Vec<&MappedObject> = members
         .iter()
-        .find_map(|m| m.sidecar.as_ref().and_then(Sidecar::main_object));
+        .filter_map(|m| m.sidecar.as_ref().and_then(Sidecar::main_object))
+        .collect();
+    let main = mains.first();
+    let mut aliases: Vec<String> = Vec::new();
+    for m in &mains {
+        if main.is_some_and(|first| first.path != m.path) && !aliases.contains(&m.path) {
+            aliases.push(m.path.clone());
+        }
+    }
     Ok(Group {
         executable: main.map(|m| m.path.clone()).unwrap_or_default(),
+        aliases,
         build_id: main.map(|m| m.build_id.clone()).unwrap_or_default(),
         first: members.iter().any(|m| m.first),
         processes: members.len(),
@@ -173,8 +184,8 @@ fn sum_profiles(members: &[ProcessProfile]) -> anyhow::Result<Vec<u8>> {
     gmon_format::to_vec(&profile).context("writing the summed profile")
 }
 
-/// Chooses each group's file name (see the module documentation) and puts the group that gets
-/// `OUT` first.
+/// Chooses each group's file name part (see the module documentation; `record::files` makes
+/// it unique and fitting) and puts the group that gets `OUT` first.
 pub fn name_groups(groups: &mut [Group]) {
     let sampled_first = |g: &Group| g.first && g.samples > 0;
     groups.sort_by(|a, b| {
@@ -183,26 +194,23 @@ pub fn name_groups(groups: &mut [Group]) {
             .then(b.samples.cmp(&a.samples))
             .then(b.first.cmp(&a.first))
     });
-    let mut used: HashMap<String, usize> = HashMap::new();
     for (i, g) in groups.iter_mut().enumerate() {
-        if i == 0 {
-            g.suffix = None;
-            continue;
-        }
-        let base = sanitize(
-            Path::new(&g.executable)
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("unknown"),
-        );
-        let n = used.entry(base.clone()).or_insert(0);
-        *n += 1;
-        g.suffix = Some(if *n == 1 { base } else { format!("{base}.{n}") });
+        g.suffix = (i > 0).then(|| file_name_part(&g.executable));
     }
 }
 
-/// A file-name part made of `[A-Za-z0-9._+-]` (anything else becomes `_`) that is not `gmonx`,
-/// the sidecar's suffix, nor all digits, the runtime's per-process names.
+/// The `<name>` of `OUT.<name>` for the executable at `path`: its file name, [`sanitize`]d.
+pub fn file_name_part(path: &str) -> String {
+    sanitize(
+        Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("unknown"),
+    )
+}
+
+/// A file-name part made of `[A-Za-z0-9._+-]` (anything else becomes `_`) that passes
+/// [`acceptable_name`].
 fn sanitize(name: &str) -> String {
     let mut s: String = name
         .chars()
@@ -217,23 +225,20 @@ fn sanitize(name: &str) -> String {
     if s.is_empty() || s.starts_with('.') {
         s.insert(0, '_');
     }
-    if s == "gmonx" || s.bytes().all(|b| b.is_ascii_digit()) {
+    if !acceptable_name(&s) {
         s.push('_');
     }
     s
 }
 
-/// The path of a group's gmon.out next to `out`.
-pub fn group_path(out: &Path, g: &Group) -> PathBuf {
-    match &g.suffix {
-        None => out.to_path_buf(),
-        Some(s) => {
-            let mut p = out.as_os_str().to_owned();
-            p.push(".");
-            p.push(s);
-            PathBuf::from(p)
-        }
-    }
+/// Whether `OUT.<name>` may be a profile's name: not hidden, not ending in `gmonx` (a sidecar's
+/// name: `OUT.foo.gmonx` is `foo`'s sidecar), not all digits (a process's own file,
+/// spec/runtime.md §3).
+pub fn acceptable_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && !name.ends_with("gmonx")
+        && !name.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -243,6 +248,7 @@ mod tests {
     fn group(executable: &str, first: bool, samples: u64) -> Group {
         Group {
             executable: executable.into(),
+            aliases: Vec::new(),
             build_id: Vec::new(),
             first,
             processes: 1,
@@ -293,6 +299,7 @@ mod tests {
     #[test]
     fn names_never_collide_with_the_sidecar_or_pids() {
         assert_eq!(sanitize("gmonx"), "gmonx_");
+        assert_eq!(sanitize("foo.gmonx"), "foo.gmonx_");
         assert_eq!(sanitize("123"), "123_");
         assert_eq!(sanitize("a b/c"), "a_b_c");
         assert_eq!(sanitize(".hidden"), "_.hidden");

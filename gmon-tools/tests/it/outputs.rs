@@ -220,7 +220,8 @@ fn another_users_link_in_a_sticky_shared_directory_is_refused() {
         assert_eq!(
             stderr(&o),
             format!(
-                "gmon: {}: cannot write: Permission denied\n",
+                "gmon: {}: cannot write: Permission denied: a symbolic link of another user \
+                 (uid 65534) in a sticky shared directory is not followed\n",
                 link.display()
             ),
             "{}",
@@ -229,6 +230,15 @@ fn another_users_link_in_a_sticky_shared_directory_is_refused() {
         assert_eq!(fs::read(d.join("precious")).unwrap(), b"keep", "{}", w.name);
         assert_eq!(names(&shared), ["report"], "{}", w.name);
     }
+    // The same link behind one of ours elsewhere: the rule holds at every link of a chain.
+    let ours = d.join("ours");
+    std::os::unix::fs::symlink(&link, &ours).unwrap();
+    for w in writers() {
+        let o = run(&(w.args)(&ours), d);
+        assert_eq!(o.status.code(), Some(1), "{}: {}", w.name, stderr(&o));
+        assert!(stderr(&o).contains("not followed"), "{}", stderr(&o));
+        assert_eq!(fs::read(d.join("precious")).unwrap(), b"keep", "{}", w.name);
+    }
     // Our own link there is followed as usual.
     let own = shared.join("mine");
     std::os::unix::fs::symlink(d.join("mine.out"), &own).unwrap();
@@ -236,6 +246,84 @@ fn another_users_link_in_a_sticky_shared_directory_is_refused() {
     let o = run(&(w.args)(&own), d);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(d.join("mine.out").is_file());
+}
+
+/// Another user's FIFO or regular file at the output's name in a sticky shared directory is
+/// refused as the kernel's `protected_fifos` and `protected_regular` refuse `> /tmp/x`: the FIFO
+/// would hand the output to her (or block the command without a reader), and root's rename
+/// would replace her file.
+#[test]
+fn another_users_fifo_or_file_in_a_sticky_shared_directory_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let test = "another_users_fifo_or_file_in_a_sticky_shared_directory_is_refused";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::set_permissions(d, fs::Permissions::from_mode(0o1777)).unwrap();
+    let fifo = d.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let file = d.join("file");
+    fs::write(&file, b"hers").unwrap();
+    if std::os::unix::fs::lchown(&fifo, Some(65534), Some(65534)).is_err()
+        || std::os::unix::fs::lchown(&file, Some(65534), Some(65534)).is_err()
+    {
+        common::skip(test, "not root: cannot make files owned by another user");
+        return;
+    }
+    for w in writers() {
+        // With a reader, as the other user would keep one: a command that opened the FIFO
+        // would not block.
+        let (o, got) = run_with_reader(&w, &fifo, d);
+        assert_eq!(o.status.code(), Some(1), "{}: {}", w.name, stderr(&o));
+        assert!(
+            stderr(&o).contains("a FIFO of another user (uid 65534)"),
+            "{}: {}",
+            w.name,
+            stderr(&o)
+        );
+        assert!(
+            got.is_empty(),
+            "{}: the FIFO got {} bytes",
+            w.name,
+            got.len()
+        );
+        let o = run(&(w.args)(&file), d);
+        assert_eq!(o.status.code(), Some(1), "{}: {}", w.name, stderr(&o));
+        assert!(stderr(&o).contains("is not replaced"), "{}", stderr(&o));
+        assert_eq!(fs::read(&file).unwrap(), b"hers", "{}", w.name);
+        assert_eq!(names(d), ["fifo", "file"], "{}", w.name);
+    }
+}
+
+/// Runs `w` with its output at `fifo` while a thread reads the FIFO; returns what the command
+/// did and what the reader got (nothing when the command never opened the FIFO: the reader is
+/// then released).
+fn run_with_reader(w: &Writer, fifo: &Path, dir: &Path) -> (Output, Vec<u8>) {
+    let reader = {
+        let fifo = fifo.to_path_buf();
+        std::thread::spawn(move || {
+            let mut got = Vec::new();
+            fs::File::open(&fifo)
+                .unwrap()
+                .read_to_end(&mut got)
+                .unwrap();
+            got
+        })
+    };
+    let o = run(&(w.args)(fifo), dir);
+    if !reader.is_finished() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(fifo);
+    }
+    (o, reader.join().unwrap())
 }
 
 #[test]
@@ -247,27 +335,7 @@ fn a_fifo_is_written_in_place_to_its_reader() {
         let fifo = d.join("fifo");
         let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
         assert!(made.success());
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || {
-                let mut got = Vec::new();
-                fs::File::open(&fifo)
-                    .unwrap()
-                    .read_to_end(&mut got)
-                    .unwrap();
-                got
-            })
-        };
-        let o = run(&(w.args)(&fifo), d);
-        if !reader.is_finished() {
-            // The command never opened the FIFO: release the reader before failing.
-            use std::os::unix::fs::OpenOptionsExt;
-            let _ = fs::OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(&fifo);
-        }
-        let got = reader.join().unwrap();
+        let (o, got) = run_with_reader(&w, &fifo, d);
         assert!(o.status.success(), "{}: {}", w.name, stderr(&o));
         assert!(
             got == want,
