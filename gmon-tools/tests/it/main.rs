@@ -21,4 +21,5 @@ mod outputs;
 mod pprof;
 mod qa_regressions;
 mod record;
+mod record_private;
 mod record_programs;

@@ -44,12 +44,12 @@ int main(void) {
 }
 "#;
 
-fn gmon() -> PathBuf {
+pub(crate) fn gmon() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_gmon"))
 }
 
 /// Writes `source` to `dir/name.c` and builds `dir/name` with gcc and `flags`.
-fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
+pub(crate) fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, source).expect("write C source");
     let prog = dir.join(name);
@@ -64,12 +64,12 @@ fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
     prog
 }
 
-fn build_program(dir: &Path) -> PathBuf {
+pub(crate) fn build_program(dir: &Path) -> PathBuf {
     compile_c(dir, "split", PROGRAM, &["-O1", "-fno-omit-frame-pointer"])
 }
 
 /// `gmon` with the runtime embedded in it, cached under the test target directory.
-fn gmon_cmd() -> Command {
+pub(crate) fn gmon_cmd() -> Command {
     let mut c = Command::new(gmon());
     c.env_remove("GMON_WRITE_LIB")
         .env("XDG_CACHE_HOME", test_cache());
@@ -92,7 +92,7 @@ fn test_cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("record-cache")
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -1056,7 +1056,7 @@ fn what_cannot_be_recorded_is_refused_before_it_runs() {
 }
 
 /// Whether this test runs as root; says SKIPPED (`why`) otherwise.
-fn root_or_skip(test: &str, why: &str) -> bool {
+pub(crate) fn root_or_skip(test: &str, why: &str) -> bool {
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     if !root {
@@ -1255,9 +1255,14 @@ fn a_cache_others_can_change_is_not_used() {
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let prog = build_program(dir.path());
     let out = dir.path().join("open.gmon");
+    // The next place in line is used instead: never a copy in the run's own directory,
+    // removed at the end while a process left running still preloads it.
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).expect("mkdir");
     let run = Command::new(gmon())
         .env_remove("GMON_WRITE_LIB")
         .env("XDG_CACHE_HOME", &open)
+        .env("HOME", &home)
         .args(["record", "-o"])
         .arg(&out)
         .arg("--")
@@ -1271,6 +1276,7 @@ fn a_cache_others_can_change_is_not_used() {
         "{t}"
     );
     assert!(read_sidecar(&out).counters.samples > 500, "{t}");
+    assert_eq!(listing(&home.join(".cache/gmon")).len(), 1, "{t}");
 }
 
 #[test]
