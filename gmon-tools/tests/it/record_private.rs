@@ -62,10 +62,11 @@ struct Orphan {
 }
 
 impl Orphan {
-    fn start(before: impl FnOnce(&Path)) -> Orphan {
+    /// `cache`: the library is cached in a directory of the victim's (else HOME is unset).
+    fn start(cache: bool, before: impl FnOnce(&Path)) -> Orphan {
         let dir = tempfile::tempdir().expect("tempdir");
         let d = dir.path();
-        chmod(d, 0o777);
+        chmod(d, 0o755);
         let tmp = d.join("tmp");
         std::fs::create_dir(&tmp).expect("mkdir");
         chmod(&tmp, 0o1777);
@@ -90,10 +91,17 @@ impl Orphan {
              >/dev/null 2>&1 &",
             d = d.display()
         );
-        let run = gmon_cmd()
-            .env_remove("HOME")
+        let mut cmd = gmon_cmd();
+        cmd.env_remove("HOME")
             .env_remove("XDG_CACHE_HOME")
-            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("XDG_RUNTIME_DIR");
+        if cache {
+            let home = d.join("home");
+            std::fs::create_dir(&home).expect("mkdir");
+            chmod(&home, 0o700);
+            cmd.env("HOME", &home);
+        }
+        let run = cmd
             .env("TMPDIR", &tmp)
             .current_dir(d)
             .args(["record", "-o", "v.out", "--", "sh", "-c", &script])
@@ -134,7 +142,7 @@ fn a_process_left_running_never_loads_a_library_another_user_could_plant() {
     ) {
         return;
     }
-    let o = Orphan::start(|_| {});
+    let o = Orphan::start(false, |_| {});
     // The attacker makes every directory of the library path she can, and puts her library at
     // its name (as when the run directory, removed at the end of the run, held the library).
     let lib = o.preload.to_str().expect("utf-8").to_string();
@@ -170,9 +178,10 @@ fn a_process_left_running_never_writes_into_a_directory_another_user_made() {
     ) {
         return;
     }
-    // The attacker takes the per-user directory's name first: the run directory then goes
-    // into the shared directory itself, and after the run she makes one at its name.
-    let o = Orphan::start(|tmp| {
+    // The library is cached (as when HOME is set), so the orphan's runtime loads. The attacker
+    // takes the per-user directory's name first: the run directory then goes into the shared
+    // directory itself, and after the run she makes one at its name.
+    let o = Orphan::start(true, |tmp| {
         assert!(as_nobody(&format!(
             "mkdir -m 777 '{}/gmon-0'",
             tmp.display()
