@@ -181,6 +181,11 @@ extern "C" fn preload_init() {
             false
         }
     };
+    // Started by gmon record: it writes into the run's directory only, and notes problems
+    // there instead of on the program's stderr (record.rs).
+    if env::var(env::RECORD_PRIVATE).is_some_and(|v| v == "1") {
+        crate::record::enter(std::os::unix::ffi::OsStrExt::as_bytes(out.as_os_str()));
+    }
     let hz = env::number(env::RECORD_HZ);
     let stacks = env::var(env::RECORD_STACKS).is_none_or(|v| v != "0");
     let unwind = env::var(env::RECORD_UNWIND)
@@ -206,7 +211,9 @@ extern "C" fn preload_init() {
             // A command stopped by Ctrl-C or `kill` keeps its profile too.
             crate::stopsig::install();
         }
-        Err(e) => eprintln!("gmon-write: cannot profile this process: {e}"),
+        Err(e) => {
+            crate::record::report(&[b"cannot profile this process: ", e.to_string().as_bytes()])
+        }
     }
 }
 

@@ -18,6 +18,9 @@ pub(crate) const RECORD_UNWIND: &str = "GMON_RECORD_UNWIND";
 pub(crate) const RECORD_OWNER: &str = "GMON_RECORD_OWNER";
 /// `0` (`gmon record --no-inherit`): only the process that claimed `GMON_RECORD_OUT` profiles.
 pub(crate) const RECORD_INHERIT: &str = "GMON_RECORD_INHERIT";
+/// `1`: the directory of `GMON_RECORD_OUT` is `gmon record`'s private run directory (checked
+/// before each write, problems noted in it instead of on stderr: record.rs).
+pub(crate) const RECORD_PRIVATE: &str = "GMON_RECORD_PRIVATE";
 /// glibc's output prefix: `$GMON_OUT_PREFIX.<pid>`.
 pub(crate) const OUT_PREFIX: &str = "GMON_OUT_PREFIX";
 /// The rate of `gmon_profil` and `gmon_pcsample` (Hz).
@@ -25,13 +28,14 @@ pub(crate) const PROFIL_HZ: &str = "GMON_PROFIL_HZ";
 
 /// Every input, for the documentation test.
 #[cfg(test)]
-pub(crate) const ALL: [&str; 8] = [
+pub(crate) const ALL: [&str; 9] = [
     RECORD_OUT,
     RECORD_HZ,
     RECORD_STACKS,
     RECORD_UNWIND,
     RECORD_OWNER,
     RECORD_INHERIT,
+    RECORD_PRIVATE,
     OUT_PREFIX,
     PROFIL_HZ,
 ];

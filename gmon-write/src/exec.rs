@@ -15,7 +15,7 @@
 
 use std::ffi::{c_char, c_int};
 
-use crate::sys;
+use crate::{record, sys};
 
 type ExecFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
 type ExecEnvFn =
@@ -28,7 +28,7 @@ fn enosys() -> c_int {
 }
 
 macro_rules! wrap {
-    ($name:ident, $real:expr, $ty:ty, ($($arg:ident : $argty:ty),*)) => {
+    ($name:ident, $real:expr, $ty:ty, ($($arg:ident : $argty:ty),*), $check:expr) => {
         /// Interposed exec function (see the module docs).
         ///
         /// # Safety
@@ -39,6 +39,8 @@ macro_rules! wrap {
             if real.is_null() {
                 return enosys();
             }
+            // Under gmon record: note a program that will not be profiled (record.rs).
+            $check;
             crate::sampler::before_exec();
             // SAFETY: `real` is the next definition of this very function.
             let r = unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(real)($($arg),*) };
@@ -50,8 +52,13 @@ macro_rules! wrap {
     };
 }
 
-wrap!(execve, sys::real::EXECVE, ExecEnvFn, (path: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
-wrap!(execvpe, sys::real::EXECVPE, ExecEnvFn, (file: *const c_char, argv: *const *const c_char, envp: *const *const c_char));
-wrap!(execv, sys::real::EXECV, ExecFn, (path: *const c_char, argv: *const *const c_char));
-wrap!(execvp, sys::real::EXECVP, ExecFn, (file: *const c_char, argv: *const *const c_char));
-wrap!(fexecve, sys::real::FEXECVE, FexecFn, (fd: c_int, argv: *const *const c_char, envp: *const *const c_char));
+wrap!(execve, sys::real::EXECVE, ExecEnvFn, (path: *const c_char, argv: *const *const c_char, envp: *const *const c_char),
+    record::before_exec(path, None, envp));
+wrap!(execvpe, sys::real::EXECVPE, ExecEnvFn, (file: *const c_char, argv: *const *const c_char, envp: *const *const c_char),
+    record::before_exec(file, None, envp));
+wrap!(execv, sys::real::EXECV, ExecFn, (path: *const c_char, argv: *const *const c_char),
+    record::before_exec(path, None, std::ptr::null()));
+wrap!(execvp, sys::real::EXECVP, ExecFn, (file: *const c_char, argv: *const *const c_char),
+    record::before_exec(file, None, std::ptr::null()));
+wrap!(fexecve, sys::real::FEXECVE, FexecFn, (fd: c_int, argv: *const *const c_char, envp: *const *const c_char),
+    record::before_exec(std::ptr::null(), Some(fd), envp));

@@ -85,6 +85,14 @@ impl FixedPath {
             .unwrap_or(c"")
     }
 
+    /// The path from byte `from` on (a name relative to its directory), with its NUL.
+    fn c_str_from(&self, from: usize) -> &CStr {
+        self.buf
+            .get(from.min(self.len)..=self.len)
+            .and_then(|b| CStr::from_bytes_with_nul(b).ok())
+            .unwrap_or(c"")
+    }
+
     /// Length of the directory part, trailing `/` included (0: the current directory).
     fn dir_len(&self) -> usize {
         self.bytes()
@@ -197,8 +205,9 @@ fn random_u64() -> u64 {
     x ^ (x >> 31)
 }
 
-/// Creates `.<name>.tmp.<random>` next to `s.target`, exclusively.
-fn create_temp(s: &mut Scratch) -> Result<c_int, OsFail> {
+/// Creates `.<name>.tmp.<random>` next to `s.target`, exclusively; names from byte `from` on
+/// are relative to `dir` (a directory descriptor, or `AT_FDCWD` with `from` 0).
+fn create_temp(s: &mut Scratch, dir_fd: c_int, from: usize) -> Result<c_int, OsFail> {
     let dir = s.target.dir_len();
     for _ in 0..16 {
         let mut hex = [0u8; 16];
@@ -220,7 +229,7 @@ fn create_temp(s: &mut Scratch) -> Result<c_int, OsFail> {
         }
         let flags =
             libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        match sys::open(s.tmp.c_str(), flags, 0o666) {
+        match sys::open_at(dir_fd, s.tmp.c_str_from(from), flags, 0o666) {
             Ok(fd) => return Ok(fd),
             Err(libc::EEXIST) => {}
             Err(errno) => {
@@ -392,13 +401,50 @@ impl<'a> Sink<'a> {
 /// Writes a file at `path` (followed through the caller's own links) with the bytes `emit` puts
 /// into the sink: temporary file, then rename. On failure the temporary file is removed and the
 /// final name is untouched.
+///
+/// In a process of `gmon record` the file goes into the run's directory, which is opened and
+/// checked first (record.rs), and both names are taken relative to that descriptor: nothing is
+/// written into a directory that is not, at that moment, this user's own.
 pub(crate) fn write_file(
     path: &[u8],
     s: &mut Scratch,
     emit: impl FnOnce(&mut Sink<'_>),
 ) -> Result<(), OsFail> {
-    resolve(path, s)?;
-    let fd = create_temp(s)?;
+    let (dir_fd, from) = if crate::record::dir().is_some() {
+        if !s.target.set(path) {
+            return Err(OsFail {
+                what: "path too long",
+                errno: libc::ENAMETOOLONG,
+            });
+        }
+        // The directory without its trailing `/`: with one, a link at its name is followed.
+        let from = s.target.dir_len();
+        let dir = match from {
+            0 => &b"."[..],
+            1 => &b"/"[..],
+            n => s.target.bytes().get(..n - 1).unwrap_or_default(),
+        };
+        s.link.set(dir);
+        (crate::record::open_own_dir(s.link.c_str())?, from)
+    } else {
+        resolve(path, s)?;
+        (libc::AT_FDCWD, 0)
+    };
+    let result = write_at(s, dir_fd, from, emit);
+    if dir_fd != libc::AT_FDCWD {
+        sys::close(dir_fd);
+    }
+    result
+}
+
+/// [`write_file`] once `s.target` is final: names from byte `from` on are relative to `dir_fd`.
+fn write_at(
+    s: &mut Scratch,
+    dir_fd: c_int,
+    from: usize,
+    emit: impl FnOnce(&mut Sink<'_>),
+) -> Result<(), OsFail> {
+    let fd = create_temp(s, dir_fd, from)?;
     let mut sink = Sink::to_fd(fd, &mut s.buf);
     emit(&mut sink);
     sink.finish();
@@ -407,13 +453,14 @@ pub(crate) fn write_file(
         result = Err(OsFail::last("close"));
     }
     if result.is_ok() {
-        result = sys::rename(s.tmp.c_str(), s.target.c_str()).map_err(|errno| OsFail {
+        let (tmp, target) = (s.tmp.c_str_from(from), s.target.c_str_from(from));
+        result = sys::rename_at(dir_fd, tmp, target).map_err(|errno| OsFail {
             what: "rename",
             errno,
         });
     }
     if result.is_err() {
-        sys::unlink(s.tmp.c_str());
+        sys::unlink_at(dir_fd, s.tmp.c_str_from(from));
     }
     result
 }

@@ -49,6 +49,7 @@ pub mod output;
 mod pcsample;
 mod profil;
 mod profiler;
+mod record;
 mod sampler;
 mod session;
 mod signals;

@@ -266,7 +266,7 @@ pub(crate) fn finish_at_exit() {
         return;
     };
     let Ok(mut b) = s.buffers.try_lock() else {
-        note(&[b"gmon-write: profile not written: a write was in progress at exit\n"]);
+        crate::record::report(&[b"profile not written: a write was in progress at exit"]);
         return;
     };
     if let Err((which, fail)) = write_profile(&s.data(), &mut b, s.out.histogram) {
@@ -275,35 +275,14 @@ pub(crate) fn finish_at_exit() {
             Which::Sidecar => b.sidecar.bytes(),
         };
         let mut num = [0u8; 12];
-        note(&[
-            b"gmon-write: ",
+        crate::record::report(&[
             path,
             b": ",
             fail.what.as_bytes(),
             b" (errno ",
-            decimal(fail.errno.unsigned_abs(), &mut num),
-            b")\n",
+            crate::record::decimal(fail.errno.unsigned_abs(), &mut num),
+            b")",
         ]);
-    }
-}
-
-/// Writes `parts` to stderr (async-signal-safe).
-fn note(parts: &[&[u8]]) {
-    for p in parts {
-        let _ = crate::sys::write(2, p);
-    }
-}
-
-/// `n` in decimal, in `buf`.
-fn decimal(mut n: u32, buf: &mut [u8; 12]) -> &[u8] {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[at..];
-        }
     }
 }
 

@@ -215,11 +215,51 @@ pub(crate) fn is_secure() -> bool {
 // ---------------------------------------------------------------------------------------------
 // Files and descriptors (all async-signal-safe system calls)
 
-/// `open(path, flags, mode)`: the descriptor, or the `errno`.
-pub(crate) fn open(path: &CStr, flags: c_int, mode: libc::mode_t) -> Result<c_int, c_int> {
+/// `openat(dir, path, flags, mode)`: the descriptor, or the `errno`. `dir` is a directory
+/// descriptor or `AT_FDCWD` (then it is `open`).
+pub(crate) fn open_at(
+    dir: c_int,
+    path: &CStr,
+    flags: c_int,
+    mode: libc::mode_t,
+) -> Result<c_int, c_int> {
     // SAFETY: a NUL-terminated path.
-    let fd = unsafe { libc::open(path.as_ptr(), flags, libc::c_uint::from(mode)) };
+    let fd = unsafe { libc::openat(dir, path.as_ptr(), flags, libc::c_uint::from(mode)) };
     if fd >= 0 { Ok(fd) } else { Err(errno()) }
+}
+
+/// `fstat(fd)`: (file type bits, owner uid, permission bits), or the `errno`.
+pub(crate) fn fstat(fd: c_int) -> Result<(libc::mode_t, libc::uid_t, libc::mode_t), c_int> {
+    // SAFETY: stat is plain data, filled by fstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `fd` is the caller's descriptor.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(errno());
+    }
+    Ok((st.st_mode & libc::S_IFMT, st.st_uid, st.st_mode & 0o7777))
+}
+
+/// `pread(fd, buf, at)`: bytes read, or the `errno`.
+pub(crate) fn pread(fd: c_int, buf: &mut [u8], at: u64) -> Result<usize, c_int> {
+    let at = libc::off_t::try_from(at).map_err(|_| libc::EINVAL)?;
+    // SAFETY: pread writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), buf.len(), at) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
+/// `access(path, X_OK)`: whether the caller may execute `path`.
+pub(crate) fn executable(path: &CStr) -> bool {
+    // SAFETY: a NUL-terminated path.
+    unsafe { libc::access(path.as_ptr(), libc::X_OK) == 0 }
+}
+
+/// The process's environment (`environ`), a null-terminated array of `NAME=value` strings.
+pub(crate) fn environ() -> *const *const libc::c_char {
+    unsafe extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    // SAFETY: reading the pointer glibc keeps; the caller walks it as exec would.
+    unsafe { environ }
 }
 
 /// `write(fd, bytes)`: bytes written, or the `errno`.
@@ -275,20 +315,20 @@ pub(crate) fn readlink(path: &CStr, buf: &mut [u8]) -> Result<usize, c_int> {
     usize::try_from(n).map_err(|_| errno())
 }
 
-/// `rename(from, to)`; the `errno` on failure.
-pub(crate) fn rename(from: &CStr, to: &CStr) -> Result<(), c_int> {
+/// `renameat(dir, from, dir, to)` (`rename` with `AT_FDCWD`); the `errno` on failure.
+pub(crate) fn rename_at(dir: c_int, from: &CStr, to: &CStr) -> Result<(), c_int> {
     // SAFETY: two NUL-terminated paths.
-    if unsafe { libc::rename(from.as_ptr(), to.as_ptr()) } == 0 {
+    if unsafe { libc::renameat(dir, from.as_ptr(), dir, to.as_ptr()) } == 0 {
         Ok(())
     } else {
         Err(errno())
     }
 }
 
-/// `unlink(path)`, ignoring failure.
-pub(crate) fn unlink(path: &CStr) {
+/// `unlinkat(dir, path, 0)` (`unlink` with `AT_FDCWD`), ignoring failure.
+pub(crate) fn unlink_at(dir: c_int, path: &CStr) {
     // SAFETY: a NUL-terminated path.
-    unsafe { libc::unlink(path.as_ptr()) };
+    unsafe { libc::unlinkat(dir, path.as_ptr(), 0) };
 }
 
 /// The effective uid.

@@ -63,7 +63,8 @@ const ENVIRONMENT: &[EnvVar] = &[
     EnvVar {
         name: "HOME",
         pages: &["record"],
-        meaning: "Without XDG_CACHE_HOME, the library is cached in HOME/.cache/gmon/HASH/.",
+        meaning: "Without XDG_CACHE_HOME, the library is cached in HOME/.cache/gmon/HASH/ (when \
+                  HOME is unset, in the password database's home; else in XDG_RUNTIME_DIR).",
     },
     EnvVar {
         name: "TMPDIR",
@@ -110,6 +111,13 @@ const ENVIRONMENT: &[EnvVar] = &[
         name: "GMON_RECORD_INHERIT",
         pages: &["record"],
         meaning: "Set by gmon record: 0 (--no-inherit) profiles the first process only.",
+    },
+    EnvVar {
+        name: "GMON_RECORD_PRIVATE",
+        pages: &["record"],
+        meaning: "Set by gmon record: 1 says GMON_RECORD_OUT's directory is the run's private \
+                  directory, checked before each write; problems go to its notes, not to the \
+                  program's stderr.",
     },
     EnvVar {
         name: "GMON_RECORD_OWNER",

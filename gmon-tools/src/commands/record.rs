@@ -27,7 +27,10 @@ THE RUNTIME LIBRARY (libgmon_write.so):
   $GMON_WRITE_LIB when set (an error if it does not exist); otherwise the copy embedded in this \
 gmon binary, written once to $XDG_CACHE_HOME/gmon/<hash>/ (default ~/.cache/gmon/<hash>/; \
 directories 0700, checked to be the user's, file created exclusively and checked before each \
-use), or to the run's private temporary directory when the cache cannot be used.
+use; never removed), else ~/.cache/gmon/<hash>/ under the home the password database gives \
+(HOME unset, as under cron), else $XDG_RUNTIME_DIR/gmon/<hash>/. When none of them can be \
+used safely, nothing is run: a process the command leaves running keeps the library's path \
+in LD_PRELOAD, so it must never be one another user could create later.
 
 EXIT STATUS:
   The command's own status, or 128+N when it was killed by signal N, whether or not a profile \

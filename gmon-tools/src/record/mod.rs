@@ -22,8 +22,10 @@
 //! succeeded).
 
 pub mod files;
+pub mod lost;
 pub mod preflight;
 pub mod profiles;
+pub mod rundir;
 pub mod runtime;
 pub mod signals;
 pub mod summary;
@@ -149,16 +151,15 @@ fn record_with(
     let output = std::path::absolute(&output)
         .with_context(|| format!("{}: cannot make the path absolute", output.display()))?;
 
-    // The run's own directory: every process writes there, and it goes when the run is over.
-    let private = tempfile::Builder::new()
-        .prefix("gmon-record-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .tempdir_in(private_parent())
-        .context("cannot create a private temporary directory")?;
     let (library, source) = match &opts.library {
         Some(l) => (l.clone(), RuntimeSource::Given),
-        None => runtime::locate(private.path())?,
+        None => runtime::locate().map_err(|e| Refusal {
+            status: 1,
+            message: format!("{e:#}; nothing was run"),
+        })?,
     };
+    // The run's own directory: every process writes there, and it goes when the run is over.
+    let (private, private_note) = rundir::RunDir::create(&rundir::base())?;
     let library = std::path::absolute(&library)
         .with_context(|| format!("{}: cannot make the path absolute", library.display()))?;
     let mut preload = library.into_os_string();
@@ -173,6 +174,9 @@ fn record_with(
         cmd.args(rest)
             .env("LD_PRELOAD", &preload)
             .env("GMON_RECORD_OUT", &per_process)
+            // The runtime checks the run's directory before each write and notes problems
+            // in it, not on the program's stderr (spec/runtime.md §3).
+            .env("GMON_RECORD_PRIVATE", "1")
             .env("GMON_RECORD_HZ", opts.hz.to_string())
             .env("GMON_RECORD_STACKS", if opts.stacks { "1" } else { "0" })
             .env("GMON_RECORD_INHERIT", if opts.inherit { "1" } else { "0" })
@@ -200,18 +204,44 @@ fn record_with(
 
     let mut notes = Vec::new();
     let mut unwritten = false;
-    let (files, top, idle) = match write_profiles(private.path(), &output, opts.inherit) {
-        Ok(w) => w,
-        Err(e) => {
-            unwritten = true;
-            notes.push(format!("cannot write the profile: {e:#}"));
-            (Vec::new(), TopFunctions::default(), Idle::default())
+    let running = lost::still_running(&per_process);
+    // A cleaner of temporary files may remove the directory during a long run: what was in it
+    // is gone, and a directory at its name now is not this run's (spec/runtime.md §3).
+    let vanished = private.vanished();
+    let mut reported = if vanished {
+        Vec::new()
+    } else {
+        lost::reported(private.path())
+    };
+    let (files, top, idle) = if vanished {
+        notes.push(format!(
+            "{}: the run's directory was removed by another program while the command ran (a \
+             cleaner of temporary files?): the profiles written into it are lost",
+            private.path().display()
+        ));
+        (Vec::new(), TopFunctions::default(), Idle::default())
+    } else {
+        match write_profiles(private.path(), &output, opts.inherit) {
+            Ok(w) => w,
+            Err(e) => {
+                unwritten = true;
+                notes.push(format!("cannot write the profile: {e:#}"));
+                (Vec::new(), TopFunctions::default(), Idle::default())
+            }
         }
     };
     if files.is_empty() && notes.is_empty() {
+        // What the processes reported (an exec that lost the runtime) is the cause; without
+        // a report, the ways out that skip every exit hook are.
+        let why = if reported.is_empty() {
+            "it may have ended by abort, the exit_group system call or a signal other than \
+             SIGINT, SIGTERM, SIGHUP and SIGPIPE"
+                .to_string()
+        } else {
+            reported.remove(0).what
+        };
         let mut note = format!(
-            "{} wrote no profile ({}): it may have ended by abort, the exit_group system call \
-             or a signal other than SIGINT, SIGTERM, SIGHUP and SIGPIPE",
+            "{} wrote no profile ({}): {why}",
             program.to_string_lossy(),
             describe_status(waited.status)
         );
@@ -223,13 +253,19 @@ fn record_with(
         }
         notes.push(note);
     }
-    if let RuntimeSource::Private(why) = &source {
+    notes.extend(lost::describe(&reported));
+    notes.extend(lost::describe_running(&running));
+    notes.extend(private_note);
+    if let RuntimeSource::Cache(refused) = &source
+        && !refused.is_empty()
+    {
         notes.push(format!(
-            "the runtime library was not cached ({why}); a private copy was used"
+            "the runtime library was not cached in {}",
+            refused.join("; ")
         ));
     }
     // Everything in the private directory was written by this run's processes.
-    if let Err(e) = private.close() {
+    if let Err(e) = private.remove() {
         notes.push(format!("cannot remove the temporary directory: {e}"));
     }
     Ok(Recorded {
@@ -242,63 +278,6 @@ fn record_with(
         notes,
         unwritten,
     })
-}
-
-/// Where the run's private directory goes (spec/runtime.md §3): `$TMPDIR` when set; else a
-/// memory file system the user can use safely, `$XDG_RUNTIME_DIR` (the user's own `0700`
-/// directory) or `/dev/shm` (sticky, like `/tmp`); else the usual temporary directory. Every
-/// recorded process creates and renames two files there: on tmpfs that costs about half a
-/// millisecond less per process than on ext4 (/bin/true preloaded: 1.16 -> 0.60 ms of CPU over
-/// the runtime merely loaded, 200 interleaved runs), which adds up in a process tree.
-fn private_parent() -> PathBuf {
-    if std::env::var_os("TMPDIR").is_some_and(|t| !t.is_empty()) {
-        return std::env::temp_dir();
-    }
-    let runtime_dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|d| d.is_absolute() && usable_tmpfs(d, true));
-    runtime_dir
-        .or_else(|| Some(PathBuf::from("/dev/shm")).filter(|d| usable_tmpfs(d, false)))
-        .unwrap_or_else(std::env::temp_dir)
-}
-
-/// Whether `dir` is a real directory (not a link) on tmpfs, not mounted `noexec` (the runtime
-/// library may have to be copied into the private directory, and the loader must map it), and
-/// either this user's own `0700` directory (`own`) or root's and sticky, as `/tmp` is.
-// `statfs::f_type` is an i64 on x86_64 and narrower elsewhere: the conversion is needed there.
-#[allow(clippy::useless_conversion)]
-fn usable_tmpfs(dir: &Path, own: bool) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::MetadataExt;
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    let Ok(m) = std::fs::symlink_metadata(dir) else {
-        return false;
-    };
-    let safe = if own {
-        m.uid() == runtime::euid() && m.mode() & 0o077 == 0
-    } else {
-        m.uid() == 0 && m.mode() & 0o1000 != 0
-    };
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a NUL-terminated path; `fs` and `vfs` are zeroed structs the calls fill.
-    let (fs_ok, vfs_ok, fs, vfs) = unsafe {
-        let mut fs: libc::statfs = std::mem::zeroed();
-        let mut vfs: libc::statvfs = std::mem::zeroed();
-        (
-            libc::statfs(c.as_ptr(), &mut fs) == 0,
-            libc::statvfs(c.as_ptr(), &mut vfs) == 0,
-            fs,
-            vfs,
-        )
-    };
-    m.is_dir()
-        && safe
-        && fs_ok
-        && vfs_ok
-        && i64::from(fs.f_type) == TMPFS_MAGIC
-        && vfs.f_flag & libc::ST_NOEXEC == 0
 }
 
 type Written = (Vec<WrittenFile>, TopFunctions, Idle);

@@ -1,14 +1,14 @@
 //! The runtime library `gmon record` preloads: `$GMON_WRITE_LIB` when set, else the copy embedded
 //! in the `gmon` binary (built by gmon-tools' `build.rs`), written once to a private,
 //! content-addressed cache directory: `$XDG_CACHE_HOME/gmon/<hash>/libgmon_write.so` (or
-//! `~/.cache/gmon/...`).
+//! `~/.cache/gmon/...`, see [`cache_dirs`]), never removed.
 //!
 //! The dynamic loader of every process of the recorded command opens that path again, so the
 //! path must stay ours until the run ends: every directory on it is owned by root or the user
 //! and not writable by others (unless sticky, like `/tmp`), the last two are `0700` and the
 //! user's, the file is created exclusively and renamed into place (never written through a
 //! planted link), and before each use it must still hold the embedded bytes. When any of this
-//! fails the library goes to the run's fresh private directory instead.
+//! fails the next candidate directory is tried, and when none passes nothing is run.
 //!
 //! Whether it still holds them is known without reading it when its modification time carries
 //! the stamp [`install`] gave it (nanoseconds derived from the content hash; any write sets the
@@ -44,30 +44,68 @@ pub fn embedded_library() -> &'static [u8] {
 pub enum RuntimeSource {
     /// `$GMON_WRITE_LIB` (or an explicit path from the caller).
     Given,
-    /// The embedded copy, in the cache directory.
-    Cache,
-    /// The embedded copy, in the run's private directory; the reason the cache was not used.
-    Private(String),
+    /// The embedded copy, in the first cache directory that could be used; the reasons the
+    /// ones before it were refused (`dir: why`), empty when it was the first.
+    Cache(Vec<String>),
 }
 
-/// The cache directory for the embedded library: `$XDG_CACHE_HOME/gmon/<hash>` when
-/// `XDG_CACHE_HOME` is an absolute path (the XDG rule), else `$HOME/.cache/gmon/<hash>`.
-pub fn cache_dir() -> Option<PathBuf> {
-    let root = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".cache"))
-        })?;
-    Some(root.join("gmon").join(EMBEDDED_NAME.trim()))
+/// The directories the embedded library may be cached in, best first (spec/runtime.md §3):
+/// `$XDG_CACHE_HOME/gmon/<hash>` when `XDG_CACHE_HOME` is an absolute path (the XDG rule),
+/// `$HOME/.cache/gmon/<hash>`, the same under the home directory the password database gives
+/// this user (`HOME` is unset under cron and in services), and `$XDG_RUNTIME_DIR/gmon/<hash>`.
+/// Each is a place only this user (or root) can create names in, and nothing ever removes the
+/// library from it: the loader of a process the command leaves running opens the path again
+/// long after `gmon record` has ended.
+pub fn cache_dirs() -> Vec<PathBuf> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let mut roots = Vec::new();
+    roots.extend(absolute("XDG_CACHE_HOME"));
+    roots.extend(absolute("HOME").map(|h| h.join(".cache")));
+    roots.extend(home_of_euid().map(|h| h.join(".cache")));
+    roots.extend(absolute("XDG_RUNTIME_DIR"));
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for r in roots {
+        let d = r.join("gmon").join(EMBEDDED_NAME.trim());
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs
+}
+
+/// The home directory of the effective user in the password database.
+fn home_of_euid() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: `pwd` is a zeroed struct and `buf` a buffer of the given length, both filled by
+    // getpwuid_r; `found` is set to `&mut pwd` or null.
+    let home = unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            euid(),
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut found,
+        );
+        if rc != 0 || found.is_null() || pwd.pw_dir.is_null() {
+            return None;
+        }
+        std::ffi::CStr::from_ptr(pwd.pw_dir).to_bytes().to_vec()
+    };
+    Some(PathBuf::from(std::ffi::OsString::from_vec(home))).filter(|h| h.is_absolute())
 }
 
 /// The library to preload: `$GMON_WRITE_LIB` (which must exist), else the embedded copy in the
-/// cache directory, else in `private` (the run's own `0700` directory).
-pub fn locate(private: &Path) -> anyhow::Result<(PathBuf, RuntimeSource)> {
+/// first of [`cache_dirs`] that can be used. When none can, nothing is run: a copy in a
+/// directory that goes away with the run would leave `LD_PRELOAD` naming a path another user
+/// could create once it is gone, in every process the command left running.
+pub fn locate() -> anyhow::Result<(PathBuf, RuntimeSource)> {
     if let Some(p) = std::env::var_os(LIB_ENV).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if p.is_file() {
@@ -75,20 +113,25 @@ pub fn locate(private: &Path) -> anyhow::Result<(PathBuf, RuntimeSource)> {
         }
         bail!("{LIB_ENV}={}: no such file", p.display());
     }
-    let why = match cache_dir() {
-        None => "neither XDG_CACHE_HOME nor HOME is an absolute path".to_string(),
-        Some(dir) => match install(&dir, true) {
-            Ok(path) => return Ok((path, RuntimeSource::Cache)),
-            Err(e) => format!("{}: {e}", dir.display()),
-        },
-    };
-    match install(private, false) {
-        Ok(path) => Ok((path, RuntimeSource::Private(why))),
-        Err(e) => bail!(
-            "cannot write the gmon-write runtime ({LIB_NAME}) to {} ({e}) nor to the cache ({why})",
-            private.display()
-        ),
+    let mut refused = Vec::new();
+    for dir in cache_dirs() {
+        match install(&dir, true) {
+            Ok(path) => return Ok((path, RuntimeSource::Cache(refused))),
+            Err(e) => refused.push(format!("{}: {e}", dir.display())),
+        }
     }
+    if refused.is_empty() {
+        refused.push(
+            "none of XDG_CACHE_HOME, HOME, XDG_RUNTIME_DIR is an absolute path and the \
+             password database gives no home directory"
+                .into(),
+        );
+    }
+    bail!(
+        "no private directory to keep the gmon-write runtime ({LIB_NAME}) in ({}); set HOME \
+         or XDG_CACHE_HOME to a directory of this user, or {LIB_ENV} to a copy of the library",
+        refused.join("; ")
+    )
 }
 
 /// Puts the embedded library into `dir` (created `0700` when `create`) and returns the path the

@@ -22,4 +22,5 @@ mod pprof;
 mod qa_regressions;
 mod record;
 mod record_files;
+mod record_private;
 mod record_programs;

@@ -872,7 +872,11 @@ fn environment_read_by_the_sources() -> BTreeSet<String> {
                     .collect();
                 let closed = text[i + 1 + name.len()..].starts_with('"');
                 let before = &text[..i];
-                let read = before.ends_with("var_os(") || before.ends_with("var(");
+                // An environment read: `var("X")`, `var_os("X")`, or record/runtime.rs's helper
+                // over them, `absolute("HOME")`.
+                let read = ["var(", "var_os(", "absolute("]
+                    .iter()
+                    .any(|call| before.ends_with(call));
                 if closed && name.len() > 2 && (name.starts_with("GMON_") || read) {
                     found.insert(name);
                 }

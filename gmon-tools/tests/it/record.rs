@@ -44,7 +44,7 @@ int main(void) {
 }
 "#;
 
-fn gmon() -> PathBuf {
+pub(crate) fn gmon() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_gmon"))
 }
 
@@ -64,7 +64,7 @@ pub(crate) fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) ->
     prog
 }
 
-fn build_program(dir: &Path) -> PathBuf {
+pub(crate) fn build_program(dir: &Path) -> PathBuf {
     compile_c(dir, "split", PROGRAM, &["-O1", "-fno-omit-frame-pointer"])
 }
 
@@ -1300,9 +1300,14 @@ fn a_cache_others_can_change_is_not_used() {
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let prog = build_program(dir.path());
     let out = dir.path().join("open.gmon");
+    // The next place in line is used instead: never a copy in the run's own directory,
+    // removed at the end while a process left running still preloads it.
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).expect("mkdir");
     let run = Command::new(gmon())
         .env_remove("GMON_WRITE_LIB")
         .env("XDG_CACHE_HOME", &open)
+        .env("HOME", &home)
         .args(["record", "-o"])
         .arg(&out)
         .arg("--")
@@ -1316,6 +1321,7 @@ fn a_cache_others_can_change_is_not_used() {
         "{t}"
     );
     assert!(read_sidecar(&out).counters.samples > 500, "{t}");
+    assert_eq!(listing(&home.join(".cache/gmon")).len(), 1, "{t}");
 }
 
 #[test]
