@@ -163,6 +163,24 @@ mod tests {
         );
     }
 
+    /// Only a file name is followed: a name with directories would leave the directories BFD
+    /// searches (spec/inputs.md §2).
+    #[test]
+    fn debuglink_names_must_be_file_names() {
+        assert!(is_file_name(b"prog.debug"));
+        assert!(is_file_name(b"..prog.debug"));
+        for bad in [
+            &b""[..],
+            b".",
+            b"..",
+            b"../../dev/zero",
+            b"/dev/zero",
+            b"sub/prog.debug",
+        ] {
+            assert!(!is_file_name(bad), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
     #[test]
     fn crc_is_zlibs() {
         // The standard check value of CRC-32/ISO-HDLC.

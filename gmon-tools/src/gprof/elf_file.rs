@@ -505,6 +505,39 @@ mod tests {
         );
     }
 
+    /// A recorded size beyond [`inflate_limit`] is refused before anything is decompressed,
+    /// with a reason that names the section; the limit follows the file's size.
+    #[test]
+    fn recorded_sizes_beyond_the_limit_are_refused() {
+        assert_eq!(inflate_limit(1000), 16 << 20);
+        assert_eq!(inflate_limit(1 << 20), 64 << 20);
+        assert_eq!(inflate_limit(1 << 40), 4 << 30);
+        let data = std::fs::read(&testdata_elf_files()[0]).unwrap();
+        let packed = compress_debug_sections(&data, Kind::Zstd);
+        let file = ElfFile::parse(&packed).unwrap();
+        let start = file.section_header(".debug_info").unwrap().sh_offset as usize;
+        let limit = inflate_limit(packed.len() as u64);
+        let mut bad = packed.clone();
+        // ELF64 LE: ch_size at +8.
+        bad[start + 8..start + 16].copy_from_slice(&(limit + 1).to_le_bytes());
+        let why = ElfFile::parse(&bad)
+            .unwrap()
+            .read_section(".debug_info")
+            .unwrap_err();
+        assert_eq!(
+            why,
+            format!(
+                "section .debug_info records {} bytes uncompressed, more than the {limit} \
+                 allowed in a {}-byte file",
+                limit + 1,
+                bad.len()
+            )
+        );
+        // Absent and unreadable are told apart.
+        assert_eq!(file.read_section(".debug_nothing"), Ok(None));
+        assert!(matches!(file.read_section(".debug_info"), Ok(Some(_))));
+    }
+
     #[test]
     fn not_elf_and_truncated_headers_are_refused() {
         assert!(ElfFile::parse(b"not an ELF file").is_none());
