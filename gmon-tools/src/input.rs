@@ -28,9 +28,10 @@ impl fmt::Display for ReadError {
 // No `source()`: the OS reason is already in the message.
 impl std::error::Error for ReadError {}
 
-/// Reads a whole input file, naming it in the error (a directory says so).
+/// Reads a whole input file the user named, naming it in the error (a directory says so; a
+/// pipe or device is read up to [`crate::open::MAX_STREAM_BYTES`]).
 pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    fs::read(path).map_err(|e| read_error(path, &e))
+    crate::open::read_named(path).map_err(|e| read_error(path, &e))
 }
 
 /// An error when `path` is a gmon-write sidecar rather than a profile, said before anything
@@ -55,8 +56,7 @@ pub fn refuse_sidecar(path: &Path) -> anyhow::Result<()> {
 pub fn read_input_into(path: &Path, buf: &mut Vec<u8>) -> anyhow::Result<()> {
     buf.clear();
     fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(buf))
-        .map(drop)
+        .and_then(|f| crate::open::read_named_into(f, buf))
         .map_err(|e| read_error(path, &e))
 }
 

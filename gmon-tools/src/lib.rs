@@ -15,6 +15,7 @@ pub mod flame;
 pub mod gprof;
 pub mod input;
 pub mod merge;
+pub mod open;
 pub mod output;
 pub mod pprof;
 pub mod record;

@@ -331,14 +331,18 @@ pub fn expand_inputs(args: &[PathBuf], lists: &[PathBuf]) -> anyhow::Result<Vec<
 }
 
 fn read_list(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
-    let reader: Box<dyn BufRead> = if path == Path::new("-") {
-        Box::new(io::BufReader::new(io::stdin()))
+    let context = || format!("list file {}", path.display());
+    // Bounded as any named input is: `-` or a path may be a pipe, or /dev/zero.
+    let mut bytes = Vec::new();
+    if path == Path::new("-") {
+        let limit = crate::open::MAX_STREAM_BYTES;
+        crate::open::read_bounded(io::stdin().lock(), limit, "standard input", &mut bytes)
     } else {
-        let f = fs::File::open(path).with_context(|| format!("list file {}", path.display()))?;
-        Box::new(io::BufReader::new(f))
-    };
-    for line in reader.lines() {
-        let line = line.with_context(|| format!("list file {}", path.display()))?;
+        fs::File::open(path).and_then(|f| crate::open::read_named_into(f, &mut bytes))
+    }
+    .with_context(context)?;
+    for line in bytes.lines() {
+        let line = line.with_context(context)?;
         let line = line.trim_end_matches('\r');
         if !line.trim().is_empty() {
             out.push(PathBuf::from(line));

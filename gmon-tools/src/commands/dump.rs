@@ -130,7 +130,8 @@ fn load(path: &Path, opts: &ReadOptions) -> Result<(Dumped, u64), Failure> {
 /// The sidecar beside the profile at `path`, when one is there and reads.
 fn beside(path: &Path, gmon: &[u8]) -> Option<SidecarBeside> {
     let file = sidecar_path(path);
-    let bytes = std::fs::read(&file).ok()?;
+    // A path found, not named: only a regular file of a plausible size (spec/inputs.md §1).
+    let bytes = crate::open::read_found(&file).ok()?;
     let sidecar = read_sidecar(&bytes).ok()?;
     Some(SidecarBeside {
         file: file.display().to_string(),

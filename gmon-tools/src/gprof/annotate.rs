@@ -270,7 +270,8 @@ fn open_source(name: &str, search: &[OsString]) -> Option<io::Result<Vec<u8>>> {
     }
     let mut last_err = None;
     for c in &candidates {
-        match std::fs::read(c) {
+        // The names come from the DWARF: only a regular file is read (spec/inputs.md §1).
+        match crate::open::read_found(std::path::Path::new(c)) {
             Ok(bytes) => return Some(Ok(bytes)),
             Err(e) => last_err = Some(e),
         }

@@ -19,23 +19,26 @@ use super::elf_file::ElfFile;
 /// BFD's global debug directory as Debian's binutils is configured (`DEBUGDIR`).
 const DEBUG_DIR: &str = "/usr/lib/debug";
 
-/// The bytes of the separate debug file for the executable at `exe_path` whose contents are
-/// `data`, or `None` when the executable has its own DWARF (`.debug_info`), is not an object
-/// file, names no debug file, or none of the candidates exists with the right build ID / CRC.
-pub fn separate_debug_data(exe_path: &Path, data: &[u8]) -> Option<Vec<u8>> {
-    find_debug_file(exe_path, data, |p| std::fs::read(p).ok())
+/// The path and bytes of the separate debug file for the executable at `exe_path` whose
+/// contents are `data`, or `None` when the executable has its own DWARF (`.debug_info`), is
+/// not an object file, names no debug file, or none of the candidates is a regular file with
+/// the right build ID / CRC.
+pub fn separate_debug_data(exe_path: &Path, data: &[u8]) -> Option<(PathBuf, Vec<u8>)> {
+    find_debug_file(exe_path, data, |p| {
+        Some((p.to_path_buf(), crate::open::read_found(p).ok()?))
+    })
 }
 
 /// Like [`separate_debug_data`], with the file mapped rather than read: a view that needs only
 /// a debug file's symbol table then touches just those pages of a file of many megabytes.
-pub fn separate_debug_map(exe_path: &Path, data: &[u8]) -> Option<memmap2::Mmap> {
-    find_debug_file(exe_path, data, |p| {
-        super::symtab::map_file(&std::fs::File::open(p).ok()?)
-    })
+pub fn separate_debug_map(exe_path: &Path, data: &[u8]) -> Option<super::symtab::ImageBytes> {
+    find_debug_file(exe_path, data, |p| crate::open::map_found(p).ok())
 }
 
-/// The lookup behind [`separate_debug_data`], with `load` giving a candidate's bytes.
-fn find_debug_file<B: std::ops::Deref<Target = [u8]>>(
+/// The lookup behind [`separate_debug_data`], with `load` giving a candidate's bytes. Every
+/// candidate is opened as a found path ([`crate::open::open_found`]): a regular file, never
+/// waited on.
+fn find_debug_file<B: AsBytes>(
     exe_path: &Path,
     data: &[u8],
     load: impl Fn(&Path) -> Option<B>,
@@ -50,16 +53,40 @@ fn find_debug_file<B: std::ops::Deref<Target = [u8]>>(
         return Some(found);
     }
     let (name, crc) = file.gnu_debuglink()?;
+    if !is_file_name(name) {
+        return None;
+    }
     candidates(exe_path, name)
         .into_iter()
-        .find_map(|p| load(&p).filter(|b| crc32(b) == crc))
+        .find_map(|p| load(&p).filter(|b| crc32(b.bytes()) == crc))
+}
+
+/// Whether a `.gnu_debuglink` name is a file name, the only form objcopy and ld write (they
+/// drop the directories): one with a `/` (`../../dev/zero`) would leave the directories
+/// searched, so it is not followed (spec/inputs.md §2).
+fn is_file_name(name: &[u8]) -> bool {
+    !name.is_empty() && !name.contains(&b'/') && name != b"." && name != b".."
+}
+
+/// A loaded candidate: its bytes, with whatever the caller keeps alongside them.
+trait AsBytes {
+    fn bytes(&self) -> &[u8];
+}
+
+impl AsBytes for super::symtab::ImageBytes {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+impl AsBytes for (PathBuf, Vec<u8>) {
+    fn bytes(&self) -> &[u8] {
+        &self.1
+    }
 }
 
 /// `/usr/lib/debug/.build-id/<first byte>/<rest>.debug`, if that file has the same build ID.
-fn by_build_id<B: std::ops::Deref<Target = [u8]>>(
-    id: &[u8],
-    load: impl Fn(&Path) -> Option<B>,
-) -> Option<B> {
+fn by_build_id<B: AsBytes>(id: &[u8], load: impl Fn(&Path) -> Option<B>) -> Option<B> {
     let (first, rest) = id.split_first()?;
     if rest.is_empty() {
         return None;
@@ -71,7 +98,7 @@ fn by_build_id<B: std::ops::Deref<Target = [u8]>>(
         hex(rest)
     );
     let bytes = load(Path::new(&path))?;
-    let same = ElfFile::parse(&bytes)
+    let same = ElfFile::parse(bytes.bytes())
         .and_then(|f| f.gnu_build_id())
         .is_some_and(|b| b == id);
     same.then_some(bytes)
@@ -134,6 +161,24 @@ mod tests {
             c.first().map(|p| p.as_os_str().as_bytes()),
             Some(b"/a/b/x\xff.debug".as_slice())
         );
+    }
+
+    /// Only a file name is followed: a name with directories would leave the directories BFD
+    /// searches (spec/inputs.md §2).
+    #[test]
+    fn debuglink_names_must_be_file_names() {
+        assert!(is_file_name(b"prog.debug"));
+        assert!(is_file_name(b"..prog.debug"));
+        for bad in [
+            &b""[..],
+            b".",
+            b"..",
+            b"../../dev/zero",
+            b"/dev/zero",
+            b"sub/prog.debug",
+        ] {
+            assert!(!is_file_name(bad), "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

@@ -10,7 +10,9 @@
 //! size, then the stream), as `objcopy --compress-debug-sections` and `ld
 //! --compress-debug-sections` write by default; and GNU's older `.zdebug_*` sections (`ZLIB`,
 //! the size as an 8-byte big-endian number, then a zlib stream). A section that cannot be
-//! decompressed, or whose size differs from the one recorded, reads as absent.
+//! decompressed, whose size differs from the one recorded, or whose recorded size is beyond
+//! [`inflate_limit`] reads as absent, with the reason ([`ElfFile::read_section`];
+//! spec/inputs.md §3).
 
 use std::borrow::Cow;
 use std::io::Read;
@@ -110,36 +112,70 @@ impl<'data> ElfFile<'data> {
     /// The contents of section `name`, decompressed; for a `.debug_*` name also its GNU
     /// compressed twin `.zdebug_*`. `None` when there is no such section or it cannot be read.
     pub fn section_data(&self, name: &str) -> Option<Cow<'data, [u8]>> {
+        self.read_section(name).ok().flatten()
+    }
+
+    /// [`ElfFile::section_data`], telling a missing section (`Ok(None)`) from one that is
+    /// there but cannot be read: `Err` says why, naming the section as it is in the file.
+    pub fn read_section(&self, name: &str) -> Result<Option<Cow<'data, [u8]>>, String> {
+        let outside = |n: &str| format!("section {n} lies outside the file");
         if let Some(s) = self.section_header(name) {
-            let bytes = file_range(self.data, s)?;
+            let bytes = file_range(self.data, s).ok_or_else(|| outside(name))?;
             if s.sh_flags & u64::from(SHF_COMPRESSED) == 0 {
-                return Some(Cow::Borrowed(bytes));
+                return Ok(Some(Cow::Borrowed(bytes)));
             }
-            let chdr = CompressionHeader::parse(bytes, 0, self.ctx).ok()?;
+            let bad_header = || format!("section {name}: compression header cut short");
+            let chdr = CompressionHeader::parse(bytes, 0, self.ctx).map_err(|_| bad_header())?;
             let chdr_size = if self.ctx.is_big() {
                 compression_header64::SIZEOF_CHDR
             } else {
                 compression_header32::SIZEOF_CHDR
             };
-            let stream = bytes.get(chdr_size..)?;
-            let size = usize::try_from(chdr.ch_size).ok()?;
-            return match chdr.ch_type {
+            let stream = bytes.get(chdr_size..).ok_or_else(bad_header)?;
+            let size = self.checked_size(name, chdr.ch_size)?;
+            let out = match chdr.ch_type {
                 ELFCOMPRESS_ZLIB => inflate(stream, size),
                 ELFCOMPRESS_ZSTD => unzstd(stream, size),
-                _ => None,
-            }
-            .map(Cow::Owned);
+                other => return Err(format!("section {name}: unknown compression type {other}")),
+            };
+            return out
+                .map(|b| Some(Cow::Owned(b)))
+                .ok_or_else(|| damaged(name, size));
         }
-        let tail = name.strip_prefix(".debug_")?;
-        let bytes = self.raw_section(&format!(".zdebug_{tail}"))?;
+        let Some(tail) = name.strip_prefix(".debug_") else {
+            return Ok(None);
+        };
+        let gnu = format!(".zdebug_{tail}");
+        let Some(s) = self.section_header(&gnu) else {
+            return Ok(None);
+        };
+        let bytes = file_range(self.data, s).ok_or_else(|| outside(&gnu))?;
         // `ZLIB`, then the size in 8 big-endian bytes (BFD and object both want the upper
         // half zero, keeping the size below 4 GiB).
-        let (magic, rest) = bytes.split_first_chunk::<8>()?;
-        let (size, stream) = rest.split_first_chunk::<4>()?;
-        if magic != b"ZLIB\0\0\0\0" {
-            return None;
+        let header = bytes
+            .split_first_chunk::<8>()
+            .and_then(|(magic, rest)| Some((magic, rest.split_first_chunk::<4>()?)))
+            .filter(|(magic, _)| *magic == b"ZLIB\0\0\0\0");
+        let Some((_, (size, stream))) = header else {
+            return Err(format!("section {gnu}: no \"ZLIB\" header"));
+        };
+        let size = self.checked_size(&gnu, u64::from(u32::from_be_bytes(*size)))?;
+        inflate(stream, size)
+            .map(|b| Some(Cow::Owned(b)))
+            .ok_or_else(|| damaged(&gnu, size))
+    }
+
+    /// The uncompressed size a compressed section records, if it is within [`inflate_limit`].
+    fn checked_size(&self, name: &str, size: u64) -> Result<usize, String> {
+        let limit = inflate_limit(self.data.len() as u64);
+        match usize::try_from(size) {
+            Ok(n) if size <= limit => Ok(n),
+            _ => Err(format!(
+                "section {name} records {size} bytes uncompressed, more than the {limit} \
+                 allowed in a {}-byte file",
+                self.data.len()
+            )),
         }
-        inflate(stream, usize::try_from(u32::from_be_bytes(*size)).ok()?).map(Cow::Owned)
     }
 
     /// The `.gnu_debuglink` section: the debug file's name and the CRC-32 of its contents.
@@ -171,6 +207,19 @@ fn file_range<'data>(data: &'data [u8], s: &SectionHeader) -> Option<&'data [u8]
     let start = usize::try_from(s.sh_offset).ok()?;
     let len = usize::try_from(s.sh_size).ok()?;
     data.get(start..start.checked_add(len)?)
+}
+
+/// The reason a compressed stream did not give the `size` bytes it records.
+fn damaged(name: &str, size: usize) -> String {
+    format!("section {name}: the compressed data does not decompress to the {size} bytes recorded")
+}
+
+/// The most bytes one compressed section of a `file_len`-byte file may decompress to: 64
+/// times the file (debug information compresses 2 to 10 times, while a few kilobytes of zstd
+/// can claim gigabytes), at least 16 MiB (a small file's), at most 4 GiB (what a `.zdebug`
+/// size or 32-bit DWARF can address). spec/inputs.md §3.
+pub fn inflate_limit(file_len: u64) -> u64 {
+    file_len.saturating_mul(64).clamp(16 << 20, 4 << 30)
 }
 
 /// Room reserved up front for a decompressed section: its recorded size, but no more than a
@@ -454,6 +503,39 @@ mod tests {
             ElfFile::parse(&odd).unwrap().section_data(".debug_info"),
             None
         );
+    }
+
+    /// A recorded size beyond [`inflate_limit`] is refused before anything is decompressed,
+    /// with a reason that names the section; the limit follows the file's size.
+    #[test]
+    fn recorded_sizes_beyond_the_limit_are_refused() {
+        assert_eq!(inflate_limit(1000), 16 << 20);
+        assert_eq!(inflate_limit(1 << 20), 64 << 20);
+        assert_eq!(inflate_limit(1 << 40), 4 << 30);
+        let data = std::fs::read(&testdata_elf_files()[0]).unwrap();
+        let packed = compress_debug_sections(&data, Kind::Zstd);
+        let file = ElfFile::parse(&packed).unwrap();
+        let start = file.section_header(".debug_info").unwrap().sh_offset as usize;
+        let limit = inflate_limit(packed.len() as u64);
+        let mut bad = packed.clone();
+        // ELF64 LE: ch_size at +8.
+        bad[start + 8..start + 16].copy_from_slice(&(limit + 1).to_le_bytes());
+        let why = ElfFile::parse(&bad)
+            .unwrap()
+            .read_section(".debug_info")
+            .unwrap_err();
+        assert_eq!(
+            why,
+            format!(
+                "section .debug_info records {} bytes uncompressed, more than the {limit} \
+                 allowed in a {}-byte file",
+                limit + 1,
+                bad.len()
+            )
+        );
+        // Absent and unreadable are told apart.
+        assert_eq!(file.read_section(".debug_nothing"), Ok(None));
+        assert!(matches!(file.read_section(".debug_info"), Ok(Some(_))));
     }
 
     #[test]

@@ -198,7 +198,7 @@ fn load_profile(
     // Messages name the file as text; a name that is not UTF-8 is shown lossily.
     let shown = file.display().to_string();
     let path = shown.as_str();
-    let mut bytes = match std::fs::read(file) {
+    let mut bytes = match crate::open::read_named(file) {
         Ok(b) => b,
         // gprof's fopen of a directory succeeds and its first fread finds nothing, so a
         // directory is reported as a file too short to be a profile.
@@ -686,6 +686,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                     functions: line,
                     want: None,
                 }));
+                say_unreadable(&info, err)?;
                 super::lines::attach_function_sources(&mut symtab, &mut info);
                 if line {
                     symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
@@ -723,6 +724,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                 let mut analyzed = read_profiles(a, &image, line, &mut builder, first, out, err)
                     .and_then(|loaded| analyze(a, builder, loaded, &image, &mut output_style, err));
                 let mut info = joined(sources);
+                say_unreadable(&info, err)?;
                 if let Ok((analysis, ..)) = &mut analyzed {
                     let symtab = &mut analysis.symtab;
                     super::lines::attach_function_sources(symtab, &mut info);
@@ -816,6 +818,15 @@ fn analyze(
         err.write_all(m.as_bytes())?;
     }
     Ok((analysis, first_output, blocks))
+}
+
+/// One line on stderr per DWARF section that was there but read as absent (spec/inputs.md §3):
+/// the reports are then those of a file without it, as with a section BFD cannot decompress.
+fn say_unreadable(info: &super::dwarf::LineInfo, err: &mut dyn Write) -> std::io::Result<()> {
+    for m in info.unreadable_sections() {
+        writeln!(err, "{WHOAMI}: warning: {m}")?;
+    }
+    Ok(())
 }
 
 /// Drops `value`, the analysis of a program of `symbols` symbols or part of it: from

@@ -124,15 +124,17 @@ impl Image {
     /// `gprof: X: not in executable format` when it is not ELF, and the `.text` check.
     pub fn open(path: &Path, whoami: &str) -> Result<Image, GprofError> {
         let shown = path.display().to_string();
-        let file = std::fs::File::open(path).map_err(|e| GprofError::perror(&shown, &e))?;
-        let data = match map_file(&file) {
-            Some(map) => ImageBytes::Mapped(map),
-            // Not a mappable regular file (a directory, a pipe, an empty file): read it, so
-            // that errors are the ones `read` gives (e.g. "Is a directory").
-            None => {
-                ImageBytes::Owned(std::fs::read(path).map_err(|e| GprofError::perror(&shown, &e))?)
-            }
-        };
+        // Not a mappable regular file (a directory, a pipe, an empty file): read, so that
+        // errors are the ones `read` gives (e.g. "Is a directory"), and bounded.
+        let data = crate::open::map_named(path).map_err(|e| GprofError::perror(&shown, &e))?;
+        Image::from_data(shown, data, whoami)
+    }
+
+    /// Like [`Image::open`] for a path read from a file (a sidecar's executable): it must be
+    /// a regular file ([`crate::open::open_found`]).
+    pub fn open_found(path: &Path, whoami: &str) -> Result<Image, GprofError> {
+        let shown = path.display().to_string();
+        let data = crate::open::map_found(path).map_err(|e| GprofError::perror(&shown, &e))?;
         Image::from_data(shown, data, whoami)
     }
 
@@ -454,8 +456,8 @@ impl SymbolTable {
         image: &Image,
         whoami: &str,
     ) -> Result<SymbolTable, GprofError> {
-        let text =
-            std::fs::read(path).map_err(|e| GprofError::perror(&path.to_string_lossy(), &e))?;
+        let text = crate::open::read_named(path)
+            .map_err(|e| GprofError::perror(&path.to_string_lossy(), &e))?;
         let text = String::from_utf8_lossy(&text);
         let mut out = Vec::new();
         let mut words = text.split_whitespace();

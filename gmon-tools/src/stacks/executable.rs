@@ -9,7 +9,6 @@ use gmon_format::{CallArc, ExecutableId, Profile, Sidecar, read_sidecar, sidecar
 use goblin::elf::section_header::SHF_EXECINSTR;
 
 pub use crate::gprof::elf_file::gnu_build_id;
-use crate::gprof::symtab::ImageBytes;
 
 /// What the views and `gmon merge --exe` need to know of the executable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,13 +28,7 @@ impl Executable {
     pub fn open(path: &Path) -> anyhow::Result<Executable> {
         // Mapped, as gprof's Image is: only the headers, notes and symbol tables are read, not
         // the whole file (16 MB of debug information for a 20,000-function program).
-        let file = std::fs::File::open(path).with_context(|| format!("{}", path.display()))?;
-        let data = match crate::gprof::symtab::map_file(&file) {
-            Some(map) => ImageBytes::Mapped(map),
-            None => ImageBytes::Owned(
-                std::fs::read(path).with_context(|| format!("{}", path.display()))?,
-            ),
-        };
+        let data = crate::open::map_named(path).with_context(|| format!("{}", path.display()))?;
         Executable::from_bytes(path, &data)
     }
 
@@ -153,7 +146,7 @@ pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
 /// The gmon-write runtime's sidecar of the profile at `path` (`PATH.gmonx`), when there is one.
 pub fn sidecar_beside(path: &Path) -> anyhow::Result<Option<Sidecar>> {
     let sidecar = sidecar_path(path);
-    match std::fs::read(&sidecar) {
+    match crate::open::read_found(&sidecar) {
         Ok(b) => Ok(Some(
             read_sidecar(&b).with_context(|| format!("{}", sidecar.display()))?,
         )),

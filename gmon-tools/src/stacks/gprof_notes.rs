@@ -30,7 +30,7 @@ pub fn recorded_profile_notes(exe: &Path, profiles: &[PathBuf]) -> Vec<String> {
     if recorded.is_empty() {
         return Vec::new();
     }
-    let Ok(data) = std::fs::read(exe) else {
+    let Ok(data) = crate::open::read_named(exe) else {
         return Vec::new();
     };
     let Ok(elf) = crate::gprof::symtab::parse_elf(&data) else {
@@ -58,7 +58,7 @@ pub fn recorded_profile_notes(exe: &Path, profiles: &[PathBuf]) -> Vec<String> {
             ));
             continue;
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        let Ok(bytes) = crate::open::read_named(path) else {
             continue;
         };
         let Ok(profile) = gmon_format::read(&bytes) else {

@@ -48,14 +48,17 @@ pub struct Loaded {
 /// Which executable to use: the one given, else the one the first profile's sidecar names (if
 /// it still exists), else `a.out` as gprof does.
 pub fn choose_executable(exe: Option<&Path>, gmon: &[PathBuf]) -> PathBuf {
-    choose_executable_saying_why(exe, gmon).0
+    choose_executable_saying_why(exe, gmon)
+        .0
+        .path()
+        .to_path_buf()
 }
 
 /// The executable the runtime's sidecar of `profile` names, when it is still there: `Ok(None)`
 /// when the profile has no sidecar, `Err(why)` when the sidecar cannot give one.
 fn sidecar_executable(profile: &Path) -> Result<Option<PathBuf>, String> {
     let side = sidecar_path(profile);
-    let Ok(bytes) = std::fs::read(&side) else {
+    let Ok(bytes) = crate::open::read_found(&side) else {
         return Ok(None);
     };
     match read_sidecar(&bytes) {
@@ -86,16 +89,16 @@ pub fn recorded_executable(profile: &Path) -> Option<PathBuf> {
 
 /// [`choose_executable`], with the reason when it falls back to `a.out` although the first
 /// profile has a sidecar (unreadable, naming no executable, or naming one that is gone).
-fn choose_executable_saying_why(exe: Option<&Path>, gmon: &[PathBuf]) -> (PathBuf, Option<String>) {
+fn choose_executable_saying_why(exe: Option<&Path>, gmon: &[PathBuf]) -> (Chosen, Option<String>) {
     if let Some(e) = exe {
-        return (e.to_path_buf(), None);
+        return (Chosen::Named(e.to_path_buf()), None);
     }
-    let a_out = PathBuf::from("a.out");
+    let a_out = Chosen::Named(PathBuf::from("a.out"));
     let Some(first) = gmon.first() else {
         return (a_out, None);
     };
     match sidecar_executable(first) {
-        Ok(Some(recorded)) => (recorded, None),
+        Ok(Some(recorded)) => (Chosen::Recorded(recorded), None),
         Ok(None) => (a_out, None),
         Err(why) => (
             a_out,
@@ -104,6 +107,23 @@ fn choose_executable_saying_why(exe: Option<&Path>, gmon: &[PathBuf]) -> (PathBu
                 first.display()
             )),
         ),
+    }
+}
+
+/// Where the executable's path came from, which decides how it may be opened
+/// (spec/inputs.md §1).
+enum Chosen {
+    /// Given by the user (or gprof's default `a.out`): read as `cat` would.
+    Named(PathBuf),
+    /// Read from a sidecar: only a regular file is read.
+    Recorded(PathBuf),
+}
+
+impl Chosen {
+    fn path(&self) -> &Path {
+        match self {
+            Chosen::Named(p) | Chosen::Recorded(p) => p,
+        }
     }
 }
 
@@ -198,10 +218,15 @@ pub fn load_with(
     for path in gmon {
         crate::input::refuse_sidecar(path)?;
     }
-    let (exe_path, why) = choose_executable_saying_why(exe.as_deref(), gmon);
+    let (chosen, why) = choose_executable_saying_why(exe.as_deref(), gmon);
+    let exe_path = chosen.path().to_path_buf();
     let mut notes: Vec<String> = why.iter().cloned().collect();
     // gprof's messages name the file; only their own "gmon: " prefix is dropped (QA #15).
-    let image = match Image::open(&exe_path, "gmon") {
+    let opened = match chosen {
+        Chosen::Named(_) => Image::open(&exe_path, "gmon"),
+        Chosen::Recorded(_) => Image::open_found(&exe_path, "gmon"),
+    };
+    let image = match opened {
         Ok(image) => image,
         Err(e) => {
             // A profile that is no profile at all is the real problem (`gmon flame hot.c`
@@ -253,6 +278,7 @@ pub fn load_with(
         .map_err(gprof_err)
         .context("reading symbols")?;
     let mut line_info = LineInfo::for_executable(&exe_path, &image.data, Some(&elf), true);
+    notes.extend(line_info.unreadable_sections().iter().cloned());
     attach_function_sources(&mut symtab, &mut line_info);
     let line_table = if load.line_credit {
         line_symbol_table(&symtab, &mut line_info, &image).ok()
@@ -490,7 +516,7 @@ fn matching_sidecars(
     let mut sidecars = Vec::with_capacity(gmon.len());
     for (path, bytes) in gmon.iter().zip(raw) {
         let side = sidecar_path(path);
-        let data = std::fs::read(&side).ok()?;
+        let data = crate::open::read_found(&side).ok()?;
         match read_sidecar(&data) {
             Ok(sidecar) if sidecar.gmon.is_none() || sidecar.matches_gmon(bytes) => {
                 sidecars.push(sidecar)
@@ -570,7 +596,7 @@ pub fn check_profile(
     path: &Path,
     profile: &gmon_format::Profile,
 ) -> Result<(), String> {
-    let recorded = std::fs::read(sidecar_path(path))
+    let recorded = crate::open::read_found(&sidecar_path(path))
         .ok()
         .and_then(|b| read_sidecar(&b).ok())
         .and_then(|sidecar| {

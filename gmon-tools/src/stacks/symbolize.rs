@@ -410,14 +410,13 @@ fn string_at(strings: &[u8], offset: usize) -> Option<&[u8]> {
 /// process's own copy, which is the recorded one when the build ids match (callers that know
 /// the recorded build id check it, as for any object).
 fn object_bytes(path: &Path) -> Option<ImageBytes> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(_) if is_vdso_name(path) => return own_vdso().map(ImageBytes::Owned),
-        Err(_) => return None,
-    };
-    match crate::gprof::symtab::map_file(&file) {
-        Some(m) => Some(ImageBytes::Mapped(m)),
-        None => std::fs::read(path).ok().map(ImageBytes::Owned),
+    // The path comes from a sidecar: only a regular file is read (spec/inputs.md §1).
+    match crate::open::map_found(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && is_vdso_name(path) => {
+            own_vdso().map(ImageBytes::Owned)
+        }
+        Err(_) => None,
     }
 }
 

@@ -24,3 +24,4 @@ mod record;
 mod record_files;
 mod record_private;
 mod record_programs;
+mod security_readers;

@@ -43,6 +43,9 @@ pub struct LineInfo {
     /// The only addresses [`LineInfo::locate`] answers for, when it was read for them alone
     /// (see [`Request::want`]); ascending.
     wanted: Option<Vec<u64>>,
+    /// Why DWARF sections that are there could not be read (see
+    /// [`LineInfo::unreadable_sections`]).
+    unreadable: Vec<String>,
 }
 
 impl LineInfo {
@@ -84,7 +87,23 @@ impl LineInfo {
         let separate = crate::gprof::debuglink::separate_debug_data(path, data);
         // The code symbols are the executable's, and so are the descriptors they may need.
         let symbols = elf.map(|e| (e, data));
-        LineInfo::read_when(separate.as_deref().unwrap_or(data), symbols, None, request)
+        let (dwarf_path, dwarf_data) = match &separate {
+            Some((p, bytes)) => (p.as_path(), bytes.as_slice()),
+            None => (path, data),
+        };
+        let mut info = LineInfo::read_when(dwarf_data, symbols, None, request);
+        for m in &mut info.unreadable {
+            *m = format!("{}: {m}", dwarf_path.display());
+        }
+        info
+    }
+
+    /// One message per DWARF section that is in the file but could not be read, and was
+    /// read as absent: a compressed section that records more bytes than it may inflate to, or
+    /// whose data is damaged (spec/inputs.md §3). Named by file when the table was read by
+    /// [`LineInfo::for_executable`] or [`LineInfo::for_executable_when`].
+    pub fn unreadable_sections(&self) -> &[String] {
+        &self.unreadable
     }
 
     /// [`LineInfo::from_elf`] for function-level work (no `-l`): without `functions`, the
@@ -138,6 +157,7 @@ impl LineInfo {
             symbols: ElfSymbols::default(),
             resolved: 0,
             wanted: None,
+            unreadable: Vec::new(),
         };
         // What does not depend on the request, read while the caller works out the request.
         let synthetic = symbols.map(|(elf, data)| crate::gprof::arch::synthetic_symbols(elf, data));
@@ -146,6 +166,9 @@ impl LineInfo {
             _ => None,
         };
         let sections = Sections::read(dwarf_data);
+        if let Some(s) = &sections {
+            info.unreadable.clone_from(&s.unreadable);
+        }
         let dwarf = sections.as_ref().and_then(Sections::dwarf);
         let mut headers = Vec::new();
         if let Some(dwarf) = &dwarf {

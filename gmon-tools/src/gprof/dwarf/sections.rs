@@ -29,6 +29,9 @@ const WANTED: [gimli::SectionId; 9] = [
 pub(super) struct Sections<'data> {
     endian: RunTimeEndian,
     bytes: Vec<(gimli::SectionId, Cow<'data, [u8]>)>,
+    /// Why each section that is there but could not be read reads as empty (one message per
+    /// section, naming it): a compressed section too large or damaged (spec/inputs.md §3).
+    pub(super) unreadable: Vec<String>,
 }
 
 impl<'data> Sections<'data> {
@@ -40,14 +43,22 @@ impl<'data> Sections<'data> {
         } else {
             RunTimeEndian::Big
         };
+        let mut unreadable = Vec::new();
         let bytes = WANTED
             .iter()
             .map(|&id| {
-                let b = file.section_data(id.name()).unwrap_or(Cow::Borrowed(&[]));
-                (id, b)
+                let b = file.read_section(id.name()).unwrap_or_else(|why| {
+                    unreadable.push(format!("{why}; read as absent"));
+                    None
+                });
+                (id, b.unwrap_or(Cow::Borrowed(&[])))
             })
             .collect();
-        Some(Sections { endian, bytes })
+        Some(Sections {
+            endian,
+            bytes,
+            unreadable,
+        })
     }
 
     /// The bytes of section `id` (empty when absent).
