@@ -70,6 +70,9 @@ pub struct Args {
     /// Profile the command's first process only, not the processes it starts.
     #[arg(long)]
     pub no_inherit: bool,
+    /// Print no summary: only problems (a profile lost or not written) are said on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// The program to run and its arguments (after `--`).
     #[arg(
         required = true,
@@ -102,7 +105,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     };
     let mut err = std::io::stderr().lock();
-    if !rec.files.is_empty() {
+    if !args.quiet && !rec.files.is_empty() {
         let _ = write!(
             err,
             "{}",

@@ -204,6 +204,25 @@ fn record_a_c_program_and_read_it_with_gprof() {
     assert_eq!(String::from_utf8_lossy(&ours.stdout), flat);
 }
 
+/// `--quiet`: no summary, the profile all the same (issue 30).
+#[test]
+fn quiet_prints_no_summary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build_program(dir.path());
+    let out = dir.path().join("q.gmon");
+    let run = gmon_cmd()
+        .args(["record", "-q", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "done\n");
+    assert!(run.stderr.is_empty(), "{}", text(&run));
+    assert!(read_sidecar(&out).counters.samples > 0);
+}
+
 #[test]
 fn exit_status_is_the_commands() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -493,9 +512,10 @@ fn merging_recorded_profiles_keeps_their_sidecars() {
         dir.path(),
         "libwork",
         "#include <string.h>\n#include <stdlib.h>\n\
-         int main(void) { char *s = malloc(4096); memset(s, 'x', 4095); s[4095] = 0;\n\
-         volatile size_t n = 0; for (int i = 0; i < 60000; i++) { s[i % 4000] = 'a' + i % 7; n += strlen(s);\n\
-         for (volatile int j = 0; j < 2000; j++) n += j; } return n == 0; }\n",
+         int main(void) { size_t len = 1 << 20; char *s = malloc(len); memset(s, 'x', len - 1);\n\
+         s[len - 1] = 0; volatile size_t n = 0;\n\
+         for (int i = 0; i < 3000; i++) { s[i % 4000] = 'a' + i % 7; n += strlen(s);\n\
+         for (volatile int j = 0; j < 20000; j++) n += j; } return n == 0; }\n",
         &["-O1"],
     );
     let (r1, r2) = (dir.path().join("r1.out"), dir.path().join("r2.out"));
