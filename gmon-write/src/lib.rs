@@ -44,6 +44,7 @@ mod error;
 mod exec;
 mod exit;
 mod files;
+mod lastthread;
 mod objects;
 pub mod output;
 mod pcsample;

@@ -49,6 +49,9 @@ const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 /// The first wake-up comes sooner, to read the maps the session started without (a process that
 /// ends sooner never reads them).
 const FIRST_WATCH: Duration = Duration::from_millis(10);
+/// The interval once the main thread has ended: the process should end soon after its last
+/// thread (lastthread.rs), and the check costs a few small reads.
+const ENDING_WATCH: Duration = Duration::from_millis(10);
 /// Whether any sink is active (read by the `pthread_create` wrapper without the lock).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Largest overrun counted for one tick (bounds the damage of a bogus `si_overrun`).
@@ -321,10 +324,13 @@ fn spawn_watcher(c: &mut Control) {
     let handle = crate::threads::spawn_runtime_thread("gmon-watcher", move || {
         let me = gettid();
         let mut ticks = 0u32;
+        let mut main_ended = false;
         while !flag.load(Ordering::SeqCst) {
             // Parked rather than slept, so stopping (which unparks) never waits a period.
             std::thread::park_timeout(if ticks == 0 {
                 FIRST_WATCH
+            } else if main_ended {
+                ENDING_WATCH
             } else {
                 WATCH_INTERVAL
             });
@@ -344,7 +350,16 @@ fn spawn_watcher(c: &mut Control) {
             {
                 s.ranges.refresh();
             }
+            // The main thread gone (`pthread_exit`), the process lives on while the program
+            // has a thread left; once none is, the runtime's threads must not keep it alive
+            // (lastthread.rs).
+            main_ended = crate::lastthread::main_thread_has_ended();
+            let ended =
+                main_ended && crate::lastthread::program_has_ended(&task_ids(), &c.excluded);
             drop(c);
+            if ended && !flag.load(Ordering::SeqCst) {
+                crate::lastthread::end_process();
+            }
         }
     });
     c.watcher = handle.ok();

@@ -358,6 +358,12 @@ pub(crate) fn exit_now(status: c_int) -> ! {
     }
 }
 
+/// libc's `exit(status)`: `atexit` hooks, stdio flushed, then the process ends.
+pub(crate) fn exit(status: c_int) -> ! {
+    // SAFETY: exit may be called from any thread; the callers hold none of the runtime's locks.
+    unsafe { libc::exit(status) }
+}
+
 /// `pthread_atfork(prepare, parent, child)`.
 pub(crate) fn atfork(
     prepare: Option<extern "C" fn()>,

@@ -405,9 +405,10 @@ fn merged_stacks<'a>(
 /// (`sys::dl_iterate_phdr_bounded`), the list of the previous write, or of the session's start,
 /// stays (spec/runtime.md §4.5).
 pub(crate) fn collect_objects(b: &mut OutputBuffers) {
-    if b.exe.read_link(c"/proc/self/exe").is_err() {
-        b.exe.set(b"");
-    }
+    // The calling thread's link, not the process's: `/proc/self/exe` is gone once the main
+    // thread has called `pthread_exit` (spec §4.5, "The last program thread"). When it cannot
+    // be read, the path read at the session's start stays (an exec makes a new session).
+    let _ = b.exe.read_link(c"/proc/thread-self/exe");
     let (exe, objects, count) = (&b.exe, &mut b.objects, &mut b.object_count);
     for_each_object_bounded(|o| {
         if o.first {

@@ -22,3 +22,4 @@ mod pprof;
 mod qa_regressions;
 mod record;
 mod record_programs;
+mod record_threads;

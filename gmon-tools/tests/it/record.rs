@@ -49,7 +49,7 @@ fn gmon() -> PathBuf {
 }
 
 /// Writes `source` to `dir/name.c` and builds `dir/name` with gcc and `flags`.
-fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
+pub(crate) fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, source).expect("write C source");
     let prog = dir.join(name);
@@ -69,7 +69,7 @@ fn build_program(dir: &Path) -> PathBuf {
 }
 
 /// `gmon` with the runtime embedded in it, cached under the test target directory.
-fn gmon_cmd() -> Command {
+pub(crate) fn gmon_cmd() -> Command {
     let mut c = Command::new(gmon());
     c.env_remove("GMON_WRITE_LIB")
         .env("XDG_CACHE_HOME", test_cache());
@@ -92,7 +92,7 @@ fn test_cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("record-cache")
 }
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -257,7 +257,7 @@ int main(void) {
 "#;
 
 /// The numbers of gmon record's summary line: samples, CPU seconds, processes.
-fn summary_numbers(stderr: &str) -> (u64, f64, u64) {
+pub(crate) fn summary_numbers(stderr: &str) -> (u64, f64, u64) {
     let line = stderr
         .lines()
         .find(|l| l.starts_with("gmon record: ") && l.contains(" samples at "))
