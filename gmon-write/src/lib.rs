@@ -48,6 +48,7 @@ mod lastthread;
 mod objects;
 pub mod output;
 mod pcsample;
+mod perfclock;
 mod profil;
 mod profiler;
 mod sampler;

@@ -24,6 +24,7 @@ pub mod runtime;
 pub mod signals;
 pub mod summary;
 
+use gmon_format::sidecar::ClockReport;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
@@ -81,6 +82,8 @@ pub struct Recorded {
     pub top: summary::TopFunctions,
     /// Executables (and their processes) with no sample, for which no file was written.
     pub idle: Idle,
+    /// What the sampling clocks did, over every file (None when no runtime said).
+    pub clock: Option<ClockReport>,
     /// Where the runtime library came from.
     pub runtime: RuntimeSource,
     /// What went wrong after the command ran (no profile, a profile that could not be written),
@@ -192,11 +195,11 @@ fn record_with(
     .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
 
     let mut notes = Vec::new();
-    let (files, top, idle) = match write_profiles(private.path(), &output, opts.inherit) {
+    let (files, top, idle, clock) = match write_profiles(private.path(), &output, opts.inherit) {
         Ok(w) => w,
         Err(e) => {
             notes.push(format!("cannot write the profile: {e:#}"));
-            (Vec::new(), TopFunctions::default(), Idle::default())
+            (Vec::new(), TopFunctions::default(), Idle::default(), None)
         }
     };
     if files.is_empty() && notes.is_empty() {
@@ -229,6 +232,7 @@ fn record_with(
         files,
         top,
         idle,
+        clock,
         runtime: source,
         notes,
     })
@@ -303,7 +307,7 @@ fn output_path(output: &Path) -> anyhow::Result<PathBuf> {
     Ok(abs)
 }
 
-type Written = (Vec<WrittenFile>, TopFunctions, Idle);
+type Written = (Vec<WrittenFile>, TopFunctions, Idle, Option<ClockReport>);
 
 /// Executables of the process tree that got no sample, and so no file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -322,7 +326,7 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
         found.retain(|p| p.first);
     }
     if found.is_empty() {
-        return Ok((Vec::new(), TopFunctions::default(), Idle::default()));
+        return Ok((Vec::new(), TopFunctions::default(), Idle::default(), None));
     }
     let mut groups = profiles::group(found)?;
     // Sorted with OUT's group first.
@@ -372,7 +376,8 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
     }
     let sidecars: Vec<&gmon_format::Sidecar> =
         groups.iter().filter_map(|g| g.sidecar.as_ref()).collect();
-    Ok((files, summary::top_functions(&sidecars, 5), idle))
+    let clock = profiles::merge_clocks(sidecars.iter().map(|s| s.clock));
+    Ok((files, summary::top_functions(&sidecars, 5), idle, clock))
 }
 
 /// How the child ended, in words for a message ("it exited with status 0", "it was killed by

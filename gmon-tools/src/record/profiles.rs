@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use gmon_format::sidecar::{
-    AddressRange, GmonLink, MappedObject, PcSample, StackKind, StackSample, ThreadTotal,
+    AddressRange, ClockKind, ClockReport, GmonLink, MappedObject, PcSample, StackKind, StackSample,
+    ThreadTotal,
 };
 use gmon_format::{MergeOptions, Merger, Sidecar, Variant, fit_counts};
 
@@ -175,6 +176,28 @@ fn sum_profiles(members: &[ProcessProfile]) -> anyhow::Result<Vec<u8>> {
     gmon_format::to_vec(&profile).context("writing the summed profile")
 }
 
+/// The clock reports of several processes as one: signals and unsampled ticks summed; the
+/// clock is theirs when they agree, else the timer (some process fell back to it) with the
+/// first refusal. None when no process said.
+pub fn merge_clocks(all: impl IntoIterator<Item = Option<ClockReport>>) -> Option<ClockReport> {
+    let mut sum: Option<ClockReport> = None;
+    for c in all.into_iter().flatten() {
+        let Some(s) = sum.as_mut() else {
+            sum = Some(c);
+            continue;
+        };
+        if s.clock != c.clock {
+            s.clock = ClockKind::THREAD_TIMER;
+        }
+        if s.refused_errno == 0 {
+            s.refused_errno = c.refused_errno;
+        }
+        s.signals = s.signals.saturating_add(c.signals);
+        s.unsampled = s.unsampled.saturating_add(c.unsampled);
+    }
+    sum
+}
+
 /// Sums sidecars of processes of one executable into the address space of the first: each
 /// object of a later process is matched with the same object (path and build id) of the sum and
 /// its addresses moved by the difference of load biases; an object the sum lacks is added at a
@@ -273,6 +296,7 @@ pub fn merge_sidecars(all: &[&Sidecar]) -> Sidecar {
         .map(|(tid, samples)| ThreadTotal { tid, samples })
         .collect();
     sum.gmon = None;
+    sum.clock = merge_clocks(all.iter().map(|s| s.clock));
     sum
 }
 
