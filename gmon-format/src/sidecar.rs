@@ -38,7 +38,7 @@ use crate::{Error, Result};
 mod sections;
 mod sum;
 pub use sections::{SectionSpan, sidecar_sections};
-pub use sum::{SidecarSum, merge_sidecars};
+pub use sum::{SidecarSum, merge_clocks, merge_sidecars};
 
 /// The eight bytes that open a sidecar file.
 pub const GMONX_MAGIC: [u8; 8] = *b"gmonext\0";
@@ -64,6 +64,47 @@ pub const SECTION_GMON_LINK: u32 = 6;
 /// Section kind of the per-stack [`StackKind`]s (`SECTION_STACK_KINDS`), added after the first
 /// writers: readers that predate it skip it.
 pub const SECTION_STACK_KINDS: u32 = 7;
+/// Section kind of the sampling clock's report ([`ClockReport`], `SECTION_CLOCK`), added
+/// after [`SECTION_STACK_KINDS`]: readers that predate it skip it.
+pub const SECTION_CLOCK: u32 = 8;
+
+/// The clock that drove the samples (spec/runtime.md §4.1, "Clock"; §5.11).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ClockKind(pub u32);
+
+impl ClockKind {
+    /// Not said.
+    pub const UNKNOWN: ClockKind = ClockKind(0);
+    /// One POSIX CPU-time timer per thread, checked by the kernel at its tick.
+    pub const THREAD_TIMER: ClockKind = ClockKind(1);
+    /// One `perf_event_open` task clock per thread (a high-resolution timer).
+    pub const PERF_TASK_CLOCK: ClockKind = ClockKind(2);
+
+    /// How the summary names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockKind::THREAD_TIMER => "thread CPU timer",
+            ClockKind::PERF_TASK_CLOCK => "perf task clock",
+            _ => "unknown clock",
+        }
+    }
+}
+
+/// What the sampling clock did (`SECTION_CLOCK`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ClockReport {
+    /// The clock in use when the profile was written.
+    pub clock: ClockKind,
+    /// Why the perf task clock was not used: the `errno` of its refusal, 0 when it was used or
+    /// not asked for.
+    pub refused_errno: u32,
+    /// Sample signals taken (each counts one tick, or `1 + overrun` with the timer): with the
+    /// CPU time, the rate the clock really ran at.
+    pub signals: u64,
+    /// Ticks due from the CPU time of threads that ended before their first sample: counted
+    /// nowhere else, since there is no PC to give them.
+    pub unsampled: u64,
+}
 
 /// Bit of [`MappedObject::flags`]: this is the main executable (the first `dl_iterate_phdr`
 /// entry).
@@ -254,6 +295,8 @@ pub struct Sidecar {
     pub stack_kinds: Vec<StackKind>,
     /// The gmon.out this sidecar belongs to, when known.
     pub gmon: Option<GmonLink>,
+    /// What the sampling clock did, when the writer said.
+    pub clock: Option<ClockReport>,
 }
 
 impl Sidecar {
@@ -404,6 +447,14 @@ pub fn sidecar_to_vec(sidecar: &Sidecar) -> io::Result<Vec<u8>> {
         b.extend(sidecar.stack_kinds.iter().map(|k| k.0));
         section(&mut out, SECTION_STACK_KINDS, &b);
     }
+    if let Some(c) = &sidecar.clock {
+        b.clear();
+        put_u32(&mut b, c.clock.0);
+        put_u32(&mut b, c.refused_errno);
+        put_u64(&mut b, c.signals);
+        put_u64(&mut b, c.unsampled);
+        section(&mut out, SECTION_CLOCK, &b);
+    }
     Ok(out)
 }
 
@@ -538,7 +589,7 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                 available: c.remaining() as u64,
             })?;
         let body_end = c.pos + len;
-        if (SECTION_INFO..=SECTION_STACK_KINDS).contains(&kind) {
+        if (SECTION_INFO..=SECTION_CLOCK).contains(&kind) {
             if seen.contains(&kind) {
                 return Err(Error::SidecarDuplicateSection {
                     offset: header_at,
@@ -604,6 +655,14 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                     .iter()
                     .map(|&k| StackKind(k))
                     .collect();
+            }
+            SECTION_CLOCK => {
+                sidecar.clock = Some(ClockReport {
+                    clock: ClockKind(s.u32("clock kind")?),
+                    refused_errno: s.u32("clock refusal")?,
+                    signals: s.u64("signal count")?,
+                    unsampled: s.u64("unsampled ticks")?,
+                });
             }
             // Unknown kinds: skipped, so newer writers can add sections.
             _ => s.pos = body_end,
@@ -738,7 +797,25 @@ mod tests {
             }],
             stack_kinds: vec![StackKind::COMPLETE],
             gmon: Some(GmonLink::of(b"gmon\x01")),
+            clock: Some(ClockReport {
+                clock: ClockKind::PERF_TASK_CLOCK,
+                refused_errno: 0,
+                signals: 9,
+                unsampled: 4,
+            }),
         }
+    }
+
+    #[test]
+    fn the_clock_section_is_optional() {
+        // An older writer's sidecar has no section 8: it reads as None, and writes back without.
+        let mut s = sample();
+        let with = sidecar_to_vec(&s).unwrap();
+        assert_eq!(read_sidecar(&with).unwrap().clock, s.clock);
+        s.clock = None;
+        let without = sidecar_to_vec(&s).unwrap();
+        assert_eq!(with.len(), without.len() + 12 + 24);
+        assert_eq!(read_sidecar(&without).unwrap(), s);
     }
 
     #[test]
@@ -750,8 +827,10 @@ mod tests {
         let back = read_sidecar(&bytes).unwrap();
         assert!(back.stack_kinds.is_empty());
         assert_eq!(back.stack_kind(0), StackKind::UNKNOWN);
-        // With kinds: section 7 is last, `count u32` then one byte per stack.
-        let e = sample();
+        // With kinds: section 7 is last (without section 8), `count u32` then one byte per
+        // stack.
+        let mut e = sample();
+        e.clock = None;
         let bytes = sidecar_to_vec(&e).unwrap();
         assert_eq!(bytes[bytes.len() - 5..], [1, 0, 0, 0, 1]);
         assert_eq!(
@@ -855,8 +934,8 @@ mod tests {
         );
 
         let full = sidecar_to_vec(&sample()).unwrap();
-        // A cut at a section boundary is a valid (shorter) file: 7 such points before the end
-        // (after the header and after each of the first six sections). Every other cut fails.
+        // A cut at a section boundary is a valid (shorter) file: 8 such points before the end
+        // (after the header and after each of the first seven sections). Every other cut fails.
         let mut whole = 0;
         for cut in 16..full.len() {
             match read_sidecar(&full[..cut]) {
@@ -867,7 +946,7 @@ mod tests {
                 ),
             }
         }
-        assert_eq!(whole, 7);
+        assert_eq!(whole, 8);
 
         let mut dup = sidecar_to_vec(&Sidecar::default()).unwrap();
         let info_len = 4 + 4 + 5 * 8 + 4;

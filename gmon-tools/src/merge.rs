@@ -42,7 +42,7 @@ pub struct MergeFilesOptions {
 pub struct MergedFiles {
     /// The sum of the gmon.out files.
     pub merged: Merged,
-    /// The sum of the sidecars (`FILE.gmonx`, spec/runtime.md §5.11), when every input has one
+    /// The sum of the sidecars (`FILE.gmonx`, spec/runtime.md §5.12), when every input has one
     /// that belongs to it; its link to a gmon.out is unset (the caller writes that file).
     pub sidecar: Option<Sidecar>,
     /// When some inputs have a sidecar and others do not, those without one and why; the sum of

@@ -14,6 +14,9 @@ pub(crate) const RECORD_HZ: &str = "GMON_RECORD_HZ";
 pub(crate) const RECORD_STACKS: &str = "GMON_RECORD_STACKS";
 /// `gmon record`'s stack walk: `dwarf` (default) or `fp` (spec/runtime.md §4.4).
 pub(crate) const RECORD_UNWIND: &str = "GMON_RECORD_UNWIND";
+/// `timer`: sample with the per-thread CPU-time timers, not the perf task clock
+/// (spec/runtime.md §4.1, "Clock").
+pub(crate) const RECORD_CLOCK: &str = "GMON_RECORD_CLOCK";
 /// The pid of the process that claimed `GMON_RECORD_OUT` (descendants append `.<pid>`).
 pub(crate) const RECORD_OWNER: &str = "GMON_RECORD_OWNER";
 /// `0` (`gmon record --no-inherit`): only the process that claimed `GMON_RECORD_OUT` profiles.
@@ -28,8 +31,9 @@ pub(crate) const PROFIL_HZ: &str = "GMON_PROFIL_HZ";
 
 /// Every input, for the documentation test.
 #[cfg(test)]
-pub(crate) const ALL: [&str; 9] = [
+pub(crate) const ALL: [&str; 10] = [
     RECORD_OUT,
+    RECORD_CLOCK,
     RECORD_HZ,
     RECORD_STACKS,
     RECORD_UNWIND,

@@ -135,13 +135,14 @@ unsafe extern "C" fn callback(
     0
 }
 
-/// Every loaded object, the main executable first (its path from `/proc/self/exe`).
+/// Every loaded object, the main executable first (its path from `/proc/thread-self/exe`).
 pub(crate) fn loaded_objects() -> Vec<MappedObject> {
     let mut out: Vec<MappedObject> = Vec::new();
     for_each_object(|o| {
         let name = String::from_utf8_lossy(o.name).into_owned();
         let path = if o.first {
-            std::fs::read_link("/proc/self/exe")
+            // This thread's link: the process's is gone once `main` called `pthread_exit`.
+            std::fs::read_link("/proc/thread-self/exe")
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or(name)
         } else {

@@ -49,6 +49,9 @@ const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 /// The first wake-up comes sooner, to read the maps the session started without (a process that
 /// ends sooner never reads them).
 const FIRST_WATCH: Duration = Duration::from_millis(10);
+/// The interval once the main thread has ended: the process should end soon after its last
+/// thread (lastthread.rs), and the check costs a few small reads.
+const ENDING_WATCH: Duration = Duration::from_millis(10);
 /// Whether any sink is active (read by the `pthread_create` wrapper without the lock).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Largest overrun counted for one tick (bounds the damage of a bogus `si_overrun`).
@@ -87,11 +90,17 @@ fn overrun(info: *const libc::siginfo_t) -> u32 {
 /// The handler of the sample signal: counts a tick of one of our timers into every active sink;
 /// any other delivery of that signal goes to the program's own disposition.
 extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    if !signals::is_tick(info) {
+    let clock = crate::perfclock::tick_fd(info);
+    if clock.is_none() && !signals::is_tick(info) {
         signals::forward(sig, info, ctx);
         return;
     }
     let saved = sys::errno();
+    // A task clock stops at each signal until enabled again (perfclock.rs): at once, so that
+    // the time the handler takes counts towards the next period.
+    if let Some(fd) = clock {
+        crate::perfclock::rearm(fd);
+    }
     IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
     // SAFETY: ctx is the handler's ucontext argument.
     if let Some(regs) = unsafe { Native::registers(ctx) } {
@@ -228,11 +237,28 @@ fn thread_cpu_clock(tid: i32) -> libc::clockid_t {
     }
 }
 
-/// One thread's timer, and that thread's CPU time when it was armed.
+/// What signals a thread's ticks (spec §4.1, "Clock").
+#[derive(Clone, Copy)]
+enum Clock {
+    /// A POSIX timer on the thread's CPU-time clock.
+    Timer(libc::timer_t),
+    /// A perf task clock (perfclock.rs).
+    Task(crate::perfclock::TaskClock),
+}
+
+/// One thread's clock, and that thread's CPU time when it was armed.
 #[derive(Clone, Copy)]
 struct Armed {
-    id: libc::timer_t,
+    clock: Clock,
     cpu_at_arm: u64,
+}
+
+/// Stops and frees a thread's clock.
+fn disarm(a: Armed) {
+    match a.clock {
+        Clock::Timer(id) => sys::timer_delete(id),
+        Clock::Task(c) => crate::perfclock::close(c, signals::sample_signal()),
+    }
 }
 
 /// The CPU time of thread `tid` in nanoseconds (None when the thread is gone).
@@ -250,16 +276,24 @@ fn period_ns(hz: u32) -> i64 {
     1_000_000_000 / i64::from(hz.max(1))
 }
 
+/// Arms thread `tid`'s clock: a task clock while the kernel gives one, else a timer.
 fn arm(tid: i32, hz: u32) -> Option<Armed> {
     let cpu_at_arm = thread_cpu_ns(tid)?;
-    let id = sys::thread_timer(
-        thread_cpu_clock(tid),
-        tid,
-        signals::sample_signal(),
-        signals::TICK_COOKIE,
-        period_ns(hz),
-    )?;
-    Some(Armed { id, cpu_at_arm })
+    let signo = signals::sample_signal();
+    let task = crate::perfclock::wanted()
+        .then(|| crate::perfclock::open(tid, period_ns(hz) as u64, signo))
+        .flatten();
+    let clock = match task {
+        Some(c) => Clock::Task(c),
+        None => Clock::Timer(sys::thread_timer(
+            thread_cpu_clock(tid),
+            tid,
+            signo,
+            signals::TICK_COOKIE,
+            period_ns(hz),
+        )?),
+    };
+    Some(Armed { clock, cpu_at_arm })
 }
 
 /// Deletes thread `tid`'s timer; with a session, first settles the ticks its CPU time made due
@@ -268,10 +302,10 @@ fn arm(tid: i32, hz: u32) -> Option<Armed> {
 /// that a tick still pending is not counted twice.
 fn delete_timer(tid: i32, armed: Armed, hz: u32, settle: Option<&Session>) {
     let now = settle.and_then(|_| thread_cpu_ns(tid));
-    sys::timer_delete(armed.id);
+    disarm(armed);
     if let (Some(s), Some(now)) = (settle, now) {
-        let due = now.saturating_sub(armed.cpu_at_arm) / period_ns(hz) as u64;
-        s.settle_thread(tid as u64, due);
+        let used = now.saturating_sub(armed.cpu_at_arm);
+        s.settle_thread(tid as u64, used, period_ns(hz) as u64);
     }
 }
 
@@ -308,7 +342,7 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     timers.retain(|tid, a| {
         let keep = live.contains(tid);
         if !keep {
-            sys::timer_delete(a.id);
+            disarm(*a);
         }
         keep
     });
@@ -321,10 +355,13 @@ fn spawn_watcher(c: &mut Control) {
     let handle = crate::threads::spawn_runtime_thread("gmon-watcher", move || {
         let me = gettid();
         let mut ticks = 0u32;
+        let mut main_ended = false;
         while !flag.load(Ordering::SeqCst) {
             // Parked rather than slept, so stopping (which unparks) never waits a period.
             std::thread::park_timeout(if ticks == 0 {
                 FIRST_WATCH
+            } else if main_ended {
+                ENDING_WATCH
             } else {
                 WATCH_INTERVAL
             });
@@ -344,7 +381,16 @@ fn spawn_watcher(c: &mut Control) {
             {
                 s.ranges.refresh();
             }
+            // The main thread gone (`pthread_exit`), the process lives on while the program
+            // has a thread left; once none is, the runtime's threads must not keep it alive
+            // (lastthread.rs).
+            main_ended = crate::lastthread::main_thread_has_ended();
+            let ended =
+                main_ended && crate::lastthread::program_has_ended(&task_ids(), &c.excluded);
             drop(c);
+            if ended && !flag.load(Ordering::SeqCst) {
+                crate::lastthread::end_process();
+            }
         }
     });
     c.watcher = handle.ok();
@@ -388,6 +434,7 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
             return Err(Error::last_os("sigaction"));
         }
         register_process_hooks();
+        crate::perfclock::choose(clock_forced_to_timer());
         c.hz = hz;
         c.replaced = false;
         c.pid = std::process::id();
@@ -400,6 +447,11 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
     c.users += 1;
     ACTIVE.store(true, Ordering::SeqCst);
     Ok(())
+}
+
+/// Whether `GMON_RECORD_CLOCK=timer` asks for the timers instead of the task clock.
+fn clock_forced_to_timer() -> bool {
+    crate::env::var(crate::env::RECORD_CLOCK).is_some_and(|v| v == "timer")
 }
 
 /// Whether sampling is running (for the `pthread_create` wrapper's fast path).
@@ -439,7 +491,7 @@ pub(crate) fn exclude_current_thread() {
     let mut c = lock();
     c.excluded.push(tid);
     if let Some(a) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
-        sys::timer_delete(a.id);
+        disarm(a);
     }
 }
 
@@ -535,6 +587,15 @@ extern "C" fn fork_child() {
     c.watcher_stop = None;
     c.excluded.clear();
     c.forked = true;
+    // The parent's task clocks came along as descriptors: close them here (their events stay
+    // the parent threads'). Its timers were not inherited.
+    if let Some(old) = c.timers.take() {
+        for a in old.into_values() {
+            if let Clock::Task(t) = a.clock {
+                crate::perfclock::forget_after_fork(t, signals::sample_signal());
+            }
+        }
+    }
     c.pid = std::process::id();
     SESSION_PID.store(c.pid, Ordering::SeqCst);
     if let Some(s) = c.session.as_ref() {

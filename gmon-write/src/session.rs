@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gmon_format::sidecar::{Counters, PcSample, Sidecar, StackSample, ThreadTotal};
+use gmon_format::sidecar::{ClockReport, Counters, PcSample, Sidecar, StackSample, ThreadTotal};
 use gmon_format::{Dimension, ProfRate};
 
 use crate::arch::Registers;
@@ -107,6 +107,12 @@ pub(crate) struct Session {
     truncated: AtomicU64,
     overflows: AtomicU64,
     saturated: AtomicU64,
+    /// Sample signals taken (a timer's counts `1 + overrun` ticks).
+    signals: AtomicU64,
+    /// Ticks due from threads that ended before their first sample (spec §4.1, "The tail").
+    unsampled: AtomicU64,
+    /// CPU time of ended threads less than a period, carried to the next (`settle_thread`).
+    carried_ns: AtomicU64,
 }
 
 impl Session {
@@ -161,6 +167,9 @@ impl Session {
             truncated: AtomicU64::new(0),
             overflows: AtomicU64::new(0),
             saturated: AtomicU64::new(0),
+            signals: AtomicU64::new(0),
+            unsampled: AtomicU64::new(0),
+            carried_ns: AtomicU64::new(0),
         };
         session.set_paths(false);
         Ok(session)
@@ -191,6 +200,7 @@ impl Session {
     #[inline(always)]
     pub(crate) fn record(&self, regs: &Registers, tid: u64, weight: u32) {
         let w = u64::from(weight);
+        self.signals.fetch_add(1, Ordering::Relaxed);
         self.count_pc(regs.pc, tid, weight);
         if let Some(stacks) = &self.stacks {
             if let Some(d) = &self.dwarf
@@ -254,22 +264,48 @@ impl Session {
         }
     }
 
-    /// Settles thread `tid` whose timer is being deleted (spec §4.1, "The tail"): `due` ticks
-    /// were due from its CPU time since the timer was armed; those the kernel had not signalled
-    /// yet are counted at the PC of its last tick, without a stack (counted in `dropped`). A
-    /// thread never sampled has no PC to give them and is left as it is.
-    pub(crate) fn settle_thread(&self, tid: u64, due: u64) {
-        let Some((counted, pc)) = self.threads.get(tid) else {
+    /// Settles thread `tid` whose clock is being deleted (spec §4.1, "The tail"): it used
+    /// `used_ns` of CPU time since its clock was armed, worth `used_ns / period_ns` ticks;
+    /// those not counted yet are counted at the PC of its last tick, without a stack (counted
+    /// in `dropped`). The fraction of a period left over is carried to the next thread that
+    /// ends: over many threads shorter than a few periods, the fractions add up to whole
+    /// periods that rounding each thread down would lose. A thread never sampled has no PC to
+    /// give its ticks: they are counted in `unsampled`, as is a tail above [`MAX_TAIL`].
+    pub(crate) fn settle_thread(&self, tid: u64, used_ns: u64, period_ns: u64) {
+        let period = period_ns.max(1);
+        let (counted, pc) = self.threads.get(tid).unwrap_or((0, 0));
+        let owed_ns = used_ns.saturating_sub(counted.saturating_mul(period));
+        let mut owed = owed_ns / period;
+        if self.carry(owed_ns % period, period) {
+            owed += 1;
+        }
+        if counted == 0 {
+            self.unsampled.fetch_add(owed, Ordering::Relaxed);
             return;
-        };
-        let tail = due.saturating_sub(counted).min(MAX_TAIL);
-        if tail == 0 || counted == 0 {
+        }
+        let tail = owed.min(MAX_TAIL);
+        self.unsampled.fetch_add(owed - tail, Ordering::Relaxed);
+        if tail == 0 {
             return;
         }
         self.count_pc(pc, tid, tail as u32);
         if self.stacks.is_some() {
             self.dropped.fetch_add(tail, Ordering::Relaxed);
         }
+    }
+
+    /// Adds `rem_ns` to the carried fraction of a period; true when that made a whole period
+    /// (then taken out of it).
+    fn carry(&self, rem_ns: u64, period_ns: u64) -> bool {
+        let mut whole = false;
+        let _ = self
+            .carried_ns
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                let t = c.saturating_add(rem_ns);
+                whole = t >= period_ns;
+                Some(if whole { t - period_ns } else { t })
+            });
+        whole
     }
 
     /// Zeroes every counter (a forked child starts from nothing).
@@ -300,6 +336,9 @@ impl Session {
             &self.truncated,
             &self.overflows,
             &self.saturated,
+            &self.signals,
+            &self.unsampled,
+            &self.carried_ns,
         ] {
             c.store(0, Ordering::Relaxed);
         }
@@ -318,6 +357,18 @@ impl Session {
             pcs: self.pcs.as_ref(),
             threads: &self.threads,
             stacks: self.stacks.as_deref(),
+            clock: self.clock_report(),
+        }
+    }
+
+    /// What the sampling clock did so far (sidecar §5.11).
+    pub(crate) fn clock_report(&self) -> ClockReport {
+        let (clock, refused_errno) = crate::perfclock::in_use();
+        ClockReport {
+            clock,
+            refused_errno,
+            signals: self.signals.load(Ordering::Relaxed),
+            unsampled: self.unsampled.load(Ordering::Relaxed),
         }
     }
 
@@ -406,6 +457,7 @@ impl Session {
                 })
                 .collect(),
             gmon: None,
+            clock: Some(self.clock_report()),
         }
     }
 

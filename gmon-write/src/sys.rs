@@ -398,6 +398,12 @@ pub(crate) fn exit_now(status: c_int) -> ! {
     }
 }
 
+/// libc's `exit(status)`: `atexit` hooks, stdio flushed, then the process ends.
+pub(crate) fn exit(status: c_int) -> ! {
+    // SAFETY: exit may be called from any thread; the callers hold none of the runtime's locks.
+    unsafe { libc::exit(status) }
+}
+
 /// `pthread_atfork(prepare, parent, child)`.
 pub(crate) fn atfork(
     prepare: Option<extern "C" fn()>,
@@ -496,6 +502,137 @@ pub(crate) fn thread_timer(
 pub(crate) fn timer_delete(id: libc::timer_t) {
     // SAFETY: a timer this process created and has not deleted.
     unsafe { libc::timer_delete(id) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The perf task clock (spec/runtime.md §4.1, "Clock")
+
+/// `struct perf_event_attr` as of its first version (`PERF_ATTR_SIZE_VER0`, 64 bytes): every
+/// field the task clock needs is in it, and every kernel with `perf_event_open` takes it.
+#[repr(C)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+/// `perf_event_attr` flag bits: `disabled`, `exclude_kernel`, `exclude_hv`.
+const PERF_FLAG_DISABLED: u64 = 1 << 0;
+const PERF_FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+const PERF_FLAG_EXCLUDE_HV: u64 = 1 << 6;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+/// `_IO('$', 1)` and `_IO('$', 2)`.
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+const PERF_EVENT_IOC_REFRESH: libc::c_ulong = 0x2402;
+/// fcntl commands and owner type not in every libc crate's list for glibc.
+const F_SETSIG: c_int = 10;
+const F_GETSIG: c_int = 11;
+const F_SETOWN_EX: c_int = 15;
+const F_OWNER_TID: c_int = 0;
+
+/// A `PERF_COUNT_SW_TASK_CLOCK` event on thread `tid` overflowing every `period_ns` of its
+/// CPU time, created disabled, close-on-exec; `exclude_kernel` when the kernel refuses an
+/// unprivileged user the kernel's part (`perf_event_paranoid` ≥ 2). The descriptor, or the
+/// `errno`.
+pub(crate) fn perf_task_clock(
+    tid: i32,
+    period_ns: u64,
+    exclude_kernel: bool,
+) -> Result<c_int, c_int> {
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: PERF_COUNT_SW_TASK_CLOCK,
+        sample_period: period_ns,
+        sample_type: 0,
+        read_format: 0,
+        flags: PERF_FLAG_DISABLED
+            | PERF_FLAG_EXCLUDE_HV
+            | if exclude_kernel {
+                PERF_FLAG_EXCLUDE_KERNEL
+            } else {
+                0
+            },
+        wakeup_events: 0,
+        bp_type: 0,
+        config1: 0,
+    };
+    // SAFETY: a valid attr of the size it says; pid = tid, any CPU, no group.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            tid,
+            -1 as c_int,
+            -1 as c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd >= 0 {
+        Ok(fd as c_int)
+    } else {
+        Err(errno())
+    }
+}
+
+/// `fcntl(fd, F_DUPFD_CLOEXEC, floor)`: a copy at the lowest free number ≥ `floor`.
+pub(crate) fn dup_at_or_above(fd: c_int, floor: c_int) -> Result<c_int, c_int> {
+    // SAFETY: no memory is passed.
+    let r = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, floor) };
+    if r >= 0 { Ok(r) } else { Err(errno()) }
+}
+
+/// Has `fd`'s events signalled to thread `tid` as `signo` (with `si_fd`): `O_ASYNC`,
+/// `F_SETSIG`, `F_SETOWN_EX` with `F_OWNER_TID`.
+pub(crate) fn signal_thread_on_events(fd: c_int, tid: i32, signo: c_int) -> Result<(), c_int> {
+    let owner = [F_OWNER_TID, tid];
+    // SAFETY: plain fcntl commands; F_SETOWN_EX reads a `struct f_owner_ex` {int type; pid_t
+    // pid}, which `owner` is.
+    let ok = unsafe {
+        libc::fcntl(fd, libc::F_SETFL, libc::O_ASYNC) == 0
+            && libc::fcntl(fd, F_SETSIG, signo) == 0
+            && libc::fcntl(fd, F_SETOWN_EX, owner.as_ptr()) == 0
+    };
+    if ok { Ok(()) } else { Err(errno()) }
+}
+
+/// Enables a perf event for one more overflow (`PERF_EVENT_IOC_REFRESH`, 1): it signals then
+/// disables itself until refreshed again. Async-signal-safe.
+pub(crate) fn perf_refresh(fd: c_int) -> bool {
+    // SAFETY: no memory is passed.
+    unsafe { libc::ioctl(fd, PERF_EVENT_IOC_REFRESH, 1 as c_int) == 0 }
+}
+
+/// Stops a perf event (`PERF_EVENT_IOC_DISABLE`).
+pub(crate) fn perf_disable(fd: c_int) {
+    // SAFETY: no memory is passed.
+    unsafe { libc::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0 as c_int) };
+}
+
+/// The signal `fd`'s events are sent as (`F_GETSIG`; None when `fd` is not open): a
+/// descriptor of ours has the sample signal, which the program cannot use, so a file the
+/// program opened under the number after closing ours is told apart.
+pub(crate) fn fd_signal(fd: c_int) -> Option<c_int> {
+    // SAFETY: no memory is passed.
+    let r = unsafe { libc::fcntl(fd, F_GETSIG) };
+    (r >= 0).then_some(r)
+}
+
+/// The soft `RLIMIT_NOFILE` (None when it cannot be read).
+pub(crate) fn open_files_limit() -> Option<u64> {
+    // SAFETY: rlimit is plain data, filled by getrlimit.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to local data.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0).then_some(r.rlim_cur as u64)
 }
 
 /// The callback type of `dl_iterate_phdr`.

@@ -13,7 +13,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use gmon_format::sidecar::{
-    GMONX_MAGIC, GMONX_VERSION, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
+    GMONX_MAGIC, GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
     SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
 };
 use gmon_format::{
@@ -130,6 +130,8 @@ pub(crate) struct ProfileData<'a> {
     pub threads: &'a CountTable,
     /// Stacks (when recorded).
     pub stacks: Option<&'a StackTable>,
+    /// What the sampling clock did.
+    pub clock: gmon_format::sidecar::ClockReport,
 }
 
 /// Which file a failure is about.
@@ -378,6 +380,14 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
             sink.put(&[t.kind(first).0]);
         }
     }
+
+    // The sampling clock (spec §5.11).
+    let k = s.clock;
+    section(sink, SECTION_CLOCK, 4 + 4 + 8 + 8);
+    put_u32(sink, k.clock.0);
+    put_u32(sink, k.refused_errno);
+    put_u64(sink, k.signals);
+    put_u64(sink, k.unsampled);
 }
 
 /// Sorted stack slots grouped into runs of equal stacks of one kind: (first slot, summed count).
@@ -405,9 +415,10 @@ fn merged_stacks<'a>(
 /// (`sys::dl_iterate_phdr_bounded`), the list of the previous write, or of the session's start,
 /// stays (spec/runtime.md §4.5).
 pub(crate) fn collect_objects(b: &mut OutputBuffers) {
-    if b.exe.read_link(c"/proc/self/exe").is_err() {
-        b.exe.set(b"");
-    }
+    // The calling thread's link, not the process's: `/proc/self/exe` is gone once the main
+    // thread has called `pthread_exit` (spec §4.5, "The last program thread"). When it cannot
+    // be read, the path read at the session's start stays (an exec makes a new session).
+    let _ = b.exe.read_link(c"/proc/thread-self/exe");
     let (exe, objects, count) = (&b.exe, &mut b.objects, &mut b.object_count);
     for_each_object_bounded(|o| {
         if o.first {

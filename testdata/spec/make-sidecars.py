@@ -81,6 +81,7 @@ def valid_sections():
         (5, threads((42, 9))),
         (6, u64(123) + u64(0x1234)),
         (7, kinds(1, 1)),
+        (8, u32(2) + u32(0) + u64(9) + u64(0)),
     ]
 
 
@@ -199,7 +200,7 @@ def main():
         "sidecar-trailing-bytes", th_at + 12 + 4 + 12, "rule 12")
     # Rule 13: STACK_KINDS' count differs from the stacks', whichever comes first.
     k_at = offset_of_section(base, 6)
-    bad("kinds-count-differs.gmonx", build(base[:6] + [(7, kinds(1))]),
+    bad("kinds-count-differs.gmonx", build(base[:6] + [(7, kinds(1))] + base[7:]),
         "bad-value", k_at + 12, "rule 13")
     early = [base[0], (7, kinds(1)), *base[1:6]]
     bad("kinds-before-stacks-differs.gmonx", build(early), "bad-value",

@@ -1,4 +1,4 @@
-//! Summing sidecars without losing a count (spec/runtime.md §5.11): what `gmon record` does
+//! Summing sidecars without losing a count (spec/runtime.md §5.12): what `gmon record` does
 //! with the processes of one executable and `gmon merge` with recorded profiles.
 //!
 //! The sum lives in the address space of the first sidecar. Each object of a later sidecar is
@@ -12,7 +12,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, PcSample, Sidecar, StackKind};
+use super::{AddressRange, ClockKind, ClockReport, MappedObject, OBJECT_FLAG_MAIN, PcSample};
+use super::{Sidecar, StackKind};
 use super::{StackSample, ThreadTotal};
 
 /// A stack's frames (leaf first) and its kind: two processes' equal frames of different kinds
@@ -31,6 +32,8 @@ pub struct SidecarSum {
     threads: BTreeMap<u32, u64>,
     /// Whether any input said how its stacks were obtained.
     any_kinds: bool,
+    /// The inputs' clock reports, summed ([`merge_clocks`]).
+    clock: Option<ClockReport>,
 }
 
 impl SidecarSum {
@@ -42,6 +45,7 @@ impl SidecarSum {
     /// Adds one sidecar.
     pub fn add(&mut self, sidecar: &Sidecar) {
         self.any_kinds |= !sidecar.stack_kinds.is_empty();
+        self.clock = merge_clocks([self.clock.take(), sidecar.clock]);
         let Some(sum) = self.sum.as_mut() else {
             let mut first = sidecar.clone();
             first.pc_samples.clear();
@@ -140,9 +144,32 @@ impl SidecarSum {
             .into_iter()
             .map(|(tid, samples)| ThreadTotal { tid, samples })
             .collect();
+        sum.clock = self.clock;
         sum.gmon = None;
         sum
     }
+}
+
+/// Several processes' clock reports as one: signals and unsampled ticks summed (saturating);
+/// the clock is theirs when they agree, else the timer (some process fell back to it), with the
+/// first refusal's errno. `None` when no input said.
+pub fn merge_clocks(all: impl IntoIterator<Item = Option<ClockReport>>) -> Option<ClockReport> {
+    let mut sum: Option<ClockReport> = None;
+    for c in all.into_iter().flatten() {
+        let Some(s) = sum.as_mut() else {
+            sum = Some(c);
+            continue;
+        };
+        if s.clock != c.clock {
+            s.clock = ClockKind::THREAD_TIMER;
+        }
+        if s.refused_errno == 0 {
+            s.refused_errno = c.refused_errno;
+        }
+        s.signals = s.signals.saturating_add(c.signals);
+        s.unsampled = s.unsampled.saturating_add(c.unsampled);
+    }
+    sum
 }
 
 /// The sum of `all` (see the module's description).

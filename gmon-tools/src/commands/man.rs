@@ -90,6 +90,12 @@ const ENVIRONMENT: &[EnvVar] = &[
                   each stack with the objects' .eh_frame.",
     },
     EnvVar {
+        name: "GMON_RECORD_CLOCK",
+        pages: &["record"],
+        meaning: "timer: sample with each thread's POSIX CPU timer instead of a perf task clock \
+                  (which is used when the kernel allows it; the summary says which ran).",
+    },
+    EnvVar {
         name: "GMON_RECORD_OUT",
         pages: &["record"],
         meaning: "Set by gmon record for the runtime: the profile to write. A program started \

@@ -114,7 +114,8 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 (rec.idle.executables, rec.idle.processes),
                 opts.hz,
                 rec.cpu,
-                &rec.top
+                &rec.top,
+                rec.clock.as_ref()
             )
         );
     }

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 
 use gmon_format::Sidecar;
 use gmon_format::sidecar::{
-    GMONX_VERSION, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS, SECTION_PC_SAMPLES,
-    SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS, SectionSpan,
+    GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
+    SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS, SectionSpan,
 };
 use serde::Serialize;
 
@@ -181,6 +181,18 @@ pub fn print_sidecar<W: Write + ?Sized>(
             SECTION_STACK_KINDS => {
                 writeln!(out, "  one kind per stack, shown with STACKS")?;
             }
+            SECTION_CLOCK => {
+                if let Some(c) = s.clock {
+                    writeln!(
+                        out,
+                        "  clock: {}  refused errno: {}  signals: {}  unsampled: {}",
+                        c.clock.name(),
+                        c.refused_errno,
+                        c.signals,
+                        c.unsampled
+                    )?;
+                }
+            }
             _ => writeln!(out, "  skipped: written by a later runtime")?,
         }
     }
@@ -201,6 +213,15 @@ pub struct JsonSidecar<'a> {
     stacks: Vec<JsonStack<'a>>,
     threads: Vec<[u64; 2]>,
     gmon_link: Option<JsonLink>,
+    clock: Option<JsonClock>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonClock {
+    clock: &'static str,
+    refused_errno: u32,
+    signals: u64,
+    unsampled: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -299,6 +320,12 @@ impl<'a> JsonSidecar<'a> {
             gmon_link: s.gmon.map(|l| JsonLink {
                 length: l.length,
                 fnv1a64: l.fnv1a64,
+            }),
+            clock: s.clock.map(|c| JsonClock {
+                clock: c.clock.name(),
+                refused_errno: c.refused_errno,
+                signals: c.signals,
+                unsampled: c.unsampled,
             }),
         }
     }

@@ -30,6 +30,7 @@ pub mod runtime;
 pub mod signals;
 pub mod summary;
 
+use gmon_format::sidecar::ClockReport;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
@@ -87,6 +88,8 @@ pub struct Recorded {
     pub top: summary::TopFunctions,
     /// Executables (and their processes) with no sample, for which no file was written.
     pub idle: Idle,
+    /// What the sampling clocks did, over every file (None when no runtime said).
+    pub clock: Option<ClockReport>,
     /// Where the runtime library came from.
     pub runtime: RuntimeSource,
     /// What went wrong after the command ran (no profile, a profile that could not be written),
@@ -213,20 +216,20 @@ fn record_with(
     } else {
         lost::reported(private.path())
     };
-    let (files, top, idle) = if vanished {
+    let (files, top, idle, clock) = if vanished {
         notes.push(format!(
             "{}: the run's directory was removed by another program while the command ran (a \
              cleaner of temporary files?): the profiles written into it are lost",
             private.path().display()
         ));
-        (Vec::new(), TopFunctions::default(), Idle::default())
+        (Vec::new(), TopFunctions::default(), Idle::default(), None)
     } else {
         match write_profiles(private.path(), &output, opts.inherit) {
             Ok(w) => w,
             Err(e) => {
                 unwritten = true;
                 notes.push(format!("cannot write the profile: {e:#}"));
-                (Vec::new(), TopFunctions::default(), Idle::default())
+                (Vec::new(), TopFunctions::default(), Idle::default(), None)
             }
         }
     };
@@ -274,13 +277,14 @@ fn record_with(
         files,
         top,
         idle,
+        clock,
         runtime: source,
         notes,
         unwritten,
     })
 }
 
-type Written = (Vec<WrittenFile>, TopFunctions, Idle);
+type Written = (Vec<WrittenFile>, TopFunctions, Idle, Option<ClockReport>);
 
 /// Executables of the process tree that got no sample, and so no file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -299,7 +303,7 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
         found.retain(|p| p.first);
     }
     if found.is_empty() {
-        return Ok((Vec::new(), TopFunctions::default(), Idle::default()));
+        return Ok((Vec::new(), TopFunctions::default(), Idle::default(), None));
     }
     let mut groups = profiles::group(found)?;
     // Sorted with OUT's group first.
@@ -332,7 +336,8 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Wr
         .collect();
     let sidecars: Vec<&gmon_format::Sidecar> =
         groups.iter().filter_map(|g| g.sidecar.as_ref()).collect();
-    Ok((files, summary::top_functions(&sidecars, 5), idle))
+    let clock = gmon_format::sidecar::merge_clocks(sidecars.iter().map(|s| s.clock));
+    Ok((files, summary::top_functions(&sidecars, 5), idle, clock))
 }
 
 /// How the child ended, in words for a message ("it exited with status 0", "it was killed by

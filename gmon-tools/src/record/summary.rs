@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use gmon_format::Sidecar;
+use gmon_format::sidecar::{ClockKind, ClockReport};
 
 use crate::stacks::{ObjectSymbols, display_name};
 
@@ -120,6 +121,7 @@ pub fn render(
     hz: u32,
     cpu: std::time::Duration,
     top: &TopFunctions,
+    clock: Option<&ClockReport>,
 ) -> String {
     let processes: usize = files.iter().map(|f| f.processes).sum::<usize>() + idle.1;
     let samples: u64 = files.iter().map(|f| f.samples).sum();
@@ -132,6 +134,9 @@ pub fn render(
         files.len(),
         if files.len() == 1 { "" } else { "s" },
     );
+    if let Some(c) = clock {
+        s.push_str(&clock_lines(c, samples, hz, cpu.as_secs_f64()));
+    }
     for f in files {
         let exe = Path::new(&f.executable)
             .file_name()
@@ -176,4 +181,94 @@ pub fn render(
         }
     }
     s
+}
+
+/// Below this share of `CPU time × rate`, the summary says that samples are missing.
+const COVERAGE_WARNING: f64 = 0.9;
+
+/// Which clock drove the samples and at what real rate (signals per CPU second); and, when the
+/// samples cover less than [`COVERAGE_WARNING`] of `cpu × hz`, one line that says so with the
+/// likely reason (spec/runtime.md §4.1, "Clock").
+fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64) -> String {
+    let mut s = String::new();
+    let rate = if cpu > 0.0 {
+        format!("{:.0}", c.signals as f64 / cpu)
+    } else {
+        "?".into()
+    };
+    let _ = write!(
+        s,
+        "  clock: {}, {rate} signals per CPU second for {hz} Hz",
+        c.clock.name()
+    );
+    if c.clock == ClockKind::THREAD_TIMER && c.refused_errno != 0 {
+        let why = std::io::Error::from_raw_os_error(c.refused_errno as i32);
+        let _ = write!(s, " (the perf task clock was refused: {why})");
+    }
+    s.push('\n');
+    let due = cpu * f64::from(hz);
+    if due >= 10.0 && (samples as f64) < COVERAGE_WARNING * due {
+        let reason = if c.clock == ClockKind::THREAD_TIMER {
+            "the thread CPU timer is checked at the kernel's tick, so threads shorter than a \
+             tick end before their first sample"
+        } else if c.unsampled > 0 {
+            "threads ended before their first sample"
+        } else {
+            "CPU time of processes or threads not sampled (the kernel's part, or the \
+             runtime not loaded)"
+        };
+        let never = if c.unsampled > 0 {
+            format!("; {} more were due from threads never sampled", c.unsampled)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "gmon record: samples cover {:.0}% of the CPU time ({samples} of {due:.0} due{never}): \
+             {reason}",
+            samples as f64 * 100.0 / due,
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(clock: ClockKind, refused_errno: u32, signals: u64, unsampled: u64) -> ClockReport {
+        ClockReport {
+            clock,
+            refused_errno,
+            signals,
+            unsampled,
+        }
+    }
+
+    #[test]
+    fn the_clock_and_its_real_rate_are_said() {
+        let c = report(ClockKind::PERF_TASK_CLOCK, 0, 990, 0);
+        let s = clock_lines(&c, 990, 1000, 1.0);
+        assert_eq!(
+            s,
+            "  clock: perf task clock, 990 signals per CPU second for 1000 Hz\n"
+        );
+        let c = report(ClockKind::THREAD_TIMER, 13, 250, 0);
+        let s = clock_lines(&c, 995, 1000, 1.0);
+        assert!(s.starts_with("  clock: thread CPU timer, 250 signals per CPU second for 1000 Hz (the perf task clock was refused: Permission denied"), "{s}");
+        assert_eq!(s.lines().count(), 1, "{s}");
+    }
+
+    #[test]
+    fn samples_below_ninety_percent_of_the_cpu_time_are_said_with_a_reason() {
+        let c = report(ClockKind::THREAD_TIMER, 0, 300, 700);
+        let s = clock_lines(&c, 350, 1000, 1.3);
+        let warning = s.lines().nth(1).expect("a second line");
+        assert!(
+            warning.starts_with("gmon record: samples cover 27% of the CPU time (350 of 1300 due; 700 more were due from threads never sampled): the thread CPU timer"),
+            "{s}"
+        );
+        // 90 % and more: nothing to say.
+        assert_eq!(clock_lines(&c, 1170, 1000, 1.3).lines().count(), 1);
+    }
 }

@@ -524,6 +524,7 @@ fn sample_sidecar(gmon: &[u8]) -> Vec<u8> {
         }],
         stack_kinds: vec![StackKind::COMPLETE],
         gmon: Some(GmonLink::of(gmon)),
+        ..gmon_format::Sidecar::default()
     };
     let mut bytes = sidecar_to_vec(&s).unwrap();
     bytes.extend_from_slice(&99u32.to_le_bytes());

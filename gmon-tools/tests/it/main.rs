@@ -24,4 +24,5 @@ mod record;
 mod record_files;
 mod record_private;
 mod record_programs;
+mod record_threads;
 mod security_readers;

@@ -276,7 +276,7 @@ int main(void) {
 "#;
 
 /// The numbers of gmon record's summary line: samples, CPU seconds, processes.
-fn summary_numbers(stderr: &str) -> (u64, f64, u64) {
+pub(crate) fn summary_numbers(stderr: &str) -> (u64, f64, u64) {
     let line = stderr
         .lines()
         .find(|l| l.starts_with("gmon record: ") && l.contains(" samples at "))
