@@ -1,30 +1,42 @@
 //! Builds the gmon-write runtime (`libgmon_write.so`, gmon-write's cdylib) so that the `gmon`
 //! binary can embed it (`include_bytes!` in `src/record/runtime.rs`): `gmon record` then works
-//! from the binary alone (`cargo install --path gmon-tools`, or a copy of `target/release/gmon`).
+//! from the binary alone (`cargo install gmon-tools`, `cargo install --path gmon-tools`, or a copy
+//! of `target/release/gmon`).
 //!
 //! Cargo cannot depend on another crate's cdylib, so this runs a nested `cargo build -p
 //! gmon-write --lib` with its own target directory inside `OUT_DIR` (the outer cargo holds the
-//! lock of the main one) and the same profile. Cargo reruns this script only when gmon-write's or
-//! gmon-format's sources change, and the nested cargo is itself incremental.
+//! lock of the main one) and the same profile. gmon-write is a dependency of this crate only so
+//! that its build script can tell this one where its sources are (`DEP_GMON_WRITE_ROOT`): the
+//! workspace's `gmon-write/`, or the unpacked package in cargo's registry cache when gmon-tools
+//! is built from its own package (the `../gmon-write` of the workspace is not part of that
+//! package). Cargo reruns this script only when those sources change, and the nested cargo is
+//! itself incremental.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    let manifest_dir =
-        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
-    let workspace = manifest_dir.join("..");
-    let runtime = workspace.join("gmon-write");
+    let runtime =
+        PathBuf::from(env::var_os("DEP_GMON_WRITE_ROOT").expect(
+            "gmon-write's build script sets DEP_GMON_WRITE_ROOT (`links` in its Cargo.toml)",
+        ));
+    // The runtime's sources, its lock file (a packaged crate carries one), and in the workspace
+    // the gmon-format and Cargo.lock beside it. Only paths that exist: cargo reruns a script
+    // every time for a missing one.
+    let parent = runtime.join("..");
     for watched in [
         runtime.join("src"),
         runtime.join("Cargo.toml"),
-        workspace.join("gmon-format/src"),
-        workspace.join("gmon-format/Cargo.toml"),
-        workspace.join("Cargo.lock"),
+        runtime.join("Cargo.lock"),
+        parent.join("gmon-format/src"),
+        parent.join("gmon-format/Cargo.toml"),
+        parent.join("Cargo.lock"),
     ] {
-        println!("cargo:rerun-if-changed={}", watched.display());
+        if watched.exists() {
+            println!("cargo:rerun-if-changed={}", watched.display());
+        }
     }
     println!("cargo:rerun-if-env-changed=GMON_EMBED_LIB");
 
@@ -69,6 +81,7 @@ fn main() {
             || key.starts_with("CARGO_REGISTRIES_")
             || key.starts_with("CARGO_HTTP_");
         if (key.starts_with("CARGO_") && !keep)
+            || key.starts_with("DEP_")
             || matches!(
                 key,
                 "RUSTC_WRAPPER"
