@@ -49,6 +49,24 @@ fn main() {
         return;
     }
 
+    // A packaged gmon-write (cargo's registry cache, a vendored copy: its Cargo.toml.orig says so)
+    // must stay as it is, but the nested cargo would rewrite its Cargo.lock there (cargo's
+    // package verification and vendored sources' checksums reject that). It is built from a copy
+    // in OUT_DIR instead, made its own workspace so that no Cargo.toml above OUT_DIR claims it.
+    // The workspace's gmon-write is built in place, as a member of its workspace.
+    let runtime = if runtime.join("Cargo.toml.orig").exists() {
+        let copied = out_dir.join("runtime-src");
+        copy_tree(&runtime, &copied);
+        let manifest = copied.join("Cargo.toml");
+        let mut text = std::fs::read_to_string(&manifest)
+            .unwrap_or_else(|e| panic!("{}: cannot read: {e}", manifest.display()));
+        text.push_str("\n[workspace]\n");
+        write_if_changed(&manifest, text.as_bytes());
+        copied
+    } else {
+        runtime
+    };
+
     let release = env::var("PROFILE").as_deref() == Ok("release");
     let target_dir = out_dir.join("runtime-target");
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -136,8 +154,33 @@ fn write_hash(lib: &Path, out_dir: &Path) {
 fn copy(from: &Path, to: &Path) {
     let bytes = std::fs::read(from)
         .unwrap_or_else(|e| panic!("{}: cannot read the runtime library: {e}", from.display()));
-    if std::fs::read(to).is_ok_and(|old| old == bytes) {
+    write_if_changed(to, &bytes);
+}
+
+/// Writes `bytes` to `path` unless it holds them already (an unchanged file keeps its time, so
+/// cargo does not rebuild what reads it).
+fn write_if_changed(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
         return;
     }
-    std::fs::write(to, &bytes).unwrap_or_else(|e| panic!("{}: cannot write: {e}", to.display()));
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: cannot write: {e}", path.display()));
+}
+
+/// Copies the directory tree `from` into `to`, file by file with [`write_if_changed`]. A package's
+/// files never change under one version, so nothing is ever left over to delete.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: cannot create: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: cannot list: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("{}: cannot list: {e}", from.display()));
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if source.is_dir() {
+            copy_tree(&source, &target);
+        } else {
+            let bytes = std::fs::read(&source)
+                .unwrap_or_else(|e| panic!("{}: cannot read: {e}", source.display()));
+            write_if_changed(&target, &bytes);
+        }
+    }
 }
