@@ -1,30 +1,42 @@
 //! Builds the gmon-write runtime (`libgmon_write.so`, gmon-write's cdylib) so that the `gmon`
 //! binary can embed it (`include_bytes!` in `src/record/runtime.rs`): `gmon record` then works
-//! from the binary alone (`cargo install --path gmon-tools`, or a copy of `target/release/gmon`).
+//! from the binary alone (`cargo install gmon-tools`, `cargo install --path gmon-tools`, or a copy
+//! of `target/release/gmon`).
 //!
 //! Cargo cannot depend on another crate's cdylib, so this runs a nested `cargo build -p
 //! gmon-write --lib` with its own target directory inside `OUT_DIR` (the outer cargo holds the
-//! lock of the main one) and the same profile. Cargo reruns this script only when gmon-write's or
-//! gmon-format's sources change, and the nested cargo is itself incremental.
+//! lock of the main one) and the same profile. gmon-write is a dependency of this crate only so
+//! that its build script can tell this one where its sources are (`DEP_GMON_WRITE_ROOT`): the
+//! workspace's `gmon-write/`, or the unpacked package in cargo's registry cache when gmon-tools
+//! is built from its own package (the `../gmon-write` of the workspace is not part of that
+//! package). Cargo reruns this script only when those sources change, and the nested cargo is
+//! itself incremental.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
-    let manifest_dir =
-        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
-    let workspace = manifest_dir.join("..");
-    let runtime = workspace.join("gmon-write");
+    let runtime =
+        PathBuf::from(env::var_os("DEP_GMON_WRITE_ROOT").expect(
+            "gmon-write's build script sets DEP_GMON_WRITE_ROOT (`links` in its Cargo.toml)",
+        ));
+    // The runtime's sources, its lock file (a packaged crate carries one), and in the workspace
+    // the gmon-format and Cargo.lock beside it. Only paths that exist: cargo reruns a script
+    // every time for a missing one.
+    let parent = runtime.join("..");
     for watched in [
         runtime.join("src"),
         runtime.join("Cargo.toml"),
-        workspace.join("gmon-format/src"),
-        workspace.join("gmon-format/Cargo.toml"),
-        workspace.join("Cargo.lock"),
+        runtime.join("Cargo.lock"),
+        parent.join("gmon-format/src"),
+        parent.join("gmon-format/Cargo.toml"),
+        parent.join("Cargo.lock"),
     ] {
-        println!("cargo:rerun-if-changed={}", watched.display());
+        if watched.exists() {
+            println!("cargo:rerun-if-changed={}", watched.display());
+        }
     }
     println!("cargo:rerun-if-env-changed=GMON_EMBED_LIB");
 
@@ -36,6 +48,24 @@ fn main() {
         write_hash(&embedded, &out_dir);
         return;
     }
+
+    // A packaged gmon-write (cargo's registry cache, a vendored copy: its Cargo.toml.orig says so)
+    // must stay as it is, but the nested cargo would rewrite its Cargo.lock there (cargo's
+    // package verification and vendored sources' checksums reject that). It is built from a copy
+    // in OUT_DIR instead, made its own workspace so that no Cargo.toml above OUT_DIR claims it.
+    // The workspace's gmon-write is built in place, as a member of its workspace.
+    let runtime = if runtime.join("Cargo.toml.orig").exists() {
+        let copied = out_dir.join("runtime-src");
+        copy_tree(&runtime, &copied);
+        let manifest = copied.join("Cargo.toml");
+        let mut text = std::fs::read_to_string(&manifest)
+            .unwrap_or_else(|e| panic!("{}: cannot read: {e}", manifest.display()));
+        text.push_str("\n[workspace]\n");
+        write_if_changed(&manifest, text.as_bytes());
+        copied
+    } else {
+        runtime
+    };
 
     let release = env::var("PROFILE").as_deref() == Ok("release");
     let target_dir = out_dir.join("runtime-target");
@@ -69,6 +99,7 @@ fn main() {
             || key.starts_with("CARGO_REGISTRIES_")
             || key.starts_with("CARGO_HTTP_");
         if (key.starts_with("CARGO_") && !keep)
+            || key.starts_with("DEP_")
             || matches!(
                 key,
                 "RUSTC_WRAPPER"
@@ -123,8 +154,33 @@ fn write_hash(lib: &Path, out_dir: &Path) {
 fn copy(from: &Path, to: &Path) {
     let bytes = std::fs::read(from)
         .unwrap_or_else(|e| panic!("{}: cannot read the runtime library: {e}", from.display()));
-    if std::fs::read(to).is_ok_and(|old| old == bytes) {
+    write_if_changed(to, &bytes);
+}
+
+/// Writes `bytes` to `path` unless it holds them already (an unchanged file keeps its time, so
+/// cargo does not rebuild what reads it).
+fn write_if_changed(path: &Path, bytes: &[u8]) {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
         return;
     }
-    std::fs::write(to, &bytes).unwrap_or_else(|e| panic!("{}: cannot write: {e}", to.display()));
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: cannot write: {e}", path.display()));
+}
+
+/// Copies the directory tree `from` into `to`, file by file with [`write_if_changed`]. A package's
+/// files never change under one version, so nothing is ever left over to delete.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: cannot create: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: cannot list: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("{}: cannot list: {e}", from.display()));
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if source.is_dir() {
+            copy_tree(&source, &target);
+        } else {
+            let bytes = std::fs::read(&source)
+                .unwrap_or_else(|e| panic!("{}: cannot read: {e}", source.display()));
+            write_if_changed(&target, &bytes);
+        }
+    }
 }
