@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
 # Issue #30: every crate packages, and `gmon` installs from its packaged crate and works.
 #
-#  1. `cargo package --workspace` packages gmon-format, gmon-write and gmon-tools; cargo verifies
-#     each package by building it, taking the unpublished path dependencies from a temporary local
-#     registry of the packages it just made.
+#  1. `cargo package --workspace --no-verify` packages gmon-format, gmon-write and gmon-tools.
 #  2. `cargo install` builds `gmon` from the PACKAGED gmon-tools (the sources cargo unpacked from
-#     its .crate, not the workspace) into an empty root.
+#     its .crate, not the workspace) into an empty root, with the packaged gmon-format and
+#     gmon-write as its dependencies: that build is the verification of all three packages
+#     (cargo's own verification built each of them once more, about four CPU-minutes in CI).
 #  3. That binary records a program (`gmon record`, which needs the runtime library embedded by
 #     gmon-tools' build.rs) and draws a flame graph of it; the SVG must parse and show samples.
 #
 # gmon-format and gmon-write are not on crates.io, so everything that resolves them from there
 # gets them from their packages instead through [patch.crates-io]: the install through --config,
-# and the nested `cargo build` of the runtime that gmon-tools' build.rs runs (in step 1's
-# verification and in step 2) through $dir/.cargo/config.toml, which cargo finds from that
-# build's directory ($dir/package/gmon-tools-VERSION) and nowhere in the workspace.
+# and the nested `cargo build` of the runtime that gmon-tools' build.rs runs (in step 2) through
+# $dir/.cargo/config.toml, which cargo finds from that build's directory
+# ($dir/package/gmon-tools-VERSION) and nowhere in the workspace.
 #
 # The install is a debug build (`--debug`): the release profile's fat LTO takes about four minutes
 # more here, and what this checks (the packages build, the runtime is found and embedded, the
 # binary records and draws) does not depend on the optimisation level. Its target directory is
-# $dir, shared with step 1's verification and kept between runs, so a rerun is incremental.
+# $dir, kept between runs, so a rerun is incremental.
 #
 # Usage: scripts/package-check.sh   (from anywhere; writes under target/package-check)
 set -euo pipefail
@@ -37,9 +37,9 @@ cat >"$dir/.cargo/config.toml" <<EOF
 gmon-format = { path = "$pkg/gmon-format-$version" }
 EOF
 
-echo "package-check: 1/3 cargo package --workspace (packages and verifies gmon-format, gmon-write, gmon-tools $version)"
+echo "package-check: 1/3 cargo package --workspace (gmon-format, gmon-write, gmon-tools $version; step 2 builds them)"
 # --allow-dirty: the check is about what the sources build, also before they are committed.
-cargo package --workspace --allow-dirty --target-dir "$dir"
+cargo package --workspace --no-verify --allow-dirty --target-dir "$dir"
 for c in gmon-format gmon-write gmon-tools; do
 	crate=$pkg/$c-$version.crate
 	[ -s "$crate" ] || { echo "package-check: $crate was not made" >&2; exit 1; }

@@ -56,6 +56,20 @@ const ENDING_WATCH: Duration = Duration::from_millis(10);
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Largest overrun counted for one tick (bounds the damage of a bogus `si_overrun`).
 const MAX_WEIGHT: u32 = 10_000;
+/// The most signals per CPU second a task clock delivers to one thread (spec/runtime.md §4.1,
+/// "Clock"). Each signal costs the thread the handler's time, which a high-resolution clock
+/// counts towards the next period: at `--hz 100000` (10 µs) the handler alone would fill the
+/// periods and the program would stop progressing. Above this rate each signal stands for
+/// several ticks, as a timer's overrun does.
+const MAX_TASK_CLOCK_HZ: u32 = 10_000;
+/// Ticks each task-clock signal counts: 1 up to [`MAX_TASK_CLOCK_HZ`], more above it (set with
+/// the session's rate, before any clock is armed).
+static TASK_CLOCK_WEIGHT: AtomicU32 = AtomicU32::new(1);
+
+/// The ticks one task-clock signal stands for at `hz`.
+fn task_clock_weight(hz: u32) -> u32 {
+    hz.div_ceil(MAX_TASK_CLOCK_HZ).max(1)
+}
 
 // ---------------------------------------------------------------------------------------------
 // The signal handler
@@ -104,7 +118,11 @@ extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
     IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
     // SAFETY: ctx is the handler's ucontext argument.
     if let Some(regs) = unsafe { Native::registers(ctx) } {
-        count_tick(&regs, 1 + overrun(info));
+        let weight = match clock {
+            Some(_) => TASK_CLOCK_WEIGHT.load(Ordering::Relaxed),
+            None => 1 + overrun(info),
+        };
+        count_tick(&regs, weight);
     }
     IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
     sys::set_errno(saved);
@@ -281,7 +299,11 @@ fn arm(tid: i32, hz: u32) -> Option<Armed> {
     let cpu_at_arm = thread_cpu_ns(tid)?;
     let signo = signals::sample_signal();
     let task = crate::perfclock::wanted()
-        .then(|| crate::perfclock::open(tid, period_ns(hz) as u64, signo))
+        .then(|| {
+            let weight = task_clock_weight(hz);
+            TASK_CLOCK_WEIGHT.store(weight, Ordering::Relaxed);
+            crate::perfclock::open(tid, period_ns(hz) as u64 * u64::from(weight), signo)
+        })
         .flatten();
     let clock = match task {
         Some(c) => Clock::Task(c),

@@ -87,7 +87,7 @@ impl Orphan {
         before(&tmp);
         let script = format!(
             "echo \"$LD_PRELOAD\" > {d}/preload; echo \"$GMON_RECORD_OUT\" > {d}/name; \
-             (while [ ! -e {d}/go ]; do sleep 0.02; done; /bin/true; touch {d}/done) \
+             (while [ -d {d} ] && [ ! -e {d}/go ]; do sleep 0.02; done; /bin/true; touch {d}/done) \
              >/dev/null 2>&1 &",
             d = d.display()
         );
@@ -269,7 +269,7 @@ fn a_killed_runs_directory_is_removed_by_the_next_run() {
     let tmp = d.join("tmp");
     std::fs::create_dir(&tmp).expect("mkdir");
     let script = format!(
-        "echo \"$GMON_RECORD_OUT\" > {d}/name; while [ ! -e {d}/stop ]; do sleep 0.02; done",
+        "echo \"$GMON_RECORD_OUT\" > {d}/name; while [ -d {d} ] && [ ! -e {d}/stop ]; do sleep 0.02; done",
         d = d.display()
     );
     let mut killed = gmon_cmd()
