@@ -21,7 +21,9 @@
 use goblin::container::Ctx;
 use goblin::elf::SectionHeader;
 use goblin::elf::header::{EM_386, EM_AARCH64, EM_X86_64};
-use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOBITS, SHT_REL, SHT_RELA};
+use goblin::elf::section_header::{SHT_DYNSYM, SHT_REL, SHT_RELA};
+
+use super::symbolize::Sections;
 
 /// One PLT stub: its address range and the name of the function it jumps to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,30 +36,11 @@ pub(super) struct PltStub {
 
 /// The PLT stubs of the ELF file `data` (see the module doc); empty when there are none or the
 /// layout is not known.
-pub(super) fn plt_stubs(
-    data: &[u8],
-    headers: &[SectionHeader],
-    shstrndx: usize,
-    ctx: Ctx,
-    machine: u16,
-) -> Vec<PltStub> {
-    let bytes = |h: &SectionHeader| -> Option<&[u8]> {
-        if h.sh_type == SHT_NOBITS {
-            return None;
-        }
-        let o = usize::try_from(h.sh_offset).ok()?;
-        let n = usize::try_from(h.sh_size).ok()?;
-        data.get(o..o.checked_add(n)?)
-    };
-    let names = headers.get(shstrndx).and_then(bytes).unwrap_or_default();
-    let named = |want: &str| {
-        headers.iter().find(|h| {
-            names
-                .get(h.sh_name..)
-                .and_then(|s| s.split(|&b| b == 0).next())
-                == Some(want.as_bytes())
-        })
-    };
+pub(super) fn plt_stubs(sections: &Sections<'_, '_>, ctx: Ctx, machine: u16) -> Vec<PltStub> {
+    let data = sections.data();
+    let headers = sections.headers;
+    let bytes = |h: &SectionHeader| sections.bytes(h);
+    let named = |want: &str| sections.named(want);
     // The relocations' symbols are dynamic symbols.
     let Some((symbols, strings)) = dynamic_symbols(data, headers, ctx, &bytes) else {
         return Vec::new();

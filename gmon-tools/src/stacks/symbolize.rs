@@ -397,6 +397,51 @@ fn unversioned(name: &[u8]) -> &[u8] {
     }
 }
 
+/// An ELF file's section headers over its bytes: a section's bytes and a section by name.
+pub(super) struct Sections<'a, 'h> {
+    data: &'a [u8],
+    pub headers: &'h [goblin::elf::SectionHeader],
+    names: &'a [u8],
+}
+
+impl<'a, 'h> Sections<'a, 'h> {
+    fn new(data: &'a [u8], headers: &'h [goblin::elf::SectionHeader], shstrndx: usize) -> Self {
+        let mut s = Sections {
+            data,
+            headers,
+            names: &[],
+        };
+        s.names = headers
+            .get(shstrndx)
+            .and_then(|h| s.bytes(h))
+            .unwrap_or_default();
+        s
+    }
+
+    /// A section's bytes in the file (`None` for `SHT_NOBITS` or one past the end).
+    pub fn bytes(&self, h: &goblin::elf::SectionHeader) -> Option<&'a [u8]> {
+        if h.sh_type == goblin::elf::section_header::SHT_NOBITS {
+            return None;
+        }
+        let o = usize::try_from(h.sh_offset).ok()?;
+        let n = usize::try_from(h.sh_size).ok()?;
+        self.data.get(o..o.checked_add(n)?)
+    }
+
+    /// The first section named `name` that has bytes in the file.
+    pub fn named(&self, name: &str) -> Option<&'h goblin::elf::SectionHeader> {
+        self.headers.iter().find(|h| {
+            string_at(self.names, h.sh_name) == Some(name.as_bytes())
+                && h.sh_type != goblin::elf::section_header::SHT_NOBITS
+        })
+    }
+
+    /// The file's bytes.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+}
+
 /// The NUL-terminated string at `offset` of a string table.
 fn string_at(strings: &[u8], offset: usize) -> Option<&[u8]> {
     let tail = strings.get(offset..)?;
@@ -497,21 +542,10 @@ impl<'a> Tables<'a> {
         ctx: goblin::container::Ctx,
         machine: u16,
     ) -> Tables<'a> {
-        use goblin::elf::section_header::{SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB};
-        let bytes = |h: &goblin::elf::SectionHeader| -> Option<&'a [u8]> {
-            if h.sh_type == SHT_NOBITS {
-                return None;
-            }
-            let o = usize::try_from(h.sh_offset).ok()?;
-            let n = usize::try_from(h.sh_size).ok()?;
-            data.get(o..o.checked_add(n)?)
-        };
-        let names = headers.get(shstrndx).and_then(bytes).unwrap_or_default();
-        let named = |name: &str| {
-            headers.iter().find(|h| {
-                string_at(names, h.sh_name) == Some(name.as_bytes()) && h.sh_type != SHT_NOBITS
-            })
-        };
+        use goblin::elf::section_header::{SHT_DYNSYM, SHT_SYMTAB};
+        let sections = Sections::new(data, headers, shstrndx);
+        let bytes = |h: &goblin::elf::SectionHeader| sections.bytes(h);
+        let named = |name: &str| sections.named(name);
         let table = |typ: u32| {
             let h = headers.iter().find(|h| h.sh_type == typ)?;
             let strings = headers
@@ -529,7 +563,7 @@ impl<'a> Tables<'a> {
             dynsym: table(SHT_DYNSYM),
             eh_frame: named(".eh_frame").and_then(|h| Some((bytes(h)?, h.sh_addr))),
             text: named(".text").map(|h| h.sh_addr),
-            plt: plt_stubs(data, headers, shstrndx, ctx, machine),
+            plt: plt_stubs(&sections, ctx, machine),
             little_endian: ctx.is_little_endian(),
             is_64: ctx.container.is_big(),
         }
