@@ -74,11 +74,32 @@ impl RunDir {
 
     /// Removes the directory and what the run's processes wrote in it; a directory that is no
     /// longer the one this run made is left alone.
+    ///
+    /// Processes the command left running may still be writing into it (a shell's background
+    /// loop starts a preloaded `sleep` every few milliseconds, each writing its profile as it
+    /// exits): the directory is first moved to a fresh name beside it, so that a process that
+    /// opens it by its name from then on finds nothing and writes nothing (spec/runtime.md §3),
+    /// and the removal is tried again while a writer that had it open already adds files.
     pub fn remove(self) -> io::Result<()> {
         if self.vanished() {
             return Ok(());
         }
-        let r = fs::remove_dir_all(&self.path);
+        let mut gone = self.path.clone();
+        gone.set_file_name(format!(".gone-{}", random_suffix()));
+        let path = match rename_noreplace(&self.path, &gone) {
+            Ok(()) => gone,
+            Err(_) => self.path.clone(),
+        };
+        let mut r = fs::remove_dir_all(&path);
+        for _ in 0..100 {
+            match &r {
+                Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    r = fs::remove_dir_all(&path);
+                }
+                _ => break,
+            }
+        }
         drop(self.lock);
         r
     }
@@ -251,5 +272,36 @@ fn remove_left_over(per_user: &Path) {
         if flock(&dir, libc::LOCK_EX | libc::LOCK_NB).is_ok() {
             let _ = fs::remove_dir_all(&path);
         }
+    }
+}
+
+/// A name part nobody can guess in advance: std's per-process random hash keys, and the pid.
+fn random_suffix() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{:016x}", h.finish())
+}
+
+/// `rename(2)` that fails instead of replacing what is at `to` (`RENAME_NOREPLACE`): in a shared
+/// directory, another user's planted name is never replaced.
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: both are NUL-terminated paths; renameat2 reads them and touches nothing else.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
