@@ -44,6 +44,9 @@ for c in gmon-format gmon-write gmon-tools; do
 	crate=$pkg/$c-$version.crate
 	[ -s "$crate" ] || { echo "package-check: $crate was not made" >&2; exit 1; }
 	echo "package-check:   $c-$version.crate: $(tar -tzf "$crate" | wc -l) files, $(wc -c <"$crate") bytes"
+	# Unpacked as a registry would (--no-verify does not unpack): what the install builds.
+	rm -rf "${pkg:?}/$c-$version"
+	tar -xzf "$crate" -C "$pkg"
 done
 
 root=$(mktemp -d)
