@@ -37,7 +37,7 @@ use crate::{Error, Result};
 
 mod sections;
 mod sum;
-pub use sections::{SectionSpan, sidecar_sections};
+pub use sections::{SectionSpan, read_sidecar_sections, sidecar_sections};
 pub use sum::{SidecarSum, merge_clocks, merge_sidecars};
 
 /// The eight bytes that open a sidecar file.

@@ -39,7 +39,12 @@ impl SectionSpan {
 /// The sections of a sidecar file, in file order. The file is checked in full first
 /// ([`read_sidecar`]'s errors), so a section list is only given for a file that reads.
 pub fn sidecar_sections(bytes: &[u8]) -> Result<Vec<SectionSpan>> {
-    read_sidecar(bytes)?;
+    read_sidecar_sections(bytes).map(|(_, spans)| spans)
+}
+
+/// [`read_sidecar`] and [`sidecar_sections`] in one reading of the file.
+pub fn read_sidecar_sections(bytes: &[u8]) -> Result<(super::Sidecar, Vec<SectionSpan>)> {
+    let sidecar = read_sidecar(bytes)?;
     let mut spans = Vec::new();
     // 16-byte file header: magic, version, flags.
     let mut at = GMONX_MAGIC.len() + 8;
@@ -60,7 +65,7 @@ pub fn sidecar_sections(bytes: &[u8]) -> Result<Vec<SectionSpan>> {
             None => break,
         };
     }
-    Ok(spans)
+    Ok((sidecar, spans))
 }
 
 #[cfg(test)]

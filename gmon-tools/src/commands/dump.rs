@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gmon_format::sidecar::{GMONX_MAGIC, SectionSpan, sidecar_sections};
+use gmon_format::sidecar::{GMONX_MAGIC, SectionSpan, read_sidecar_sections};
 use gmon_format::{Detected, ReadOptions, Sidecar, read_sidecar, sidecar_path};
 
 use crate::dump::{
@@ -100,11 +100,13 @@ impl From<anyhow::Error> for Failure {
 }
 
 impl Failure {
-    fn format(path: &Path, bytes: &[u8], e: gmon_format::Error) -> Failure {
+    /// The reader's error `e`, said by `say`.
+    fn of(e: gmon_format::Error, say: impl FnOnce(gmon_format::Error) -> anyhow::Error) -> Failure {
+        let (class, offset) = (e.class(), e.offset());
         Failure {
-            class: e.class(),
-            offset: e.offset(),
-            error: explain(path, bytes, e),
+            class,
+            offset,
+            error: say(e),
         }
     }
 }
@@ -114,16 +116,15 @@ fn load(path: &Path, opts: &ReadOptions) -> Result<(Dumped, u64), Failure> {
     let bytes = read_input(path)?;
     let size = bytes.len() as u64;
     if bytes.starts_with(&GMONX_MAGIC) {
-        let sidecar = read_sidecar(&bytes).map_err(|e| Failure {
-            class: e.class(),
-            offset: e.offset(),
-            error: anyhow::Error::new(e).context(path.display().to_string()),
+        let (sidecar, sections) = read_sidecar_sections(&bytes).map_err(|e| {
+            Failure::of(e, |e| {
+                anyhow::Error::new(e).context(path.display().to_string())
+            })
         })?;
-        let sections = sidecar_sections(&bytes).unwrap_or_default();
         return Ok((Dumped::Sidecar(sidecar, sections), size));
     }
-    let detected =
-        gmon_format::read_detailed(&bytes, opts).map_err(|e| Failure::format(path, &bytes, e))?;
+    let detected = gmon_format::read_detailed(&bytes, opts)
+        .map_err(|e| Failure::of(e, |e| explain(path, &bytes, e)))?;
     Ok((Dumped::Profile(detected, beside(path, &bytes)), size))
 }
 

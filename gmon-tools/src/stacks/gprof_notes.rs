@@ -54,7 +54,7 @@ pub fn recorded_profile_notes(exe: &Path, profiles: &[PathBuf]) -> Vec<String> {
                 main.build_id_hex(),
                 main.path,
                 exe.display(),
-                hex(&id.0)
+                id
             ));
             continue;
         }
@@ -125,8 +125,4 @@ pub fn recorded_profile_notes(exe: &Path, profiles: &[PathBuf]) -> Vec<String> {
         ));
     }
     notes
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -21,7 +21,7 @@
 use goblin::container::Ctx;
 use goblin::elf::SectionHeader;
 use goblin::elf::header::{EM_386, EM_AARCH64, EM_X86_64};
-use goblin::elf::section_header::{SHT_DYNSYM, SHT_REL, SHT_RELA};
+use goblin::elf::section_header::{SHT_REL, SHT_RELA};
 
 use super::symbolize::Sections;
 
@@ -36,15 +36,17 @@ pub(super) struct PltStub {
 
 /// The PLT stubs of the ELF file `data` (see the module doc); empty when there are none or the
 /// layout is not known.
-pub(super) fn plt_stubs(sections: &Sections<'_, '_>, ctx: Ctx, machine: u16) -> Vec<PltStub> {
+/// `dynsym` is the file's dynamic symbol table, which the relocations' symbols index.
+pub(super) fn plt_stubs(
+    sections: &Sections<'_, '_>,
+    dynsym: &(goblin::elf::Symtab<'_>, &[u8]),
+    ctx: Ctx,
+    machine: u16,
+) -> Vec<PltStub> {
     let data = sections.data();
-    let headers = sections.headers;
     let bytes = |h: &SectionHeader| sections.bytes(h);
     let named = |want: &str| sections.named(want);
-    // The relocations' symbols are dynamic symbols.
-    let Some((symbols, strings)) = dynamic_symbols(data, headers, ctx, &bytes) else {
-        return Vec::new();
-    };
+    let (symbols, strings) = dynsym;
     let name_of = |r_sym: usize| {
         symbols
             .get(r_sym)
@@ -123,22 +125,4 @@ pub(super) fn plt_stubs(sections: &Sections<'_, '_>, ctx: Ctx, machine: u16) -> 
         }
     }
     out
-}
-
-/// The dynamic symbol table and its strings.
-fn dynamic_symbols<'a>(
-    data: &'a [u8],
-    headers: &[SectionHeader],
-    ctx: Ctx,
-    bytes: &dyn Fn(&SectionHeader) -> Option<&'a [u8]>,
-) -> Option<(goblin::elf::Symtab<'a>, &'a [u8])> {
-    let h = headers.iter().find(|h| h.sh_type == SHT_DYNSYM)?;
-    let strings = headers
-        .get(usize::try_from(h.sh_link).ok()?)
-        .and_then(bytes)?;
-    let entsize = usize::try_from(h.sh_entsize).ok().filter(|&e| e > 0)?;
-    let count = usize::try_from(h.sh_size).ok()? / entsize;
-    let symbols =
-        goblin::elf::Symtab::parse(data, usize::try_from(h.sh_offset).ok()?, count, ctx).ok()?;
-    Some((symbols, strings))
 }

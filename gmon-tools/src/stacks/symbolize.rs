@@ -400,7 +400,7 @@ fn unversioned(name: &[u8]) -> &[u8] {
 /// An ELF file's section headers over its bytes: a section's bytes and a section by name.
 pub(super) struct Sections<'a, 'h> {
     data: &'a [u8],
-    pub headers: &'h [goblin::elf::SectionHeader],
+    headers: &'h [goblin::elf::SectionHeader],
     names: &'a [u8],
 }
 
@@ -439,6 +439,25 @@ impl<'a, 'h> Sections<'a, 'h> {
     /// The file's bytes.
     pub fn data(&self) -> &'a [u8] {
         self.data
+    }
+
+    /// The first symbol table of type `typ` (`SHT_SYMTAB`, `SHT_DYNSYM`) and its strings.
+    pub fn symbol_table(
+        &self,
+        typ: u32,
+        ctx: goblin::container::Ctx,
+    ) -> Option<(goblin::elf::Symtab<'a>, &'a [u8])> {
+        let h = self.headers.iter().find(|h| h.sh_type == typ)?;
+        let strings = self
+            .headers
+            .get(usize::try_from(h.sh_link).ok()?)
+            .and_then(|s| self.bytes(s))?;
+        let entsize = usize::try_from(h.sh_entsize).ok().filter(|&e| e > 0)?;
+        let count = usize::try_from(h.sh_size).ok()? / entsize;
+        let syms =
+            goblin::elf::Symtab::parse(self.data, usize::try_from(h.sh_offset).ok()?, count, ctx)
+                .ok()?;
+        Some((syms, strings))
     }
 }
 
@@ -546,24 +565,18 @@ impl<'a> Tables<'a> {
         let sections = Sections::new(data, headers, shstrndx);
         let bytes = |h: &goblin::elf::SectionHeader| sections.bytes(h);
         let named = |name: &str| sections.named(name);
-        let table = |typ: u32| {
-            let h = headers.iter().find(|h| h.sh_type == typ)?;
-            let strings = headers
-                .get(usize::try_from(h.sh_link).ok()?)
-                .and_then(bytes)?;
-            let entsize = usize::try_from(h.sh_entsize).ok().filter(|&e| e > 0)?;
-            let count = usize::try_from(h.sh_size).ok()? / entsize;
-            let syms =
-                goblin::elf::Symtab::parse(data, usize::try_from(h.sh_offset).ok()?, count, ctx)
-                    .ok()?;
-            Some((syms, strings))
-        };
+        // The dynamic symbols also name the PLT's stubs: parsed once for both.
+        let dynsym = sections.symbol_table(SHT_DYNSYM, ctx);
+        let plt = dynsym
+            .as_ref()
+            .map(|d| plt_stubs(&sections, d, ctx, machine))
+            .unwrap_or_default();
         Tables {
-            symtab: table(SHT_SYMTAB),
-            dynsym: table(SHT_DYNSYM),
+            symtab: sections.symbol_table(SHT_SYMTAB, ctx),
+            dynsym,
             eh_frame: named(".eh_frame").and_then(|h| Some((bytes(h)?, h.sh_addr))),
             text: named(".text").map(|h| h.sh_addr),
-            plt: plt_stubs(&sections, ctx, machine),
+            plt,
             little_endian: ctx.is_little_endian(),
             is_64: ctx.container.is_big(),
         }
