@@ -4,7 +4,7 @@
 //! `src/input_args.rs`, which are private to it) is a thin layer over functions here that tests
 //! call directly:
 //! the gprof engine ([`gprof`]: symbol table, histogram credit, call graph with cycles and
-//! propagation, and GNU gprof's printers), [`stacks`] (the model the views print),
+//! propagation, and GNU gprof's printers), [`model`] (the model the views print),
 //! [`diff`], [`flame`], [`pprof`], [`dump`] and the [`record`] engine.
 
 #![deny(missing_docs)]
@@ -15,8 +15,8 @@ pub mod flame;
 pub mod gprof;
 pub mod input;
 pub mod merge;
+pub mod model;
 pub mod open;
 pub mod output;
 pub mod pprof;
 pub mod record;
-pub mod stacks;

@@ -20,7 +20,7 @@ use gmon_format::{
     Variant,
 };
 
-use crate::stacks::{Executable, sidecar_beside};
+use crate::model::{Executable, sidecar_beside};
 
 /// How to merge files.
 #[derive(Debug, Clone, Default)]

@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::diff::{PrintOptions, diff_functions, diff_ranges, differential_folded};
 use crate::input::read_input;
-use crate::stacks::{self, LoadOptions};
+use crate::model::{self, LoadOptions};
 
 /// Arguments of `gmon diff`.
 #[derive(Debug, clap::Args)]
@@ -78,8 +78,8 @@ pub fn load_new(
     new: &Path,
     own: bool,
     opts: &LoadOptions,
-) -> anyhow::Result<stacks::Loaded> {
-    stacks::load_with(Some(exe), std::slice::from_ref(&new.to_path_buf()), opts).map_err(|e| {
+) -> anyhow::Result<model::Loaded> {
+    model::load_with(Some(exe), std::slice::from_ref(&new.to_path_buf()), opts).map_err(|e| {
         // A file that cannot be read, or is no profile at all, is not a matter of which
         // executable reads it.
         let not_the_executable = e.downcast_ref::<crate::input::NotAProfile>().is_some()
@@ -108,7 +108,7 @@ pub fn print_notes<'a>(command: &str, notes: impl Iterator<Item = &'a String>) {
 
 /// Runs `gmon diff`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, profiles) = stacks::executable_and_profiles(args.exe.as_deref(), &args.operands)?;
+    let (exe, profiles) = model::executable_and_profiles(args.exe.as_deref(), &args.operands)?;
     let [base_path, new_path] = profiles.as_slice() else {
         anyhow::bail!(
             "gmon diff takes two profiles, BASE NEW (after the executable, if it is named \
@@ -118,12 +118,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     };
     // A profile `gmon record` wrote names its executable in its sidecar: compare per function,
     // as gmon flame and gmon pprof do for it, rather than per address range.
-    let exe = exe.or_else(|| stacks::recorded_executable(base_path));
+    let exe = exe.or_else(|| model::recorded_executable(base_path));
     if args.new_exe.is_some() && exe.is_none() {
         anyhow::bail!("--new-exe needs BASE's executable too (EXE BASE NEW, or --exe EXE)");
     }
     if let Some(ne) = &args.new_exe {
-        stacks::check_executable_operand(ne)?;
+        model::check_executable_operand(ne)?;
     }
     let (bl, nl) = (
         base_path.display().to_string(),
@@ -132,7 +132,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let diff = match &exe {
         Some(be) => {
             let opts = LoadOptions::STACKS_ONLY.with_force(args.force);
-            let b = stacks::load_with(Some(be), std::slice::from_ref(base_path), &opts)?;
+            let b = model::load_with(Some(be), std::slice::from_ref(base_path), &opts)?;
             let ne = args.new_exe.as_ref().unwrap_or(be);
             let n = load_new(ne, new_path, args.new_exe.is_some(), &opts)?;
             print_notes("diff", b.notes.iter().chain(&n.notes));

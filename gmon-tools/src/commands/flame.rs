@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::flame::{self, DiffColours, SvgOptions, folded_lines};
+use crate::model;
 use crate::output::write_output;
-use crate::stacks;
 
 use super::diff::print_notes;
 
@@ -137,21 +137,21 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--minwidth must be a percentage between 0 and 100");
     }
     let opts = args.svg_options();
-    let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    let (exe, gmon) = model::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
     if let Some(ne) = &args.new_exe {
-        stacks::check_executable_operand(ne)?;
+        model::check_executable_operand(ne)?;
     }
-    let load = stacks::LoadOptions::STACKS_ONLY.with_force(args.force);
+    let load = model::LoadOptions::STACKS_ONLY.with_force(args.force);
     let render = |w: &mut dyn Write| -> anyhow::Result<()> {
         if args.diff {
             let [base, new] = gmon.as_slice() else {
                 anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
             };
-            let b = stacks::load_with(exe.as_deref(), std::slice::from_ref(base), &load)?;
+            let b = model::load_with(exe.as_deref(), std::slice::from_ref(base), &load)?;
             let n = match (&args.new_exe, &exe) {
                 (Some(ne), _) => super::diff::load_new(ne, new, true, &load)?,
                 (None, Some(e)) => super::diff::load_new(e, new, false, &load)?,
-                (None, None) => stacks::load_with(None, std::slice::from_ref(new), &load)?,
+                (None, None) => model::load_with(None, std::slice::from_ref(new), &load)?,
             };
             print_notes("flame", b.notes.iter().chain(&n.notes));
             let (bl, nl) = (
@@ -167,7 +167,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
         } else {
-            let l = stacks::load_with(exe.as_deref(), &gmon, &load)?;
+            let l = model::load_with(exe.as_deref(), &gmon, &load)?;
             print_notes("flame", l.notes.iter());
             if args.folded {
                 flame::write_folded(w, &l.stacks, &l.graph)?;

@@ -35,7 +35,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         crate::gprof::args::parse(&args.rest, crate::gprof::WHOAMI)
     {
         out.flush()?;
-        for note in crate::stacks::recorded_profile_notes(&a.image, &a.profiles) {
+        for note in crate::model::recorded_profile_notes(&a.image, &a.profiles) {
             writeln!(err, "gmon gprof: {note}")?;
         }
     }

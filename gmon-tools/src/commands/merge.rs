@@ -10,8 +10,8 @@ use gmon_format::{MergeOptions, Variant, fit_counts_owned, sidecar_path};
 
 use crate::input_args::{InputFormat, VariantArg};
 use crate::merge::{MergeFilesOptions, MergedFiles, expand_inputs, merge_files};
+use crate::model::Executable;
 use crate::output::{Staged, write_output};
-use crate::stacks::Executable;
 
 /// The output when no `-o` is given (said on stderr, since nothing on the command line named it).
 const DEFAULT_OUTPUT: &str = "gmon.sum";

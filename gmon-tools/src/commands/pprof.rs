@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::output::write_output;
-use crate::{pprof, stacks};
+use crate::{model, pprof};
 
 /// The file written without `-o`.
 const DEFAULT_OUTPUT: &str = "profile.pb.gz";
@@ -52,11 +52,11 @@ pub struct Args {
 
 /// Runs `gmon pprof`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, gmon) = stacks::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    let (exe, gmon) = model::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
     let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
     refuse_terminal(output)?;
-    let load = stacks::LoadOptions::default().with_force(args.force);
-    let l = stacks::load_with(exe.as_deref(), &gmon, &load)?;
+    let load = model::LoadOptions::default().with_force(args.force);
+    let l = model::load_with(exe.as_deref(), &gmon, &load)?;
     let mut opts = pprof::PprofOptions::default();
     opts.prof_rate = l.prof_rate;
     opts.cpu_stacks = l.cpu_stacks.clone();

@@ -522,7 +522,7 @@ pub fn print_folded(out: &mut dyn Write, d: &Diff) -> io::Result<()> {
         .map(|e| {
             format!(
                 "{} {} {}",
-                crate::stacks::sanitize(&e.name),
+                crate::model::sanitize(&e.name),
                 e.base.self_samples.round() as u64,
                 e.new.self_samples.round() as u64
             )

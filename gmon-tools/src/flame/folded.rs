@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use crate::stacks::{Stacks, WeightedCallGraph, frame_name};
+use crate::model::{Stacks, WeightedCallGraph, frame_name};
 
 /// The folded lines of a set of stacks, sorted bytewise, without line ends.
 pub fn folded_lines(stacks: &Stacks, graph: &WeightedCallGraph) -> Vec<String> {

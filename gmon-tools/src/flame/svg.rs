@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use inferno::flamegraph::{self, Direction, Palette, TextTruncateDirection};
 
-use crate::stacks::StackSource;
+use crate::model::StackSource;
 
 /// How a differential graph colours a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

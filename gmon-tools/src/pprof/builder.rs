@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
-use crate::stacks::{
+use crate::model::{
     Executable, Frame, FunctionInfo, NodeId, Stack, StackSource, Stacks, WeightedCallGraph,
     frame_name, split_in_proportion,
 };

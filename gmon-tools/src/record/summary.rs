@@ -9,7 +9,7 @@ use std::path::Path;
 use gmon_format::Sidecar;
 use gmon_format::sidecar::{ClockKind, ClockReport};
 
-use crate::stacks::{ObjectSymbols, display_name};
+use crate::model::{ObjectSymbols, display_name};
 
 /// One written profile, as the summary shows it.
 #[derive(Debug, Clone)]

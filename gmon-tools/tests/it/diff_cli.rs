@@ -165,9 +165,7 @@ fn folded_lines_have_two_counts_that_add_up() {
     let whole = |p: &Path| {
         let a = analysis(read(p));
         let ticks: Vec<f64> = a.functions().map(|f| f.self_ticks).collect();
-        gmon_tools::stacks::whole_samples(&ticks)
-            .iter()
-            .sum::<u64>()
+        gmon_tools::model::whole_samples(&ticks).iter().sum::<u64>()
     };
     assert_eq!((sb, sn), (whole(&b), whole(&n)));
     // Without an executable: one frame per address range.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::common::{case_dir, gmon as gmon_cmd, run_ok, testdata_cases};
 use gmon_tools::flame::{DiffColours, SvgOptions, folded_lines, write_diff_svg, write_svg};
-use gmon_tools::stacks::{
+use gmon_tools::model::{
     CycleGroup, Frame, NodeId, StackSource, WeightedCallGraph, estimate_stacks, largest_remainder,
 };
 use proptest::prelude::*;
@@ -265,7 +265,7 @@ proptest! {
 use std::path::{Path, PathBuf};
 
 use gmon_tools::flame::write_folded;
-use gmon_tools::stacks::{LoadOptions, Loaded, load_with};
+use gmon_tools::model::{LoadOptions, Loaded, load_with};
 
 /// Flame graphs load without per-line credit, as `gmon flame` does.
 fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
@@ -726,7 +726,7 @@ fn cli_accepts_gprofs_order_executable_first() {
 
 #[test]
 fn whole_samples_round_gprofs_credit_to_its_rounded_total() {
-    use gmon_tools::stacks::whole_samples;
+    use gmon_tools::model::whole_samples;
     // 2.2 ticks in all -> 2 samples; the spare one goes to the first of the equal fractions.
     assert_eq!(whole_samples(&[0.5, 0.5, 1.2]), [1, 0, 1]);
     // The traps case: 4.507 + 4.007 + 0.501 = 9.015 -> 9.
@@ -933,7 +933,7 @@ fn compiler_clones_keep_their_own_names() {
         !clones.is_empty(),
         "recurse-pie-O2 has a clone (spin.isra.0)"
     );
-    let syms = gmon_tools::stacks::ObjectSymbols::open(&prog).unwrap();
+    let syms = gmon_tools::model::ObjectSymbols::open(&prog).unwrap();
     for (addr, name) in clones {
         assert_eq!(syms.name_at(addr).1, name);
         assert_eq!(syms.name_at(addr + 1).1, name);

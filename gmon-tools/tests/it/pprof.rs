@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use crate::common::{case_dir, gmon, testdata_cases};
+use gmon_tools::model::{Executable, FunctionInfo, WeightedCallGraph, estimate_stacks};
 use gmon_tools::pprof::proto::{Function, Line, Profile, ValueType};
 use gmon_tools::pprof::{PprofOptions, build_profile, check_valid, encode_gzip};
-use gmon_tools::stacks::{Executable, FunctionInfo, WeightedCallGraph, estimate_stacks};
 use prost::Message;
 
 fn decode_gz(bytes: &[u8]) -> Profile {
@@ -222,7 +222,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gmon_tools::gprof::{AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions};
-use gmon_tools::stacks::load;
+use gmon_tools::model::load;
 
 /// Runs `gmon pprof` through the binary and returns the written bytes.
 fn gmon_pprof(dir: &Path, out: &Path) -> Vec<u8> {
@@ -513,7 +513,7 @@ fn go_pprof_accepts_our_profiles() {
 fn exact_stacks_are_labelled_as_such() {
     let (g, infos) = sample_graph();
     let mut stacks = estimate_stacks(&g).unwrap();
-    stacks.source = gmon_tools::stacks::StackSource::Exact;
+    stacks.source = gmon_tools::model::StackSource::Exact;
     let p = build_profile(&g, &stacks, &infos, None, &PprofOptions::default()).unwrap();
     check_valid(&p).unwrap();
     let comments: Vec<&str> = p

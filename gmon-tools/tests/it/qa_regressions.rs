@@ -661,7 +661,7 @@ fn gprof_on_a_recorded_profile_says_what_its_report_hides() {
     );
 
     // With the sidecar of this program: stdout unchanged, the '$' note on stderr.
-    let id = gmon_tools::stacks::Executable::open(&prog)
+    let id = gmon_tools::model::Executable::open(&prog)
         .unwrap()
         .build_id
         .unwrap()
@@ -780,7 +780,7 @@ fn plt_stubs_are_named_as_objdump_names_them() {
             })
             .collect();
         assert!(stubs.len() >= 5, "{name}: {stubs:?}");
-        let symbols = gmon_tools::stacks::ObjectSymbols::open_for(&prog, &[], None).unwrap();
+        let symbols = gmon_tools::model::ObjectSymbols::open_for(&prog, &[], None).unwrap();
         for (addr, label) in &stubs {
             // objdump appends a version to some (`puts@GLIBC_2.2.5@plt`? no: the bare name).
             let want = label.replace("@GLIBC_2.2.5", "");

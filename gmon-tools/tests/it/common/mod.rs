@@ -71,13 +71,13 @@ pub fn skip(test: &str, why: &str) {
 
 /// The gprof engine's analysis of one profile with the views' symbol table (gprof's plus the
 /// compiler clones its rules leave out: spec/stacks.md §9), computed independently of
-/// `gmon_tools::stacks::load`.
+/// `gmon_tools::model::load`.
 pub fn views_analysis(prog: &Path, profile: Profile) -> gmon_tools::gprof::Analysis {
     let image = gmon_tools::gprof::Image::open(prog, "test").unwrap();
     let opts = gmon_tools::gprof::AnalysisOptions::default();
-    let functions = gmon_tools::stacks::ObjectSymbols::open(prog);
+    let functions = gmon_tools::model::ObjectSymbols::open(prog);
     let (table, _) =
-        gmon_tools::stacks::views_symbol_table(&image, functions.as_ref(), &opts).unwrap();
+        gmon_tools::model::views_symbol_table(&image, functions.as_ref(), &opts).unwrap();
     let mut b = gmon_tools::gprof::AnalysisBuilder::with_symtab(table, &opts);
     b.add_profile("gmon.out", &profile).unwrap();
     b.finish(Some(&image)).unwrap()

@@ -1,5 +1,5 @@
 //! Flame graphs: folded stacks ([`write_folded`]) and SVG through inferno ([`write_svg`]), printed
-//! from the stacks model ([`crate::stacks`]).
+//! from the stacks model ([`crate::model`]).
 
 mod folded;
 mod svg;
