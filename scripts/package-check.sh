@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Issue #30: every crate packages, and `gmon` installs from its packaged crate and works.
 #
-#  1. `cargo package --workspace --no-verify` packages gmon-format, gmon-write and gmon-tools.
+#  1. `cargo package --workspace --no-verify` packages every workspace member.
 #  2. `cargo install` builds `gmon` from the PACKAGED gmon-tools (the sources cargo unpacked from
-#     its .crate, not the workspace) into an empty root, with the packaged gmon-format and
-#     gmon-write as its dependencies: that build is the verification of all three packages
+#     its .crate, not the workspace) into an empty root, with the other packaged members as its
+#     dependencies: that build is the verification of every package
 #     (cargo's own verification built each of them once more, about four CPU-minutes in CI).
 #  3. That binary records a program (`gmon record`, which needs the runtime library embedded by
 #     gmon-tools' build.rs) and draws a flame graph of it; the SVG must parse and show samples.
 #
-# gmon-format and gmon-write are not on crates.io, so everything that resolves them from there
+# The members are not on crates.io, so everything that resolves them from there
 # gets them from their packages instead through [patch.crates-io]: the install through --config,
 # and the nested `cargo build` of the runtime that gmon-tools' build.rs runs (in step 2) through
 # $dir/.cargo/config.toml, which cargo finds from that build's directory
@@ -28,19 +28,26 @@ dir=$repo/target/package-check
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 [ -n "$version" ] || { echo "package-check: no version in Cargo.toml's [workspace.package]" >&2; exit 1; }
 pkg=$dir/package
-
+# The workspace members, from the one list in Cargo.toml.
+read -r -a members <<<"$(sed -n 's/^members = \[\(.*\)\]$/\1/p' Cargo.toml | tr -d '",')"
+[ ${#members[@]} -gt 0 ] || { echo "package-check: no members = [...] line in Cargo.toml" >&2; exit 1; }
+patches=()
 mkdir -p "$dir/.cargo"
-cat >"$dir/.cargo/config.toml" <<EOF
-# Written by scripts/package-check.sh: gmon-format is not on crates.io; the nested build of the
-# gmon-write runtime (gmon-tools' build.rs) takes it from its package.
-[patch.crates-io]
-gmon-format = { path = "$pkg/gmon-format-$version" }
-EOF
+{
+	echo "# Written by scripts/package-check.sh: the members are not on crates.io; the nested build of"
+	echo "# the gmon-write runtime (gmon-tools' build.rs) takes them from their packages."
+	echo "[patch.crates-io]"
+	for c in "${members[@]}"; do
+		[ "$c" = gmon-tools ] && continue
+		echo "$c = { path = \"$pkg/$c-$version\" }"
+		patches+=(--config "patch.crates-io.$c.path=\"$pkg/$c-$version\"")
+	done
+} >"$dir/.cargo/config.toml"
 
-echo "package-check: 1/3 cargo package --workspace (gmon-format, gmon-write, gmon-tools $version; step 2 builds them)"
+echo "package-check: 1/3 cargo package --workspace (${members[*]} $version; step 2 builds them)"
 # --allow-dirty: the check is about what the sources build, also before they are committed.
 cargo package --workspace --no-verify --allow-dirty --target-dir "$dir"
-for c in gmon-format gmon-write gmon-tools; do
+for c in "${members[@]}"; do
 	crate=$pkg/$c-$version.crate
 	[ -s "$crate" ] || { echo "package-check: $crate was not made" >&2; exit 1; }
 	echo "package-check:   $c-$version.crate: $(tar -tzf "$crate" | wc -l) files, $(wc -c <"$crate") bytes"
@@ -53,9 +60,7 @@ root=$(mktemp -d)
 work=$(mktemp -d)
 trap 'rm -rf "$root" "$work"' EXIT
 echo "package-check: 2/3 cargo install --debug from the packaged gmon-tools ($pkg/gmon-tools-$version) into empty $root"
-cargo install --debug --path "$pkg/gmon-tools-$version" --root "$root" --target-dir "$dir" \
-	--config "patch.crates-io.gmon-format.path=\"$pkg/gmon-format-$version\"" \
-	--config "patch.crates-io.gmon-write.path=\"$pkg/gmon-write-$version\""
+cargo install --debug --path "$pkg/gmon-tools-$version" --root "$root" --target-dir "$dir" "${patches[@]}"
 installed=$(cd "$root/bin" && ls)
 [ "$installed" = gmon ] || { echo "package-check: $root/bin holds '$installed', expected only gmon" >&2; exit 1; }
 

@@ -14,7 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 crates=("$@")
-[ ${#crates[@]} -gt 0 ] || crates=(gmon-format gmon-write gmon-tools)
+# Default: the workspace members, from the one list in Cargo.toml.
+[ ${#crates[@]} -gt 0 ] || read -r -a crates <<<"$(sed -n 's/^members = \[\(.*\)\]$/\1/p' Cargo.toml | tr -d '",')"
+[ ${#crates[@]} -gt 0 ] || { echo "unused-deps: no members = [...] line in Cargo.toml" >&2; exit 1; }
 
 # Prints the names in one [section] of a Cargo.toml (keys only, `name = ...` or `name.workspace`).
 section_deps() {

@@ -4,7 +4,7 @@ use gmon_format::Profile;
 
 use super::{
     AnalysisBuilder, AnalysisOptions, CallGraph, GprofError, Histograms, Image, SpecTables,
-    SymbolTable, demangle, names,
+    SymbolTable, names,
 };
 
 /// The result of gprof's analysis of one executable and its profiles.
@@ -65,7 +65,7 @@ pub struct FunctionStats<'a> {
 impl FunctionStats<'_> {
     /// The name as gprof prints it (binutils-style demangling; the raw name if not mangled).
     pub fn demangled(&self) -> String {
-        demangle::demangle(self.name, demangle::Style::Auto)
+        gmon_demangle::demangle(self.name, gmon_demangle::Style::Auto)
             .unwrap_or_else(|| self.name.to_string())
     }
 }

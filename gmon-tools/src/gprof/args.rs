@@ -12,8 +12,8 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
-use super::demangle::Style;
 use super::symspec::{SymSpec, TableId};
+use gmon_demangle::Style;
 
 /// Output style bits (gprof's `STYLE_*`).
 pub mod style {

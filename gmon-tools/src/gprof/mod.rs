@@ -47,7 +47,6 @@ pub mod blurbs;
 mod builder;
 pub mod callgraph;
 pub mod debuglink;
-pub mod demangle;
 pub mod dwarf;
 pub mod elf_file;
 pub mod execcount;

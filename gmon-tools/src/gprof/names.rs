@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::Analysis;
-use super::demangle::{Style, demangle};
 use super::fmt::put_u;
+use gmon_demangle::{Style, demangle};
 use rustc_hash::FxBuildHasher;
 
 /// Printing switches shared by every report.

@@ -8,9 +8,9 @@ use gmon_format::{Endian, ReadOptions, Variant};
 
 use super::args::{FileFormat, GprofArgs, Parsed, style};
 use super::blocks::BasicBlocks;
-use super::demangle::Style;
 use super::names::PrintOptions;
 use super::{Analysis, AnalysisBuilder, AnalysisOptions, GprofError, Image, SymtabOptions};
+use gmon_demangle::Style;
 
 pub use super::WHOAMI;
 

@@ -14,8 +14,8 @@ use std::path::Path;
 
 use goblin::elf::{Elf, sym};
 
-use crate::gprof::demangle::{Style, demangle};
 use crate::gprof::symtab::ImageBytes;
+use gmon_demangle::{Style, demangle};
 
 use super::plt::{PltStub, plt_stubs};
 

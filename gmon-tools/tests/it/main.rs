@@ -12,7 +12,6 @@ mod runtime_common;
 
 mod cli_dump_convert;
 mod cross_tools;
-mod demangle_cases;
 mod diff_cli;
 mod flame;
 mod gprof_cli;

@@ -1,4 +1,4 @@
-//! The C++ demangler against libiberty, which GNU gprof prints through: `cplus_demangle(name,
+//! The demangler against libiberty, which GNU gprof prints through: `cplus_demangle(name,
 //! DMGL_PARAMS | DMGL_ANSI)` for the default style, and the same call with the Java style
 //! (`--demangle=java`, libiberty's `java_demangle_v3`), and the GNAT decoder of
 //! `--demangle=gnat`. `testdata/demangle/cases.tsv`, `cases-java.tsv` and `cases-gnat.tsv` hold
@@ -9,7 +9,7 @@
 //! many binaries), in the style `DEMANGLE_STYLE` names (`auto` unless set), and
 //! `DEMANGLE_MISMATCHES=FILE` receives the rows that differ as `mangled<TAB>expected<TAB>ours`.
 
-use gmon_tools::gprof::demangle::{Style, demangle};
+use gmon_demangle::{Style, demangle};
 use std::path::{Path, PathBuf};
 
 /// Checks every row of `path` in `style`; returns (rows, mismatching rows).

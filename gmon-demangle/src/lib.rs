@@ -1,16 +1,32 @@
-//! Symbol demangling as binutils' `bfd_demangle(abfd, name, DMGL_ANSI | DMGL_PARAMS)` does it.
+//! Symbol demangling exactly as GNU binutils prints it: `bfd_demangle(abfd, name, DMGL_ANSI |
+//! DMGL_PARAMS)`, the call GNU gprof makes for every function name.
+//!
+//! ```
+//! use gmon_demangle::{Style, demangle};
+//! assert_eq!(demangle("_ZN4geom5Shape4areaEv", Style::Auto).as_deref(), Some("geom::Shape::area()"));
+//! assert_eq!(demangle("_ZSt4swapIiEvRT_S1_", Style::Auto).as_deref(), Some("void std::swap<int>(int&, int&)"));
+//! assert_eq!(demangle("main", Style::Auto), None);
+//! ```
+//!
+//! Other demanglers print C++ names in their own way (spacing, `std::string` against
+//! `std::basic_string<char, ...>`, when to give up): a tool that must print what gprof, `nm -C`
+//! or `objdump -C` print needs libiberty's text. The crate's tests check it against rows written
+//! from libiberty itself (`testdata/demangle/*.tsv`, made by `scripts/demangle-check.py`, which
+//! also compares it with libiberty over every symbol of a system's C++ binaries).
 //!
 //! libiberty's "auto" style tries the Rust demangler first (legacy `_ZN…17h<hash>E` and v0
-//! `_R…`), then the Itanium C++ ABI demangler ([`itanium`], which prints exactly libiberty's
+//! `_R…`), then the Itanium C++ ABI demangler (`itanium`, which prints exactly libiberty's
 //! text). Without `DMGL_VERBOSE` the Rust hash and crate disambiguators are left out. Leading
 //! `.`s and `$`s are skipped and a `@version` suffix is demangled separately and appended again.
-//! When nothing demangles, the raw name is printed.
+//! When nothing demangles, [`demangle`] answers `None` and a caller prints the raw name.
 //!
-//! The style comes from `--demangle=STYLE`, as libiberty's `cplus_demangle` applies it:
+//! The style comes from gprof's `--demangle=STYLE`, as libiberty's `cplus_demangle` applies it:
 //! `gnu-v3` is the C++ demangler alone, `java` the C++ demangler with Java output
 //! (`java_demangle_v3`: `.` between scopes, no `*`, `unsigned` for `unsigned int`, the return
 //! type after the parameters), `rust` the Rust demangler alone, `gnat` the Ada decoder, and
 //! `dlang` and `none` demangle nothing that a C or C++ program contains.
+
+#![deny(missing_docs)]
 
 mod itanium;
 
