@@ -24,11 +24,11 @@
 # at least 3 s per tool: small2k's 5 ms runs need hundreds to settle) or, when hyperfine is
 # missing, N interleaved runs of the two tools; the times are medians (a busy VM's stray slow
 # runs move a mean by 10 %). Peak memory (max RSS) is taken from /usr/bin/time.
-# Results go to stdout and $BENCH_WORKDIR/results.txt (default /tmp/gmon-bench).
+# Results go to stdout and $BENCH_WORKDIR/results.txt (default target/bench-gprof in this checkout).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=${BENCH_WORKDIR:-/tmp/gmon-bench}
+work=${BENCH_WORKDIR:-$root/target/bench-gprof}
 target=${CARGO_TARGET_DIR:-$root/target}
 gprof=${GPROF:-/usr/bin/gprof}
 runs=5

@@ -27,11 +27,11 @@
 # within the run.
 # Check (unless --no-check): `gprof -b` on gmon merge's output and on gmon gprof -s's gmon.sum
 # equals `gprof -b` on the N inputs, and `gmon gprof -b` equals `gprof -b` on the N inputs.
-# Results go to stdout and $BENCH_WORKDIR/results.txt (default /tmp/gmon-bench-merge).
+# Results go to stdout and $BENCH_WORKDIR/results.txt (default target/bench-merge in this checkout).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=${BENCH_WORKDIR:-/tmp/gmon-bench-merge}
+work=${BENCH_WORKDIR:-$root/target/bench-merge}
 target=${CARGO_TARGET_DIR:-$root/target}
 gprof=${GPROF:-/usr/bin/gprof}
 files=100

@@ -11,7 +11,7 @@
 #                        of a run, for `gmon record` (record.stdin: optional stdin for it)
 #   gmon.out with sources: -A is tried only when the file `sources` exists (a directory to run in)
 #
-# Env: GMON (default: /work/targets/qa/release/gmon), GPROF (default /usr/bin/gprof),
+# Env: GMON (default: this checkout's target/release/gmon), GPROF (default /usr/bin/gprof),
 #      PPROF (Go pprof; optional), SKIP_LINE=1 to leave out -l (slow in GNU gprof on big -O2 code),
 #      ONLY=gprof|other|broken to run one part.
 # Writes OUT_DIR/summary.txt (one line per check: PASS/FAIL/TIME and what), OUT_DIR/fail/<n>.txt
@@ -22,7 +22,7 @@ progs=$(cd "${1:?usage: battery.sh PROGS_DIR [OUT_DIR]}" && pwd)
 out=${2:-$(mktemp -d /tmp/qa-battery.XXXXXX)}
 mkdir -p "$out/fail" "$out/work"
 out=$(cd "$out" && pwd)
-GMON=${GMON:-/work/targets/qa/release/gmon}
+GMON=${GMON:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/gmon}
 GPROF=${GPROF:-/usr/bin/gprof}
 PPROF=${PPROF:-}
 ONLY=${ONLY:-}

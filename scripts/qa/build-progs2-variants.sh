@@ -9,8 +9,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$here/progs2
-out=${1:-/work/qa-scratch/progs2v}
-ZSTD_SDIST=${ZSTD_SDIST:-/work/qa-scratch/src2/zstandard-0.25.0}
+QA_SCRATCH=${QA_SCRATCH:-$(cd "$(dirname "$0")/../.." && pwd)/target/qa-scratch}
+out=${1:-$QA_SCRATCH/progs2v}
+ZSTD_SDIST=${ZSTD_SDIST:-$QA_SCRATCH/src2/zstandard-0.25.0}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 
 runs() { # runs DIR CMD...: two runs -> gmon.out, gmon.2.out

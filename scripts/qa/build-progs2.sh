@@ -4,17 +4,18 @@
 # Builds the second QA round's programs (large C++ and C code bases from Debian packages and a
 # PyPI sdist, with the drivers in scripts/qa/progs2/) with -pg -g in several link modes and
 # optimization levels, runs each three times, and lays out OUT_DIR (default
-# /work/qa-scratch/progs2) the way battery.sh expects: OUT_DIR/<case>/{prog,gmon.out,gmon.2.out,
+# $QA_SCRATCH/progs2) the way battery.sh expects: OUT_DIR/<case>/{prog,gmon.out,gmon.2.out,
 # gmon.3.out,sources}. Needs: apt-get install googletest libeigen3-dev libboost-dev
 # libboost-graph-dev nlohmann-json3-dev rapidjson-dev; the zstd case needs the `zstandard`
 # sdist unpacked (pip download --no-binary :all: --no-deps zstandard) at $ZSTD_SDIST
-# (default /work/qa-scratch/src2/zstandard-0.25.0). Cases are built two at a time (JOBS).
+# (default $QA_SCRATCH/src2/zstandard-0.25.0). Cases are built two at a time (JOBS).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$here/progs2
-out=${1:-/work/qa-scratch/progs2}
+QA_SCRATCH=${QA_SCRATCH:-$(cd "$(dirname "$0")/../.." && pwd)/target/qa-scratch}
+out=${1:-$QA_SCRATCH/progs2}
 pat=${2:-.}
-ZSTD_SDIST=${ZSTD_SDIST:-/work/qa-scratch/src2/zstandard-0.25.0}
+ZSTD_SDIST=${ZSTD_SDIST:-$QA_SCRATCH/src2/zstandard-0.25.0}
 JOBS=${JOBS:-2}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

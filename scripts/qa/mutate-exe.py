@@ -3,7 +3,7 @@ the section headers at the end, anywhere) through gmon gprof -b / -b -l, flame -
 reports crashes (exit 101 / signal / panic / allocation failure under a 4 GB limit) and timeouts.
 Writes exe-N files in the current directory."""
 import os, random, resource, subprocess, sys
-G = os.environ.get("GMON", "/work/targets/qa/release/gmon")
+G = os.environ.get("GMON", os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "target/release/gmon"))
 exe, prof, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 data = open(exe, "rb").read()
 rnd = random.Random(7)

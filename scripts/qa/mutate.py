@@ -5,7 +5,7 @@ count), truncates, or duplicates a slice of GMON, then runs gmon dump/gprof/conv
 pprof/diff on it. A crash is exit status 101 or >= 128, "panicked" on stderr, or a run over 60 s;
 a failure that leaves the output file behind, or an error not starting with "gmon:" (gprof: not
 checked, it speaks gprof's words), is reported too. Inputs that crash are kept in OUTDIR.
-Env: GMON (default /work/targets/qa/release/gmon). Seeded: the same N gives the same inputs.
+Env: GMON (default: this checkout's target/release/gmon). Seeded: the same N gives the same inputs.
 """
 
 import os
@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-gmon = os.environ.get("GMON", "/work/targets/qa/release/gmon")
+gmon = os.environ.get("GMON", os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "target/release/gmon"))
 exe, src, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 outdir = sys.argv[4] if len(sys.argv) > 4 else tempfile.mkdtemp(prefix="qa-mutate.")
 os.makedirs(outdir, exist_ok=True)

@@ -5,7 +5,7 @@
 # every case of PROGS_DIR (battery.sh's layout) with GNU gprof and `gmon gprof`, in a scratch
 # directory holding links to the case's files, and compares stdout bytes, stderr bytes and exit
 # status. GNU gprof runs as `gprof` (a link), so messages carry the same program name.
-# Env: GMON (default /work/targets/qa/release/gmon), GPROF (/usr/bin/gprof),
+# Env: GMON (default: this checkout's target/release/gmon), GPROF (/usr/bin/gprof),
 #      EXTRA="--no-demangle" to put options in front of every set (both tools) — separates
 #      demangling differences from the rest; SKIP_LINE=1 leaves out the ln-* sets;
 #      JOBS (default 2) cases at a time.
@@ -16,7 +16,7 @@ progs=$(cd "${1:?usage: optionsets.sh PROGS_DIR OUT_DIR}" && pwd)
 out=${2:?usage: optionsets.sh PROGS_DIR OUT_DIR}
 mkdir -p "$out/fail" "$out/bin"
 out=$(cd "$out" && pwd)
-export GMON=${GMON:-/work/targets/qa/release/gmon} GPROF=${GPROF:-/usr/bin/gprof}
+export GMON=${GMON:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/gmon} GPROF=${GPROF:-/usr/bin/gprof}
 export EXTRA=${EXTRA:-} SKIP_LINE=${SKIP_LINE:-} out here
 export SETS=$here/../../testdata/gprof-optionsets.txt
 ln -sf "$GPROF" "$out/bin/gprof"

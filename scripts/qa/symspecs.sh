@@ -11,7 +11,7 @@ set -uo pipefail
 progs=$(cd "${1:?usage: symspecs.sh PROGS_DIR OUT_DIR}" && pwd)
 out=${2:?}
 mkdir -p "$out/fail" "$out/bin"; out=$(cd "$out" && pwd)
-GMON=${GMON:-/work/targets/qa/release/gmon}; GPROF=${GPROF:-/usr/bin/gprof}
+GMON=${GMON:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/gmon}; GPROF=${GPROF:-/usr/bin/gprof}
 EXTRA=${EXTRA---no-demangle}
 ln -sf "$GPROF" "$out/bin/gprof"
 : > "$out/summary.txt"

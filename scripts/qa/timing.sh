@@ -2,9 +2,9 @@
 # timing.sh CASE_DIR... : wall time, CPU time and max RSS of GNU gprof and `gmon gprof` for -b and
 # -b -l on each case's gmon.out, and for -b on the sum of 100 profiles (the case's runs repeated).
 # Best of REPS (default 3) runs by wall time. Prints a TSV table on stdout.
-# Env: GMON (default /work/targets/qa/release/gmon), GPROF (default /usr/bin/gprof), REPS.
+# Env: GMON (default: this checkout's target/release/gmon), GPROF (default /usr/bin/gprof), REPS.
 set -uo pipefail
-GMON=${GMON:-/work/targets/qa/release/gmon}
+GMON=${GMON:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/gmon}
 GPROF=${GPROF:-/usr/bin/gprof}
 REPS=${REPS:-3}
 tmp=$(mktemp -d)
