@@ -28,9 +28,13 @@ the subtitle gives their number.\n\nThe executable comes first (as gprof takes i
 profile that cannot belong to it is refused, naming the failed check (build id, histogram range, \
 arc addresses, arc callees, samples in functions; spec/stacks.md §10); --force reads it anyway.\n\nOptions have inferno's names and meanings. Changed: --reverse used to \
 draw an icicle graph; that is --inverted now, and --reverse reverses each stack as inferno's does. \
---min-width still works for --minwidth. --diff colours each frame by the change in its share of \
+--min-width still works for --minwidth.\n\nProfiles of several executables, as `gmon record` writes them for a \
+process tree (OUT for the command, OUT.NAME for each other executable it ran), are drawn in one \
+graph with a root frame per executable, each read with its own executable; the subtitle gives \
+each one's samples. Pass them all: `gmon flame OUT OUT.*` (sidecars named beside their profiles \
+are read with them). --diff colours each frame by the change in its share of \
 the samples (BASE scaled to NEW's total, as inferno-diff-folded -n and gmon diff), --raw-counts by \
-the change in raw counts; the subtitle says which.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --inverted --minwidth 0.5 --colors mem ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
+the change in raw counts; the subtitle says which.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --inverted --minwidth 0.5 --colors mem ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame build.out build.out.* > tree.svg   a recorded `make`: a root per executable\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
@@ -166,6 +170,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             }
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
+        } else if let Some(groups) = exe
+            .is_none()
+            .then(|| flame::group_by_executable(&gmon))
+            .flatten()
+        {
+            process_tree(w, &groups, &load, &args, opts.clone())
         } else {
             let l = model::load_with(exe.as_deref(), &gmon, &load)?;
             print_notes("flame", l.notes.iter());
@@ -197,4 +207,47 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None => render(out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One graph of the profiles of several executables (a recorded process tree), each under a
+/// root frame named after its executable: each group is loaded with its own executable.
+fn process_tree(
+    w: &mut dyn Write,
+    groups: &[flame::ExecutableGroup],
+    load: &model::LoadOptions,
+    args: &Args,
+    mut opts: SvgOptions,
+) -> anyhow::Result<()> {
+    let mut lines = Vec::new();
+    let mut samples = Vec::new();
+    let mut outside = 0;
+    let mut source = None;
+    for g in groups {
+        let l = model::load_with(Some(&g.executable), &g.profiles, load)?;
+        print_notes("flame", l.notes.iter());
+        let own = folded_lines(&l.stacks, &l.graph);
+        samples.push(flame::folded_samples(&own));
+        lines.extend(flame::under_root(&g.root, &own));
+        outside += l.stacks.outside_samples;
+        // Recorded profiles all have exact stacks; a group without them says so in its notes.
+        source.get_or_insert(l.stacks.source);
+    }
+    let Some(source) = source else {
+        anyhow::bail!("no profiles to draw");
+    };
+    if args.folded {
+        for l in &lines {
+            writeln!(w, "{l}")?;
+        }
+        return Ok(());
+    }
+    let tree = flame::tree_subtitle(groups, &samples);
+    opts.subtitle = Some(match opts.subtitle.take() {
+        Some(user) => format!("{user}; {tree}"),
+        None => tree,
+    });
+    if lines.is_empty() {
+        return flame::write_no_samples_svg(w, &opts, source, outside);
+    }
+    flame::write_svg(w, &lines, &opts, source, outside).context("the process tree")
 }

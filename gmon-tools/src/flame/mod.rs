@@ -3,9 +3,11 @@
 
 mod folded;
 mod svg;
+mod tree;
 
 pub use folded::{folded_lines, write_folded};
 pub use svg::{
     DiffColours, NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg,
     write_svg,
 };
+pub use tree::{ExecutableGroup, folded_samples, group_by_executable, tree_subtitle, under_root};

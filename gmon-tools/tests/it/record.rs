@@ -461,6 +461,69 @@ fn processes_of_one_executable_are_summed_into_one_file() {
     );
 }
 
+/// A recorded process tree is drawn as one flame graph: `gmon flame OUT OUT.*` puts each
+/// executable's profile under a root frame named after it, each read with its own executable,
+/// and every sample of every file is drawn (issue 26: perf + inferno draw a make/gcc tree in one
+/// graph, gmon refused the second build id).
+#[test]
+fn a_process_tree_is_one_flame_graph_with_a_root_per_executable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Two programs (not one built twice: the same build id is one executable to the runtime).
+    let spin = |n: u32| {
+        format!(
+            "int main(void) {{ volatile long x = 0; for (long i = 0; i < {n}; i++) x += i; return 0; }}\n"
+        )
+    };
+    let a = compile_c(dir.path(), "spina", &spin(80_000_000), &[]);
+    let b = compile_c(dir.path(), "spinb", &spin(60_000_000), &[]);
+    let rec = dir.path().join("rec");
+    std::fs::create_dir(&rec).expect("mkdir");
+    let out = rec.join("tree.gmon");
+    let script = format!("{}; {}", a.display(), b.display());
+    let run = record(&out, ["sh", "-c", &script]);
+    assert!(run.status.success(), "{}", text(&run));
+    // Every file the run wrote, sidecars included, as `OUT OUT.*` would name them.
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&rec)
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let profiles: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| p.extension().is_none_or(|e| e != "gmonx"))
+        .collect();
+    assert!(profiles.len() >= 2, "{files:?}\n{}", text(&run));
+    let o = gmon_cmd()
+        .args(["flame", "--folded"])
+        .args(&files)
+        .output()
+        .expect("run gmon flame");
+    assert!(o.status.success(), "{}", text(&o));
+    let mut per_root = std::collections::BTreeMap::<String, u64>::new();
+    for line in String::from_utf8_lossy(&o.stdout).lines() {
+        let (stack, n) = line.rsplit_once(' ').expect("folded line");
+        let root = stack.split(';').next().expect("root").to_string();
+        *per_root.entry(root).or_default() += n.parse::<u64>().expect("count");
+    }
+    assert!(
+        per_root.contains_key("spina") && per_root.contains_key("spinb"),
+        "{per_root:?}"
+    );
+    // Each root holds exactly what its own file draws alone.
+    let alone: u64 = profiles.iter().map(|p| folded_total(p)).sum();
+    assert_eq!(per_root.values().sum::<u64>(), alone, "{per_root:?}");
+    assert_eq!(per_root.len(), profiles.len(), "{per_root:?} {profiles:?}");
+    let svg = gmon_cmd()
+        .arg("flame")
+        .args(&files)
+        .output()
+        .expect("run gmon flame");
+    assert!(svg.status.success(), "{}", text(&svg));
+    let svg = String::from_utf8_lossy(&svg.stdout);
+    assert!(svg.contains("process tree:"), "no process-tree subtitle");
+    assert!(svg.contains("a root each"), "no process-tree subtitle");
+}
+
 const THREADED: &str = r#"
 #include <pthread.h>
 #include <time.h>
