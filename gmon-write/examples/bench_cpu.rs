@@ -2,6 +2,8 @@
 //! work. With `GMON_BENCH_PROFILE=1` it runs under a 1 kHz [`gmon_write::Profiler`] (output in
 //! `$GMON_BENCH_OUT`, default `gmon.out`), so the two runs measure the runtime's overhead.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::hint::black_box;
 
 #[inline(never)]

@@ -2,6 +2,8 @@
 //!
 //! `cargo run -p gmon-write --example dump_sidecar -- gmon.out.gmonx`
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

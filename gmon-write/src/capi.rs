@@ -6,8 +6,8 @@
 use std::ffi::{CStr, c_char, c_int, c_long, c_uint};
 use std::sync::atomic::{AtomicU16, AtomicU64};
 
-use crate::pcsample::SampleBuffer;
-use crate::profil::ProfilBuffer;
+use crate::counts::pcsample::SampleBuffer;
+use crate::counts::profil::ProfilBuffer;
 use crate::{Error, Profiler, env};
 
 /// `gmon_start` flag: record call stacks.
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn gmon_profil(
     scale: c_uint,
 ) -> c_int {
     if buf.is_null() || scale <= 1 {
-        crate::sampler::raw::unpublish_profil();
+        crate::engine::sampler::raw::unpublish_profil();
         return 0;
     }
     if buf.align_offset(std::mem::align_of::<u16>()) != 0 {
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn gmon_profil(
     let bins: &'static [AtomicU16] =
         unsafe { std::slice::from_raw_parts(buf.cast::<AtomicU16>(), bufsiz / 2) };
     let h = Box::new(ProfilBuffer::from_atomic(bins, offset as u64, scale));
-    match crate::sampler::raw::publish_profil(h, profil_hz()) {
+    match crate::engine::sampler::raw::publish_profil(h, profil_hz()) {
         Ok(()) => 0,
         Err(e) => fail(&e, errno_of(&e)),
     }
@@ -91,7 +91,7 @@ pub unsafe extern "C" fn gmon_pcsample(samples: *mut usize, nsamples: c_long) ->
             unsafe { std::slice::from_raw_parts(samples.cast::<AtomicU64>(), nsamples as usize) };
         Some(Box::new(SampleBuffer::from_atomic(slots)))
     };
-    match crate::sampler::raw::swap_pcsample(new, profil_hz()) {
+    match crate::engine::sampler::raw::swap_pcsample(new, profil_hz()) {
         Ok(n) => n as c_long,
         Err(e) => c_long::from(fail(&e, errno_of(&e))),
     }
@@ -164,7 +164,7 @@ extern "C" fn preload_init() {
     // into the executable itself (rlib or staticlib) leaves it to the preloaded one, so one
     // process never runs two runtimes.
     let here = preload_init as *const () as u64;
-    if crate::objects::main_text().is_some_and(|(lo, hi, _)| (lo..hi).contains(&here)) {
+    if crate::unwind::objects::main_text().is_some_and(|(lo, hi, _)| (lo..hi).contains(&here)) {
         return;
     }
     let pid = std::process::id();
@@ -182,9 +182,9 @@ extern "C" fn preload_init() {
         }
     };
     // Started by gmon record: it writes into the run's directory only, and notes problems
-    // there instead of on the program's stderr (record.rs).
+    // there instead of on the program's stderr (save/record.rs).
     if env::var(env::RECORD_PRIVATE).is_some_and(|v| v == "1") {
-        crate::record::enter(std::os::unix::ffi::OsStrExt::as_bytes(out.as_os_str()));
+        crate::save::record::enter(std::os::unix::ffi::OsStrExt::as_bytes(out.as_os_str()));
     }
     let hz = env::number(env::RECORD_HZ);
     let stacks = env::var(env::RECORD_STACKS).is_none_or(|v| v != "0");
@@ -209,11 +209,12 @@ extern "C" fn preload_init() {
         Ok(g) => {
             std::mem::forget(g);
             // A command stopped by Ctrl-C or `kill` keeps its profile too.
-            crate::stopsig::install();
+            crate::interpose::stopsig::install();
         }
-        Err(e) => {
-            crate::record::report(&[b"cannot profile this process: ", e.to_string().as_bytes()])
-        }
+        Err(e) => crate::save::record::report(&[
+            b"cannot profile this process: ",
+            e.to_string().as_bytes(),
+        ]),
     }
 }
 

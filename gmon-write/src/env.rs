@@ -22,7 +22,7 @@ pub(crate) const RECORD_OWNER: &str = "GMON_RECORD_OWNER";
 /// `0` (`gmon record --no-inherit`): only the process that claimed `GMON_RECORD_OUT` profiles.
 pub(crate) const RECORD_INHERIT: &str = "GMON_RECORD_INHERIT";
 /// `1`: the directory of `GMON_RECORD_OUT` is `gmon record`'s private run directory (checked
-/// before each write, problems noted in it instead of on stderr: record.rs).
+/// before each write, problems noted in it instead of on stderr: save/record.rs).
 pub(crate) const RECORD_PRIVATE: &str = "GMON_RECORD_PRIVATE";
 /// glibc's output prefix: `$GMON_OUT_PREFIX.<pid>`.
 pub(crate) const OUT_PREFIX: &str = "GMON_OUT_PREFIX";

@@ -37,37 +37,35 @@
 #![deny(missing_docs)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+// The layers, each using only those below it (no file imports one above it):
+//   capi                  the C ABI and the LD_PRELOAD constructor
+//   interpose/            functions that replace libc's: the sigaction family, exec*, _exit,
+//                         pthread_create, and the stand-in handler of stop signals
+//   profiler              the Rust API: start, snapshot, write, the exit hook
+//   engine/               sampling: clocks and timers, the reserved signal and its handler,
+//                         the thread watcher, the session
+//   save/                 writing gmon.out and the sidecar without allocating
+//   unwind/               stack walking: frame pointers in the handler, DWARF off it
+//   counts/               what the handler counts into: lock-free tables, profil, pcsample
+//   arch/ env error sys zeroed   the ground: registers, inputs, errors, libc calls, memory
 mod arch;
 pub mod capi;
+mod counts;
+mod engine;
 mod env;
 mod error;
-mod exec;
-mod exit;
-mod files;
-mod lastthread;
-mod objects;
-pub mod output;
-mod pcsample;
-mod perfclock;
-mod profil;
+mod interpose;
 mod profiler;
-mod record;
-mod sampler;
-mod session;
-mod signals;
-mod stack;
-mod stopsig;
+mod save;
 mod sys;
-mod tables;
-mod threads;
 mod unwind;
-mod writer;
 mod zeroed;
 
+pub use counts::pcsample::SampleBuffer;
+pub use counts::profil::{ProfilBuffer, Recorded, SCALE_ONE_TO_ONE, bin_index};
+pub use engine::sampler::register_current_thread;
 pub use error::{Error, Result};
-pub use pcsample::SampleBuffer;
-pub use profil::{ProfilBuffer, Recorded, SCALE_ONE_TO_ONE, bin_index};
 pub use profiler::{DEFAULT_HZ, Profiler, ProfilerGuard, Snapshot, Written, histogram_overflows};
-pub use sampler::register_current_thread;
-pub use stack::MAX_STACK_DEPTH;
+pub use save::output;
+pub use unwind::framepointers::MAX_STACK_DEPTH;
 pub use unwind::{SNAPSHOT_BYTES, Unwind};

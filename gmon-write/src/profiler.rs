@@ -7,11 +7,11 @@ use gmon_format::sidecar::Sidecar;
 
 use std::os::unix::ffi::OsStrExt;
 
-use crate::sampler;
-use crate::session::{OutputConfig, Recording, Session};
-use crate::stack::MAX_STACK_DEPTH;
+use crate::engine::sampler;
+use crate::engine::session::{OutputConfig, Recording, Session};
+use crate::save::writer::{Which, write_profile};
 use crate::unwind::Unwind;
-use crate::writer::{Which, write_profile};
+use crate::unwind::framepointers::MAX_STACK_DEPTH;
 use crate::{Error, Result};
 
 /// The default sampling rate of [`Profiler`]: 1000 Hz (gprof prints "Each sample counts as
@@ -126,7 +126,7 @@ impl Profiler {
             append_pid: self.append_pid,
             histogram: self.histogram,
         };
-        let session = Session::new(self.hz, rec, out)?;
+        let session = Session::new(self.hz, rec, out, sampler::spawn_runtime_thread_boxed)?;
         sampler::start_session(Box::new(session))?;
         register_at_exit();
         Ok(ProfilerGuard { done: false })
@@ -194,7 +194,8 @@ impl Drop for ProfilerGuard {
 fn write_session(s: &Session, replaced: bool) -> Result<Written> {
     let histogram = s.out.histogram;
     let mut b = s.buffers.lock().unwrap_or_else(|e| e.into_inner());
-    let path = |p: &crate::files::FixedPath| PathBuf::from(std::ffi::OsStr::from_bytes(p.bytes()));
+    let path =
+        |p: &crate::save::path::FixedPath| PathBuf::from(std::ffi::OsStr::from_bytes(p.bytes()));
     if let Err((which, fail)) = write_profile(&s.data(), &mut b, histogram) {
         return Err(Error::Write {
             path: path(match which {
@@ -249,7 +250,7 @@ pub(crate) fn exit_write_in_progress() -> bool {
     EXIT_WRITE.load(Ordering::SeqCst)
 }
 
-/// [`finish_at_exit`] for `exit` (the `atexit` hook) and `_exit` (exit.rs).
+/// [`finish_at_exit`] for `exit` (the `atexit` hook) and `_exit` (interpose/exit.rs).
 pub(crate) fn finish_on_the_way_out() {
     EXIT_WRITE.store(true, Ordering::SeqCst);
     finish_at_exit();
@@ -266,7 +267,7 @@ pub(crate) fn finish_at_exit() {
         return;
     };
     let Ok(mut b) = s.buffers.try_lock() else {
-        crate::record::report(&[b"profile not written: a write was in progress at exit"]);
+        crate::save::record::report(&[b"profile not written: a write was in progress at exit"]);
         return;
     };
     if let Err((which, fail)) = write_profile(&s.data(), &mut b, s.out.histogram) {
@@ -275,12 +276,12 @@ pub(crate) fn finish_at_exit() {
             Which::Sidecar => b.sidecar.bytes(),
         };
         let mut num = [0u8; 12];
-        crate::record::report(&[
+        crate::save::record::report(&[
             path,
             b": ",
             fail.what.as_bytes(),
             b" (errno ",
-            crate::record::decimal(fail.errno.unsigned_abs(), &mut num),
+            crate::save::record::decimal(fail.errno.unsigned_abs(), &mut num),
             b")",
         ]);
     }

@@ -2,7 +2,7 @@
 //!
 //! The runtime defines (interposes) several libc functions itself: `sigaction`, `signal`,
 //! `sigprocmask`, `pthread_sigmask`, the `sigwait` family, `signalfd`, `pthread_create` and the
-//! `exec` family (see `signals.rs`, `threads.rs`, `exec.rs`). Inside the executable or library
+//! `exec` family (see `interpose/`). Inside the executable or library
 //! that defines them, a plain `libc::sigaction(..)` would call our own definition, so every
 //! call the runtime itself makes to one of those goes through [`real`], the next definition
 //! (`dlsym(RTLD_NEXT)`: libc's). [`resolve_all`] looks them all up once, before sampling starts,
@@ -390,7 +390,7 @@ pub(crate) fn raise(sig: c_int) {
 }
 
 /// Ends the process at once, as `_exit(status)` does, with the system call itself: the runtime
-/// defines `_exit` (exit.rs), so calling it by name would come back to that definition.
+/// defines `_exit` (interpose/exit.rs), so calling it by name would come back to that definition.
 pub(crate) fn exit_now(status: c_int) -> ! {
     loop {
         // SAFETY: exit_group takes a status and does not return.

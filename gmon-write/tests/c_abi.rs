@@ -1,6 +1,8 @@
 //! Builds `c-tests/use_api.c` with gcc against the crate's cdylib and staticlib, runs it, and
 //! reads what it wrote with GNU gprof (when installed) and gmon-format.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

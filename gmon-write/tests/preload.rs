@@ -2,6 +2,8 @@
 //! runs a command) on C programs from `tests/programs/` and on distribution programs: the
 //! profiled program must behave exactly as without the runtime (spec/runtime.md §4.2).
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod common;
 
 use std::path::PathBuf;

@@ -8,6 +8,8 @@
 //! (binomial sampling error, stated at each test) and each is retried up to 3 times, so a
 //! spurious failure needs three unlucky runs in a row.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -42,14 +44,17 @@ fn note_allocation() {
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note_allocation();
+        // SAFETY: the caller's layout, passed on unchanged (GlobalAlloc::alloc's contract).
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         note_allocation();
+        // SAFETY: `ptr` came from this allocator, which is the system's, with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
         note_allocation();
+        // SAFETY: `ptr` came from this allocator, which is the system's, with this layout.
         unsafe { System.realloc(ptr, layout, new) }
     }
 }

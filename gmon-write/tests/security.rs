@@ -4,6 +4,8 @@
 //! The attacks need two users: these tests run as root and play the attacker as `nobody`
 //! (`setpriv`); as any other user they say SKIPPED.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};

@@ -1,6 +1,8 @@
 //! DWARF unwinding (spec/runtime.md §4.4): a C program built with `-O2 -fomit-frame-pointer`,
 //! profiled through the preloaded runtime, gets complete stacks from its `.eh_frame`.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

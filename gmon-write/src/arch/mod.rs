@@ -2,7 +2,7 @@
 //!
 //! Each architecture module exposes `registers(ctx)`; [`Native`] names the one for this target.
 //! On both supported targets a frame record is two words, `[fp] = caller's fp` and
-//! `[fp + 8] = return address`, so the frame walk in `stack.rs` is shared.
+//! `[fp + 8] = return address`, so the frame walk in `unwind/framepointers.rs` is shared.
 
 /// The registers a sample needs.
 #[derive(Clone, Copy, Debug)]

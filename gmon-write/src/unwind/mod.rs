@@ -13,7 +13,14 @@
 //!    CFI of every loaded object ([`modules`], read from memory, re-read after a `dlopen`) and
 //!    count the stack into the session's stack table, with its [`StackKind`].
 
+//!
+//! Also here: the frame-pointer walk the handler does itself ([`framepointers`]) and the loaded
+//! objects and stack ranges both walks read ([`objects`]). The unwinder's thread is started
+//! through a [`SpawnThread`] the engine hands it, so nothing here calls up into the engine.
+
+pub(crate) mod framepointers;
 mod modules;
+pub(crate) mod objects;
 mod ring;
 mod worker;
 
@@ -22,10 +29,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use gmon_format::sidecar::StackKind;
 
 use crate::arch::Registers;
-use crate::objects::StackRanges;
-use crate::tables::StackTable;
+use crate::counts::tables::StackTable;
+use crate::unwind::objects::StackRanges;
 
 pub use ring::SNAPSHOT_BYTES;
+
+/// Starts one of the runtime's own threads, never sampled (the engine's
+/// `sampler::spawn_runtime_thread_boxed`).
+pub(crate) type SpawnThread =
+    fn(&str, Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<std::thread::JoinHandle<()>>;
 
 /// How call stacks are walked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -58,12 +70,13 @@ pub(crate) struct DwarfStacks {
     /// Replaced in a forked child (see [`DwarfStacks::reset`]); only taken by the session's
     /// owner under the sampler's control lock or after sampling stopped, never by the handler.
     worker: Mutex<Option<worker::Worker>>,
+    spawn: SpawnThread,
 }
 
 impl DwarfStacks {
     /// Allocates the ring and starts the unwinder thread (which reads the objects' CFI only
     /// once it has work).
-    pub(crate) fn start(table: Arc<StackTable>) -> DwarfStacks {
+    pub(crate) fn start(table: Arc<StackTable>, spawn: SpawnThread) -> DwarfStacks {
         let shared = Arc::new(worker::Shared {
             ring: ring::Ring::new(),
             table,
@@ -71,10 +84,11 @@ impl DwarfStacks {
             dropped: Default::default(),
         });
         let mut worker = worker::Worker::new();
-        worker.start_thread(&shared);
+        worker.start_thread(&shared, spawn);
         DwarfStacks {
             shared,
             worker: Mutex::new(Some(worker)),
+            spawn,
         }
     }
 
@@ -115,7 +129,7 @@ impl DwarfStacks {
             old.abandon();
         }
         let mut worker = worker::Worker::new();
-        worker.start_thread(&self.shared);
+        worker.start_thread(&self.shared, self.spawn);
         *w = Some(worker);
     }
 }

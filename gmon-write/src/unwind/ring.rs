@@ -10,8 +10,8 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::Registers;
-use crate::objects::StackRanges;
-use crate::tables::zeroed_u64;
+use crate::counts::tables::zeroed_u64;
+use crate::unwind::objects::StackRanges;
 
 /// Bytes of stack copied per sample, from the interrupted stack pointer upwards (bounded by the
 /// end of the stack's mapping). `perf record --call-graph dwarf` copies 8 KiB by default; twice

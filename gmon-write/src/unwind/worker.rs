@@ -13,7 +13,7 @@ use gmon_format::sidecar::StackKind;
 
 use super::modules::{Modules, NativeUnwinder};
 use super::ring::{RING_SLOTS, Ring, Snapshot};
-use crate::tables::StackTable;
+use crate::counts::tables::StackTable;
 
 /// Shortest and longest sleep between two drains. The thread sleeps longer while few samples
 /// arrive (each wake-up costs a context switch) and shorter when the ring fills up, so it keeps
@@ -48,7 +48,7 @@ impl State {
             unwinder: NativeUnwinder::new(),
             cache: framehop::CacheNative::new_in(),
             modules: Modules::default(),
-            pcs: Vec::with_capacity(crate::stack::MAX_STACK_DEPTH + 1),
+            pcs: Vec::with_capacity(crate::unwind::framepointers::MAX_STACK_DEPTH + 1),
         }
     }
 
@@ -153,7 +153,7 @@ impl Worker {
     }
 
     /// Starts the thread (`gmon-unwind`), unless it runs already.
-    pub(crate) fn start_thread(&mut self, shared: &Arc<Shared>) {
+    pub(crate) fn start_thread(&mut self, shared: &Arc<Shared>, spawn: super::SpawnThread) {
         if self.thread.is_some() {
             return;
         }
@@ -162,24 +162,27 @@ impl Worker {
             Arc::clone(&self.stop),
             Arc::clone(shared),
         );
-        self.thread = crate::threads::spawn_runtime_thread("gmon-unwind", move || {
-            let mut interval = MIN_INTERVAL;
-            while !flag.load(Ordering::SeqCst) {
-                let n = st
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0
-                    .drain(&shared, true);
-                interval = if n > RING_SLOTS / 4 {
-                    (interval / 2).max(MIN_INTERVAL)
-                } else if n < RING_SLOTS / 16 {
-                    (interval * 2).min(MAX_INTERVAL)
-                } else {
-                    interval
-                };
-                std::thread::park_timeout(interval);
-            }
-        })
+        self.thread = spawn(
+            "gmon-unwind",
+            Box::new(move || {
+                let mut interval = MIN_INTERVAL;
+                while !flag.load(Ordering::SeqCst) {
+                    let n = st
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                        .drain(&shared, true);
+                    interval = if n > RING_SLOTS / 4 {
+                        (interval / 2).max(MIN_INTERVAL)
+                    } else if n < RING_SLOTS / 16 {
+                        (interval * 2).min(MAX_INTERVAL)
+                    } else {
+                        interval
+                    };
+                    std::thread::park_timeout(interval);
+                }
+            }),
+        )
         .ok();
     }
 

@@ -11,7 +11,7 @@ use gmon_format::sidecar::StackKind;
 use crate::zeroed::Zeroed;
 
 /// `n` zeroed atomics in their own mapping, so a large table costs no page faults until the
-/// handler touches a slot (zeroed.rs).
+/// handler touches a slot (`zeroed.rs`).
 pub(crate) fn zeroed_u64(n: usize) -> Zeroed<AtomicU64> {
     Zeroed::new(n)
 }

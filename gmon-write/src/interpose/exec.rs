@@ -15,7 +15,8 @@
 
 use std::ffi::{c_char, c_int};
 
-use crate::{record, sys};
+use crate::save::record;
+use crate::sys;
 
 type ExecFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
 type ExecEnvFn =
@@ -39,13 +40,13 @@ macro_rules! wrap {
             if real.is_null() {
                 return enosys();
             }
-            // Under gmon record: note a program that will not be profiled (record.rs).
+            // Under gmon record: note a program that will not be profiled (save/record.rs).
             $check;
-            crate::sampler::before_exec();
+            crate::engine::sampler::before_exec();
             // SAFETY: `real` is the next definition of this very function.
             let r = unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(real)($($arg),*) };
             let saved = sys::errno();
-            crate::sampler::after_failed_exec();
+            crate::engine::sampler::after_failed_exec();
             sys::set_errno(saved);
             r
         }

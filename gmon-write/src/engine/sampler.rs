@@ -3,12 +3,12 @@
 //!
 //! * **Timers.** Each thread gets its own `timer_create` timer on its CPU-time clock
 //!   (`CLOCK_THREAD_CPUTIME_ID`, or the thread CPU clock of another tid), delivering the
-//!   runtime's reserved real-time signal (`signals.rs`) to exactly that thread
+//!   runtime's reserved real-time signal (`engine/signal.rs`) to exactly that thread
 //!   (`SIGEV_THREAD_ID`). A process-wide `ITIMER_PROF` would send one signal
 //!   for all threads and lose concurrent ticks. Timer overruns (`si_overrun`, ticks that expired
 //!   while the previous signal was pending, e.g. when the kernel checks CPU timers less often
 //!   than the rate) are added to the tick's weight.
-//! * **New threads.** Threads created with `pthread_create` arm their own timer (`threads.rs`).
+//! * **New threads.** Threads created with `pthread_create` arm their own timer (`interpose/pthread.rs`).
 //!   A watcher thread scans `/proc/self/task` every 100 ms and arms a timer for every other
 //!   thread it has not seen (and deletes timers of threads that are gone). It has no timer
 //!   itself, so it is never sampled.
@@ -17,20 +17,21 @@
 //!   is freed only after it is unpublished and no handler is in flight.
 //! * **fork.** A `pthread_atfork` child handler zeroes the counters, arms a timer for the
 //!   child's thread and restarts the watcher; the child writes `<name>.<pid>`.
-//! * **exec.** `execve` & co. are wrapped (see `exec.rs`): timers are deleted and pending
+//! * **exec.** `execve` & co. are wrapped (see `interpose/exec.rs`): timers are deleted and pending
 //!   ticks discarded before the real call, so the new program is never killed by a tick.
 
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use crate::arch::Native;
-use crate::pcsample::SampleBuffer;
-use crate::profil::ProfilBuffer;
-use crate::session::Session;
-use crate::{Error, Result, signals, sys};
+use crate::counts::pcsample::SampleBuffer;
+use crate::counts::profil::ProfilBuffer;
+use crate::engine::session::Session;
+use crate::engine::signal;
+use crate::{Error, Result, sys};
 
 /// The running profiler's session, or null.
 static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
@@ -44,13 +45,13 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static DISARMED: AtomicBool = AtomicBool::new(false);
 
 /// Interval between two scans of `/proc/self/task` (threads created with `pthread_create`
-/// register themselves at once, see `threads.rs`; the scan catches the others).
+/// register themselves at once, see `interpose/pthread.rs`; the scan catches the others).
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 /// The first wake-up comes sooner, to read the maps the session started without (a process that
 /// ends sooner never reads them).
 const FIRST_WATCH: Duration = Duration::from_millis(10);
 /// The interval once the main thread has ended: the process should end soon after its last
-/// thread (lastthread.rs), and the check costs a few small reads.
+/// thread (`lastthread.rs`), and the check costs a few small reads.
 const ENDING_WATCH: Duration = Duration::from_millis(10);
 /// Whether any sink is active (read by the `pthread_create` wrapper without the lock).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -144,16 +145,16 @@ fn overrun(info: *const libc::siginfo_t) -> u32 {
 /// The handler of the sample signal: counts a tick of one of our timers into every active sink;
 /// any other delivery of that signal goes to the program's own disposition.
 extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    let clock = crate::perfclock::tick_fd(info);
-    if clock.is_none() && !signals::is_tick(info) {
-        signals::forward(sig, info, ctx);
+    let clock = crate::engine::perfclock::tick_fd(info);
+    if clock.is_none() && !signal::is_tick(info) {
+        signal::forward(sig, info, ctx);
         return;
     }
     let saved = sys::errno();
     // A task clock stops at each signal until enabled again (perfclock.rs): at once, so that
     // the time the handler takes counts towards the next period.
     if let Some(fd) = clock {
-        crate::perfclock::rearm(fd);
+        crate::engine::perfclock::rearm(fd);
     }
     IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
     // SAFETY: ctx is the handler's ucontext argument.
@@ -301,7 +302,7 @@ enum Clock {
     /// A POSIX timer on the thread's CPU-time clock.
     Timer(libc::timer_t),
     /// A perf task clock (perfclock.rs).
-    Task(crate::perfclock::TaskClock),
+    Task(crate::engine::perfclock::TaskClock),
 }
 
 /// One thread's clock, and that thread's CPU time when it was armed.
@@ -315,7 +316,7 @@ struct Armed {
 fn disarm(a: Armed) {
     match a.clock {
         Clock::Timer(id) => sys::timer_delete(id),
-        Clock::Task(c) => crate::perfclock::close(c, signals::sample_signal()),
+        Clock::Task(c) => crate::engine::perfclock::close(c, signal::sample_signal()),
     }
 }
 
@@ -337,13 +338,13 @@ fn period_ns(hz: u32) -> i64 {
 /// Arms thread `tid`'s clock: a task clock while the kernel gives one, else a timer.
 fn arm(tid: i32, hz: u32) -> Option<Armed> {
     let cpu_at_arm = thread_cpu_ns(tid)?;
-    let signo = signals::sample_signal();
-    let task = crate::perfclock::wanted()
+    let signo = signal::sample_signal();
+    let task = crate::engine::perfclock::wanted()
         .then(|| {
             let weight = task_clock_weight(hz);
             TASK_CLOCK_WEIGHT.store(weight, Ordering::Relaxed);
             TICK_PERIOD_NS.store(period_ns(hz) as u64, Ordering::Relaxed);
-            crate::perfclock::open(tid, period_ns(hz) as u64 * u64::from(weight), signo)
+            crate::engine::perfclock::open(tid, period_ns(hz) as u64 * u64::from(weight), signo)
         })
         .flatten();
     let clock = match task {
@@ -352,7 +353,7 @@ fn arm(tid: i32, hz: u32) -> Option<Armed> {
             thread_cpu_clock(tid),
             tid,
             signo,
-            signals::TICK_COOKIE,
+            signal::TICK_COOKIE,
             period_ns(hz),
         )?),
     };
@@ -412,10 +413,55 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
     new
 }
 
+thread_local! {
+    /// Set while this thread creates one of the runtime's own threads (`spawn_runtime_thread`):
+    /// the `pthread_create` wrapper then adds nothing.
+    static RUNTIME_SPAWN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is creating one of the runtime's own threads now.
+pub(crate) fn is_spawning_runtime_thread() -> bool {
+    RUNTIME_SPAWN.with(Cell::get)
+}
+
+/// Starts one of the runtime's own threads (`gmon-watcher`, `gmon-unwind`):
+/// never sampled, and with every signal blocked, so that the program's handlers never run on it
+/// (a process-directed signal, `alarm` or `kill`, goes to a thread of the program, as without
+/// the runtime; a handler calling `exit` on a runtime thread could interrupt it inside one of
+/// its locks). It bypasses the `pthread_create` trampoline: no timer is armed for it and no
+/// stack map is re-read for it (that work, under the control lock, made a short process's
+/// exit wait for its threads' start).
+pub(crate) fn spawn_runtime_thread<F: FnOnce() + Send + 'static>(
+    name: &str,
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    // Blocked around the spawn, so the thread inherits the mask from its first instruction.
+    let old = crate::sys::block_all_signals();
+    RUNTIME_SPAWN.with(|s| s.set(true));
+    let r = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            exclude_current_thread();
+            f()
+        });
+    RUNTIME_SPAWN.with(|s| s.set(false));
+    crate::sys::thread_sigmask(libc::SIG_SETMASK, Some(&old), None);
+    r
+}
+
+/// [`spawn_runtime_thread`] as the plain function the unwinder is handed
+/// ([`crate::unwind::SpawnThread`]): the unwinder sits below the engine and does not call it.
+pub(crate) fn spawn_runtime_thread_boxed(
+    name: &str,
+    f: Box<dyn FnOnce() + Send + 'static>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    spawn_runtime_thread(name, f)
+}
+
 fn spawn_watcher(c: &mut Control) {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    let handle = crate::threads::spawn_runtime_thread("gmon-watcher", move || {
+    let handle = spawn_runtime_thread("gmon-watcher", move || {
         let me = gettid();
         let mut ticks = 0u32;
         let mut main_ended = false;
@@ -437,7 +483,7 @@ fn spawn_watcher(c: &mut Control) {
             let new = ticks != 0 && rescan(&mut c, me);
             ticks = ticks.wrapping_add(1);
             // The first wake-up reads the maps the session started without (only the main
-            // thread's stack was known then, objects.rs `seed_main_stack`).
+            // thread's stack was known then, `unwind/objects.rs`, `seed_main_stack`).
             if let Some(s) = c.session.as_ref()
                 && s.wants_stacks()
                 && (new || ticks == 1 || ticks.is_multiple_of(10))
@@ -446,13 +492,13 @@ fn spawn_watcher(c: &mut Control) {
             }
             // The main thread gone (`pthread_exit`), the process lives on while the program
             // has a thread left; once none is, the runtime's threads must not keep it alive
-            // (lastthread.rs).
-            main_ended = crate::lastthread::main_thread_has_ended();
-            let ended =
-                main_ended && crate::lastthread::program_has_ended(&task_ids(), &c.excluded);
+            // (`lastthread.rs`).
+            main_ended = crate::engine::lastthread::main_thread_has_ended();
+            let ended = main_ended
+                && crate::engine::lastthread::program_has_ended(&task_ids(), &c.excluded);
             drop(c);
             if ended && !flag.load(Ordering::SeqCst) {
-                crate::lastthread::end_process();
+                crate::engine::lastthread::end_process();
             }
         }
     });
@@ -466,7 +512,7 @@ fn handler() -> libc::sighandler_t {
 
 /// Whether our handler is still the sample signal's disposition.
 fn handler_is_ours() -> bool {
-    signals::still_installed(handler())
+    signal::still_installed(handler())
 }
 
 /// Deletes every timer of the table, settling each thread's tail in `settle` (a session no
@@ -493,11 +539,11 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
         return Err(Error::BadRate(hz));
     }
     if c.users == 0 {
-        if !signals::take(handler()) {
+        if !signal::take(handler()) {
             return Err(Error::last_os("sigaction"));
         }
         register_process_hooks();
-        crate::perfclock::choose(clock_forced_to_timer());
+        crate::engine::perfclock::choose(clock_forced_to_timer());
         c.hz = hz;
         c.replaced = false;
         c.pid = std::process::id();
@@ -574,7 +620,7 @@ pub(crate) fn settle_current_thread() {
     // so it is not counted twice.
     sys::thread_sigmask(
         libc::SIG_BLOCK,
-        Some(&sys::set_of(signals::sample_signal())),
+        Some(&sys::set_of(signal::sample_signal())),
         None,
     );
     let hz = c.hz;
@@ -608,7 +654,7 @@ fn stop_engine(mut c: ControlGuard) -> ControlGuard {
         c.session = session;
         // A replaced handler (raw rt_sigaction) belongs to the program now: leave it alone.
         if !c.replaced {
-            signals::release();
+            signal::release();
         }
         c.timers = None;
     }
@@ -655,7 +701,7 @@ extern "C" fn fork_child() {
     if let Some(old) = c.timers.take() {
         for a in old.into_values() {
             if let Clock::Task(t) = a.clock {
-                crate::perfclock::forget_after_fork(t, signals::sample_signal());
+                crate::engine::perfclock::forget_after_fork(t, signal::sample_signal());
             }
         }
     }
@@ -680,7 +726,7 @@ pub(crate) fn before_exec() {
     }
     DISARMED.store(true, Ordering::SeqCst);
     delete_timers(&mut c, None);
-    c.before_exec = signals::before_exec();
+    c.before_exec = signal::before_exec();
 }
 
 /// After an exec that failed: sampling goes on.
@@ -690,7 +736,7 @@ pub(crate) fn after_failed_exec() {
         return;
     }
     if let Some(ours) = c.before_exec.take() {
-        signals::after_failed_exec(&ours);
+        signal::after_failed_exec(&ours);
     }
     DISARMED.store(false, Ordering::SeqCst);
     rescan(&mut c, -1);
@@ -737,7 +783,7 @@ pub(crate) fn stop_session_at_exit() -> Option<&'static Session> {
         ACTIVE.store(false, Ordering::SeqCst);
         delete_timers(&mut c, Some(&s));
         if !c.replaced && handler_is_ours() {
-            signals::release();
+            signal::release();
         }
     }
     Some(Box::leak(s))

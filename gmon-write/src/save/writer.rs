@@ -22,9 +22,10 @@ use gmon_format::{
 
 use gmon_format::sidecar::Counters;
 
-use crate::files::{FixedPath, OsFail, Scratch, Sink, write_file};
-use crate::objects::for_each_object_bounded;
-use crate::tables::{CountTable, StackTable};
+use crate::counts::tables::{CountTable, StackTable};
+use crate::save::files::{Scratch, Sink, write_file};
+use crate::save::path::{FixedPath, OsFail};
+use crate::unwind::objects::for_each_object_bounded;
 use crate::zeroed::Zeroed;
 
 /// The writer string of the sidecar's INFO section.

@@ -8,7 +8,7 @@
 //! faults.
 
 use crate::arch::Registers;
-use crate::objects::StackRanges;
+use crate::unwind::objects::StackRanges;
 
 /// Maximum stack depth recorded.
 pub const MAX_STACK_DEPTH: usize = 128;

@@ -15,7 +15,7 @@
 use std::ffi::c_int;
 
 fn end(status: c_int) -> ! {
-    if crate::sampler::owned_by_this_process() {
+    if crate::engine::sampler::owned_by_this_process() {
         crate::profiler::finish_on_the_way_out();
     }
     crate::sys::exit_now(status)

@@ -16,112 +16,11 @@
 //! no allocation and no lock, so a profile can be written at exit even when the program calls
 //! `exit` from a signal handler that interrupted `malloc` (§4.5).
 
-use std::ffi::{CStr, c_int};
+use std::ffi::c_int;
 
+use crate::save::path::{FixedPath, OsFail};
 use crate::sys;
 use crate::zeroed::Zeroed;
-
-/// Longest path handled (`PATH_MAX` plus room for the temporary suffix).
-const PATH_CAP: usize = libc::PATH_MAX as usize + 64;
-
-/// A NUL-terminated path in a buffer allocated once.
-#[derive(Debug)]
-pub(crate) struct FixedPath {
-    buf: Zeroed<u8>,
-    len: usize,
-}
-
-impl FixedPath {
-    pub(crate) fn new() -> FixedPath {
-        FixedPath {
-            buf: Zeroed::new(PATH_CAP),
-            len: 0,
-        }
-    }
-
-    /// Replaces the path; false (path emptied) when it holds a NUL or is too long.
-    pub(crate) fn set(&mut self, bytes: &[u8]) -> bool {
-        self.len = 0;
-        self.push(bytes)
-    }
-
-    /// Appends bytes; false (path unchanged) when they hold a NUL or do not fit.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> bool {
-        let end = self.len + bytes.len();
-        if bytes.contains(&0) || end >= self.buf.len() {
-            return false;
-        }
-        if let Some(dst) = self.buf.get_mut(self.len..end) {
-            dst.copy_from_slice(bytes);
-        }
-        self.truncate(end);
-        true
-    }
-
-    /// Sets the path to the target of the link at `link` (`readlink`).
-    pub(crate) fn read_link(&mut self, link: &CStr) -> Result<(), c_int> {
-        let cap = self.buf.len() - 1;
-        let n = sys::readlink(link, self.buf.get_mut(..cap).unwrap_or(&mut []))?;
-        self.truncate(n);
-        Ok(())
-    }
-
-    fn truncate(&mut self, len: usize) {
-        self.len = len.min(self.buf.len() - 1);
-        if let Some(b) = self.buf.get_mut(self.len) {
-            *b = 0;
-        }
-    }
-
-    pub(crate) fn bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
-    }
-
-    /// The path with its NUL, for the kernel.
-    pub(crate) fn c_str(&self) -> &CStr {
-        self.buf
-            .get(..=self.len)
-            .and_then(|b| CStr::from_bytes_with_nul(b).ok())
-            .unwrap_or(c"")
-    }
-
-    /// The path from byte `from` on (a name relative to its directory), with its NUL.
-    fn c_str_from(&self, from: usize) -> &CStr {
-        self.buf
-            .get(from.min(self.len)..=self.len)
-            .and_then(|b| CStr::from_bytes_with_nul(b).ok())
-            .unwrap_or(c"")
-    }
-
-    /// Length of the directory part, trailing `/` included (0: the current directory).
-    fn dir_len(&self) -> usize {
-        self.bytes()
-            .iter()
-            .rposition(|&b| b == b'/')
-            .map_or(0, |i| i + 1)
-    }
-}
-
-/// A failed step, without allocation: what failed and the `errno`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct OsFail {
-    pub what: &'static str,
-    pub errno: c_int,
-}
-
-impl OsFail {
-    fn last(what: &'static str) -> OsFail {
-        OsFail {
-            what,
-            errno: sys::errno(),
-        }
-    }
-
-    pub(crate) fn to_io(self) -> std::io::Error {
-        let e = std::io::Error::from_raw_os_error(self.errno);
-        std::io::Error::new(e.kind(), format!("{}: {e}", self.what))
-    }
-}
 
 /// The buffers one file write needs, allocated in advance.
 #[derive(Debug)]
@@ -403,14 +302,14 @@ impl<'a> Sink<'a> {
 /// final name is untouched.
 ///
 /// In a process of `gmon record` the file goes into the run's directory, which is opened and
-/// checked first (record.rs), and both names are taken relative to that descriptor: nothing is
+/// checked first (save/record.rs), and both names are taken relative to that descriptor: nothing is
 /// written into a directory that is not, at that moment, this user's own.
 pub(crate) fn write_file(
     path: &[u8],
     s: &mut Scratch,
     emit: impl FnOnce(&mut Sink<'_>),
 ) -> Result<(), OsFail> {
-    let (dir_fd, from) = if crate::record::dir().is_some() {
+    let (dir_fd, from) = if crate::save::record::dir().is_some() {
         if !s.target.set(path) {
             return Err(OsFail {
                 what: "path too long",
@@ -425,7 +324,7 @@ pub(crate) fn write_file(
             n => s.target.bytes().get(..n - 1).unwrap_or_default(),
         };
         s.link.set(dir);
-        (crate::record::open_own_dir(s.link.c_str())?, from)
+        (crate::save::record::open_own_dir(s.link.c_str())?, from)
     } else {
         resolve(path, s)?;
         (libc::AT_FDCWD, 0)
@@ -524,16 +423,5 @@ mod tests {
         want.push(b'y');
         want.resize(want.len() + 10 + 2 * HOLE_MIN as usize, 0);
         assert_eq!(std::fs::read(&path).expect("read"), want);
-    }
-
-    #[test]
-    fn dir_part() {
-        let mut p = FixedPath::new();
-        assert!(p.set(b"/a/b/c"));
-        assert_eq!(p.dir_len(), 5);
-        assert!(p.set(b"c"));
-        assert_eq!(p.dir_len(), 0);
-        assert!(!p.set(b"a\0b"));
-        assert!(!p.push(&vec![b'x'; PATH_CAP]));
     }
 }

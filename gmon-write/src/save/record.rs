@@ -19,7 +19,7 @@
 use std::ffi::{CStr, c_char, c_int};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use crate::files::{FixedPath, OsFail};
+use crate::save::path::{FixedPath, OsFail};
 use crate::sys;
 
 /// The notes file in the run directory: one line per problem, `<pid> <what>`.

@@ -223,8 +223,8 @@ impl StackRanges {
         StackRanges {
             seq: AtomicU64::new(0),
             len: AtomicUsize::new(0),
-            starts: crate::tables::zeroed_u64(MAX_RANGES),
-            ends: crate::tables::zeroed_u64(MAX_RANGES),
+            starts: crate::counts::tables::zeroed_u64(MAX_RANGES),
+            ends: crate::counts::tables::zeroed_u64(MAX_RANGES),
         }
     }
 

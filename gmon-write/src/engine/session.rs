@@ -7,13 +7,13 @@ use gmon_format::sidecar::{ClockReport, Counters, PcSample, Sidecar, StackSample
 use gmon_format::{Dimension, ProfRate};
 
 use crate::arch::Registers;
-use crate::objects::{StackRanges, loaded_objects, main_text};
-use crate::profil::bin_index;
-use crate::stack::{MAX_STACK_DEPTH, walk};
-use crate::unwind::{DwarfStacks, Unwind, frame_pointer_kind};
-use crate::writer::{
+use crate::counts::profil::bin_index;
+use crate::save::writer::{
     BIN_CHUNK, HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData, touched_words,
 };
+use crate::unwind::framepointers::{MAX_STACK_DEPTH, walk};
+use crate::unwind::objects::{StackRanges, loaded_objects, main_text};
+use crate::unwind::{DwarfStacks, SpawnThread, Unwind, frame_pointer_kind};
 use crate::{Error, Result};
 
 /// Capacity of the per-PC table.
@@ -50,7 +50,7 @@ impl Geometry {
         let scale = if kcountsize < textsize {
             ((kcountsize as f32 / textsize as f32) * 65536.0) as u32
         } else {
-            crate::profil::SCALE_ONE_TO_ONE
+            crate::counts::profil::SCALE_ONE_TO_ONE
         };
         Geometry {
             low,
@@ -88,16 +88,16 @@ pub(crate) struct Session {
     pub out: OutputConfig,
     pub geometry: Geometry,
     pub bias: u64,
-    /// 32-bit bins: a count above 65535 is written as further records (writer.rs).
+    /// 32-bit bins: a count above 65535 is written as further records (`save/writer.rs`).
     bins: crate::zeroed::Zeroed<AtomicU32>,
     /// One bit per [`BIN_CHUNK`] bins, set when a tick lands there: a write reads, hashes and
     /// writes only those chunks (the others are zero), and a fork clears only those.
     touched: crate::zeroed::Zeroed<AtomicU64>,
-    pcs: Option<crate::tables::CountTable>,
-    stacks: Option<Arc<crate::tables::StackTable>>,
+    pcs: Option<crate::counts::tables::CountTable>,
+    stacks: Option<Arc<crate::counts::tables::StackTable>>,
     /// The snapshot ring and unwinder thread (stacks on, [`Unwind::Dwarf`]).
     dwarf: Option<DwarfStacks>,
-    threads: crate::tables::CountTable,
+    threads: crate::counts::tables::CountTable,
     pub ranges: StackRanges,
     /// Buffers for writing the profile, allocated now so that writing never allocates.
     pub buffers: Mutex<OutputBuffers>,
@@ -116,7 +116,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(hz: u32, rec: Recording, out: OutputConfig) -> Result<Session> {
+    pub(crate) fn new(
+        hz: u32,
+        rec: Recording,
+        out: OutputConfig,
+        spawn: SpawnThread,
+    ) -> Result<Session> {
         let (lo, hi, bias) = main_text().ok_or(Error::NoText)?;
         let geometry = Geometry::glibc(lo, hi);
         let ranges = StackRanges::new();
@@ -128,7 +133,7 @@ impl Session {
             ranges.refresh();
         }
         let stacks = rec.stacks.then(|| {
-            Arc::new(crate::tables::StackTable::new(
+            Arc::new(crate::counts::tables::StackTable::new(
                 STACK_TABLE_SLOTS,
                 rec.max_depth.clamp(1, MAX_STACK_DEPTH),
             ))
@@ -136,7 +141,7 @@ impl Session {
         let dwarf = stacks
             .as_ref()
             .filter(|_| rec.unwind == Unwind::Dwarf)
-            .map(|t| DwarfStacks::start(Arc::clone(t)));
+            .map(|t| DwarfStacks::start(Arc::clone(t), spawn));
         let mut buffers = OutputBuffers::new(
             geometry.nbins,
             if rec.pcs { PC_TABLE_SLOTS } else { 0 },
@@ -145,20 +150,20 @@ impl Session {
         );
         // The objects as they are now: what a write at exit keeps when it cannot list them
         // again (another thread kept the loader walk, spec §4.5).
-        crate::writer::collect_objects(&mut buffers);
+        crate::save::writer::collect_objects(&mut buffers);
         let session = Session {
             hz,
             out,
             geometry,
             bias,
-            bins: crate::tables::zeroed_u32(geometry.nbins),
-            touched: crate::tables::zeroed_u64(touched_words(geometry.nbins)),
+            bins: crate::counts::tables::zeroed_u32(geometry.nbins),
+            touched: crate::counts::tables::zeroed_u64(touched_words(geometry.nbins)),
             pcs: rec
                 .pcs
-                .then(|| crate::tables::CountTable::new(PC_TABLE_SLOTS)),
+                .then(|| crate::counts::tables::CountTable::new(PC_TABLE_SLOTS)),
             stacks,
             dwarf,
-            threads: crate::tables::CountTable::noting(THREAD_TABLE_SLOTS),
+            threads: crate::counts::tables::CountTable::noting(THREAD_TABLE_SLOTS),
             ranges,
             buffers: Mutex::new(buffers),
             samples: AtomicU64::new(0),
@@ -180,7 +185,7 @@ impl Session {
     pub(crate) fn set_paths(&self, forked: bool) {
         use std::os::unix::ffi::OsStrExt;
         let cfg = &self.out;
-        let path = crate::output::output_path(
+        let path = crate::save::output::output_path(
             cfg.output.as_deref(),
             cfg.append_pid || forked,
             std::process::id(),
@@ -363,7 +368,7 @@ impl Session {
 
     /// What the sampling clock did so far (sidecar §5.11).
     pub(crate) fn clock_report(&self) -> ClockReport {
-        let (clock, refused_errno) = crate::perfclock::in_use();
+        let (clock, refused_errno) = crate::engine::perfclock::in_use();
         ClockReport {
             clock,
             refused_errno,
@@ -427,7 +432,7 @@ impl Session {
             .map(|t| t.entries())
             .unwrap_or_default();
         Sidecar {
-            writer: crate::writer::WRITER.to_string(),
+            writer: crate::save::writer::WRITER.to_string(),
             rate_hz: self.hz,
             pid: std::process::id(),
             counters: self.counters(),
@@ -501,12 +506,12 @@ mod tests {
     }
 }
 
-/// The allocation-free encoders of writer.rs against gmon-format's.
+/// The allocation-free encoders of `save/writer.rs` against gmon-format's.
 #[cfg(test)]
 mod writer_tests {
     use super::*;
     use crate::arch::Registers;
-    use crate::writer::write_profile;
+    use crate::save::writer::write_profile;
     use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
     use gmon_format::{Encoding, Profile, Record, Variant, fit_counts};
 
@@ -522,7 +527,10 @@ mod writer_tests {
             append_pid: false,
             histogram: true,
         };
-        Session::new(997, rec, out).expect("session")
+        // A plain thread for the unwinder: no sampling runs in these tests.
+        let spawn: crate::unwind::SpawnThread =
+            |name, f| std::thread::Builder::new().name(name.into()).spawn(f);
+        Session::new(997, rec, out, spawn).expect("session")
     }
 
     const HOST: Encoding = if cfg!(target_endian = "little") {
