@@ -53,7 +53,8 @@ pub enum Command {
     Man(commands::man::Args),
 }
 
-/// Entry point of the binary: runs the command and maps errors to `gmon: ...` and exit 1.
+/// Entry point of the binary: runs the command and maps errors to `gmon: ...` and exit 1
+/// (2 for `gmon diff`, whose 1 means "different").
 pub fn main() -> ExitCode {
     keep_freed_memory();
     // `gmon gprof` takes GNU gprof's command line as it is, bytes included: clap does not see
@@ -76,6 +77,11 @@ pub fn main() -> ExitCode {
     // /dev/full is reported once, as standard output's, whatever the command made of it.
     let stdout = io::stdout();
     let mut out = Checked::new(stdout.lock());
+    // `gmon diff` exits as diff(1) does: 1 means "different", so its trouble is 2.
+    let trouble = match command {
+        Command::Diff(_) => ExitCode::from(2),
+        _ => ExitCode::FAILURE,
+    };
     let result = match command {
         Command::Gprof(args) => commands::gprof::run(args, &mut out),
         Command::Merge(args) => commands::merge::run(args, &mut out),
@@ -102,7 +108,7 @@ pub fn main() -> ExitCode {
         Err(err) => {
             let _ = out.flush();
             eprintln!("gmon: {}", message(&err, verbose));
-            ExitCode::FAILURE
+            trouble
         }
     }
 }

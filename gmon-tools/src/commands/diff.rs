@@ -6,41 +6,92 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::diff::{PrintOptions, diff_functions, diff_ranges, differential_folded};
+use crate::diff::{
+    Granularity, NoiseOptions, PrintOptions, diff_runs, differential_folded, range_counts,
+    stack_counts,
+};
 use crate::input::read_input;
 use crate::model::{self, LoadOptions};
+
+/// What `gmon diff --help` teaches: the verdicts, the models, the exit status, a CI gate.
+const LONG_HELP: &str = "Per function (with the executable, named first as gprof takes it, with \
+--exe, or recorded in BASE's runtime sidecar by gmon record; without one, per address range \
+starting at arc callee addresses): each side's share of the samples, the change in share with an \
+interval, a verdict, self time and exact calls, largest change first. Profiles gmon record wrote \
+with stacks are compared by their exact stacks: every object's samples count, shared libraries \
+included.
+
+VERDICTS:
+  change          the share moved by more than noise explains, or the exact call count changed
+                  ('change (calls)': the program took another path, whatever the time says)
+  noise           the share moved no more than noise moves it: equal calls and a small change
+                  in time is what two runs of the same program give
+  too few         too few samples in both profiles together (--min-samples, default 10) to tell
+
+NOISE MODELS (the header says which ran; spec/diff.md):
+  One profile per side (BASE NEW): sampling noise. A function's samples are a binomial count of \
+its side's samples; the test is the exact binomial test of NEW's part of the function's pooled \
+samples.
+  Several per side (--base A1 A2 A3 --new B1 B2 B3): the runs also differ from each other (CPU \
+time varies from run to run). That spread is measured across all functions as one dispersion \
+factor, and every sample counts that much less.
+  Every function is tested, so the verdicts use Holm's correction: the chance that any unchanged \
+function is called a change stays at --level (default 0.05) however many functions there are. \
+The intervals hold together at that level. Fewer samples make wider intervals: at 1 kHz, a few \
+seconds of CPU time tell a 20% change apart only in a function with a large share.
+
+EXIT STATUS (as diff(1)):
+  0  no change (with --fail-above: no function's share grew by more than PCT points as a change)
+  1  some change (with --fail-above: some function's share grew by more than PCT points, and the \
+samples call it a change, not noise)
+  2  trouble (a file that cannot be read, a profile of another program, bad options)
+
+--json prints one object with stable field names and a schema version (`version`, 2; every field \
+is described in spec/json.md). --folded prints differential folded stacks (`stack base_count \
+new_count`), estimated from the call graph with --exe, single frames without, for inferno's \
+differential flame graph; gmon flame --diff draws one that greys out noise.
+
+A profile that cannot belong to its executable is refused, naming the check that failed (the \
+build id its runtime sidecar records, a histogram beyond the code, arcs outside it, most samples \
+outside every function); --force reads it anyway.
+
+EXAMPLES:
+  gmon diff ./prog old/gmon.out new/gmon.out
+  gmon diff --exe ./prog --base a1.out a2.out a3.out --new b1.out b2.out b3.out
+  gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json
+  gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg
+
+A CI GATE (fail the job when a function got more than 2 points of the time, beyond noise):
+  for i in 1 2 3; do gmon record -o base.$i.out -- ./prog-main; done
+  for i in 1 2 3; do gmon record -o new.$i.out -- ./prog-branch; done
+  gmon diff --base base.*.out --new new.*.out --fail-above 2 || exit 1";
 
 /// Arguments of `gmon diff`.
 #[derive(Debug, clap::Args)]
 #[command(
-    override_usage = "gmon diff [OPTIONS] [EXE] BASE NEW",
-    after_help = "EXAMPLES:\n  gmon diff ./prog old/gmon.out new/gmon.out\n  \
-                  gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json\n  \
-                  gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg",
-    after_long_help = "Per function (with the executable, named first as gprof takes it, with \
-                  --exe, or recorded in BASE's runtime sidecar by gmon record; without one, per \
-                  address range starting at arc callee addresses): self time and calls in BASE and NEW, the change and the \
-                  relative change, largest change first. When the total samples differ, the \
-                  changes are shown raw and normalized (NEW scaled by base total / new total), \
-                  sorted by the normalized change, and the header says so. Functions with \
-                  samples or calls in one profile only are marked added / removed.\n\n\
-                  A profile that cannot belong to its executable is refused, naming the check \
-                  that failed (the build id its runtime sidecar records, a histogram beyond the \
-                  code, arcs outside it, most samples outside every function); --force reads \
-                  it anyway.\n\n\
-                  --json prints one object with stable field names and a schema version \
-                  (`version`, 1; every field is described in spec/diff.md). --folded prints differential folded \
-                  stacks (`stack base_count new_count`), estimated from the call graph with \
-                  --exe, single frames without, for inferno's differential flame graph.\n\n\
-                  EXAMPLES:\n  gmon diff ./prog old/gmon.out new/gmon.out\n  \
-                  gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json\n  \
-                  gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg"
+    override_usage = "gmon diff [OPTIONS] [EXE] BASE NEW\n       \
+                      gmon diff [OPTIONS] [EXE] --base BASE... --new NEW...",
+    after_help = "Exit status: 0 no change, 1 change, 2 trouble (see --help for the verdicts \
+                  and a CI gate).\n\nEXAMPLES:\n  gmon diff ./prog old/gmon.out new/gmon.out\n  \
+                  gmon diff --exe ./prog --base a1.out a2.out --new b1.out b2.out\n  \
+                  gmon diff --exe ./prog a.out b.out --fail-above 2",
+    after_long_help = LONG_HELP
 )]
 pub struct Args {
     /// `[EXE] BASE NEW`: the baseline profile and the one to compare with it, after the
-    /// executable when it is named first (as gprof takes it; or give it with --exe).
-    #[arg(value_name = "FILE", num_args = 2..=3, required = true)]
+    /// executable when it is named first (as gprof takes it; or give it with --exe). With
+    /// --base and --new: only the executable, if any.
+    #[arg(value_name = "FILE", num_args = 0..=3)]
     pub operands: Vec<PathBuf>,
+
+    /// Several profiles of the baseline (runs of the same program): their spread is part of
+    /// the noise.
+    #[arg(long, value_name = "BASE", num_args = 1.., requires = "new")]
+    pub base: Vec<PathBuf>,
+
+    /// Several profiles of the version to compare with the baseline.
+    #[arg(long, value_name = "NEW", num_args = 1.., requires = "base")]
+    pub new: Vec<PathBuf>,
 
     /// The executable of BASE (and of NEW unless --new-exe is given): compare per function.
     #[arg(long, value_name = "EXE")]
@@ -53,6 +104,20 @@ pub struct Args {
     /// Read a profile that fails the checks that it belongs to the executable.
     #[arg(long)]
     pub force: bool,
+
+    /// Exit 1 only when some function's share of the samples grew by more than PCT percentage
+    /// points and the growth is a change, not noise; 0 otherwise.
+    #[arg(long, value_name = "PCT")]
+    pub fail_above: Option<f64>,
+
+    /// The chance, over the whole comparison, of calling any unchanged function a change.
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub level: f64,
+
+    /// Functions with fewer samples than this in both sides together are "too few samples to
+    /// tell".
+    #[arg(long, value_name = "N", default_value_t = 10.0)]
+    pub min_samples: f64,
 
     /// Print JSON instead of a table.
     #[arg(long, conflicts_with = "folded")]
@@ -106,54 +171,123 @@ pub fn print_notes<'a>(command: &str, notes: impl Iterator<Item = &'a String>) {
     }
 }
 
-/// Runs `gmon diff`.
-pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, profiles) = model::executable_and_profiles(args.exe.as_deref(), &args.operands)?;
-    let [base_path, new_path] = profiles.as_slice() else {
-        anyhow::bail!(
-            "gmon diff takes two profiles, BASE NEW (after the executable, if it is named \
-             first); got {}",
-            profiles.len()
-        );
+/// The executable (if any) and the profiles of each side, from the operands or --base/--new.
+#[allow(clippy::type_complexity)]
+fn sides(args: &Args) -> anyhow::Result<(Option<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)> {
+    if args.base.is_empty() {
+        let (exe, profiles) = model::executable_and_profiles(args.exe.as_deref(), &args.operands)?;
+        let [base, new] = profiles.as_slice() else {
+            anyhow::bail!(
+                "gmon diff takes two profiles, BASE NEW (after the executable, if it is named \
+                 first), or --base BASE... --new NEW...; got {}",
+                profiles.len()
+            );
+        };
+        return Ok((exe, vec![base.clone()], vec![new.clone()]));
+    }
+    let exe = match (args.exe.as_ref(), args.operands.as_slice()) {
+        (e, []) => e.cloned(),
+        (None, [e]) => Some(e.clone()),
+        _ => anyhow::bail!(
+            "with --base and --new, the only operand is the executable (or give it with --exe)"
+        ),
     };
+    let (exe, base) = model::executable_and_profiles(exe.as_deref(), &args.base)?;
+    let (_, new) = model::executable_and_profiles(exe.as_deref(), &args.new)?;
+    Ok((exe, base, new))
+}
+
+/// Each profile with its label.
+fn pair<'a>(
+    ps: &'a [gmon_format::Profile],
+    ls: &'a [String],
+) -> Vec<(&'a gmon_format::Profile, &'a str)> {
+    ps.iter().zip(ls.iter().map(String::as_str)).collect()
+}
+
+/// Runs `gmon diff`: exit 0 when nothing changed, 1 when something did (or, with
+/// --fail-above, when a share grew beyond it as a change); trouble is an error (exit 2).
+pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    if !(args.level > 0.0 && args.level < 1.0) {
+        anyhow::bail!(
+            "--level must be a probability between 0 and 1, not {}",
+            args.level
+        );
+    }
+    if !(args.min_samples >= 0.0 && args.min_samples.is_finite()) {
+        anyhow::bail!(
+            "--min-samples must be a number of samples, not {}",
+            args.min_samples
+        );
+    }
+    if let Some(p) = args.fail_above
+        && !(p.is_finite() && p >= 0.0)
+    {
+        anyhow::bail!("--fail-above must be a number of percentage points, not {p}");
+    }
+    let (exe, base_paths, new_paths) = sides(&args)?;
     // A profile `gmon record` wrote names its executable in its sidecar: compare per function,
     // as gmon flame and gmon pprof do for it, rather than per address range.
-    let exe = exe.or_else(|| model::recorded_executable(base_path));
+    let exe = exe.or_else(|| model::recorded_executable(&base_paths[0]));
     if args.new_exe.is_some() && exe.is_none() {
         anyhow::bail!("--new-exe needs BASE's executable too (EXE BASE NEW, or --exe EXE)");
     }
     if let Some(ne) = &args.new_exe {
         model::check_executable_operand(ne)?;
     }
-    let (bl, nl) = (
-        base_path.display().to_string(),
-        new_path.display().to_string(),
-    );
+    let label = |p: &PathBuf| p.display().to_string();
+    let mut noise = NoiseOptions::default();
+    noise.level = args.level;
+    noise.min_samples = args.min_samples;
     let diff = match &exe {
         Some(be) => {
             let opts = LoadOptions::STACKS_ONLY.with_force(args.force);
-            let b = model::load_with(Some(be), std::slice::from_ref(base_path), &opts)?;
             let ne = args.new_exe.as_ref().unwrap_or(be);
-            let n = load_new(ne, new_path, args.new_exe.is_some(), &opts)?;
-            print_notes("diff", b.notes.iter().chain(&n.notes));
+            let b = base_paths
+                .iter()
+                .map(|p| model::load_with(Some(be), std::slice::from_ref(p), &opts))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let n = new_paths
+                .iter()
+                .map(|p| load_new(ne, p, args.new_exe.is_some(), &opts))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            print_notes("diff", b.iter().chain(&n).flat_map(|l| &l.notes));
             if args.folded {
-                let lines = differential_folded(
-                    &crate::flame::folded_lines(&b.stacks, &b.graph),
-                    &crate::flame::folded_lines(&n.stacks, &n.graph),
-                );
-                for l in lines {
+                let fold = |ls: &[model::Loaded]| -> Vec<String> {
+                    ls.iter()
+                        .flat_map(|l| crate::flame::folded_lines(&l.stacks, &l.graph))
+                        .collect()
+                };
+                for l in differential_folded(&fold(&b), &fold(&n)) {
                     writeln!(out, "{l}")?;
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            diff_functions(&b.analysis, &n.analysis, &bl, &nl)
+            let counts = |ls: &[model::Loaded], paths: &[PathBuf]| -> Vec<_> {
+                ls.iter()
+                    .zip(paths)
+                    .map(|(l, p)| stack_counts(l, &label(p)))
+                    .collect()
+            };
+            diff_runs(
+                Granularity::Function,
+                &counts(&b, &base_paths),
+                &counts(&n, &new_paths),
+                &noise,
+            )
         }
-        None => diff_ranges(
-            &read_profile(base_path)?,
-            &read_profile(new_path)?,
-            &bl,
-            &nl,
-        ),
+        None => {
+            let read = |paths: &[PathBuf]| -> anyhow::Result<Vec<_>> {
+                paths.iter().map(|p| read_profile(p)).collect()
+            };
+            let (bp, np) = (read(&base_paths)?, read(&new_paths)?);
+            let (bl, nl): (Vec<String>, Vec<String>) = (
+                base_paths.iter().map(label).collect(),
+                new_paths.iter().map(label).collect(),
+            );
+            let (b, n) = range_counts(&pair(&bp, &bl), &pair(&np, &nl));
+            diff_runs(Granularity::AddressRange, &b, &n, &noise)
+        }
     };
     if args.json {
         crate::diff::print_json(out, &diff)?;
@@ -164,5 +298,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         opts.limit = args.limit;
         crate::diff::print_text(out, &diff, &opts)?;
     }
-    Ok(ExitCode::SUCCESS)
+    let changed = match args.fail_above {
+        Some(points) => diff.grew_above(points),
+        None => diff.changes > 0,
+    };
+    Ok(if changed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -1,21 +1,34 @@
-//! What changed between two profiles (`gmon diff`): per function (with an executable) or per
-//! address range (without one), the self samples and call counts of both, the absolute and
-//! relative change, sorted by the size of the change.
+//! What changed between two profiles (`gmon diff`), and whether it is more than noise
+//! (spec/diff.md): per function (with an executable) or per address range (without one), each
+//! side's self samples and call counts, the change in the function's share of the samples with
+//! an interval, and a verdict ([`Verdict`]): change, within noise, or too few samples to tell.
+//!
+//! Each side is one profile or several runs of the same program ([`RunCounts`]): with one the
+//! noise is the sampling noise of the counts, with several also the spread between the runs
+//! ([`Model`], [`noise`]). Every function is tested, so the verdicts use Holm's correction
+//! ([`verdict::holm`]). A function whose exact call count changed is a change whatever its time
+//! did: the program took another path.
 //!
 //! With an executable the functions come from the gprof engine ([`crate::gprof::Analysis`]): self
 //! samples are gprof's credited ticks (fractions where a bin straddles two functions), calls are
 //! gprof's call counts; functions are matched by symbol name (the n-th function of a name in
-//! address order matches the n-th of the same name, for same-named static functions).
+//! address order matches the n-th of the same name, for same-named static functions). A profile
+//! `gmon record` wrote with stacks is compared by the leaves of its exact stacks instead
+//! ([`stack_counts`]), so that every object's samples count, shared libraries included.
 //!
 //! Without one, functions are approximated by address ranges: every distinct arc callee address
-//! (`self_pc`, which glibc's mcount reports a few bytes after a function's entry) of either
+//! (`self_pc`, which glibc's mcount reports a few bytes after a function's entry) of any
 //! profile starts a range that runs to the next one; histogram bins go to the range holding the
 //! bin's first address and calls to the range their callee address starts. Profiles without arcs
 //! are cut into 256-byte ranges (wider for huge histograms: at most 65536 ranges).
 //!
 //! When the total samples differ, the change is shown both raw and normalized (NEW scaled by
 //! base total / new total), the sort uses the normalized change, and every output says so.
-//! Printers: [`print_text`], [`print_json`] (fields documented on [`Diff`]), [`print_folded`].
+//! Printers: [`print_text`], [`print_json`] (fields documented in spec/json.md), [`print_folded`].
+
+mod noise;
+mod text;
+mod verdict;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -24,6 +37,11 @@ use gmon_format::Profile;
 use serde::Serialize;
 
 use crate::gprof::Analysis;
+use crate::model::{Frame, Loaded, StackSource, frame_name};
+
+pub use noise::Model;
+pub use text::{PrintOptions, print_text};
+pub use verdict::{CORRECTION, Verdict};
 
 /// How entries were formed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,7 +65,7 @@ pub enum Status {
     Removed,
 }
 
-/// One side's numbers for an entry.
+/// One side's numbers for an entry (summed over the side's profiles).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Side {
     /// Histogram samples credited to the entry (fractional with gprof's credit).
@@ -85,28 +103,68 @@ pub struct Entry {
     pub delta_calls: i128,
     /// `delta_calls / base.calls` (`None` when BASE has none).
     pub relative_calls: Option<f64>,
+    /// BASE's share of its samples: `base.self_samples / base total` (0 to 1).
+    pub share_base: f64,
+    /// NEW's share of its samples.
+    pub share_new: f64,
+    /// `share_new - share_base`.
+    pub delta_share: f64,
+    /// Low end of the interval for `delta_share` (simultaneous over the tested entries).
+    pub delta_share_low: f64,
+    /// High end of the interval for `delta_share`.
+    pub delta_share_high: f64,
+    /// Two-sided p-value of "the share did not change" under the model.
+    pub p_value: f64,
+    /// Holm-adjusted p-value; `None` when the entry was not tested (too few samples).
+    pub p_adjusted: Option<f64>,
+    /// What the samples say: change, within noise, or too few samples.
+    pub time_verdict: Verdict,
+    /// Whether the exact call count changed (per profile, with several on a side).
+    pub calls_changed: bool,
+    /// The verdict: a change when the time says so or the calls changed, else the time's.
+    pub verdict: Verdict,
 }
 
-/// Totals of one profile.
+/// Totals of one side.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Totals {
-    /// What the profile was called on the command line.
+    /// What the profiles were called on the command line, joined with ", ".
     pub label: String,
-    /// All histogram samples (inside functions or not).
+    /// The side's profiles, as named on the command line.
+    pub profiles: Vec<String>,
+    /// All samples of all the side's profiles (inside functions or not).
     pub samples: u64,
     /// Sum of all calls of all entries.
     pub calls: u64,
 }
 
-/// The schema version of `gmon diff --json` ([`Diff::version`]; spec/diff.md): changed when a
-/// field is removed, renamed or changes meaning.
-pub const JSON_VERSION: u32 = 1;
+/// The schema version of `gmon diff --json` ([`Diff::version`]; spec/json.md): changed when a
+/// field is removed, renamed or changes meaning. Version 2 added the noise model and verdicts
+/// and made `label` a list when a side has several profiles.
+pub const JSON_VERSION: u32 = 2;
 
-/// The whole comparison. The JSON output (`--json`) is this struct; its field names are
-/// stable: `version` (1), `granularity` (`function` | `address-range`), `hz`, `base` and `new`
-/// (`label`, `samples`, `calls`), `normalized` (whether the totals differ and neither is 0), `scale` (factor
-/// applied to NEW for the normalized columns), `sorted_by` (`self-normalized` | `self-raw`), and
-/// `entries` as described on [`Entry`] (`status` is `both`, `added` or `removed`).
+/// How the verdicts are made (spec/diff.md §6, the defaults).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct NoiseOptions {
+    /// The chance, over the whole comparison, of calling any unchanged function a change.
+    pub level: f64,
+    /// Entries with fewer samples than this in both sides together are "too few samples to
+    /// tell" (and not tested).
+    pub min_samples: f64,
+}
+
+impl Default for NoiseOptions {
+    fn default() -> Self {
+        NoiseOptions {
+            level: 0.05,
+            min_samples: 10.0,
+        }
+    }
+}
+
+/// The whole comparison. The JSON output (`--json`) is this struct; its fields are documented
+/// in spec/json.md.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diff {
     /// Format version of this structure.
@@ -126,66 +184,159 @@ pub struct Diff {
     pub scale: f64,
     /// Which change the entries are sorted by.
     pub sorted_by: &'static str,
+    /// The noise model that ran.
+    pub model: Model,
+    /// The run-to-run dispersion: how many samples' worth of noise one sample carries (1 for
+    /// the sampling model, and never below 1).
+    pub dispersion: f64,
+    /// The level of the verdicts (family-wise).
+    pub level: f64,
+    /// The multiple-testing correction (`holm`).
+    pub correction: &'static str,
+    /// Entries with fewer samples (both sides together) are not tested.
+    pub min_samples: f64,
+    /// How many entries were tested.
+    pub tested: usize,
+    /// How many entries are changes.
+    pub changes: usize,
     /// Entries, largest change first.
     pub entries: Vec<Entry>,
 }
 
-/// Compares two gprof analyses function by function.
-pub fn diff_functions(base: &Analysis, new: &Analysis, base_label: &str, new_label: &str) -> Diff {
-    let hz = if base.hz() != 0 { base.hz() } else { new.hz() };
-    let keyed = |a: &Analysis| -> Vec<(String, u64, f64, u64)> {
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        a.functions()
-            .map(|f| {
-                let n = seen.entry(f.name.to_string()).or_insert(0);
-                *n += 1;
-                let mut name = f.demangled();
-                if *n > 1 {
-                    name = format!("{name} [#{n}]");
-                }
-                (name, f.addr, f.self_ticks, f.calls)
-            })
-            .collect()
-    };
-    let mut rows: BTreeMap<String, (u64, Side, Side)> = BTreeMap::new();
-    for (name, addr, ticks, calls) in keyed(base) {
-        let e = rows
-            .entry(name)
-            .or_insert((addr, Side::default(), Side::default()));
-        e.1 = side(ticks, calls, hz);
+impl Diff {
+    /// Whether some entry's share grew by more than `points` percentage points and the samples
+    /// call it a change (not noise, not a change of calls alone): the `--fail-above` gate.
+    pub fn grew_above(&self, points: f64) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.time_verdict == Verdict::Change && e.delta_share > points / 100.0)
     }
-    for (name, addr, ticks, calls) in keyed(new) {
-        let e = rows
-            .entry(name)
-            .or_insert((addr, Side::default(), Side::default()));
-        e.2 = side(ticks, calls, hz);
-    }
-    let rows = rows
-        .into_iter()
-        .map(|(name, (addr, b, n))| (name, addr, b, n))
+}
+
+/// One profile's numbers: its total samples and, per function or range, `(name, address,
+/// self samples, calls)`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunCounts {
+    /// The profile's name on the command line.
+    pub label: String,
+    /// All its samples, inside functions or not.
+    pub total: u64,
+    /// Samples per second (0 without a histogram).
+    pub hz: u32,
+    /// `(name, address, self samples, calls)` per function or range.
+    pub entries: Vec<(String, u64, f64, u64)>,
+}
+
+/// One profile's functions as the gprof engine credits them.
+pub fn function_counts(a: &Analysis, label: &str) -> RunCounts {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let entries = a
+        .functions()
+        .map(|f| {
+            let n = seen.entry(f.name.to_string()).or_insert(0);
+            *n += 1;
+            let mut name = f.demangled();
+            if *n > 1 {
+                name = format!("{name} [#{n}]");
+            }
+            (name, f.addr, f.self_ticks, f.calls)
+        })
         .collect();
-    build(
+    RunCounts {
+        label: label.to_string(),
+        total: a.total_samples(),
+        hz: a.hz(),
+        entries,
+    }
+}
+
+/// One loaded profile's functions: from the leaves of its exact stacks when `gmon record`
+/// sampled them (every object, shared libraries included: spec/diff.md §1), else as the gprof
+/// engine credits them ([`function_counts`]). Calls are gprof's, by name.
+pub fn stack_counts(l: &Loaded, label: &str) -> RunCounts {
+    if l.stacks.source != StackSource::Exact {
+        return function_counts(&l.analysis, label);
+    }
+    let calls: HashMap<String, u64> = l
+        .analysis
+        .functions()
+        .map(|f| (f.demangled(), f.calls))
+        .collect();
+    let mut leaves: BTreeMap<String, (u64, f64)> = BTreeMap::new();
+    for s in &l.stacks.stacks {
+        let Some(&leaf) = s.frames.last() else {
+            continue;
+        };
+        let address = match leaf {
+            Frame::Function(id) => l.functions.get(id.0).and_then(|f| f.address),
+            Frame::Cycle(_) => None,
+        };
+        let e = leaves
+            .entry(frame_name(&l.graph, leaf))
+            .or_insert((address.unwrap_or(0), 0.0));
+        e.1 += s.samples as f64;
+    }
+    // Functions that were called but never sampled still count their calls.
+    for (name, &c) in &calls {
+        if c > 0 && !leaves.contains_key(name) {
+            let address = l
+                .analysis
+                .functions()
+                .find(|f| &f.demangled() == name)
+                .map_or(0, |f| f.addr);
+            leaves.insert(name.clone(), (address, 0.0));
+        }
+    }
+    let entries = leaves
+        .into_iter()
+        .map(|(name, (address, samples))| {
+            let c = calls.get(&name).copied().unwrap_or(0);
+            (name, address, samples, c)
+        })
+        .collect();
+    RunCounts {
+        label: label.to_string(),
+        total: l
+            .stacks
+            .total_samples()
+            .saturating_add(l.stacks.outside_samples),
+        hz: l.prof_rate,
+        entries,
+    }
+}
+
+/// Compares two gprof analyses function by function (one profile per side, default options).
+pub fn diff_functions(base: &Analysis, new: &Analysis, base_label: &str, new_label: &str) -> Diff {
+    diff_runs(
         Granularity::Function,
-        hz,
-        (base_label, base.total_samples()),
-        (new_label, new.total_samples()),
-        rows,
+        &[function_counts(base, base_label)],
+        &[function_counts(new, new_label)],
+        &NoiseOptions::default(),
     )
 }
 
-/// Compares two profiles without an executable, by address range (see the module docs).
+/// Compares two profiles without an executable, by address range (one profile per side,
+/// default options; see the module docs).
 pub fn diff_ranges(base: &Profile, new: &Profile, base_label: &str, new_label: &str) -> Diff {
-    let hz = base
-        .histograms()
-        .chain(new.histograms())
+    let (b, n) = range_counts(&[(base, base_label)], &[(new, new_label)]);
+    diff_runs(Granularity::AddressRange, &b, &n, &NoiseOptions::default())
+}
+
+/// Every profile's numbers per address range, the ranges shared by all (see the module docs).
+pub fn range_counts(
+    base: &[(&Profile, &str)],
+    new: &[(&Profile, &str)],
+) -> (Vec<RunCounts>, Vec<RunCounts>) {
+    let all = || base.iter().chain(new).map(|(p, _)| *p);
+    let hz = all()
+        .flat_map(|p| p.histograms())
         .next()
         .map_or(0, |h| h.prof_rate.0);
-    let mut starts: Vec<u64> = base.arcs().chain(new.arcs()).map(|a| a.self_pc).collect();
+    let mut starts: Vec<u64> = all().flat_map(|p| p.arcs()).map(|a| a.self_pc).collect();
     starts.sort_unstable();
     starts.dedup();
-    let (lo, hi) = base
-        .histograms()
-        .chain(new.histograms())
+    let (lo, hi) = all()
+        .flat_map(|p| p.histograms())
         .fold((u64::MAX, 0u64), |(lo, hi), h| {
             (lo.min(h.low_pc), hi.max(h.high_pc))
         });
@@ -206,7 +357,15 @@ pub fn diff_ranges(base: &Profile, new: &Profile, base_label: &str, new_label: &
             Err(i) => Some(i - 1),
         }
     };
-    let collect = |p: &Profile| -> (Vec<u64>, Vec<u64>) {
+    let names: Vec<String> = starts
+        .iter()
+        .enumerate()
+        .map(|(i, &start)| {
+            let stop = starts.get(i + 1).copied().unwrap_or(end).max(start);
+            format!("{start:#x}-{stop:#x}")
+        })
+        .collect();
+    let collect = |&(p, label): &(&Profile, &str)| -> RunCounts {
         let mut samples = vec![0u64; starts.len()];
         let mut calls = vec![0u64; starts.len()];
         for h in p.histograms() {
@@ -228,32 +387,24 @@ pub fn diff_ranges(base: &Profile, new: &Profile, base_label: &str, new_label: &
                 *s = s.saturating_add(a.count);
             }
         }
-        (samples, calls)
+        RunCounts {
+            label: label.to_string(),
+            total: p
+                .histograms()
+                .map(|h| h.total())
+                .fold(0u64, u64::saturating_add),
+            hz,
+            entries: names
+                .iter()
+                .zip(&starts)
+                .zip(samples.iter().zip(&calls))
+                .map(|((n, &s), (&c, &k))| (n.clone(), s, c as f64, k))
+                .collect(),
+        }
     };
-    let (bs, bc) = collect(base);
-    let (ns, nc) = collect(new);
-    let mut rows = Vec::with_capacity(starts.len());
-    for (i, &start) in starts.iter().enumerate() {
-        let stop = starts.get(i + 1).copied().unwrap_or(end).max(start);
-        let get = |v: &[u64]| v.get(i).copied().unwrap_or(0);
-        rows.push((
-            format!("{start:#x}-{stop:#x}"),
-            start,
-            side(get(&bs) as f64, get(&bc), hz),
-            side(get(&ns) as f64, get(&nc), hz),
-        ));
-    }
-    let total = |p: &Profile| {
-        p.histograms()
-            .map(|h| h.total())
-            .fold(0u64, u64::saturating_add)
-    };
-    build(
-        Granularity::AddressRange,
-        hz,
-        (base_label, total(base)),
-        (new_label, total(new)),
-        rows,
+    (
+        base.iter().map(collect).collect(),
+        new.iter().map(collect).collect(),
     )
 }
 
@@ -274,46 +425,181 @@ fn ratio(delta: f64, base: f64) -> Option<f64> {
     (base != 0.0).then(|| delta / base)
 }
 
-fn build(
+/// One entry's numbers per run of each side, before the test.
+struct Row {
+    name: String,
+    address: u64,
+    base: Vec<(f64, u64)>,
+    new: Vec<(f64, u64)>,
+}
+
+fn sum(runs: &[(f64, u64)]) -> (f64, u64) {
+    runs.iter().fold((0.0, 0u64), |(s, c), &(rs, rc)| {
+        (s + rs, c.saturating_add(rc))
+    })
+}
+
+/// The run-to-run dispersion of both sides together: the sum of their chi-squares of
+/// homogeneity over the sum of their degrees of freedom, at least 1 (spec/diff.md §3).
+fn dispersion(rows: &[Row], base: &[RunCounts], new: &[RunCounts]) -> f64 {
+    let side = |runs: &[RunCounts], pick: fn(&Row) -> &Vec<(f64, u64)>| {
+        let counts: Vec<Vec<f64>> = rows
+            .iter()
+            .map(|r| pick(r).iter().map(|&(s, _)| s).collect())
+            .collect();
+        let totals: Vec<f64> = runs.iter().map(|r| r.total as f64).collect();
+        noise::chi_square(&counts, &totals)
+    };
+    let (xb, db) = side(base, |r| &r.base);
+    let (xn, dn) = side(new, |r| &r.new);
+    if db + dn > 0.0 {
+        ((xb + xn) / (db + dn)).max(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Compares the runs of BASE with the runs of NEW (at least one each), entry by entry by name.
+pub fn diff_runs(
     granularity: Granularity,
-    hz: u32,
-    base: (&str, u64),
-    new: (&str, u64),
-    rows: Vec<(String, u64, Side, Side)>,
+    base: &[RunCounts],
+    new: &[RunCounts],
+    opts: &NoiseOptions,
 ) -> Diff {
-    let normalized = base.1 != new.1 && base.1 != 0 && new.1 != 0;
-    let scale = if normalized {
-        base.1 as f64 / new.1 as f64
+    let hz = base
+        .iter()
+        .chain(new)
+        .map(|r| r.hz)
+        .find(|&h| h != 0)
+        .unwrap_or(0);
+    let mut by_name: BTreeMap<String, Row> = BTreeMap::new();
+    let mut add = |runs: &[RunCounts], is_new: bool| {
+        for (j, run) in runs.iter().enumerate() {
+            for (name, address, samples, calls) in &run.entries {
+                let row = by_name.entry(name.clone()).or_insert_with(|| Row {
+                    name: name.clone(),
+                    address: *address,
+                    base: vec![(0.0, 0); base.len()],
+                    new: vec![(0.0, 0); new.len()],
+                });
+                let cell = if is_new {
+                    &mut row.new[j]
+                } else {
+                    &mut row.base[j]
+                };
+                cell.0 += samples;
+                cell.1 = cell.1.saturating_add(*calls);
+            }
+        }
+    };
+    add(base, false);
+    add(new, true);
+    let rows: Vec<Row> = by_name.into_values().collect();
+    let several = base.len() > 1 || new.len() > 1;
+    let phi = if several {
+        dispersion(&rows, base, new)
     } else {
         1.0
     };
+    let total = |runs: &[RunCounts]| runs.iter().fold(0u64, |a, r| a.saturating_add(r.total));
+    let (bt, nt) = (total(base), total(new));
+    let normalized = bt != nt && bt != 0 && nt != 0;
+    let scale = if normalized {
+        bt as f64 / nt as f64
+    } else {
+        1.0
+    };
+    // Entries with both sides empty are no entries; the others are tested when they hold
+    // enough samples.
+    let rows: Vec<Row> = rows
+        .into_iter()
+        .filter(|r| {
+            let (b, n) = (sum(&r.base), sum(&r.new));
+            b.0 != 0.0 || b.1 != 0 || n.0 != 0.0 || n.1 != 0
+        })
+        .collect();
+    // gprof's credit can put a little more than the histogram's samples into functions (a
+    // bin straddling two is credited to both in proportion, with rounding); a share's
+    // denominator is never below the sum of its numerators.
+    let denominator = |total: u64, pick: fn(&Row) -> &Vec<(f64, u64)>| {
+        let credited: f64 = rows.iter().map(|r| sum(pick(r)).0).sum();
+        (total as f64).max(credited)
+    };
+    let (bd, nd) = (denominator(bt, |r| &r.base), denominator(nt, |r| &r.new));
+    let tested_rows: Vec<bool> = rows
+        .iter()
+        .map(|r| sum(&r.base).0 + sum(&r.new).0 >= opts.min_samples)
+        .collect();
+    let tested = tested_rows.iter().filter(|&&t| t).count();
+    // Intervals at the Bonferroni level over the tested entries, so that they hold together.
+    let z = noise::normal_critical(opts.level / tested.max(1) as f64);
+    let tests: Vec<noise::Test> = rows
+        .iter()
+        .map(|r| {
+            let (b, n) = (sum(&r.base).0, sum(&r.new).0);
+            noise::test(b, bd, n, nd, phi, z)
+        })
+        .collect();
+    let tested_p: Vec<f64> = tests
+        .iter()
+        .zip(&tested_rows)
+        .filter(|(_, t)| **t)
+        .map(|(t, _)| t.p_value)
+        .collect();
+    let mut adjusted = verdict::holm(&tested_p).into_iter();
     let mut entries: Vec<Entry> = rows
         .into_iter()
-        .filter_map(|(name, address, b, n)| {
-            let in_base = b.self_samples != 0.0 || b.calls != 0;
-            let in_new = n.self_samples != 0.0 || n.calls != 0;
-            let status = match (in_base, in_new) {
+        .zip(tests)
+        .zip(tested_rows)
+        .map(|((r, t), is_tested)| {
+            let (bs, bc) = sum(&r.base);
+            let (ns, nc) = sum(&r.new);
+            let (b, n) = (side(bs, bc, hz), side(ns, nc, hz));
+            let in_base = bs != 0.0 || bc != 0;
+            let status = match (in_base, ns != 0.0 || nc != 0) {
                 (true, true) => Status::Both,
-                (false, true) => Status::Added,
+                (false, _) => Status::Added,
                 (true, false) => Status::Removed,
-                (false, false) => return None,
             };
-            let d = n.self_samples - b.self_samples;
-            let dn = n.self_samples * scale - b.self_samples;
-            let dc = i128::from(n.calls) - i128::from(b.calls);
-            Some(Entry {
-                name,
-                address,
+            let p_adjusted = if is_tested { adjusted.next() } else { None };
+            let time_verdict = match p_adjusted {
+                None => Verdict::TooFewSamples,
+                Some(p) if p <= opts.level => Verdict::Change,
+                Some(_) => Verdict::WithinNoise,
+            };
+            // Calls per profile, compared exactly: bc / runs_b against nc / runs_n.
+            let calls_changed =
+                u128::from(bc) * new.len() as u128 != u128::from(nc) * base.len() as u128;
+            let d = ns - bs;
+            let dn = ns * scale - bs;
+            let dc = i128::from(nc) - i128::from(bc);
+            Entry {
+                name: r.name,
+                address: r.address,
                 status,
                 base: b,
                 new: n,
                 delta_self_samples: d,
                 delta_self_samples_normalized: dn,
-                relative_self: ratio(d, b.self_samples),
-                relative_self_normalized: ratio(dn, b.self_samples),
+                relative_self: ratio(d, bs),
+                relative_self_normalized: ratio(dn, bs),
                 delta_calls: dc,
-                relative_calls: ratio(dc as f64, b.calls as f64),
-            })
+                relative_calls: ratio(dc as f64, bc as f64),
+                share_base: noise::share(bs, bd),
+                share_new: noise::share(ns, nd),
+                delta_share: t.delta,
+                delta_share_low: t.low,
+                delta_share_high: t.high,
+                p_value: t.p_value,
+                p_adjusted,
+                time_verdict,
+                calls_changed,
+                verdict: if calls_changed {
+                    Verdict::Change
+                } else {
+                    time_verdict
+                },
+            }
         })
         .collect();
     let key = |e: &Entry| {
@@ -335,20 +621,21 @@ fn build(
             .then(a.name.cmp(&b.name))
     });
     let calls = |side: fn(&Entry) -> u64| entries.iter().map(side).fold(0u64, u64::saturating_add);
+    let totals = |runs: &[RunCounts], samples: u64, calls: u64| {
+        let profiles: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
+        Totals {
+            label: profiles.join(", "),
+            profiles,
+            samples,
+            calls,
+        }
+    };
     Diff {
         version: JSON_VERSION,
         granularity,
         hz,
-        base: Totals {
-            label: base.0.to_string(),
-            samples: base.1,
-            calls: calls(|e| e.base.calls),
-        },
-        new: Totals {
-            label: new.0.to_string(),
-            samples: new.1,
-            calls: calls(|e| e.new.calls),
-        },
+        base: totals(base, bt, calls(|e| e.base.calls)),
+        new: totals(new, nt, calls(|e| e.new.calls)),
         normalized,
         scale,
         sorted_by: if normalized {
@@ -356,129 +643,25 @@ fn build(
         } else {
             "self-raw"
         },
+        model: if several {
+            Model::RunToRun
+        } else {
+            Model::Sampling
+        },
+        dispersion: phi,
+        level: opts.level,
+        correction: CORRECTION,
+        min_samples: opts.min_samples,
+        tested,
+        changes: entries
+            .iter()
+            .filter(|e| e.verdict == Verdict::Change)
+            .count(),
         entries,
     }
 }
 
-/// What the text printer shows.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct PrintOptions {
-    /// Show at most this many entries (0: all).
-    pub limit: usize,
-}
-
-/// A relative change for the table: `+12.5%`, `new` when BASE had none, `-` when neither had.
-fn percent(r: Option<f64>, delta: f64) -> String {
-    match r {
-        Some(r) => format!("{:+.1}%", r * 100.0),
-        None if delta == 0.0 => "-".to_string(),
-        None => "new".to_string(),
-    }
-}
-
-/// Prints the comparison as a table, largest change first.
-pub fn print_text(out: &mut dyn Write, d: &Diff, opts: &PrintOptions) -> io::Result<()> {
-    let unit = if d.hz == 0 { "samples" } else { "seconds" };
-    let per = |s: &Side| {
-        if d.hz == 0 {
-            s.self_samples
-        } else {
-            s.self_seconds
-        }
-    };
-    let conv = |v: f64| if d.hz == 0 { v } else { v / f64::from(d.hz) };
-    writeln!(
-        out,
-        "base: {} ({} samples, {} calls)\nnew:  {} ({} samples, {} calls)",
-        d.base.label, d.base.samples, d.base.calls, d.new.label, d.new.samples, d.new.calls
-    )?;
-    writeln!(
-        out,
-        "{}; self time in {unit}{}.",
-        match d.granularity {
-            Granularity::Function => "per function",
-            Granularity::AddressRange =>
-                "per address range (no executable: ranges start at arc callee addresses)",
-        },
-        if d.hz == 0 {
-            String::new()
-        } else {
-            format!(" ({} samples per second)", d.hz)
-        }
-    )?;
-    if d.normalized {
-        writeln!(
-            out,
-            "Total samples differ: 'self new' and 'Δself' are raw; 'Δnorm' and 'norm%' scale NEW \
-             by {:.6} (base total / new total). Sorted by |Δnorm|.",
-            d.scale
-        )?;
-    } else if d.base.samples == d.new.samples {
-        writeln!(
-            out,
-            "Total samples are equal: changes are raw. Sorted by |Δself|."
-        )?;
-    } else {
-        // The totals differ but one is 0: there is nothing to scale by, so the changes stay raw.
-        let empty = if d.base.samples == 0 { "BASE" } else { "NEW" };
-        writeln!(
-            out,
-            "Total samples differ, {empty} has none: changes are raw (no normalization). \
-             Sorted by |Δself|."
-        )?;
-    }
-    writeln!(out)?;
-    writeln!(
-        out,
-        "{:>11} {:>11} {:>11} {:>8} {:>11} {:>8} {:>11} {:>11} {:>11} {:>8}  {:<7} name",
-        "self base",
-        "self new",
-        "Δself",
-        "Δ%",
-        "Δnorm",
-        "norm%",
-        "calls base",
-        "calls new",
-        "Δcalls",
-        "Δcalls%",
-        "status"
-    )?;
-    let shown = if opts.limit == 0 {
-        d.entries.len()
-    } else {
-        opts.limit.min(d.entries.len())
-    };
-    for e in d.entries.iter().take(shown) {
-        let status = match e.status {
-            Status::Both => "",
-            Status::Added => "added",
-            Status::Removed => "removed",
-        };
-        writeln!(
-            out,
-            "{:>11.4} {:>11.4} {:>+11.4} {:>8} {:>+11.4} {:>8} {:>11} {:>11} {:>+11} {:>8}  {:<7} {}",
-            per(&e.base),
-            per(&e.new),
-            conv(e.delta_self_samples),
-            percent(e.relative_self, e.delta_self_samples),
-            conv(e.delta_self_samples_normalized),
-            percent(e.relative_self_normalized, e.delta_self_samples_normalized),
-            e.base.calls,
-            e.new.calls,
-            e.delta_calls,
-            percent(e.relative_calls, e.delta_calls as f64),
-            status,
-            e.name
-        )?;
-    }
-    if shown < d.entries.len() {
-        writeln!(out, "... {} more entries", d.entries.len() - shown)?;
-    }
-    Ok(())
-}
-
-/// Prints the comparison as JSON (one object, see [`Diff`] for the fields).
+/// Prints the comparison as JSON (one object, fields documented in spec/json.md).
 pub fn print_json(out: &mut dyn Write, d: &Diff) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, d).map_err(io::Error::other)?;
     writeln!(out)
@@ -640,6 +823,131 @@ mod tests {
         assert_eq!(
             differential_folded(&a, &b),
             vec!["main 1 1", "main;f 3 0", "main;g 0 2"]
+        );
+    }
+
+    /// Two ranges, [0x1000, 0x1008) with bins 0-1 and [0x1008, 0x1010) with bins 2-3.
+    fn two(a: u64, b: u64, calls: u64) -> Profile {
+        profile(
+            vec![a, 0, b, 0],
+            &[(0x1000, 0x1000, 1), (0x1000, 0x1008, calls)],
+        )
+    }
+
+    fn verdicts(d: &Diff) -> Vec<(&str, Verdict)> {
+        let mut v: Vec<(&str, Verdict)> = d
+            .entries
+            .iter()
+            .map(|e| (e.name.as_str(), e.verdict))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn known_counts_give_known_verdicts() {
+        // 500:500 against 520:480 is well inside sampling noise at 1000 samples a side.
+        let d = diff_ranges(&two(500, 500, 7), &two(520, 480, 7), "a", "b");
+        assert_eq!(d.model, Model::Sampling);
+        assert_eq!(d.changes, 0);
+        assert!(
+            d.entries.iter().all(|e| e.verdict == Verdict::WithinNoise),
+            "{:?}",
+            verdicts(&d)
+        );
+        // 500:500 against 650:350 is not.
+        let d = diff_ranges(&two(500, 500, 7), &two(650, 350, 7), "a", "b");
+        assert_eq!(
+            verdicts(&d),
+            vec![
+                ("0x1000-0x1008", Verdict::Change),
+                ("0x1008-0x1010", Verdict::Change)
+            ]
+        );
+        let grew = d.entries.iter().find(|e| e.delta_share > 0.0).unwrap();
+        assert!((grew.delta_share - 0.15).abs() < 1e-12);
+        assert!(grew.delta_share_low > 0.0 && grew.delta_share_high > grew.delta_share);
+        assert!(d.grew_above(14.0) && !d.grew_above(16.0));
+        // 3 against 6 samples is too few to tell, however large the relative change.
+        let d = diff_ranges(&two(3, 500, 7), &two(6, 500, 7), "a", "b");
+        let small = d
+            .entries
+            .iter()
+            .find(|e| e.name == "0x1000-0x1008")
+            .unwrap();
+        assert_eq!(small.verdict, Verdict::TooFewSamples);
+        assert_eq!(small.p_adjusted, None);
+        assert_eq!(d.tested, 1);
+    }
+
+    #[test]
+    fn a_changed_call_count_is_a_change_whatever_the_time() {
+        let d = diff_ranges(&two(500, 500, 7), &two(500, 500, 8), "a", "b");
+        let e = d
+            .entries
+            .iter()
+            .find(|e| e.name == "0x1008-0x1010")
+            .unwrap();
+        assert!(e.calls_changed);
+        assert_eq!(e.time_verdict, Verdict::WithinNoise);
+        assert_eq!(e.verdict, Verdict::Change);
+        // But the gate asks whether time grew as a change: it did not.
+        assert!(!d.grew_above(0.0));
+    }
+
+    fn refs(ps: &[Profile]) -> Vec<(&Profile, &str)> {
+        ps.iter().map(|p| (p, "r")).collect()
+    }
+
+    #[test]
+    fn the_spread_between_runs_widens_the_noise() {
+        // Each side's runs disagree by far more than sampling explains.
+        let base = [two(400, 600, 1), two(600, 400, 1), two(500, 500, 1)];
+        let new = [two(550, 450, 1), two(700, 300, 1), two(600, 400, 1)];
+        let (b, n) = range_counts(&refs(&base), &refs(&new));
+        let d = diff_runs(Granularity::AddressRange, &b, &n, &NoiseOptions::default());
+        assert_eq!(d.model, Model::RunToRun);
+        assert!(d.dispersion > 10.0, "{}", d.dispersion);
+        assert_eq!(d.changes, 0, "{:?}", verdicts(&d));
+        // The same pooled counts as one profile a side are a change by sampling noise alone.
+        let d = diff_ranges(&two(1500, 1500, 3), &two(1850, 1150, 3), "a", "b");
+        assert_eq!(d.changes, 2);
+        // Runs that agree keep the dispersion at 1 and find the change.
+        let base = [two(500, 500, 1), two(505, 495, 1), two(495, 505, 1)];
+        let new = [two(600, 400, 1), two(610, 390, 1), two(590, 410, 1)];
+        let (b, n) = range_counts(&refs(&base), &refs(&new));
+        let d = diff_runs(Granularity::AddressRange, &b, &n, &NoiseOptions::default());
+        assert_eq!(d.dispersion, 1.0);
+        assert_eq!(d.changes, 2);
+    }
+
+    #[test]
+    fn many_unchanged_functions_do_not_cry_wolf() {
+        // 2,000 ranges with the same expected counts on both sides, drawn by a fixed
+        // generator: without the correction about 100 would be "changes" at 5%.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = || {
+            // A Poisson(50)-like count: sum of 100 coin flips.
+            (0..100)
+                .filter(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state & 1 == 1
+                })
+                .count() as u64
+        };
+        // One range per bin: an arc into each.
+        let arcs: Vec<(u64, u64, u64)> = (0..2000).map(|i| (0x1000, 0x1000 + 4 * i, 1)).collect();
+        let base = profile((0..2000).map(|_| draw()).collect(), &arcs);
+        let new = profile((0..2000).map(|_| draw()).collect(), &arcs);
+        let d = diff_ranges(&base, &new, "a", "b");
+        assert_eq!(d.tested, 2000);
+        assert_eq!(d.changes, 0);
+        let raw = d.entries.iter().filter(|e| e.p_value < 0.05).count();
+        assert!(
+            raw > 0,
+            "the uncorrected test would have called some changes"
         );
     }
 }

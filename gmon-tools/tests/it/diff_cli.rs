@@ -16,8 +16,20 @@ fn analysis(profile: Profile) -> Analysis {
     Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap()
 }
 
+/// Runs `gmon diff`, which exits 0 (no change) or 1 (changes), never 2 (trouble) here.
+fn diff_ok(cmd: &mut assert_cmd::Command) -> std::process::Output {
+    let o = cmd.output().unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 fn gmon_diff(args: &[&str], base: &Path, new: &Path) -> String {
-    let o = run_ok(gmon().arg("diff").args(args).arg(base).arg(new));
+    let o = diff_ok(gmon().arg("diff").args(args).arg(base).arg(new));
     String::from_utf8(o.stdout).unwrap()
 }
 
@@ -105,7 +117,7 @@ fn json_has_the_documented_fields() {
         &c.join("gmon.2.out"),
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["version"], 1);
+    assert_eq!(v["version"], 2);
     assert_eq!(v["granularity"], "function");
     for k in [
         "hz",
@@ -209,8 +221,8 @@ fn the_executable_can_be_named_first_as_gprof_takes_it() {
         case().join("gmon.out"),
         case().join("gmon.3.out"),
     );
-    let first = run_ok(gmon().arg("diff").arg(&exe).arg(&b).arg(&n));
-    let flag = run_ok(gmon().arg("diff").arg("--exe").arg(&exe).arg(&b).arg(&n));
+    let first = diff_ok(gmon().arg("diff").arg(&exe).arg(&b).arg(&n));
+    let flag = diff_ok(gmon().arg("diff").arg("--exe").arg(&exe).arg(&b).arg(&n));
     assert_eq!(first.stdout, flag.stdout);
     assert!(String::from_utf8_lossy(&first.stdout).contains("fib"));
     // Too many or too few operands, and an executable twice, are refused with the reason.
@@ -269,9 +281,9 @@ fn diff_refuses_a_profile_of_another_program_unless_forced() {
     assert!(String::from_utf8_lossy(&forced.stderr).contains("--force"));
 }
 
-/// The fields spec/diff.md lists in the table under `heading` (first column, in backticks).
+/// The fields spec/json.md lists in the table under `heading` (first column, in backticks).
 fn spec_fields(spec: &str, heading: &str) -> std::collections::BTreeSet<String> {
-    let start = spec.find(heading).expect("section in spec/diff.md");
+    let start = spec.find(heading).expect("section in spec/json.md");
     let rest = &spec[start + heading.len()..];
     let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
     section
@@ -286,12 +298,12 @@ fn keys(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
     v.as_object().unwrap().keys().cloned().collect()
 }
 
-/// Issue 12: `gmon diff --json` carries a schema version, and spec/diff.md documents every field
+/// Issue 12: `gmon diff --json` carries a schema version, and spec/json.md documents every field
 /// of the output, and nothing the output lacks.
 #[test]
 fn json_schema_version_and_fields_are_the_spec() {
     let spec =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/diff.md"))
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/json.md"))
             .unwrap();
     let c = case();
     let out = gmon_diff(
@@ -305,12 +317,15 @@ fn json_schema_version_and_fields_are_the_spec() {
         "describes **version {}**",
         gmon_tools::diff::JSON_VERSION
     )));
-    assert_eq!(keys(&v), spec_fields(&spec, "## Top level"));
-    assert_eq!(keys(&v["base"]), spec_fields(&spec, "## Totals"));
-    assert_eq!(keys(&v["entries"][0]), spec_fields(&spec, "## Entries"));
+    assert_eq!(keys(&v), spec_fields(&spec, "## Diff: top level"));
+    assert_eq!(keys(&v["base"]), spec_fields(&spec, "## Diff: totals"));
+    assert_eq!(
+        keys(&v["entries"][0]),
+        spec_fields(&spec, "## Diff: entries")
+    );
     assert_eq!(
         keys(&v["entries"][0]["new"]),
-        spec_fields(&spec, "## One side of an entry")
+        spec_fields(&spec, "## Diff: one side of an entry")
     );
 }
 
@@ -331,4 +346,196 @@ fn the_executable_a_sidecar_records_is_used_without_exe() {
     let recorded = gmon_diff(&[], &b, &n);
     assert_eq!(recorded, with_exe);
     assert!(recorded.contains("fib"), "{recorded}");
+}
+
+/// A profile with two address ranges (an arc into each): `a` samples in the first, `b` in the
+/// second, `calls` into the second; written to `dir/name`.
+fn two_ranges(dir: &Path, name: &str, a: u64, b: u64, calls: u64) -> PathBuf {
+    use gmon_format::{CallArc, Dimension, Encoding, Histogram, ProfRate};
+    let mut p = Profile::new_gnu(Encoding::LITTLE_64);
+    p.records.push(Record::Histogram(Histogram {
+        low_pc: 0x1000,
+        high_pc: 0x1010,
+        prof_rate: ProfRate(1000),
+        dimension: Dimension::SECONDS,
+        bins: vec![a, 0, b, 0],
+    }));
+    for (self_pc, count) in [(0x1000, 1), (0x1008, calls)] {
+        p.records.push(Record::CallArc(CallArc {
+            from_pc: 0x1000,
+            self_pc,
+            count,
+        }));
+    }
+    let path = dir.join(name);
+    let mut bytes = Vec::new();
+    gmon_format::write(&p, &mut bytes).unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn status(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let o = gmon().arg("diff").args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Issue 28: the exit status says change (1) or not (0) as diff(1), trouble is 2, and
+/// --fail-above fails only on a growth beyond PCT points that is a change, not noise.
+#[test]
+fn exit_status_is_diffs_and_fail_above_gates_on_changes_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let base = two_ranges(d, "base", 500, 500, 7);
+    let noise = two_ranges(d, "noise", 520, 480, 7);
+    let grown = two_ranges(d, "grown", 650, 350, 7);
+    let calls = two_ranges(d, "calls", 500, 500, 8);
+    let os = |p: &PathBuf| p.as_os_str().to_owned();
+    let run = |extra: &[&str], b: &PathBuf, n: &PathBuf| {
+        let mut args: Vec<std::ffi::OsString> = extra.iter().map(Into::into).collect();
+        args.extend([os(b), os(n)]);
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        status(&refs)
+    };
+    // Same calls, a 2-point move at 1000 samples a side: noise, exit 0.
+    let (code, out, _) = run(&[], &base, &noise);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("0 changes.") && out.contains(" noise "),
+        "{out}"
+    );
+    // A 15-point move: a change, exit 1.
+    let (code, out, _) = run(&[], &base, &grown);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(" change "), "{out}");
+    // The gate: 15 points grew, as a change; above 10 fails, above 20 does not.
+    assert_eq!(run(&["--fail-above", "10"], &base, &grown).0, Some(1));
+    assert_eq!(run(&["--fail-above", "20"], &base, &grown).0, Some(0));
+    // A growth within noise never fails the gate, however low the threshold.
+    assert_eq!(run(&["--fail-above", "0"], &base, &noise).0, Some(0));
+    // A changed call count is a change (exit 1), but no growth of time for the gate.
+    let (code, out, _) = run(&[], &base, &calls);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("change (calls)"), "{out}");
+    assert_eq!(run(&["--fail-above", "0"], &base, &calls).0, Some(0));
+    // Trouble: 2, with the reason.
+    let (code, _, err) = run(&[], &base, &d.join("missing"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("missing"), "{err}");
+    let (code, _, err) = run(&["--fail-above", "-1"], &base, &grown);
+    assert_eq!(code, Some(2), "{err}");
+    let (code, _, _) = run(&["--no-such-option"], &base, &grown);
+    assert_eq!(code, Some(2));
+}
+
+/// Issue 28: several profiles per side are compared with their run-to-run spread, and the
+/// output says which model ran.
+#[test]
+fn several_profiles_per_side_use_the_spread_between_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Runs that disagree among themselves by far more than sampling explains.
+    let base: Vec<PathBuf> = [(400, 600), (600, 400), (500, 500)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b))| two_ranges(d, &format!("b{i}"), a, b, 1))
+        .collect();
+    let new: Vec<PathBuf> = [(550, 450), (700, 300), (600, 400)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b))| two_ranges(d, &format!("n{i}"), a, b, 1))
+        .collect();
+    let o = diff_ok(
+        gmon()
+            .args(["diff", "--json", "--base"])
+            .args(&base)
+            .arg("--new")
+            .args(&new),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["model"], "run-to-run");
+    assert!(v["dispersion"].as_f64().unwrap() > 10.0, "{v}");
+    assert_eq!(v["base"]["profiles"].as_array().unwrap().len(), 3);
+    assert_eq!(v["base"]["samples"], 3000);
+    for e in v["entries"].as_array().unwrap() {
+        assert_eq!(e["verdict"], "within-noise", "{e}");
+        assert!(e["delta_share_low"].as_f64() < Some(0.0), "{e}");
+    }
+    // The same samples summed into one profile a side: sampling noise alone calls it a change.
+    let (bs, ns) = (
+        two_ranges(d, "bsum", 1500, 1500, 3),
+        two_ranges(d, "nsum", 1850, 1150, 3),
+    );
+    let o = diff_ok(gmon().arg("diff").arg("--json").arg(&bs).arg(&ns));
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["model"], "sampling");
+    assert_eq!(v["changes"], 2);
+    // Operands and --base/--new do not mix, except for the executable.
+    let o = gmon()
+        .arg("diff")
+        .arg(&bs)
+        .arg("--base")
+        .arg(&bs)
+        .arg("--new")
+        .arg(&ns)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an executable"));
+}
+
+/// Issue 28: `--help` teaches the verdicts, the models, the exit status and a CI gate.
+#[test]
+fn help_explains_verdicts_exit_status_and_a_gate() {
+    let o = run_ok(gmon().args(["diff", "--help"]));
+    let help = String::from_utf8_lossy(&o.stdout);
+    for says in [
+        "VERDICTS",
+        "too few",
+        "Holm",
+        "EXIT STATUS",
+        "2  trouble",
+        "--fail-above 2",
+        "--base",
+    ] {
+        assert!(help.contains(says), "{says}: {help}");
+    }
+}
+
+/// Issue 28: two recorded runs are compared by their exact stacks, every object's samples
+/// included: python3 spends its time in libpython, which the main executable's histogram (all
+/// the comparison had before) does not see.
+#[test]
+fn recorded_profiles_compare_every_objects_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = "s=0\nfor i in range(1500000): s+=i*i%7\nprint(s)";
+    let (a, b) = (dir.path().join("a.out"), dir.path().join("b.out"));
+    for out in [&a, &b] {
+        if crate::common::record("recorded_diff", out, &["python3", "-c", script]).is_none() {
+            return;
+        }
+    }
+    let o = diff_ok(gmon().args(["diff", "--json"]).arg(&a).arg(&b));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["granularity"], "function");
+    let total = v["base"]["samples"].as_f64().unwrap();
+    let credited: f64 = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["base"]["self_samples"].as_f64().unwrap())
+        .sum();
+    let main_histogram: u64 = read(&a).histograms().map(|h| h.total()).sum();
+    // Before: the comparison's samples were the main executable's histogram only.
+    assert!(total > 100.0, "{v}");
+    assert!(
+        total > 2.0 * main_histogram as f64,
+        "{total} samples against {main_histogram} in the main histogram"
+    );
+    assert!(credited >= 0.95 * total, "{credited} of {total} credited");
 }

@@ -815,24 +815,7 @@ fn testdata_frame_widths_agree_with_gprofs_propagated_time() {
 
 use std::process::Command;
 
-/// Records `args` with `gmon record` (its embedded runtime) into `out`; `None` (after a visible
-/// skip) when the program is missing.
-fn record(test: &str, out: &Path, args: &[&str]) -> Option<()> {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_gmon"));
-    if Command::new(args[0]).arg("--version").output().is_err() {
-        common::skip(test, &format!("{} is not installed", args[0]));
-        return None;
-    }
-    let o = Command::new(&bin)
-        .args(["record", "-o"])
-        .arg(out)
-        .arg("--")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    Some(())
-}
+use crate::common::record;
 
 /// `gmon flame --folded PROFILE`, which must succeed.
 fn folded_of(profile: &Path) -> String {

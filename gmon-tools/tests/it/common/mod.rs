@@ -102,3 +102,23 @@ pub fn write_main_object_sidecar(gmon: &Path, exe: &str, build_id: &[u8]) {
     gmon_format::write_sidecar(&sidecar, &mut side).unwrap();
     std::fs::write(gmon_format::sidecar_path(gmon), side).unwrap();
 }
+
+/// Records `args` with `gmon record` (its embedded runtime) into `out`; `None` (after a visible
+/// skip) when the program is missing.
+pub fn record(test: &str, out: &Path, args: &[&str]) -> Option<()> {
+    use std::process::Command;
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gmon"));
+    if Command::new(args[0]).arg("--version").output().is_err() {
+        skip(test, &format!("{} is not installed", args[0]));
+        return None;
+    }
+    let o = Command::new(&bin)
+        .args(["record", "-o"])
+        .arg(out)
+        .arg("--")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(())
+}

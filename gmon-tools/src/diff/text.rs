@@ -1,0 +1,160 @@
+//! The table `gmon diff` prints: what was compared, which noise model ran, then one line per
+//! function with its shares, the change with its interval, the verdict, and the exact calls.
+
+use std::io::{self, Write};
+
+use super::{Diff, Granularity, Model, Status, Totals, Verdict};
+
+/// What the text printer shows.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct PrintOptions {
+    /// Show at most this many entries (0: all).
+    pub limit: usize,
+}
+
+fn side_line(t: &Totals) -> String {
+    let what = match t.profiles.len() {
+        1 => t.label.clone(),
+        n => format!("{n} profiles: {}", t.label),
+    };
+    format!("{what} ({} samples, {} calls)", t.samples, t.calls)
+}
+
+/// The model in words, as the header says it.
+fn model_line(d: &Diff) -> String {
+    let model = match d.model {
+        Model::Sampling => {
+            "sampling noise (one profile per side: binomial counts, spec/diff.md §2)".to_string()
+        }
+        Model::RunToRun => format!(
+            "sampling noise times the run-to-run dispersion measured between the profiles of \
+             each side ({:.2}; spec/diff.md §3)",
+            d.dispersion
+        ),
+    };
+    format!(
+        "Noise: {model}. Verdicts at level {} over all {} tested entries (Holm's correction); \
+         entries with fewer than {} samples in both sides together are 'too few'. Intervals \
+         of Δshare hold together at that level. A changed call count is a change whatever the \
+         time did ('change (calls)').",
+        d.level, d.tested, d.min_samples
+    )
+}
+
+/// Prints the comparison as a table, largest change first.
+pub fn print_text(out: &mut dyn Write, d: &Diff, opts: &PrintOptions) -> io::Result<()> {
+    let unit = if d.hz == 0 { "samples" } else { "seconds" };
+    let per = |v: f64| if d.hz == 0 { v } else { v / f64::from(d.hz) };
+    writeln!(
+        out,
+        "base: {}\nnew:  {}",
+        side_line(&d.base),
+        side_line(&d.new)
+    )?;
+    writeln!(
+        out,
+        "{}; self time in {unit}{}; share = self samples / all samples of the side.",
+        match d.granularity {
+            Granularity::Function => "per function",
+            Granularity::AddressRange =>
+                "per address range (no executable: ranges start at arc callee addresses)",
+        },
+        if d.hz == 0 {
+            String::new()
+        } else {
+            format!(" ({} samples per second)", d.hz)
+        }
+    )?;
+    if d.normalized {
+        writeln!(
+            out,
+            "Total samples differ: shares compare them (NEW scaled by {:.6}, base total / new \
+             total). Sorted by |Δshare|.",
+            d.scale
+        )?;
+    } else if d.base.samples == d.new.samples {
+        writeln!(
+            out,
+            "Total samples are equal: changes are raw. Sorted by |Δshare|."
+        )?;
+    } else {
+        // The totals differ but one is 0: there is nothing to scale by, so the changes stay raw.
+        let empty = if d.base.samples == 0 { "BASE" } else { "NEW" };
+        writeln!(
+            out,
+            "Total samples differ, {empty} has none: changes are raw (no normalization). \
+             Sorted by |Δself|."
+        )?;
+    }
+    writeln!(out, "{}", model_line(d))?;
+    writeln!(
+        out,
+        "{} change{}.",
+        d.changes,
+        if d.changes == 1 { "" } else { "s" }
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:>7} {:>7} {:>7} {:>17}  {:<14} {:>11} {:>11} {:>11} {:>11} {:>11}  {:<7} name",
+        "share",
+        "share",
+        "Δshare",
+        "interval",
+        "verdict",
+        "self base",
+        "self new",
+        "calls base",
+        "calls new",
+        "Δcalls",
+        "status"
+    )?;
+    writeln!(
+        out,
+        "{:>7} {:>7} {:>7} {:>17}",
+        "base%", "new%", "points", "(points)"
+    )?;
+    let shown = if opts.limit == 0 {
+        d.entries.len()
+    } else {
+        opts.limit.min(d.entries.len())
+    };
+    for e in d.entries.iter().take(shown) {
+        let status = match e.status {
+            Status::Both => "",
+            Status::Added => "added",
+            Status::Removed => "removed",
+        };
+        let verdict = match (e.verdict, e.calls_changed, e.time_verdict) {
+            (Verdict::Change, true, Verdict::Change) => "change (both)",
+            (Verdict::Change, true, _) => "change (calls)",
+            (v, _, _) => v.words(),
+        };
+        let interval = format!(
+            "[{:+.2}, {:+.2}]",
+            e.delta_share_low * 100.0,
+            e.delta_share_high * 100.0
+        );
+        writeln!(
+            out,
+            "{:>7.2} {:>7.2} {:>+7.2} {:>17}  {:<14} {:>11.4} {:>11.4} {:>11} {:>11} {:>+11}  {:<7} {}",
+            e.share_base * 100.0,
+            e.share_new * 100.0,
+            e.delta_share * 100.0,
+            interval,
+            verdict,
+            per(e.base.self_samples),
+            per(e.new.self_samples),
+            e.base.calls,
+            e.new.calls,
+            e.delta_calls,
+            status,
+            e.name
+        )?;
+    }
+    if shown < d.entries.len() {
+        writeln!(out, "... {} more entries", d.entries.len() - shown)?;
+    }
+    Ok(())
+}
