@@ -26,17 +26,10 @@ pub struct ExecutableGroup {
 /// Groups `profiles` by the executable their sidecars name, when they name more than one;
 /// `None` when any profile has no usable sidecar or all name the same executable (then the
 /// profiles are one program's, read as usual).
-///
-/// A sidecar given beside its own profile (`OUT OUT.*` expands to `OUT.gmonx` too) is left out:
-/// it is read with its profile.
 pub fn group_by_executable(profiles: &[PathBuf]) -> Option<Vec<ExecutableGroup>> {
-    let given: Vec<&Path> = profiles.iter().map(PathBuf::as_path).collect();
     let mut groups: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut order = Vec::new();
     for p in profiles {
-        if is_sidecar_of_a_given_profile(p, &given) {
-            continue;
-        }
         let exe = recorded_executable(p)?;
         let entry = groups.entry(exe.clone()).or_default();
         if entry.is_empty() {
@@ -59,14 +52,6 @@ pub fn group_by_executable(profiles: &[PathBuf]) -> Option<Vec<ExecutableGroup>>
             })
             .collect(),
     )
-}
-
-fn is_sidecar_of_a_given_profile(p: &Path, given: &[&Path]) -> bool {
-    let Some(s) = p.to_str() else {
-        return false;
-    };
-    s.strip_suffix(".gmonx")
-        .is_some_and(|profile| given.contains(&Path::new(profile)))
 }
 
 /// File names, or whole paths where a file name is not unique in the tree. Frame separators
@@ -136,24 +121,6 @@ mod tests {
             root_names(&exes),
             ["make", "cc1", "/usr/bin/as", "/opt/x/as"]
         );
-    }
-
-    #[test]
-    fn a_sidecar_beside_its_profile_is_left_out_and_a_lone_one_is_not() {
-        let given = [Path::new("OUT"), Path::new("OUT.cc1")];
-        assert!(is_sidecar_of_a_given_profile(
-            Path::new("OUT.gmonx"),
-            &given
-        ));
-        assert!(is_sidecar_of_a_given_profile(
-            Path::new("OUT.cc1.gmonx"),
-            &given
-        ));
-        assert!(!is_sidecar_of_a_given_profile(
-            Path::new("OUT.as.gmonx"),
-            &given
-        ));
-        assert!(!is_sidecar_of_a_given_profile(Path::new("OUT"), &given));
     }
 
     #[test]

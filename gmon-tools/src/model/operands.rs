@@ -77,7 +77,23 @@ pub fn executable_and_profiles(
             OperandKind::Other => {}
         }
     }
-    Ok((exe, profiles.to_vec()))
+    Ok((exe, without_sidecars_beside_their_profiles(profiles)))
+}
+
+/// `operands` without the sidecars named beside their own profile (`gmon flame OUT OUT.*`
+/// expands to `OUT.gmonx` too): such a sidecar is read with its profile (spec/stacks.md §10).
+/// A sidecar named alone stays, for the reader to refuse it with a message saying what it is.
+pub fn without_sidecars_beside_their_profiles(operands: &[PathBuf]) -> Vec<PathBuf> {
+    let beside_its_profile = |p: &PathBuf| {
+        p.to_str()
+            .and_then(|s| s.strip_suffix(".gmonx"))
+            .is_some_and(|profile| operands.iter().any(|o| o.as_os_str() == profile))
+    };
+    operands
+        .iter()
+        .filter(|p| !beside_its_profile(p))
+        .cloned()
+        .collect()
 }
 
 /// Refuses an executable operand that is a directory or a profile (or no ELF file at all),

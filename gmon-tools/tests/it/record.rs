@@ -1510,3 +1510,38 @@ fn a_program_behind_a_shell_shim_leaves_one_profile() {
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(err.contains("had no samples: no file"), "{err}");
 }
+
+/// `gmon flame OUT OUT.*` of a one-program run names OUT and OUT.gmonx: the sidecar beside its
+/// profile is read with it, not refused as an operand (the process-tree form, spec/stacks.md
+/// §10, for a tree of one executable). Alone, a sidecar is still "not a gmon.out profile".
+#[test]
+fn a_sidecar_named_beside_its_profile_is_read_with_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build_program(dir.path());
+    let out = dir.path().join("one.gmon");
+    let run = record(&out, [&prog]);
+    assert!(run.status.success(), "{}", text(&run));
+    let sidecar = dir.path().join("one.gmon.gmonx");
+    for cmd in [&["flame", "--folded"][..], &["pprof", "-o", "-"][..]] {
+        let both = gmon_cmd()
+            .args(cmd)
+            .arg(&out)
+            .arg(&sidecar)
+            .output()
+            .expect("run gmon");
+        assert!(both.status.success(), "{cmd:?}: {}", text(&both));
+        let alone = gmon_cmd().args(cmd).arg(&out).output().expect("run gmon");
+        assert_eq!(both.stdout, alone.stdout, "{cmd:?}");
+    }
+    let refused = gmon_cmd()
+        .args(["flame", "--folded"])
+        .arg(&sidecar)
+        .output()
+        .expect("run gmon");
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).contains("not a gmon.out profile"),
+        "{}",
+        text(&refused)
+    );
+}
