@@ -41,6 +41,8 @@ pub enum Command {
     Flame(commands::flame::Args),
     /// Write a pprof profile (profile.proto, gzip'd).
     Pprof(commands::pprof::Args),
+    /// Write a callgrind profile (KCachegrind, callgrind_annotate).
+    Callgrind(commands::callgrind::Args),
     /// Print every record of a profile.
     Dump(commands::dump::Args),
     /// Rewrite a profile in another variant, byte order or pointer width.
@@ -88,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Diff(args) => commands::diff::run(args, &mut out),
         Command::Flame(args) => commands::flame::run(args, &mut out),
         Command::Pprof(args) => commands::pprof::run(args, &mut out),
+        Command::Callgrind(args) => commands::callgrind::run(args, &mut out),
         Command::Dump(args) => commands::dump::run(args, &mut out),
         Command::Convert(args) => commands::convert::run(args, &mut out),
         Command::Record(args) => commands::record::run(args, &mut out),

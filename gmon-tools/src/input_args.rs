@@ -1,6 +1,8 @@
 //! Command-line value types shared by several subcommands: how to read input profiles
 //! (`--variant`/`--from`, `--endian`, `--ptr-width`, old BSD header sizes).
 
+use std::path::PathBuf;
+
 use gmon_format::{Endian, PtrWidth, ReadOptions, Variant};
 
 /// Options that force how input files are read (each one detected when not given).
@@ -27,6 +29,30 @@ impl InputFormat {
         o.endian = self.endian.map(Endian::from);
         o.ptr_width = self.ptr_width.map(PtrWidth::from);
         o
+    }
+}
+
+/// The inputs of a view of summed profiles (`gmon pprof`, `gmon callgrind`): the executable
+/// and the gmon.out files, and whether to read a profile that fails the checks.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ViewInputs {
+    /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
+    #[arg(long, value_name = "EXECUTABLE")]
+    pub exe: Option<PathBuf>,
+    /// gmon.out files; several are summed. gprof's order, an executable first, is accepted too.
+    #[arg(value_name = "GMON", required = true)]
+    pub gmon: Vec<PathBuf>,
+    /// Read a profile that fails the checks that it belongs to the executable (build id,
+    /// histogram range, arc addresses, samples in functions).
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl ViewInputs {
+    /// The executable (if named) and the profiles, an executable operand first taken as the
+    /// executable (spec/stacks.md §10).
+    pub fn split(&self) -> anyhow::Result<(Option<PathBuf>, Vec<PathBuf>)> {
+        crate::model::executable_and_profiles(self.exe.as_deref(), &self.gmon)
     }
 }
 

@@ -5,10 +5,11 @@
 //! call directly:
 //! the gprof engine ([`gprof`]: symbol table, histogram credit, call graph with cycles and
 //! propagation, and GNU gprof's printers), [`model`] (the model the views print),
-//! [`diff`], [`flame`], [`pprof`], [`dump`] and the [`record`] engine.
+//! [`diff`], [`flame`], [`pprof`], [`callgrind`], [`dump`] and the [`record`] engine.
 
 #![deny(missing_docs)]
 
+pub mod callgrind;
 pub mod diff;
 pub mod dump;
 pub mod flame;

@@ -166,7 +166,7 @@ fn files(page: &str) -> &'static [(&'static str, &'static str)] {
         ],
         "merge" => &[("gmon.sum", "The output when -o is not given.")],
         "pprof" => &[("profile.pb.gz", "The output when -o is not given.")],
-        "flame" | "diff" | "dump" => &[(
+        "flame" | "diff" | "dump" | "callgrind" => &[(
             "GMON.gmonx",
             "The runtime's sidecar beside a profile: exact stacks, objects and build ids.",
         )],
@@ -195,6 +195,7 @@ fn see_also(page: &str) -> &'static [&'static str] {
         "gprof" | "merge" | "dump" | "convert" => &["gprof(1)"],
         "record" => &["gprof(1)", "perf-record(1)", "ld.so(8)"],
         "flame" | "pprof" | "diff" => &["gprof(1)", "perf-report(1)"],
+        "callgrind" => &["gprof(1)", "callgrind_annotate(1)", "kcachegrind(1)"],
         _ => &[],
     }
 }

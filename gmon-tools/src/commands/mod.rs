@@ -16,6 +16,7 @@ macro_rules! output_help {
 }
 pub(crate) use output_help;
 
+pub mod callgrind;
 pub mod completions;
 pub mod convert;
 pub mod diff;

@@ -33,16 +33,9 @@ carry demangled and mangled names and DWARF file and line; the one mapping is th
 its build id. The same input gives the same bytes. Details: spec/stacks.md.\n\nEXAMPLES:\n  gmon pprof --exe ./prog gmon.out -o profile.pb.gz\n  pprof -top profile.pb.gz\n  pprof -lines -top profile.pb.gz\n  pprof -sample_index=calls -traces profile.pb.gz"
 )]
 pub struct Args {
-    /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
-    #[arg(long, value_name = "EXECUTABLE")]
-    pub exe: Option<PathBuf>,
-    /// gmon.out files; several are summed. gprof's order, an executable first, is accepted too.
-    #[arg(value_name = "GMON", required = true)]
-    pub gmon: Vec<PathBuf>,
-    /// Read a profile that fails the checks that it belongs to the executable (build id,
-    /// histogram range, arc addresses, samples in functions).
-    #[arg(long)]
-    pub force: bool,
+    /// The executable and the profiles.
+    #[command(flatten)]
+    pub inputs: crate::input_args::ViewInputs,
     /// The profile to write (gzip'd protobuf) [default: profile.pb.gz, announced on stderr].
     #[arg(short = 'o', long, value_name = "FILE",
           long_help = super::output_help!("The profile to write (gzip'd protobuf) [default: \
@@ -52,10 +45,10 @@ pub struct Args {
 
 /// Runs `gmon pprof`.
 pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, gmon) = model::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
+    let (exe, gmon) = args.inputs.split()?;
     let output = args.output.as_deref().unwrap_or(DEFAULT_OUTPUT.as_ref());
     refuse_terminal(output)?;
-    let load = model::LoadOptions::default().with_force(args.force);
+    let load = model::LoadOptions::default().with_force(args.inputs.force);
     let l = model::load_with(exe.as_deref(), &gmon, &load)?;
     let mut opts = pprof::PprofOptions::default();
     opts.prof_rate = l.prof_rate;

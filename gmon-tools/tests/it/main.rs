@@ -10,6 +10,7 @@ mod common;
 #[path = "../../../gmon-write/tests/common/mod.rs"]
 mod runtime_common;
 
+mod callgrind;
 mod cli_dump_convert;
 mod cross_tools;
 mod diff_cli;
