@@ -29,9 +29,9 @@ impl fmt::Display for ReadError {
 impl std::error::Error for ReadError {}
 
 /// Reads a whole input file the user named, naming it in the error (a directory says so; a
-/// pipe or device is read up to [`crate::open::MAX_STREAM_BYTES`]).
+/// pipe or device is read up to [`gmon_binary::open::MAX_STREAM_BYTES`]).
 pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    crate::open::read_named(path).map_err(|e| read_error(path, &e))
+    gmon_binary::open::read_named(path).map_err(|e| read_error(path, &e))
 }
 
 /// An error when `path` is a gmon-write sidecar rather than a profile, said before anything
@@ -56,7 +56,7 @@ pub fn refuse_sidecar(path: &Path) -> anyhow::Result<()> {
 pub fn read_input_into(path: &Path, buf: &mut Vec<u8>) -> anyhow::Result<()> {
     buf.clear();
     fs::File::open(path)
-        .and_then(|f| crate::open::read_named_into(f, buf))
+        .and_then(|f| gmon_binary::open::read_named_into(f, buf))
         .map_err(|e| read_error(path, &e))
 }
 

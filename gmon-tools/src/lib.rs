@@ -17,7 +17,6 @@ pub mod gprof;
 pub mod input;
 pub mod merge;
 pub mod model;
-pub mod open;
 pub mod output;
 pub mod pprof;
 pub mod record;

@@ -335,10 +335,10 @@ fn read_list(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     // Bounded as any named input is: `-` or a path may be a pipe, or /dev/zero.
     let mut bytes = Vec::new();
     if path == Path::new("-") {
-        let limit = crate::open::MAX_STREAM_BYTES;
-        crate::open::read_bounded(io::stdin().lock(), limit, "standard input", &mut bytes)
+        let limit = gmon_binary::open::MAX_STREAM_BYTES;
+        gmon_binary::open::read_bounded(io::stdin().lock(), limit, "standard input", &mut bytes)
     } else {
-        fs::File::open(path).and_then(|f| crate::open::read_named_into(f, &mut bytes))
+        fs::File::open(path).and_then(|f| gmon_binary::open::read_named_into(f, &mut bytes))
     }
     .with_context(context)?;
     for line in bytes.lines() {

@@ -132,7 +132,7 @@ fn load(path: &Path, opts: &ReadOptions) -> Result<(Dumped, u64), Failure> {
 fn beside(path: &Path, gmon: &[u8]) -> Option<SidecarBeside> {
     let file = sidecar_path(path);
     // A path found, not named: only a regular file of a plausible size (spec/inputs.md §1).
-    let bytes = crate::open::read_found(&file).ok()?;
+    let bytes = gmon_binary::open::read_found(&file).ok()?;
     let sidecar = read_sidecar(&bytes).ok()?;
     Some(SidecarBeside {
         file: file.display().to_string(),

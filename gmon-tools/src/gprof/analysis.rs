@@ -1,10 +1,11 @@
 //! The result of an analysis: per-function statistics, arcs and cycles.
 
+use gmon_binary::Image;
 use gmon_format::Profile;
 
 use super::{
-    AnalysisBuilder, AnalysisOptions, CallGraph, GprofError, Histograms, Image, SpecTables,
-    SymbolTable, names,
+    AnalysisBuilder, AnalysisOptions, CallGraph, GprofError, Histograms, SpecTables, SymbolTable,
+    names,
 };
 
 /// The result of gprof's analysis of one executable and its profiles.

@@ -271,7 +271,7 @@ fn open_source(name: &str, search: &[OsString]) -> Option<io::Result<Vec<u8>>> {
     let mut last_err = None;
     for c in &candidates {
         // The names come from the DWARF: only a regular file is read (spec/inputs.md §1).
-        match crate::open::read_found(std::path::Path::new(c)) {
+        match gmon_binary::open::read_found(std::path::Path::new(c)) {
             Ok(bytes) => return Some(Ok(bytes)),
             Err(e) => last_err = Some(e),
         }

@@ -277,7 +277,7 @@ pub fn expand_response_files<S: AsRef<OsStr>>(
                 continue;
             }
         }
-        let Ok(bytes) = crate::open::read_named(std::path::Path::new(path)) else {
+        let Ok(bytes) = gmon_binary::open::read_named(std::path::Path::new(path)) else {
             i += 1;
             continue;
         };

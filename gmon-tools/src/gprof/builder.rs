@@ -1,13 +1,13 @@
 //! Building an [`Analysis`]: the symbol table, then each profile as it is read, then the
 //! histogram credit and the call graph.
 
+use gmon_binary::{Image, arch};
 use gmon_format::{Profile, Record, Variant};
 
-use super::arch;
 use super::static_calls::StaticCalls;
 use super::{
-    Analysis, AnalysisOptions, CallGraph, GprofError, Histograms, Image, SpecTables, SymbolTable,
-    TableId, hist, names, specs_with_defaults,
+    Analysis, AnalysisOptions, CallGraph, GprofError, Histograms, SpecTables, SymbolTable, TableId,
+    hist, names, specs_with_defaults,
 };
 
 /// Counts of what one profile file contained (what `-i` prints).

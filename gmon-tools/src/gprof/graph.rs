@@ -671,7 +671,8 @@ impl Entries<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gprof::{AnalysisOptions, Image};
+    use crate::gprof::AnalysisOptions;
+    use gmon_binary::Image;
 
     /// The graph formatted on two threads, in chunks of any size, is the graph formatted on one,
     /// on the test programs (cycles, C++ names, many functions), and a failed write stops both
@@ -687,7 +688,7 @@ mod tests {
             "maincycle-pie-O0",
         ] {
             let dir = root.join(case);
-            let Ok(image) = Image::open(&dir.join("prog"), "gprof") else {
+            let Ok(image) = Image::open(&dir.join("prog")) else {
                 continue;
             };
             let bytes = std::fs::read(dir.join("gmon.out")).unwrap();

@@ -7,7 +7,7 @@
 //! between two of them — which gives the same symbols at a fraction of the cost.
 //!
 //! gprof walks `.text` twice (a counting pass, then the real one). BFD's name memory (see
-//! [`super::dwarf`]) is filled by the first pass, so the second can name a region differently;
+//! [`gmon_binary::dwarf`]) is filled by the first pass, so the second can name a region differently;
 //! the symbols come from the second pass, and so they do here.
 
 use std::collections::HashMap;
@@ -15,8 +15,10 @@ use std::sync::Arc;
 
 use rustc_hash::FxBuildHasher;
 
-use super::dwarf::{LineInfo, Location};
-use super::symtab::{Image, SourceFile, Symbol, SymbolTable};
+use gmon_binary::Image;
+use gmon_binary::dwarf::{LineInfo, Location};
+
+use super::symtab::{SourceFile, Symbol, SymbolTable};
 
 /// Interns source file names in order of first appearance, as [`SymbolTable::files`] holds them.
 #[derive(Debug, Default)]
@@ -258,7 +260,7 @@ pub fn finalize_merged(syms: Vec<Symbol>, text_end: u64) -> Vec<Symbol> {
 /// then those first met by line symbols (address order). gprof prepends each new file to its
 /// list, so `-A` walks this order backwards and a file symspec finds the last match.
 /// `elf`: the executable, parsed, with its bytes (for the symbols BFD adds, see
-/// [`super::arch::symbol_addresses`]).
+/// [`gmon_binary::arch::symbol_addresses`]).
 pub fn order_files_like_gprof(
     table: &mut SymbolTable,
     elf: Option<(&goblin::elf::Elf<'_>, &[u8])>,
@@ -289,7 +291,7 @@ pub fn order_files_like_gprof(
                 with_file.entry(s.addr).or_insert((s.is_func, f));
             }
         }
-        for (addr, is_func) in super::arch::symbol_addresses(elf, data) {
+        for (addr, is_func) in gmon_binary::arch::symbol_addresses(elf, data) {
             if order.len() == n {
                 break; // every file is placed: the rest changes nothing
             }

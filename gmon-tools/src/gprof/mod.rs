@@ -3,9 +3,10 @@
 //! The analysis is a library that other commands (flame graphs, pprof, merge/diff) reuse:
 //!
 //! ```no_run
-//! use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+//! use gmon_binary::Image;
+//! use gmon_tools::gprof::{Analysis, AnalysisOptions};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let image = Image::open("./prog".as_ref(), "gprof")?;
+//! let image = Image::open("./prog".as_ref())?;
 //! let bytes = std::fs::read("gmon.out")?;
 //! let profile = gmon_format::read(&bytes)?;
 //! let a = Analysis::new(&image, &[profile], &AnalysisOptions::default())?;
@@ -40,15 +41,11 @@
 
 mod analysis;
 pub mod annotate;
-pub mod arch;
 pub mod args;
 pub mod blocks;
 pub mod blurbs;
 mod builder;
 pub mod callgraph;
-pub mod debuglink;
-pub mod dwarf;
-pub mod elf_file;
 pub mod execcount;
 pub mod flat;
 pub mod fmt;
@@ -70,7 +67,7 @@ pub use callgraph::CallGraph;
 pub use hist::Histograms;
 pub use report::run;
 pub use symspec::{SpecTables, SymSpec, TableId};
-pub use symtab::{Image, SourceFile, Symbol, SymbolTable, SymtabOptions};
+pub use symtab::{SourceFile, Symbol, SymbolTable, SymtabOptions};
 
 /// Symbols from which a step that reads or writes every symbol's entry is worth a thread of its
 /// own: matching the specs, ranking the names, freeing the analysis (spec/gprof.md §17). Below
@@ -96,18 +93,16 @@ impl GprofError {
 
     /// `perror(name)`: `name: strerror(errno)`.
     pub fn perror(name: &str, err: &std::io::Error) -> GprofError {
-        let text = match err.kind() {
-            std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
-            std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-            _ => {
-                let s = err.to_string();
-                match s.find(" (os error") {
-                    Some(i) => s[..i].to_string(),
-                    None => s,
-                }
-            }
-        };
-        GprofError::new(format!("{name}: {text}\n"))
+        GprofError::new(format!("{name}: {}\n", gmon_binary::io_text(err)))
+    }
+
+    /// GNU gprof's text for an executable it could not read: `perror`'s for a file it could
+    /// not open, its own (prefixed with `whoami`) for one that is not what it expects.
+    pub fn binary(err: &gmon_binary::Error, whoami: &str) -> GprofError {
+        match err {
+            gmon_binary::Error::Io { path, error } => GprofError::perror(path, error),
+            other => GprofError::new(format!("{whoami}: {other}\n")),
+        }
     }
 
     /// The message without its leading `whoami: ` and trailing newline, for tools that print

@@ -32,7 +32,7 @@ pub fn read_function_map(
     path: &std::path::Path,
     whoami: &str,
 ) -> Result<Vec<MapEntry>, GprofError> {
-    let bytes = crate::open::read_named(path).map_err(|_| {
+    let bytes = gmon_binary::open::read_named(path).map_err(|_| {
         GprofError::new(format!(
             "{whoami}: could not open {}.\n",
             path.to_string_lossy()

@@ -9,7 +9,8 @@ use gmon_format::{Endian, ReadOptions, Variant};
 use super::args::{FileFormat, GprofArgs, Parsed, style};
 use super::blocks::BasicBlocks;
 use super::names::PrintOptions;
-use super::{Analysis, AnalysisBuilder, AnalysisOptions, GprofError, Image, SymtabOptions};
+use super::{Analysis, AnalysisBuilder, AnalysisOptions, GprofError, SymtabOptions};
+use gmon_binary::Image;
 use gmon_demangle::Style;
 
 pub use super::WHOAMI;
@@ -198,7 +199,7 @@ fn load_profile(
     // Messages name the file as text; a name that is not UTF-8 is shown lossily.
     let shown = file.display().to_string();
     let path = shown.as_str();
-    let mut bytes = match crate::open::read_named(file) {
+    let mut bytes = match gmon_binary::open::read_named(file) {
         Ok(b) => b,
         // gprof's fopen of a directory succeeds and its first fread finds nothing, so a
         // directory is reported as a file too short to be a profile.
@@ -599,7 +600,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     let mut output_style = a.output_style;
     // `-s` forces line granularity.
     let line = a.line || output_style & style::SUMMARY_FILE != 0;
-    let image = Image::open(&a.image, w)?;
+    let image = Image::open(&a.image).map_err(|e| GprofError::binary(&e, w))?;
     let opts = AnalysisOptions {
         symtab: SymtabOptions {
             no_static: a.no_static,
@@ -614,7 +615,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     // Parsed once: for the symbols, the line information's symbols and the file order.
     let elf = match a.external_symbols {
         Some(_) => None,
-        None => super::symtab::parse_elf(&image.data).ok(),
+        None => gmon_binary::parse_elf(&image.data).ok(),
     };
     // The line information is read on a second thread from here: what it needs before
     // knowing which answers will be asked for (the debug file, its sections and unit headers,
@@ -623,17 +624,20 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
     // (and without the parse, the symbol table's error ends the run).
     let mut line_info = None;
     let (analysis, mut first_output, blocks) = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::channel::<super::dwarf::Request>();
+        let (tx, rx) = std::sync::mpsc::channel::<gmon_binary::dwarf::Request>();
         let data: &[u8] = &image.data;
         let mut sources = match (&a.external_symbols, elf.as_ref()) {
             (None, Some(elf)) => Some(scope.spawn(move || {
-                super::dwarf::LineInfo::for_executable_when(&a.image, data, Some(elf), move || {
-                    rx.recv().ok()
-                })
+                gmon_binary::dwarf::LineInfo::for_executable_when(
+                    &a.image,
+                    data,
+                    Some(elf),
+                    move || rx.recv().ok(),
+                )
             })),
             _ => None,
         };
-        let mut ask = |request: super::dwarf::Request| match sources.take() {
+        let mut ask = |request: gmon_binary::dwarf::Request| match sources.take() {
             Some(thread) => {
                 // The reader waits for this request unless it is gone (it cannot stop early but
                 // by panicking, which aborts).
@@ -641,7 +645,9 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                 thread
             }
             None => scope.spawn(move || {
-                super::dwarf::LineInfo::for_executable_when(&a.image, data, None, || Some(request))
+                gmon_binary::dwarf::LineInfo::for_executable_when(&a.image, data, None, || {
+                    Some(request)
+                })
             }),
         };
         // The first profile is read (and its records walked) while the symbol table is built:
@@ -656,7 +662,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                     load_profile(file, image_ref, a.file_format, line, in_place(a, line))
                 })
             });
-        let joined = |thread: std::thread::ScopedJoinHandle<'_, super::dwarf::LineInfo>| {
+        let joined = |thread: std::thread::ScopedJoinHandle<'_, gmon_binary::dwarf::LineInfo>| {
             thread
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e))
@@ -682,7 +688,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
             }
             deferred = static_addresses_if_enough(a, &symtab, line);
             if deferred.is_none() {
-                let mut info = joined(ask(super::dwarf::Request {
+                let mut info = joined(ask(gmon_binary::dwarf::Request {
                     functions: line,
                     want: None,
                 }));
@@ -715,7 +721,7 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                 analyze(a, builder, loaded, &image, &mut output_style, err)
             }
             Some(want) => {
-                let sources = ask(super::dwarf::Request {
+                let sources = ask(gmon_binary::dwarf::Request {
                     functions: false,
                     want: Some(want),
                 });
@@ -822,7 +828,7 @@ fn analyze(
 
 /// One line on stderr per DWARF section that was there but read as absent (spec/inputs.md §3):
 /// the reports are then those of a file without it, as with a section BFD cannot decompress.
-fn say_unreadable(info: &super::dwarf::LineInfo, err: &mut dyn Write) -> std::io::Result<()> {
+fn say_unreadable(info: &gmon_binary::dwarf::LineInfo, err: &mut dyn Write) -> std::io::Result<()> {
     for m in info.unreadable_sections() {
         writeln!(err, "{WHOAMI}: warning: {m}")?;
     }

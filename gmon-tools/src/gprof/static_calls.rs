@@ -1,8 +1,10 @@
 //! `-c`: gprof's static call graph, found by scanning the machine code for calls.
 
-use super::arch;
 use super::hist::Histograms;
-use super::symtab::{Image, SymbolTable};
+use gmon_binary::Image;
+use gmon_binary::arch;
+
+use super::symtab::SymbolTable;
 
 /// gprof's `-c` scanners. x86: every `0xE8` byte of a symbol's code is taken as `call rel32`;
 /// the 32-bit displacement is zero-extended (so only forward calls are found on a 64-bit host).

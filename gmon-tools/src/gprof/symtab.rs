@@ -7,17 +7,15 @@
 //! *next string of `.strtab`*, so it is done here on the raw string table. Symbol sizes are never
 //! used: a symbol owns every byte up to the next symbol.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Arc;
 
-use gmon_format::{Encoding, Endian, PtrWidth};
+use gmon_binary::strtab::{goblin_strtab_bytes, symbol_name};
+use gmon_binary::{Image, arch, parse_elf};
 use goblin::elf::{Elf, section_header, sym};
 use rustc_hash::FxBuildHasher;
 
 use super::GprofError;
-use super::arch;
 
 /// Index of a symbol in a [`SymbolTable`] (address order).
 pub type SymIdx = usize;
@@ -64,139 +62,6 @@ pub struct SymtabOptions {
     pub no_static: bool,
     /// `-D` / `--ignore-non-functions`: drop local symbols that are not `STT_FUNC`.
     pub ignore_non_functions: bool,
-}
-
-/// The bytes of an executable file.
-#[derive(Debug)]
-pub enum ImageBytes {
-    /// The file mapped into memory: a run reads only the symbol table, the line tables and a
-    /// few headers of a large executable, and a mapping loads just those pages, where reading
-    /// the whole file first cost a copy and a page fault for every page of it.
-    Mapped(memmap2::Mmap),
-    /// Bytes read or given by the caller.
-    Owned(Vec<u8>),
-}
-
-impl std::ops::Deref for ImageBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            ImageBytes::Mapped(m) => m,
-            ImageBytes::Owned(v) => v,
-        }
-    }
-}
-
-/// A read-only mapping of `file` when it is a non-empty regular file.
-pub(crate) fn map_file(file: &std::fs::File) -> Option<memmap2::Mmap> {
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() == 0 {
-        return None;
-    }
-    // SAFETY: the mapping is private and read-only; its contents change only if another
-    // process rewrites the executable while this one runs, which gprof (whose BFD maps
-    // files too) does not guard against either. Nothing here writes through it.
-    unsafe { memmap2::Mmap::map(file) }.ok()
-}
-
-/// The executable as gprof sees it: byte order, pointer width, `.text`, symbols.
-#[derive(Debug)]
-pub struct Image {
-    /// The path the image was read from (used in messages).
-    pub path: String,
-    /// The whole file.
-    pub data: ImageBytes,
-    /// Byte order and pointer width of the ELF file: what every gmon file is decoded with.
-    pub encoding: Encoding,
-    /// ELF `e_machine`.
-    pub machine: u16,
-    /// `.text`: address, size and file offset (`None` for `SHT_NOBITS`).
-    pub text_vma: u64,
-    /// Size of `.text` in bytes.
-    pub text_size: u64,
-    /// File offset of `.text`'s bytes.
-    pub text_offset: Option<u64>,
-}
-
-impl Image {
-    /// Reads and checks an executable: `X: No such file or directory` when it cannot be opened,
-    /// `gprof: X: not in executable format` when it is not ELF, and the `.text` check.
-    pub fn open(path: &Path, whoami: &str) -> Result<Image, GprofError> {
-        let shown = path.display().to_string();
-        // Not a mappable regular file (a directory, a pipe, an empty file): read, so that
-        // errors are the ones `read` gives (e.g. "Is a directory"), and bounded.
-        let data = crate::open::map_named(path).map_err(|e| GprofError::perror(&shown, &e))?;
-        Image::from_data(shown, data, whoami)
-    }
-
-    /// Like [`Image::open`] for a path read from a file (a sidecar's executable): it must be
-    /// a regular file ([`crate::open::open_found`]).
-    pub fn open_found(path: &Path, whoami: &str) -> Result<Image, GprofError> {
-        let shown = path.display().to_string();
-        let data = crate::open::map_found(path).map_err(|e| GprofError::perror(&shown, &e))?;
-        Image::from_data(shown, data, whoami)
-    }
-
-    /// Like [`Image::open`] on bytes already read.
-    pub fn from_bytes(path: String, data: Vec<u8>, whoami: &str) -> Result<Image, GprofError> {
-        Image::from_data(path, ImageBytes::Owned(data), whoami)
-    }
-
-    fn from_data(path: String, data: ImageBytes, whoami: &str) -> Result<Image, GprofError> {
-        let not_exec = || GprofError::new(format!("{whoami}: {path}: not in executable format\n"));
-        let elf = parse_elf(&data).map_err(|_| not_exec())?;
-        let encoding = Encoding {
-            endian: if elf.little_endian {
-                Endian::Little
-            } else {
-                Endian::Big
-            },
-            ptr_width: if elf.is_64 {
-                PtrWidth::Eight
-            } else {
-                PtrWidth::Four
-            },
-        };
-        let text = elf
-            .section_headers
-            .iter()
-            .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some(".text"))
-            .or_else(|| {
-                elf.section_headers
-                    .iter()
-                    .find(|s| elf.shdr_strtab.get_at(s.sh_name) == Some("$CODE$"))
-            })
-            .ok_or_else(|| {
-                GprofError::new(format!("{whoami}: can't find .text section in {path}\n"))
-            })?;
-        let text_offset = if text.sh_type == section_header::SHT_NOBITS {
-            None
-        } else {
-            Some(text.sh_offset)
-        };
-        Ok(Image {
-            encoding,
-            machine: elf.header.e_machine,
-            text_vma: text.sh_addr,
-            text_size: text.sh_size,
-            text_offset,
-            path,
-            data,
-        })
-    }
-
-    /// One past the last byte of `.text`.
-    pub fn text_end(&self) -> u64 {
-        self.text_vma.wrapping_add(self.text_size)
-    }
-
-    /// The bytes of `.text`, if present in the file.
-    pub fn text_bytes(&self) -> Option<&[u8]> {
-        let off = usize::try_from(self.text_offset?).ok()?;
-        let len = usize::try_from(self.text_size).ok()?;
-        self.data.get(off..off.checked_add(len)?)
-    }
 }
 
 /// The finalised symbol table: sorted by address, one symbol per address.
@@ -456,7 +321,7 @@ impl SymbolTable {
         image: &Image,
         whoami: &str,
     ) -> Result<SymbolTable, GprofError> {
-        let text = crate::open::read_named(path)
+        let text = gmon_binary::open::read_named(path)
             .map_err(|e| GprofError::perror(&path.to_string_lossy(), &e))?;
         let text = String::from_utf8_lossy(&text);
         let mut out = Vec::new();
@@ -602,79 +467,6 @@ pub fn cmp_addr(l: &Symbol, r: &Symbol) -> std::cmp::Ordering {
                 _ => Ordering::Equal,
             },
         })
-}
-
-/// goblin's ELF parse, also accepting string tables that are not UTF-8 (BFD takes any bytes:
-/// a Latin-1 source file name in an `STT_FILE` symbol is enough for goblin's strict mode to
-/// refuse the whole file). Only that error is retried, in goblin's permissive mode, which
-/// gives such strings as "" ([`symbol_name`] reads them from the raw bytes).
-pub fn parse_elf(data: &[u8]) -> goblin::error::Result<Elf<'_>> {
-    match Elf::parse(data) {
-        Err(e) if e.to_string().contains("invalid utf8") => {
-            Elf::parse_with_opts(data, &goblin::options::ParseOptions::permissive())
-        }
-        r => r,
-    }
-}
-
-/// The bytes goblin parses as `elf.strtab`: the string table linked from the last
-/// `SHT_SYMTAB` (`SHN_XINDEX` meaning section 0's link), cut at the end of the file (which
-/// only goblin's permissive mode lets through).
-pub(crate) fn goblin_strtab_bytes<'a>(elf: &Elf<'_>, data: &'a [u8]) -> &'a [u8] {
-    let shdrs = &elf.section_headers;
-    let Some(symtab) = shdrs
-        .iter()
-        .rfind(|s| s.sh_type == section_header::SHT_SYMTAB)
-    else {
-        return &[];
-    };
-    let mut idx = symtab.sh_link as usize;
-    if idx == section_header::SHN_XINDEX as usize {
-        match shdrs.first() {
-            Some(s0) => idx = s0.sh_link as usize,
-            None => return &[],
-        }
-    }
-    let Some(s) = shdrs.get(idx) else {
-        return &[];
-    };
-    let (Ok(off), Ok(len)) = (usize::try_from(s.sh_offset), usize::try_from(s.sh_size)) else {
-        return &[];
-    };
-    let end = off
-        .checked_add(len)
-        .map_or(data.len(), |e| e.min(data.len()));
-    data.get(off..end).unwrap_or(&[])
-}
-
-/// The name of the symbol whose `st_name` is `offset`, as goblin's string table gives it, or,
-/// when that gives none or an empty one, the raw `.strtab` bytes up to their NUL (lossily).
-///
-/// goblin's strings are the bytes of the string table of the *last* `SHT_SYMTAB` split at the
-/// NULs (`names`), so its answer is read there directly, without its binary search over
-/// every string of the table per symbol: the bytes from `offset` up to the NUL when they are
-/// UTF-8 and not empty. `fallback`: the table the suffix scan reads (the first symbol table's).
-fn symbol_name<'a>(names: &'a [u8], fallback: &'a [u8], offset: usize) -> Cow<'a, str> {
-    match goblin_str_at(names, offset) {
-        "" => String::from_utf8_lossy(c_string_at(fallback, offset)),
-        name => Cow::Borrowed(name),
-    }
-}
-
-/// The bytes of `table` from `offset` up to the next NUL (or the table's end).
-fn c_string_at(table: &[u8], offset: usize) -> &[u8] {
-    let rest = table.get(offset..).unwrap_or(&[]);
-    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
-    rest.get(..end).unwrap_or(&[])
-}
-
-/// `elf.strtab.get_at(offset).unwrap_or("")` read from goblin's string-table bytes
-/// ([`goblin_strtab_bytes`]) without its per-call binary search: goblin splits the table at
-/// the NULs (in permissive mode, a string that is not UTF-8 is an empty one and the next
-/// starts one byte later), and answers an offset inside a string with its tail. Either way the
-/// answer is the bytes from `offset` to the NUL when they are UTF-8, and nothing otherwise.
-pub(crate) fn goblin_str_at(table: &[u8], offset: usize) -> &str {
-    std::str::from_utf8(c_string_at(table, offset)).unwrap_or("")
 }
 
 /// `symtab_finalize`'s rule for two symbols at one address: does `src` replace `kept`?

@@ -1,6 +1,6 @@
 //! The profiled executable, read once with goblin: its path, GNU build id, byte order and
 //! pointer width, and the address ranges of its code, and the check that a profile can belong
-//! to it. (Symbols and DWARF are the gprof engine's, `gprof::symtab` and `gprof::dwarf`.)
+//! to it. (Symbols are the gprof engine's, `gprof::symtab`; DWARF is `gmon_binary::dwarf`.)
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +8,7 @@ use anyhow::Context;
 use gmon_format::{CallArc, ExecutableId, Profile, Sidecar, read_sidecar, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
-pub use crate::gprof::elf_file::gnu_build_id;
+pub use gmon_binary::elf_file::gnu_build_id;
 
 /// What the views and `gmon merge --exe` need to know of the executable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,13 +28,14 @@ impl Executable {
     pub fn open(path: &Path) -> anyhow::Result<Executable> {
         // Mapped, as gprof's Image is: only the headers, notes and symbol tables are read, not
         // the whole file (16 MB of debug information for a 20,000-function program).
-        let data = crate::open::map_named(path).with_context(|| format!("{}", path.display()))?;
+        let data =
+            gmon_binary::open::map_named(path).with_context(|| format!("{}", path.display()))?;
         Executable::from_bytes(path, &data)
     }
 
     /// Like [`Executable::open`] on the file's bytes.
     pub fn from_bytes(path: &Path, data: &[u8]) -> anyhow::Result<Executable> {
-        let elf = crate::gprof::symtab::parse_elf(data)
+        let elf = gmon_binary::parse_elf(data)
             .with_context(|| format!("{}: not an ELF executable", path.display()))?;
         Ok(Executable::from_elf(path, &elf, data))
     }
@@ -146,7 +147,7 @@ pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
 /// The gmon-write runtime's sidecar of the profile at `path` (`PATH.gmonx`), when there is one.
 pub fn sidecar_beside(path: &Path) -> anyhow::Result<Option<Sidecar>> {
     let sidecar = sidecar_path(path);
-    match crate::open::read_found(&sidecar) {
+    match gmon_binary::open::read_found(&sidecar) {
         Ok(b) => Ok(Some(
             read_sidecar(&b).with_context(|| format!("{}", sidecar.display()))?,
         )),

@@ -30,10 +30,10 @@ pub fn recorded_profile_notes(exe: &Path, profiles: &[PathBuf]) -> Vec<String> {
     if recorded.is_empty() {
         return Vec::new();
     }
-    let Ok(data) = crate::open::read_named(exe) else {
+    let Ok(data) = gmon_binary::open::read_named(exe) else {
         return Vec::new();
     };
-    let Ok(elf) = crate::gprof::symtab::parse_elf(&data) else {
+    let Ok(elf) = gmon_binary::parse_elf(&data) else {
         return Vec::new();
     };
     let executable = Executable::from_elf(exe, &elf, &data);
@@ -58,7 +58,7 @@ pub fn recorded_profile_notes(exe: &Path, profiles: &[PathBuf]) -> Vec<String> {
             ));
             continue;
         }
-        let Ok(bytes) = crate::open::read_named(path) else {
+        let Ok(bytes) = gmon_binary::open::read_named(path) else {
             continue;
         };
         let Ok(profile) = gmon_format::read(&bytes) else {

@@ -16,10 +16,11 @@ use super::function::{BinSample, FunctionInfo};
 use super::graph::{CycleGroup, GraphError, NodeId, WeightedCallGraph};
 use super::operands::{OperandKind, executable_and_profiles, operand_kind};
 use super::symbolize::{ObjectFunction, ObjectSymbols};
-use crate::gprof::dwarf::LineInfo;
 use crate::gprof::lines::{attach_function_sources, line_symbol_table};
 use crate::gprof::symtab::Symbol;
-use crate::gprof::{Analysis, AnalysisBuilder, AnalysisOptions, Image, SymbolTable};
+use crate::gprof::{Analysis, AnalysisBuilder, AnalysisOptions, SymbolTable};
+use gmon_binary::Image;
+use gmon_binary::dwarf::LineInfo;
 
 /// Everything the flame and pprof writers need.
 #[derive(Debug)]
@@ -58,7 +59,7 @@ pub fn choose_executable(exe: Option<&Path>, gmon: &[PathBuf]) -> PathBuf {
 /// when the profile has no sidecar, `Err(why)` when the sidecar cannot give one.
 fn sidecar_executable(profile: &Path) -> Result<Option<PathBuf>, String> {
     let side = sidecar_path(profile);
-    let Ok(bytes) = crate::open::read_found(&side) else {
+    let Ok(bytes) = gmon_binary::open::read_found(&side) else {
         return Ok(None);
     };
     match read_sidecar(&bytes) {
@@ -223,8 +224,8 @@ pub fn load_with(
     let mut notes: Vec<String> = why.iter().cloned().collect();
     // gprof's messages name the file; only their own "gmon: " prefix is dropped (QA #15).
     let opened = match chosen {
-        Chosen::Named(_) => Image::open(&exe_path, "gmon"),
-        Chosen::Recorded(_) => Image::open_found(&exe_path, "gmon"),
+        Chosen::Named(_) => Image::open(&exe_path),
+        Chosen::Recorded(_) => Image::open_found(&exe_path),
     };
     let image = match opened {
         Ok(image) => image,
@@ -235,17 +236,15 @@ pub fn load_with(
                 let bytes = crate::input::read_input(path)?;
                 crate::input::parse_profile(path, &bytes, &gmon_format::ReadOptions::default())?;
             }
-            return Err(anyhow::anyhow!("{}", e.without_program("gmon"))).with_context(
-                || match &why {
-                    Some(why) => format!("cannot read the executable ({why})"),
-                    None => "cannot read the executable".to_owned(),
-                },
-            );
+            return Err(anyhow::anyhow!("{e}")).with_context(|| match &why {
+                Some(why) => format!("cannot read the executable ({why})"),
+                None => "cannot read the executable".to_owned(),
+            });
         }
     };
     // One parse of the executable for the views (the gprof engine's symbol table and DWARF
     // reader take theirs from the same goblin parse function).
-    let elf = crate::gprof::symtab::parse_elf(&image.data)
+    let elf = gmon_binary::parse_elf(&image.data)
         .with_context(|| format!("{}: not an ELF executable", exe_path.display()))?;
     let executable = Executable::from_elf(&exe_path, &elf, &image.data);
     // The executable's own functions, by the views' rules (clones kept, .dynsym and the unwind
@@ -266,7 +265,7 @@ pub fn load_with(
     }
     // The gprof engine twice: per function (as `gprof` reports), and per source line (as
     // `gprof -l` reports) for pprof's line-level leaf locations. Symbols get their source file
-    // and line as gprof attaches them (BFD's lookup, in gprof/dwarf.rs).
+    // and line as gprof attaches them (BFD's lookup, in gmon_binary::dwarf).
     let gprof_err = |e: crate::gprof::GprofError| anyhow::anyhow!("{}", e.without_program("gmon"));
     let opts = AnalysisOptions {
         whoami: "gmon".to_owned(),
@@ -516,7 +515,7 @@ fn matching_sidecars(
     let mut sidecars = Vec::with_capacity(gmon.len());
     for (path, bytes) in gmon.iter().zip(raw) {
         let side = sidecar_path(path);
-        let data = crate::open::read_found(&side).ok()?;
+        let data = gmon_binary::open::read_found(&side).ok()?;
         match read_sidecar(&data) {
             Ok(sidecar) if sidecar.gmon.is_none() || sidecar.matches_gmon(bytes) => {
                 sidecars.push(sidecar)
@@ -596,7 +595,7 @@ pub fn check_profile(
     path: &Path,
     profile: &gmon_format::Profile,
 ) -> Result<(), String> {
-    let recorded = crate::open::read_found(&sidecar_path(path))
+    let recorded = gmon_binary::open::read_found(&sidecar_path(path))
         .ok()
         .and_then(|b| read_sidecar(&b).ok())
         .and_then(|sidecar| {

@@ -37,7 +37,7 @@ pub fn operand_kind(path: &Path) -> OperandKind {
 
 /// Whether `bytes` read as a profile (any format gmon reads).
 fn is_profile(path: &Path) -> bool {
-    crate::open::read_named(path).is_ok_and(|b| gmon_format::read(&b).is_ok())
+    gmon_binary::open::read_named(path).is_ok_and(|b| gmon_format::read(&b).is_ok())
 }
 
 /// Splits the operands into the executable and the profiles: `--exe EXE` (`exe`), else a

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use goblin::elf::{Elf, sym};
 
-use crate::gprof::symtab::ImageBytes;
+use gmon_binary::ImageBytes;
 use gmon_demangle::{Style, demangle};
 
 use super::plt::{PltStub, plt_stubs};
@@ -55,7 +55,7 @@ impl ObjectSymbols {
     pub fn open_for(path: &Path, build_id: &[u8], wanted: Option<&[u64]>) -> Option<ObjectSymbols> {
         let data = object_bytes(path)?;
         if !build_id.is_empty() {
-            let file = crate::gprof::elf_file::ElfFile::parse(&data)?;
+            let file = gmon_binary::elf_file::ElfFile::parse(&data)?;
             if file.gnu_build_id().as_deref() != Some(build_id) {
                 return None;
             }
@@ -110,7 +110,7 @@ impl ObjectSymbols {
         // Names stay offsets into their string table until a function is kept: a large
         // library has tens of thousands of symbols and a short run samples a few of them.
         let debug = if tables.symtab.as_ref().is_none_or(|t| !has_functions(t)) {
-            crate::gprof::debuglink::separate_debug_map(path, data)
+            gmon_binary::debuglink::separate_debug_map(path, data)
         } else {
             None
         };
@@ -475,7 +475,7 @@ fn string_at(strings: &[u8], offset: usize) -> Option<&[u8]> {
 /// the recorded build id check it, as for any object).
 fn object_bytes(path: &Path) -> Option<ImageBytes> {
     // The path comes from a sidecar: only a regular file is read (spec/inputs.md §1).
-    match crate::open::map_found(path) {
+    match gmon_binary::open::map_found(path) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && is_vdso_name(path) => {
             own_vdso().map(ImageBytes::Owned)
@@ -639,7 +639,7 @@ mod tests {
         );
         // Its build id is checked like any object's.
         let bytes = own_vdso().expect("vDSO bytes");
-        let id = crate::gprof::elf_file::ElfFile::parse(&bytes)
+        let id = gmon_binary::elf_file::ElfFile::parse(&bytes)
             .and_then(|e| e.gnu_build_id())
             .unwrap_or_default();
         if !id.is_empty() {

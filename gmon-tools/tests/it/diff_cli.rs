@@ -3,16 +3,17 @@
 use std::path::{Path, PathBuf};
 
 use crate::common::{case_dir, gmon, read, run_ok, write_main_object_sidecar};
+use gmon_binary::Image;
 use gmon_format::{Profile, Record};
 use gmon_tools::diff::{Status, diff_functions, diff_ranges};
-use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+use gmon_tools::gprof::{Analysis, AnalysisOptions};
 
 fn case() -> PathBuf {
     case_dir("recurse-pie-O0")
 }
 
 fn analysis(profile: Profile) -> Analysis {
-    let image = Image::open(&case().join("prog"), "gmon").unwrap();
+    let image = Image::open(&case().join("prog")).unwrap();
     Analysis::new(&image, &[profile], &AnalysisOptions::default()).unwrap()
 }
 
@@ -70,7 +71,7 @@ fn functions_with_different_totals_are_compared_raw_and_normalized() {
 #[test]
 fn removed_and_added_functions() {
     let base = read(&case().join("gmon.out"));
-    let image = Image::open(&case().join("prog"), "gmon").unwrap();
+    let image = Image::open(&case().join("prog")).unwrap();
     let a = Analysis::new(
         &image,
         std::slice::from_ref(&base),

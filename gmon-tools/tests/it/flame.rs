@@ -271,7 +271,8 @@ use gmon_tools::model::{LoadOptions, Loaded, load_with};
 fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
     load_with(exe, gmon, &LoadOptions::STACKS_ONLY)
 }
-use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+use gmon_binary::Image;
+use gmon_tools::gprof::{Analysis, AnalysisOptions};
 
 #[test]
 fn testdata_stacks_keep_the_gprof_engines_totals() {
@@ -485,7 +486,7 @@ fn cli_defaults_to_a_out_and_sums_profiles() {
     let a_out = tmp.path().join("a.out");
     let both = load_stacks(Some(&a_out), &runs).unwrap();
     assert_eq!(total(&out.stdout), both.stacks.total_samples());
-    let image = Image::open(&a_out, "test").unwrap();
+    let image = Image::open(&a_out).unwrap();
     let profiles: Vec<_> = runs.iter().map(|r| common::read(r)).collect();
     let a = Analysis::new(&image, &profiles, &AnalysisOptions::default()).unwrap();
     let credit: f64 = a.functions().map(|f| f.self_ticks).sum();
@@ -552,7 +553,7 @@ fn sidecar_stacks_are_drawn_exactly_and_name_the_executable() {
     std::fs::copy(dir.join("gmon.out"), &gmon).unwrap();
     let bytes = std::fs::read(&gmon).unwrap();
     // Addresses of three functions, from the gprof engine's symbol table (non-PIE: bias 0).
-    let image = Image::open(&prog, "test").unwrap();
+    let image = Image::open(&prog).unwrap();
     let a = Analysis::new(
         &image,
         &[gmon_format::read(&bytes).unwrap()],

@@ -6,7 +6,8 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gmon_tools::gprof::{Analysis, AnalysisOptions, Image};
+use gmon_binary::Image;
+use gmon_tools::gprof::{Analysis, AnalysisOptions};
 
 fn case(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -88,7 +89,7 @@ fn bad_option_prints_gprof_message_and_usage() {
 #[test]
 fn analysis_api_exposes_functions_arcs_and_cycles() {
     let dir = case("recurse-pie-O0");
-    let image = Image::open(&dir.join("prog"), "gprof").expect("image");
+    let image = Image::open(&dir.join("prog")).expect("image");
     let profile =
         gmon_format::read(&std::fs::read(dir.join("gmon.out")).expect("read")).expect("parse");
     let a = Analysis::new(

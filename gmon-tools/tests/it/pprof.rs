@@ -221,7 +221,8 @@ fn check_valid_catches_what_go_refuses() {
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gmon_tools::gprof::{AnalysisBuilder, AnalysisOptions, Image, SymbolTable, SymtabOptions};
+use gmon_binary::Image;
+use gmon_tools::gprof::{AnalysisBuilder, AnalysisOptions, SymbolTable, SymtabOptions};
 use gmon_tools::model::load;
 
 /// Runs `gmon pprof` through the binary and returns the written bytes.
@@ -580,9 +581,9 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
     }
     // cpu per leaf address == the gprof engine's per-line credit (gprof -l) in nanoseconds, up
     // to the nanosecond rounding of each stack's share.
-    let image = Image::open(&dir.join("prog"), "test").unwrap();
+    let image = Image::open(&dir.join("prog")).unwrap();
     let mut symtab = SymbolTable::from_image(&image, &SymtabOptions::default(), "test").unwrap();
-    let mut info = gmon_tools::gprof::dwarf::LineInfo::from_elf(&image.data);
+    let mut info = gmon_binary::dwarf::LineInfo::from_elf(&image.data);
     gmon_tools::gprof::lines::attach_function_sources(&mut symtab, &mut info);
     let lt = gmon_tools::gprof::lines::line_symbol_table(&symtab, &mut info, &image).unwrap();
     let mut b = AnalysisBuilder::with_symtab(lt, &AnalysisOptions::default());

@@ -73,7 +73,7 @@ pub fn skip(test: &str, why: &str) {
 /// compiler clones its rules leave out: spec/stacks.md §9), computed independently of
 /// `gmon_tools::model::load`.
 pub fn views_analysis(prog: &Path, profile: Profile) -> gmon_tools::gprof::Analysis {
-    let image = gmon_tools::gprof::Image::open(prog, "test").unwrap();
+    let image = gmon_binary::Image::open(prog).unwrap();
     let opts = gmon_tools::gprof::AnalysisOptions::default();
     let functions = gmon_tools::model::ObjectSymbols::open(prog);
     let (table, _) =

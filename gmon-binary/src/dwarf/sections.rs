@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use gimli::{EndianSlice, RunTimeEndian};
 
-use crate::gprof::elf_file::ElfFile;
+use crate::elf_file::ElfFile;
 
 /// How every DWARF reader here reads: straight from the section bytes.
 pub(super) type Reader<'a> = EndianSlice<'a, RunTimeEndian>;

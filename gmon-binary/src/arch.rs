@@ -283,7 +283,7 @@ pub fn function_symbols<'a>(
         .flatten()
         .filter(|(_, s)| s.sh_type != section_header::SHT_NOBITS);
     let mut out = Vec::new();
-    let strtab = crate::gprof::symtab::goblin_strtab_bytes(elf, data);
+    let strtab = crate::strtab::goblin_strtab_bytes(elf, data);
     for s in elf.syms.iter().skip(1) {
         let typ = symbol_type(machine, &s);
         if matches!(
@@ -297,7 +297,7 @@ pub fn function_symbols<'a>(
         {
             continue;
         }
-        let name = crate::gprof::symtab::goblin_str_at(strtab, s.st_name);
+        let name = crate::strtab::goblin_str_at(strtab, s.st_name);
         let mut size = s.st_size;
         let mut cache_value = None;
         let offset = match opd {

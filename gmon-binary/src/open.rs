@@ -14,7 +14,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-use crate::gprof::symtab::{ImageBytes, map_file};
+use crate::image::{ImageBytes, map_file};
 
 /// The most bytes read from a named input that is not a regular file (a pipe, a device such
 /// as `/dev/zero`): no profile, sidecar or executable piped in comes near it.

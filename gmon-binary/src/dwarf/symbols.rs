@@ -47,16 +47,16 @@ impl Default for ElfSymbols {
 
 impl ElfSymbols {
     /// Code symbols of `.text` that `_bfd_elf_find_function` considers (the machine's
-    /// `maybe_function_sym`, see [`crate::gprof::arch::function_symbols`]), in gprof's order,
+    /// `maybe_function_sym`, see [`crate::arch::function_symbols`]), in gprof's order,
     /// sorted but still unnamed, with the names to give them ([`ElfSymbols::name`]): the
     /// half of the reading that does not need to know which addresses will be looked up.
     /// `data`: the bytes `elf` was parsed from (PowerPC64 descriptors are read there);
-    /// `synthetic`: [`crate::gprof::arch::synthetic_symbols`].
+    /// `synthetic`: [`crate::arch::synthetic_symbols`].
     pub(super) fn collect<'a>(
         elf: &goblin::elf::Elf<'a>,
         data: &'a [u8],
-        synthetic: &'a crate::gprof::arch::Synthetic,
-    ) -> (ElfSymbols, Vec<crate::gprof::arch::FunctionSym<'a>>) {
+        synthetic: &'a crate::arch::Synthetic,
+    ) -> (ElfSymbols, Vec<crate::arch::FunctionSym<'a>>) {
         let Some((text_idx, text)) = elf
             .section_headers
             .iter()
@@ -69,7 +69,7 @@ impl ElfSymbols {
             text_vma: text.sh_addr,
             ..ElfSymbols::default()
         };
-        let found = crate::gprof::arch::function_symbols(elf, data, text_idx, synthetic);
+        let found = crate::arch::function_symbols(elf, data, text_idx, synthetic);
         syms.funcs = found
             .iter()
             .map(|f| ElfFunc {
@@ -101,7 +101,7 @@ impl ElfSymbols {
     /// addresses, and interning every name of a 20,000-symbol table was half of this reading.
     pub(super) fn name(
         &mut self,
-        found: &[crate::gprof::arch::FunctionSym<'_>],
+        found: &[crate::arch::FunctionSym<'_>],
         strings: &mut Strings,
         only: Option<&[u64]>,
     ) {

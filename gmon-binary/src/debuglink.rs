@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use super::elf_file::ElfFile;
+use crate::elf_file::ElfFile;
 
 /// BFD's global debug directory as Debian's binutils is configured (`DEBUGDIR`).
 const DEBUG_DIR: &str = "/usr/lib/debug";
@@ -31,7 +31,7 @@ pub fn separate_debug_data(exe_path: &Path, data: &[u8]) -> Option<(PathBuf, Vec
 
 /// Like [`separate_debug_data`], with the file mapped rather than read: a view that needs only
 /// a debug file's symbol table then touches just those pages of a file of many megabytes.
-pub fn separate_debug_map(exe_path: &Path, data: &[u8]) -> Option<super::symtab::ImageBytes> {
+pub fn separate_debug_map(exe_path: &Path, data: &[u8]) -> Option<crate::ImageBytes> {
     find_debug_file(exe_path, data, |p| crate::open::map_found(p).ok())
 }
 
@@ -73,7 +73,7 @@ trait AsBytes {
     fn bytes(&self) -> &[u8];
 }
 
-impl AsBytes for super::symtab::ImageBytes {
+impl AsBytes for crate::ImageBytes {
     fn bytes(&self) -> &[u8] {
         self
     }

@@ -58,7 +58,7 @@ impl LineInfo {
 
     /// [`LineInfo::from_parsed_elf`] for the executable at `path` (`data`, parsed as `elf`):
     /// its own DWARF, or when it has none, that of its separate debug file (build ID or
-    /// `.gnu_debuglink`, see [`crate::gprof::debuglink`]), with the executable's symbols, as BFD
+    /// `.gnu_debuglink`, see [`crate::debuglink`]), with the executable's symbols, as BFD
     /// reads it.
     pub fn for_executable(
         path: &std::path::Path,
@@ -84,7 +84,7 @@ impl LineInfo {
         elf: Option<&goblin::elf::Elf<'_>>,
         request: impl FnOnce() -> Option<Request>,
     ) -> LineInfo {
-        let separate = crate::gprof::debuglink::separate_debug_data(path, data);
+        let separate = crate::debuglink::separate_debug_data(path, data);
         // The code symbols are the executable's, and so are the descriptors they may need.
         let symbols = elf.map(|e| (e, data));
         let (dwarf_path, dwarf_data) = match &separate {
@@ -112,7 +112,7 @@ impl LineInfo {
     /// symbol is used), and function-level gprof never looks at it: an address in `.text`
     /// always has a preceding ELF symbol, so the name is never missing.
     pub fn from_elf_with(data: &[u8], functions: bool) -> LineInfo {
-        let elf = crate::gprof::symtab::parse_elf(data).ok();
+        let elf = crate::parse_elf(data).ok();
         LineInfo::from_parsed_elf(data, elf.as_ref(), functions)
     }
 
@@ -160,7 +160,7 @@ impl LineInfo {
             unreadable: Vec::new(),
         };
         // What does not depend on the request, read while the caller works out the request.
-        let synthetic = symbols.map(|(elf, data)| crate::gprof::arch::synthetic_symbols(elf, data));
+        let synthetic = symbols.map(|(elf, data)| crate::arch::synthetic_symbols(elf, data));
         let collected = match (symbols, &synthetic) {
             (Some((elf, data)), Some(synthetic)) => Some(ElfSymbols::collect(elf, data, synthetic)),
             _ => None,
@@ -329,7 +329,7 @@ mod tests {
     /// What `info` answers at every breakpoint of `.text` (in `data`), as text.
     #[allow(clippy::type_complexity)]
     fn answers(info: &mut LineInfo, data: &[u8]) -> Vec<(u64, Option<(String, u32, String)>)> {
-        let elf = crate::gprof::symtab::parse_elf(data).ok();
+        let elf = crate::parse_elf(data).ok();
         let text = elf
             .as_ref()
             .and_then(|e| {
@@ -366,7 +366,7 @@ mod tests {
         let Ok(data) = std::fs::read(path) else {
             panic!("{path} is part of the repository");
         };
-        let elf = crate::gprof::symtab::parse_elf(&data).ok();
+        let elf = crate::parse_elf(&data).ok();
         let syms = elf.as_ref().map(|e| (e, &data[..]));
         let mut one = LineInfo::read(&data, syms, true, None, Some(false));
         let mut many = LineInfo::read(&data, syms, true, None, Some(true));
@@ -382,12 +382,12 @@ mod tests {
     /// line programs GCC writes are scanned without being decoded in full.
     #[test]
     fn wanted_addresses_get_the_full_answers() {
-        use crate::gprof::elf_file::compress::testdata_elf_files;
+        use crate::elf_file::compress::testdata_elf_files;
         let (mut compared, mut located, mut sparse_units) = (0usize, 0usize, 0usize);
         let files = testdata_elf_files();
         for path in &files {
             let data = std::fs::read(path).unwrap_or_default();
-            let elf = crate::gprof::symtab::parse_elf(&data).ok();
+            let elf = crate::parse_elf(&data).ok();
             let syms = elf.as_ref().map(|e| (e, &data[..]));
             let mut full = LineInfo::read(&data, syms, false, None, None);
             let all = full.breakpoints(0, u64::MAX);
@@ -427,7 +427,7 @@ mod tests {
     /// the uncompressed file, on every architecture of testdata.
     #[test]
     fn compressed_dwarf_gives_the_same_answers() {
-        use crate::gprof::elf_file::compress::{Kind, compress_debug_sections, testdata_elf_files};
+        use crate::elf_file::compress::{Kind, compress_debug_sections, testdata_elf_files};
         let mut located = 0;
         let files = testdata_elf_files();
         for path in &files {
