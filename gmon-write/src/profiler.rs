@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 
 use crate::engine::sampler;
 use crate::engine::session::{OutputConfig, Recording, Session};
-use crate::save::writer::{Which, write_profile};
+use crate::save::writer::{OutputBuffers, Which, write_profile};
 use crate::unwind::Unwind;
 use crate::unwind::framepointers::MAX_STACK_DEPTH;
 use crate::{Error, Result};
@@ -270,7 +270,37 @@ pub(crate) fn finish_at_exit() {
         crate::save::record::report(&[b"profile not written: a write was in progress at exit"]);
         return;
     };
-    if let Err((which, fail)) = write_profile(&s.data(), &mut b, s.out.histogram) {
+    write_reporting(s, &mut b);
+}
+
+/// Before an exec replaces this image (spec/runtime.md §4.5, "exec"): writes its profile, so
+/// the work done before the exec keeps its samples. Under `gmon record` the profile takes a
+/// name of its own (`record::name_before_exec`): the next image writes the process's usual
+/// name. If the exec fails, sampling goes on into the same counts and later writes replace
+/// this file, so nothing is counted twice. An image without a sample writes nothing (a shell's
+/// child between `fork` and `exec`). Same rules as [`finish_at_exit`]: no allocation, no
+/// unbounded wait.
+pub(crate) fn write_before_exec() {
+    sampler::with_session_before_exec(|s| {
+        if s.samples() == 0 {
+            return;
+        }
+        let Ok(mut b) = s.buffers.try_lock() else {
+            crate::save::record::report(&[b"profile not written: a write was in progress at exec"]);
+            return;
+        };
+        if crate::save::record::dir().is_some() && !b.named_for_exec {
+            let b = &mut *b;
+            b.named_for_exec = crate::save::record::name_before_exec(&mut b.gmon, &mut b.sidecar);
+        }
+        write_reporting(s, &mut b);
+    });
+}
+
+/// Writes `s` with the buffers `b`; a failure is reported (`record::report`), never returned:
+/// the process is on its way out or into another program.
+fn write_reporting(s: &Session, b: &mut OutputBuffers) {
+    if let Err((which, fail)) = write_profile(&s.data(), b, s.out.histogram) {
         let path = match which {
             Which::Gmon => b.gmon.bytes(),
             Which::Sidecar => b.sidecar.bytes(),

@@ -26,7 +26,8 @@ pub struct ProcessProfile {
 }
 
 /// The profiles written into `dir` by the run's processes: `<stem>` (the first process) and
-/// `<stem>.<pid>` (the others, spec/runtime.md §3), with their sidecars. Temporary files of an
+/// `<stem>.<pid>` (the others, spec/runtime.md §3), each maybe followed by `.exec-<k>` (an
+/// image that exec'd: it counts as its process's), with their sidecars. Temporary files of an
 /// interrupted write are ignored.
 pub fn collect(dir: &Path, stem: &str) -> anyhow::Result<Vec<ProcessProfile>> {
     let mut found = Vec::new();
@@ -34,8 +35,10 @@ pub fn collect(dir: &Path, stem: &str) -> anyhow::Result<Vec<ProcessProfile>> {
         let entry = entry.with_context(|| format!("{}", dir.display()))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        let first = name == stem;
-        let child = name
+        // An image that exec'd wrote `<its name>.exec-<k>` (spec/runtime.md §4.5, "exec").
+        let image = strip_exec_suffix(name);
+        let first = image == stem;
+        let child = image
             .strip_prefix(stem)
             .and_then(|r| r.strip_prefix('.'))
             .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()));
@@ -55,6 +58,15 @@ pub fn collect(dir: &Path, stem: &str) -> anyhow::Result<Vec<ProcessProfile>> {
     // The first process, then the others by pid.
     found.sort_by_key(|p| (!p.first, p.sidecar.as_ref().map_or(u32::MAX, |s| s.pid)));
     Ok(found)
+}
+
+/// `name` without the `.exec-<k>` that the runtime appends to the profile of an image that
+/// exec'd another program.
+fn strip_exec_suffix(name: &str) -> &str {
+    match name.rsplit_once(".exec-") {
+        Some((image, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => image,
+        _ => name,
+    }
 }
 
 /// Profiles of one executable, summed.

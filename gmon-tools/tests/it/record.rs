@@ -302,16 +302,8 @@ fn a_program_ending_with_exit_underscore_keeps_its_profile() {
     let run = record(&out, [&prog]);
     assert_eq!(run.status.code(), Some(7), "{}", text(&run));
     assert!(out.is_file(), "{}", text(&run));
-    let (samples, cpu, procs) = summary_numbers(&String::from_utf8_lossy(&run.stderr));
     // The parent and its forked child; the posix_spawn and vfork children wrote nothing.
-    assert_eq!(procs, 2, "{}", text(&run));
-    assert!(cpu >= 0.75, "{}", text(&run));
-    let expected = cpu * 1000.0;
-    assert!(
-        (samples as f64) > 0.9 * expected && (samples as f64) < 1.1 * expected,
-        "{samples} samples for {cpu} s of CPU:\n{}",
-        text(&run)
-    );
+    assert_eq!(samples_cover_cpu(&run, 0.75, 0.9), 2, "{}", text(&run));
 
     // dash, Debian's /bin/sh, ends every script with _exit.
     let sh = std::fs::canonicalize("/bin/sh").unwrap_or_default();
@@ -327,6 +319,109 @@ fn a_program_ending_with_exit_underscore_keeps_its_profile() {
         assert_eq!(run.status.code(), Some(4), "{}", text(&run));
         assert!(out.is_file(), "dash wrote no profile: {}", text(&run));
     }
+}
+
+/// Works for 0.3 s of CPU, then execs: `/bin/true`, or with an argument a missing file (the
+/// exec fails) and works 0.2 s more.
+const WORK_THEN_EXEC: &str = r#"
+#include <time.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void work_before_exec(double s) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    do {
+        for (int i = 0; i < 100000; i++) sink += i;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < s);
+}
+int main(int argc, char **argv) {
+    work_before_exec(0.3);
+    char *missing[] = {"/nonexistent/missing", NULL}, *t[] = {"/bin/true", NULL};
+    if (argc > 1) {
+        if (execv(missing[0], missing) == 0) return 1;
+        work_before_exec(0.2);
+        return 0;
+    }
+    execv(t[0], t);
+    return 1;
+}
+"#;
+
+/// Checks that a run at 1000 Hz took at least `min_cpu` s of CPU time and that its samples
+/// are between `low` and 1.1 times that at the rate; its number of processes.
+fn samples_cover_cpu(run: &Output, min_cpu: f64, low: f64) -> u64 {
+    let (samples, cpu, procs) = summary_numbers(&String::from_utf8_lossy(&run.stderr));
+    assert!(cpu >= min_cpu, "{}", text(run));
+    let expected = cpu * 1000.0;
+    assert!(
+        (samples as f64) > low * expected && (samples as f64) < 1.1 * expected,
+        "{samples} samples for {cpu} s of CPU:\n{}",
+        text(run)
+    );
+    procs
+}
+
+#[test]
+fn work_before_an_exec_is_kept_in_the_programs_own_profile() {
+    // Before, the image an exec replaced lost every sample: 0 samples for 0.3 s of CPU, and
+    // only `true`'s profile was written.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_c(dir.path(), "execs", WORK_THEN_EXEC, &["-O1"]);
+    let out = dir.path().join("execs.gmon");
+    let run = record(&out, [&prog]);
+    assert!(run.status.success(), "{}", text(&run));
+    samples_cover_cpu(&run, 0.25, 0.85);
+    // The work is in the program's own profile, which is OUT (`true` has no sample).
+    let sidecar = read_sidecar(&out);
+    let main = sidecar
+        .main_object()
+        .map(|m| m.path.clone())
+        .unwrap_or_default();
+    assert_eq!(
+        Path::new(&main).file_name(),
+        Some("execs".as_ref()),
+        "{}",
+        text(&run)
+    );
+    let flat = gmon_cmd()
+        .args(["gprof", "-b", "-p"])
+        .arg(&prog)
+        .arg(&out)
+        .output()
+        .expect("gprof");
+    let flat = String::from_utf8_lossy(&flat.stdout);
+    assert!(percent_of(&flat, "work_before_exec") > 80.0, "{flat}");
+
+    // A shell that works, then execs (`sh -c '...; exec prog'`, a wrapper's usual last line).
+    let out = dir.path().join("sh.gmon");
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c"])
+        .arg("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exec /bin/true")
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    samples_cover_cpu(&run, 0.1, 0.85);
+}
+
+#[test]
+fn an_exec_that_fails_keeps_sampling_and_counts_nothing_twice() {
+    // The profile written before the exec is replaced by the image's later write: one file,
+    // its samples the CPU time of both stretches of work, not the first one twice.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = compile_c(dir.path(), "execs", WORK_THEN_EXEC, &["-O1"]);
+    let out = dir.path().join("fails.gmon");
+    let run = record(&out, [prog.as_os_str(), "fail".as_ref()]);
+    assert!(run.status.success(), "{}", text(&run));
+    assert_eq!(samples_cover_cpu(&run, 0.45, 0.85), 1, "{}", text(&run));
+    assert_eq!(
+        listing(dir.path()),
+        ["execs", "execs.c", "fails.gmon", "fails.gmon.gmonx"],
+        "{}",
+        text(&run)
+    );
 }
 
 #[test]
@@ -1493,9 +1588,16 @@ fn a_program_behind_a_shell_shim_leaves_one_profile() {
         .output()
         .expect("run");
     assert!(run.status.success(), "{}", text(&run));
+    // The shell's own work before its exec, when sampled, is kept in a file of its own
+    // (spec/runtime.md §4.5, "exec"): a few samples, never OUT.
+    let sh = std::fs::canonicalize("/bin/sh").expect("/bin/sh");
+    let sh_out = format!(
+        "py.out.{}",
+        sh.file_name().unwrap_or_default().to_string_lossy()
+    );
     let outs: Vec<String> = listing(d)
         .into_iter()
-        .filter(|n| n.starts_with("py.out"))
+        .filter(|n| n.starts_with("py.out") && !n.starts_with(&sh_out))
         .collect();
     // The program exec'd by the shim keeps the shell's pid: it is the first process.
     assert_eq!(outs, ["py.out", "py.out.gmonx"], "{}", text(&run));

@@ -20,12 +20,20 @@ fn spinner(dir: &Path, name: &str, tag: u32) -> PathBuf {
     compile_c(dir, name, &source, &["-O1"])
 }
 
-/// A program that spins, then runs `script` with system(3) and exits with its status.
-fn driver(dir: &Path, script: &str) -> PathBuf {
+/// A program that spins, then runs `programs` one after the other; 0 when all exit with 0.
+fn driver(dir: &Path, programs: &[&str]) -> PathBuf {
+    // posix_spawn, not system(): a shell's own few samples between its fork and exec would
+    // add a file of its own (spec/runtime.md §4.5, "exec"), and these tests are about names.
+    let list: String = programs.iter().map(|p| format!("\"{p}\", ")).collect();
     let source = format!(
-        "#include <stdlib.h>\n#include <sys/wait.h>\nstatic volatile long s;\n\
+        "#include <spawn.h>\n#include <sys/wait.h>\nextern char **environ;\n\
+         static volatile long s;\n\
          int main(void) {{ for (long i = 0; i < 100000000L; i++) s += i;\n\
-         int st = system(\"{script}\"); return WIFEXITED(st) ? WEXITSTATUS(st) : 1; }}\n"
+         char *progs[] = {{{list}0}};\n\
+         for (int k = 0; progs[k]; k++) {{ pid_t p; int st; char *argv[] = {{progs[k], 0}};\n\
+         if (posix_spawn(&p, progs[k], 0, 0, argv, environ) != 0) return 1;\n\
+         if (waitpid(p, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1; }}\n\
+         return 0; }}\n"
     );
     compile_c(dir, "drv", &source, &["-O1"])
 }
@@ -246,7 +254,7 @@ fn names_never_collide_with_each_other_their_sidecars_or_the_users_files() {
     let d = dir.path();
     spinner(d, "foo", 1);
     spinner(d, "foo.gmonx", 2);
-    let drv = driver(d, "./foo; ./foo.gmonx");
+    let drv = driver(d, &["./foo", "./foo.gmonx"]);
     // A file of the user's at a name the run would take: kept.
     let notes = d.join("r.out.foo");
     fs::write(&notes, "my notes\n").expect("write");
@@ -280,7 +288,7 @@ fn a_long_executable_name_is_cut_to_fit_and_nothing_is_lost() {
     // The same build under a long name too, run first: its file takes the name that fits.
     let copy = "M".repeat(250);
     fs::copy(&foo, d.join(&copy)).expect("copy");
-    let drv = driver(d, &format!("./{long}; ./{copy}; ./foo"));
+    let drv = driver(d, &[&format!("./{long}"), &format!("./{copy}"), "./foo"]);
     let run = record_in(d, &d.join("r.out"), &[drv.to_str().expect("utf-8")]);
     assert!(run.status.success(), "{}", text(&run));
     let files = assert_each_file_is_a_profile(&run);
@@ -350,7 +358,7 @@ fn a_full_disk_leaves_none_of_the_runs_files_and_fails_the_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
     spinner(d, "foo", 1);
-    let drv = driver(d, "./foo");
+    let drv = driver(d, &["./foo"]);
     let Some(small) = SmallFs::full() else {
         crate::runtime_common::skip("record on a full disk", "mount -t tmpfs failed");
         return;

@@ -729,6 +729,21 @@ pub(crate) fn before_exec() {
     c.before_exec = signal::before_exec();
 }
 
+/// Runs `f` on this process's session before an exec, after [`before_exec`] (the timers are
+/// gone): `f` writes the image's profile. The control lock is taken with a bound, as at exit
+/// (an exec may come from a signal handler that interrupted the runtime).
+pub(crate) fn with_session_before_exec(f: impl FnOnce(&Session)) {
+    let Some(c) = lock_at_exit() else {
+        return;
+    };
+    if c.users == 0 || c.pid != std::process::id() {
+        return;
+    }
+    if let Some(s) = c.session.as_deref() {
+        f(s);
+    }
+}
+
 /// After an exec that failed: sampling goes on.
 pub(crate) fn after_failed_exec() {
     let mut c = lock();

@@ -194,6 +194,7 @@ impl Session {
         let mut b = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         b.gmon.set(path.as_os_str().as_bytes());
         b.sidecar.set(sidecar.as_os_str().as_bytes());
+        b.named_for_exec = false;
     }
 
     pub(crate) fn wants_stacks(&self) -> bool {

@@ -43,6 +43,8 @@ macro_rules! wrap {
             // Under gmon record: note a program that will not be profiled (save/record.rs).
             $check;
             crate::engine::sampler::before_exec();
+            // This image's work is kept: its profile is written now (spec/runtime.md §4.5).
+            crate::profiler::write_before_exec();
             // SAFETY: `real` is the next definition of this very function.
             let r = unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(real)($($arg),*) };
             let saved = sys::errno();

@@ -69,6 +69,34 @@ pub(crate) fn open_own_dir(dir: &CStr) -> Result<c_int, OsFail> {
     }
 }
 
+/// Before an exec under `gmon record` (spec/runtime.md §4.5, "exec"): renames this image's
+/// profile `<gmon>.exec-<k>` (its sidecar beside it), `k` the first number for which neither file
+/// exists yet, so that each image a process runs keeps a profile of its own: the next image
+/// writes the process's usual name, and an image that execs again takes the next `k`. False
+/// (paths unchanged) when no name is free. Fixed buffers and `lstat` only: async-signal-safe.
+pub(crate) fn name_before_exec(gmon: &mut FixedPath, sidecar: &mut FixedPath) -> bool {
+    let base = gmon.bytes().len();
+    let mut num = [0u8; 12];
+    for k in 1..=999u32 {
+        gmon.truncate(base);
+        let named = gmon.push(b".exec-")
+            && gmon.push(decimal(k, &mut num))
+            && sidecar.set(gmon.bytes())
+            && sidecar.push(gmon_format::sidecar::GMONX_SUFFIX.as_bytes());
+        if !named {
+            break;
+        }
+        let free = |p: &FixedPath| matches!(sys::lstat(p.c_str()), Err(libc::ENOENT));
+        if free(gmon) && free(sidecar) {
+            return true;
+        }
+    }
+    gmon.truncate(base);
+    sidecar.set(gmon.bytes());
+    sidecar.push(gmon_format::sidecar::GMONX_SUFFIX.as_bytes());
+    false
+}
+
 /// Reports a problem: under `gmon record` a line `<pid> <parts>` appended to the run's notes
 /// file (dropped when the directory is gone or not ours), otherwise `gmon-write: <parts>` on
 /// stderr. Async-signal-safe.

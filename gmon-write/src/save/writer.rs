@@ -85,6 +85,9 @@ pub(crate) struct OutputBuffers {
     pub gmon: FixedPath,
     /// The sidecar path.
     pub sidecar: FixedPath,
+    /// Whether the paths were renamed for an exec (`record::name_before_exec`): an exec that
+    /// failed leaves them so, and the image's later writes replace that profile.
+    pub named_for_exec: bool,
     files: Scratch,
     exe: FixedPath,
     bins: Zeroed<u32>,
@@ -101,6 +104,7 @@ impl OutputBuffers {
         OutputBuffers {
             gmon: FixedPath::new(),
             sidecar: FixedPath::new(),
+            named_for_exec: false,
             files: Scratch::new(),
             exe: FixedPath::new(),
             bins: Zeroed::new(nbins),
