@@ -26,6 +26,7 @@
 //! base total / new total), the sort uses the normalized change, and every output says so.
 //! Printers: [`print_text`], [`print_json`] (fields documented in spec/json.md), [`print_folded`].
 
+mod frames;
 mod noise;
 mod text;
 mod verdict;
@@ -39,6 +40,7 @@ use serde::Serialize;
 use crate::gprof::Analysis;
 use crate::model::{Frame, Loaded, StackSource, frame_name};
 
+pub use frames::{FrameVerdicts, frame_verdicts, grey_unchanged};
 pub use noise::Model;
 pub use text::{PrintOptions, print_text};
 pub use verdict::{CORRECTION, Verdict};

@@ -1,6 +1,6 @@
 //! Flame-graph SVG through the inferno crate.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use inferno::flamegraph::{self, Direction, Palette, TextTruncateDirection};
 
@@ -218,6 +218,17 @@ pub fn write_diff_svg(
     let (base, new) = if vanished { (new, base) } else { (base, new) };
     // Shares are only comparable when both sides have samples.
     let share = opts.diff_colours == DiffColours::Share && !base.is_empty();
+    if new.is_empty() {
+        return Err(NothingToDraw.into());
+    }
+    // Only the frames whose change is more than noise keep their difference (spec/diff.md §10).
+    let tested =
+        crate::diff::frame_verdicts(base, new, share, &crate::diff::NoiseOptions::default());
+    let noise = format!(
+        "grey = within noise or too few samples ({} of {} frames tested a change: sampling noise, \
+         Holm, level 0.05)",
+        tested.changes, tested.tested
+    );
     let sub = opts.subtitle_with(if vanished {
         format!(
             "{}; NEW has no samples: the shape of the base, blue = samples that went away",
@@ -226,40 +237,21 @@ pub fn write_diff_svg(
     } else if share {
         format!(
             "{}; colour: change in share of samples from the base (normalized): red = larger \
-             share, blue = smaller",
+             share, blue = smaller; {noise}",
             source.description()
         )
     } else {
         format!(
             "{}; colour: change in raw sample counts: red = more samples than the base, \
-             blue = fewer",
+             blue = fewer; {noise}",
             source.description()
         )
     });
-    if new.is_empty() {
-        return Err(NothingToDraw.into());
-    }
-    let join = |lines: &[String]| {
-        let mut s = lines.join("\n");
-        s.push('\n');
-        s
-    };
-    let (b, n) = (join(base), join(new));
-    let mut both = Vec::new();
-    let diff_opts = inferno::differential::Options {
-        normalize: share,
-        ..Default::default()
-    };
-    inferno::differential::from_readers(
-        diff_opts,
-        io::Cursor::new(b.into_bytes()),
-        io::Cursor::new(n.into_bytes()),
-        &mut both,
-    )?;
-    let text = String::from_utf8_lossy(&both).into_owned();
     let mut o = inferno_options(opts, sub);
     o.negate_differentials = vanished;
-    flamegraph::from_lines(&mut o, text.lines(), out)?;
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut o, tested.lines.iter().map(String::as_str), &mut svg)?;
+    out.write_all(&crate::diff::grey_unchanged(svg))?;
     Ok(())
 }
 

@@ -525,13 +525,10 @@ fn cli_diff_draws_a_differential_graph() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let titles = svg_titles(&text);
-    // inferno labels differential frames with the change in percent.
-    assert!(
-        titles
-            .iter()
-            .any(|t| t.contains('%') && (t.contains('+') || t.contains('-'))),
-        "{titles:?}"
-    );
+    // inferno labels differential frames with the change in percent; these two runs of one
+    // program differ by noise only, drawn without a difference (issue 28).
+    assert!(titles.iter().any(|t| t.contains("%; ")), "{titles:?}");
+    assert!(text.contains("grey = within noise"), "{text}");
     let out = gmon_cmd()
         .args(["flame", "--diff"])
         .arg(dir.join("gmon.out"))
@@ -1154,9 +1151,10 @@ fn fill_of(svg: &str, name: &str) -> (u8, u8) {
 
 #[test]
 fn differential_graph_colours_by_share_by_default_and_raw_counts_on_request() {
-    // a: 83 of 100 samples, then 158 of 200: more samples, a smaller share (83% -> 79%).
-    let base = vec!["main;a 83".to_owned(), "main;b 17".to_owned()];
-    let new = vec!["main;a 158".to_owned(), "main;b 42".to_owned()];
+    // a: 8300 of 10000 samples, then 15800 of 20000: more samples, a smaller share (83% ->
+    // 79%), far beyond sampling noise at these counts.
+    let base = vec!["main;a 8300".to_owned(), "main;b 1700".to_owned()];
+    let new = vec!["main;a 15800".to_owned(), "main;b 4200".to_owned()];
     let svg = |colours: DiffColours| {
         let mut o = SvgOptions::default();
         o.diff_colours = colours;
@@ -1172,6 +1170,40 @@ fn differential_graph_colours_by_share_by_default_and_raw_counts_on_request() {
     let (r, b) = fill_of(&counts, "a");
     assert!(r > b, "count rose: red, got rgb({r},_,{b})");
     assert!(counts.contains("change in raw sample counts"));
+}
+
+/// Issue 28: the differential graph colours only what is a change; noise is grey, and the
+/// subtitle says so. Before, two runs of one program drew 4 -> 5 samples red at +25%.
+#[test]
+fn differential_graph_draws_noise_grey() {
+    let base = vec![
+        "main;a 4".to_owned(),
+        "main;b 5000".to_owned(),
+        "main;c 5000".to_owned(),
+        "main;d 300".to_owned(),
+    ];
+    let new = vec![
+        "main;a 5".to_owned(),
+        "main;b 5020".to_owned(),
+        "main;c 4980".to_owned(),
+        "main;d 400".to_owned(),
+    ];
+    let mut opts = SvgOptions::default();
+    opts.min_width = 0.0;
+    let mut out = Vec::new();
+    write_diff_svg(&mut out, &base, &new, &opts, StackSource::Exact).unwrap();
+    let svg = String::from_utf8(out).unwrap();
+    for noise in ["a", "b", "c"] {
+        assert_eq!(fill_of(&svg, noise), (200, 200), "{noise} is noise: grey");
+    }
+    let (r, b) = fill_of(&svg, "d");
+    assert!(r > b, "d's share grew by a third: red, got rgb({r},_,{b})");
+    assert!(
+        svg.contains("grey = within noise or too few samples"),
+        "{svg}"
+    );
+    // a (4 -> 5 samples) is too few to test.
+    assert!(svg.contains("1 of 3 frames tested a change"), "{svg}");
 }
 
 /// Issue 12: a profile of an earlier build of the same program (one small function added

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Measures how well `gmon diff` tells change from noise (issue 28, spec/diff.md).
+
+Builds a small C program whose four functions do fixed work (hot 45%, warm 25%, mild 20%,
+cool 10% of the CPU time); with DIFF_SLOW=1 in its environment `hot` does 20% more work (no
+other change: same calls, same path). Each run is recorded with `gmon record` at --hz
+(default 1000) for about --cpu seconds of CPU time (default 2; the work is calibrated on this
+machine first). Then, over --pairs pairs (default 40):
+
+  A/A   two runs of the same program: the share of pairs where `gmon diff` reports any change
+        (the false-alarm rate; the goal is below 5%),
+  A/B   a run against a run with `hot` slowed: the share of pairs where `hot` is a change (the
+        goal is at least 90%),
+
+for one profile per side (BASE NEW) and for three per side (--base A1 A2 A3 --new B1 B2 B3),
+and how `--fail-above PCT` (default 2 points; `hot` grows by about 4.5) gated both. Triples are
+drawn from the same pool of runs, rotating, so neighbouring triples share no run but the whole
+set reuses them.
+
+Usage (from anywhere in a checkout; needs gcc and a release build):
+    cargo build --release -p gmon-tools
+    python3 scripts/diff-noise.py [--pairs 40] [--cpu 2] [--hz 1000] [--fail-above 2]
+                                  [--pictures DIR] [--old-gmon PATH]
+
+`gmon` is this checkout's target/release/gmon unless GMON names another. Work files go to a
+fresh temporary directory (removed at the end unless --keep). --pictures DIR writes the
+differential flame graph of the first A/B pair (`noise-aware.svg`), and with --old-gmon the
+same drawn by another gmon binary (`before.svg`), for comparison. Prints one markdown table.
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SOURCE = r"""
+#include <stdio.h>
+#include <stdlib.h>
+
+static volatile unsigned long sink;
+
+/* Fixed work inside each function itself (no callee), so that its samples are its own. */
+#define WORK(n)                                                                 \
+    do {                                                                        \
+        unsigned long x = sink;                                                 \
+        for (unsigned long i = 0; i < (n); i++)                                 \
+            x = x * 6364136223846793005UL + 1442695040888963407UL;              \
+        sink = x;                                                               \
+    } while (0)
+
+__attribute__((noinline)) void hot(unsigned long n) { WORK(n); }
+__attribute__((noinline)) void warm(unsigned long n) { WORK(n); }
+__attribute__((noinline)) void mild(unsigned long n) { WORK(n); }
+__attribute__((noinline)) void cool(unsigned long n) { WORK(n); }
+
+int main(int argc, char **argv) {
+    unsigned long rounds = argc > 1 ? strtoul(argv[1], 0, 10) : 100;
+    /* 20% more work in hot, nothing else different. */
+    unsigned long h = getenv("DIFF_SLOW") ? 54000 : 45000;
+    for (unsigned long r = 0; r < rounds; r++) {
+        hot(h);
+        warm(25000);
+        mild(20000);
+        cool(10000);
+    }
+    printf("%lu\n", (unsigned long)sink & 1);
+    return 0;
+}
+"""
+
+
+def root():
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_cpu(cmd, env=None):
+    before = child_cpu()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+    return child_cpu() - before
+
+
+def diff(gmon, base, new, extra=()):
+    if len(base) == 1:
+        cmd = [gmon, "diff", "--json", *extra, base[0], new[0]]
+    else:
+        cmd = [gmon, "diff", "--json", *extra, "--base", *base, "--new", *new]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        sys.exit(f"gmon diff failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    return p.returncode, json.loads(p.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=int, default=40)
+    ap.add_argument("--cpu", type=float, default=2.0, help="CPU seconds per run")
+    ap.add_argument("--hz", type=int, default=1000)
+    ap.add_argument("--fail-above", type=float, default=2.0)
+    ap.add_argument("--pictures", help="directory for the differential flame graphs")
+    ap.add_argument("--old-gmon", help="another gmon binary to draw before.svg with")
+    ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    a = ap.parse_args()
+
+    gmon = os.environ.get("GMON") or os.path.join(root(), "target", "release", "gmon")
+    if not os.access(gmon, os.X_OK):
+        sys.exit(f"{gmon}: missing; build it with `cargo build --release -p gmon-tools` or set GMON")
+    if shutil.which("gcc") is None:
+        sys.exit("gcc is needed to build the measured program")
+    work = tempfile.mkdtemp(prefix="diff-noise.")
+    try:
+        measure(a, gmon, work)
+    finally:
+        if a.keep:
+            print(f"work files kept in {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(a, gmon, work):
+    src = os.path.join(work, "prog.c")
+    prog = os.path.join(work, "prog")
+    with open(src, "w") as f:
+        f.write(SOURCE)
+    subprocess.run(["gcc", "-O1", "-g", "-o", prog, src], check=True)
+
+    # Calibrate the rounds to about --cpu seconds of CPU time on this machine.
+    probe = 200
+    t = run_cpu([prog, str(probe)])
+    rounds = max(1, round(probe * a.cpu / max(t, 1e-3)))
+    print(f"calibrated: {rounds} rounds for ~{a.cpu} s CPU ({t:.3f} s for {probe})", file=sys.stderr)
+
+    plain = dict(os.environ)
+    plain.pop("DIFF_SLOW", None)
+    slow = dict(plain, DIFF_SLOW="1")
+    n_a, n_b = 2 * a.pairs, a.pairs
+    runs_a, runs_b = [], []
+    cpu = []
+    # Interleaved (A, A, B, ...) so that drift in the machine's load falls on both alike.
+    for i in range(n_a):
+        for kind, env, runs in [("a", plain, runs_a)] + ([("b", slow, runs_b)] if i % 2 else []):
+            out = os.path.join(work, f"{kind}{len(runs)}.out")
+            cmd = [gmon, "record", "-q", "--hz", str(a.hz), "-o", out, "--", prog, str(rounds)]
+            cpu.append(run_cpu(cmd, env))
+            runs.append(out)
+        print(f"\rrecorded {len(runs_a)} A, {len(runs_b)} B", end="", file=sys.stderr)
+    print(file=sys.stderr)
+
+    def pairs(k):
+        """(base, new) lists for pair index `k` of each experiment, k-per-side."""
+        return {
+            ("single", "A/A"): ([runs_a[2 * k]], [runs_a[2 * k + 1]]),
+            ("single", "A/B"): ([runs_a[k]], [runs_b[k]]),
+            ("three", "A/A"): (
+                [runs_a[(6 * k + j) % n_a] for j in range(3)],
+                [runs_a[(6 * k + 3 + j) % n_a] for j in range(3)],
+            ),
+            ("three", "A/B"): (
+                [runs_a[(3 * k + j) % n_a] for j in range(3)],
+                [runs_b[(3 * k + j) % n_b] for j in range(3)],
+            ),
+        }
+
+    results = {}
+    for k in range(a.pairs):
+        for key, (base, new) in pairs(k).items():
+            _, d = diff(gmon, base, new)
+            gate, _ = diff(gmon, base, new, ["--fail-above", str(a.fail_above)])
+            hot = next((e for e in d["entries"] if e["name"] == "hot"), None)
+            r = results.setdefault(key, [])
+            r.append(
+                {
+                    "any": d["changes"] > 0,
+                    "hot": hot is not None and hot["verdict"] == "change",
+                    "hot_share": hot["share_base"] if hot else 0.0,
+                    "hot_delta": hot["delta_share"] if hot else 0.0,
+                    "gate": gate == 1,
+                    "phi": d["dispersion"],
+                    "samples": d["base"]["samples"] / len(base),
+                }
+            )
+        print(f"\rcompared {k + 1} of {a.pairs}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+
+    def pct(rows, f):
+        return 100.0 * sum(1 for r in rows if r[f]) / len(rows)
+
+    def mean(rows, f):
+        return sum(r[f] for r in rows) / len(rows)
+
+    print(
+        f"\n{a.pairs} pairs each; {n_a} A runs and {n_b} B runs of {rounds} rounds, "
+        f"mean {sum(cpu) / len(cpu):.2f} s CPU per recorded run, --hz {a.hz}; "
+        f"`hot` is 20% slower in B\n"
+    )
+    print(
+        "| profiles per side | pairs | model (mean φ) | samples per profile | hot's share in BASE | "
+        "hot's Δshare | A/A: any change | A/B: hot a change | "
+        f"--fail-above {a.fail_above:g}: A/A exit 1 | A/B exit 1 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for per in ("single", "three"):
+        aa, ab = results[(per, "A/A")], results[(per, "A/B")]
+        model = "sampling" if per == "single" else f"run-to-run ({mean(aa + ab, 'phi'):.2f})"
+        print(
+            f"| {1 if per == 'single' else 3} | {a.pairs} | {model} | {mean(aa, 'samples'):.0f} | "
+            f"{100 * mean(ab, 'hot_share'):.1f}% | {100 * mean(ab, 'hot_delta'):+.2f} points | "
+            f"{pct(aa, 'any'):.1f}% | {pct(ab, 'hot'):.1f}% | {pct(aa, 'gate'):.1f}% | "
+            f"{pct(ab, 'gate'):.1f}% |"
+        )
+
+    if a.pictures:
+        os.makedirs(a.pictures, exist_ok=True)
+        base, new = runs_a[0], runs_b[0]
+        for binary, name in [(gmon, "noise-aware.svg")] + (
+            [(a.old_gmon, "before.svg")] if a.old_gmon else []
+        ):
+            out = os.path.join(a.pictures, name)
+            subprocess.run(
+                [binary, "flame", "--diff", "--title", f"{name}: A/B, hot 20% slower",
+                 "-o", out, base, new],
+                check=True,
+            )
+            print(f"wrote {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
