@@ -10,7 +10,7 @@
 //! * stdout, byte for byte — except, when the command has no `-b`, the explanation blocks
 //!   ("blurbs"), which are gprof's prose there and our own text here. Each blurb is replaced by
 //!   one marker line in both outputs before comparing (rule below), and our blurbs are checked to
-//!   be exactly [`gmon_tools::gprof::blurbs`]' texts (in the BSD layout the flat one follows
+//!   be exactly [`gmon_tools::gprof::text::blurbs`]' texts (in the BSD layout the flat one follows
 //!   `flat profile:`);
 //! * stderr, exactly, after dropping getopt's usage text (gprof prints its usage synopsis, we
 //!   print ours) — everything from a line starting with `Usage:` to the end.
@@ -32,7 +32,7 @@ use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-use gmon_tools::gprof::blurbs;
+use gmon_tools::gprof::text::blurbs;
 
 const MARK: &str = "<<explanation>>";
 

@@ -1,5 +1,5 @@
 //! `gmon gprof`: GNU gprof's command line, passed through untouched to the engine's own
-//! getopt-compatible parser ([`crate::gprof::args`]).
+//! getopt-compatible parser ([`crate::gprof::text::args`]).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -31,8 +31,8 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let status = crate::gprof::run(&args.rest, out, &mut err)?;
     // After GNU's output (or error), what a recorded profile's report hides or why it has no
     // call graph (nothing for -pg profiles).
-    if let crate::gprof::args::Parsed::Run(a) =
-        crate::gprof::args::parse(&args.rest, crate::gprof::WHOAMI)
+    if let crate::gprof::text::args::Parsed::Run(a) =
+        crate::gprof::text::args::parse(&args.rest, crate::gprof::WHOAMI)
     {
         out.flush()?;
         for note in crate::model::recorded_profile_notes(&a.image, &a.profiles) {

@@ -409,7 +409,7 @@ fn render(
 fn gprof_options(w: &mut dyn Write) -> std::io::Result<()> {
     let mut roff = Roff::new();
     roff.control("SH", ["OPTIONS"]).control("nf", []);
-    for line in crate::gprof::report::HELP.lines() {
+    for line in crate::gprof::text::run::HELP.lines() {
         roff.text([roman(line)]);
     }
     roff.control("fi", []);

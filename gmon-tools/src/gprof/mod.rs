@@ -26,48 +26,36 @@
 //! arcs between functions with their counts and propagated times; the cycles with their members;
 //! the total number of samples and the sampling rate.
 //!
-//! The pipeline follows gprof (spec/gprof.md describes each step):
-//! [`symtab`] (which ELF symbols count) → [`symspec`] (option filters) → reading profiles:
-//! [`hist::Histograms::add`] and [`callgraph::CallGraph::tally`] → [`hist::assign_samples`] →
-//! [`callgraph::CallGraph::assemble`]. The printers [`flat`], [`graph`], [`index`] and
-//! [`execcount`] write GNU's exact text to any `impl Write` (names through [`names`], numbers
-//! through [`fmt`]'s C `printf` emulation, sorts through [`sort`]'s copy of glibc's merge sort);
-//! [`args`] parses gprof's command line; [`report::run`] reads the files as gprof does (layout,
-//! byte order and pointer width from the executable) and ties it all together for `gmon gprof`.
+//! The engine has two halves, and the text half only uses the analysis half:
+//!
+//! * [`analysis`] follows gprof's pipeline (spec/gprof.md describes each step):
+//!   [`analysis::symtab`] (which ELF symbols count) → [`analysis::symspec`] (option filters) →
+//!   reading profiles: [`Histograms::add`] and [`CallGraph::tally`] →
+//!   [`analysis::hist::assign_samples`] → [`CallGraph::assemble`]; [`analysis::lines`] builds
+//!   gprof's line symbols, [`analysis::sort`] is its copy of glibc's merge sort.
+//! * [`text`] is GNU gprof's output: the printers [`text::flat`], [`text::graph`],
+//!   [`text::index`] and [`text::execcount`] write GNU's exact text to any `impl Write` (names
+//!   through [`text::names`], numbers through [`text::fmt`]'s C `printf` emulation);
+//!   [`text::args`] parses gprof's command line; [`run`] reads the files as gprof does (layout,
+//!   byte order and pointer width from the executable) and ties it all together for
+//!   `gmon gprof`.
+//!
+//! The executable itself is read by the `gmon_binary` crate (ELF, symbols, DWARF); errors
+//! are GNU gprof's exact text ([`GprofError`]).
 //!
 //! Extension points for the line-level features (`-l`, `-A`, `-C`, `-r`, `-R`, DWARF) are
 //! marked `EXTENSION POINT (lines)` in [`run`]: line symbols go into the symbol table before
 //! [`SymbolTable::finalize`], source files through [`SymbolTable::attach_source`].
 
-mod analysis;
-pub mod annotate;
-pub mod args;
-pub mod blocks;
-pub mod blurbs;
-mod builder;
-pub mod callgraph;
-pub mod execcount;
-pub mod flat;
-pub mod fmt;
-pub mod graph;
-pub mod hist;
-pub mod index;
-pub mod lines;
-pub mod names;
-pub mod ordering;
-pub mod report;
-pub mod sort;
-mod static_calls;
-pub mod symspec;
-pub mod symtab;
+pub mod analysis;
+pub mod text;
 
-pub use analysis::{Analysis, ArcStats, CycleStats, FunctionStats};
-pub use builder::{AnalysisBuilder, FileInfo};
-pub use callgraph::CallGraph;
-pub use hist::Histograms;
-pub use report::run;
-pub use symspec::{SpecTables, SymSpec, TableId};
-pub use symtab::{SourceFile, Symbol, SymbolTable, SymtabOptions};
+pub use analysis::{
+    Analysis, AnalysisBuilder, AnalysisOptions, ArcStats, CallGraph, CycleStats, FileInfo,
+    FunctionStats, Histograms, SourceFile, SpecTables, SymSpec, Symbol, SymbolTable, SymtabOptions,
+    TableId,
+};
+pub use text::run::run;
 
 /// Symbols from which a step that reads or writes every symbol's entry is worth a thread of its
 /// own: matching the specs, ranking the names, freeing the analysis (spec/gprof.md §17). Below
@@ -124,53 +112,3 @@ impl std::fmt::Display for GprofError {
 }
 
 impl std::error::Error for GprofError {}
-
-/// What the analysis needs from the command line (library users: `AnalysisOptions::default()`
-/// is plain `gprof prog gmon.out`).
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct AnalysisOptions {
-    /// Symbol selection (`-a`, `-D`).
-    pub symtab: SymtabOptions,
-    /// `-c`: add the static call graph found by scanning the code for calls.
-    pub static_call_graph: bool,
-    /// User symspecs in command-line order.
-    pub specs: Vec<SymSpec>,
-    /// `argv[0]` as gprof uses it in messages.
-    pub whoami: String,
-}
-
-impl Default for AnalysisOptions {
-    fn default() -> Self {
-        AnalysisOptions {
-            symtab: SymtabOptions::default(),
-            static_call_graph: false,
-            specs: Vec::new(),
-            whoami: "gprof".to_string(),
-        }
-    }
-}
-
-/// Symbols gprof always keeps out of time, graph and flat (added after the user's specs).
-pub const DEFAULT_EXCLUDED: [&str; 6] = [
-    "_gprof_mcount",
-    "mcount",
-    "_mcount",
-    "__mcount",
-    "__mcount_internal",
-    "__mcleanup",
-];
-
-/// The user specs plus gprof's default exclusions, in the order gprof adds them.
-pub fn specs_with_defaults(user: &[SymSpec]) -> Vec<SymSpec> {
-    let mut v = user.to_vec();
-    for name in DEFAULT_EXCLUDED {
-        for table in [TableId::ExclTime, TableId::ExclGraph, TableId::ExclFlat] {
-            v.push(SymSpec {
-                spec: name.to_string(),
-                table,
-            });
-        }
-    }
-    v
-}

@@ -1,6 +1,6 @@
 //! The profiled executable, read once with goblin: its path, GNU build id, byte order and
 //! pointer width, and the address ranges of its code, and the check that a profile can belong
-//! to it. (Symbols are the gprof engine's, `gprof::symtab`; DWARF is `gmon_binary::dwarf`.)
+//! to it. (Symbols are the gprof engine's, `gprof::analysis::symtab`; DWARF is `gmon_binary::dwarf`.)
 
 use std::path::{Path, PathBuf};
 

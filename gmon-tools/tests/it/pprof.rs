@@ -584,8 +584,9 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
     let image = Image::open(&dir.join("prog")).unwrap();
     let mut symtab = SymbolTable::from_image(&image, &SymtabOptions::default(), "test").unwrap();
     let mut info = gmon_binary::dwarf::LineInfo::from_elf(&image.data);
-    gmon_tools::gprof::lines::attach_function_sources(&mut symtab, &mut info);
-    let lt = gmon_tools::gprof::lines::line_symbol_table(&symtab, &mut info, &image).unwrap();
+    gmon_tools::gprof::analysis::lines::attach_function_sources(&mut symtab, &mut info);
+    let lt =
+        gmon_tools::gprof::analysis::lines::line_symbol_table(&symtab, &mut info, &image).unwrap();
     let mut b = AnalysisBuilder::with_symtab(lt, &AnalysisOptions::default());
     let profile = common::read(&dir.join("gmon.out"));
     b.add_profile("gmon.out", &profile).unwrap();

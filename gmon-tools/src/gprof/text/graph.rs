@@ -6,11 +6,11 @@
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
-use super::Analysis;
 use super::blurbs;
-use super::callgraph::{CallGraph, NONE};
 use super::fmt::{put_f, put_s, put_sw, put_u, u_digits};
 use super::names::{Names, PrintOptions};
+use crate::gprof::Analysis;
+use crate::gprof::analysis::callgraph::{CallGraph, NONE};
 
 /// gprof's `cmp_arc`.
 fn cmp_arc(g: &CallGraph, l: u32, r: u32) -> Ordering {
@@ -60,7 +60,7 @@ struct Adjacency {
 
 impl Adjacency {
     fn new(g: &CallGraph) -> Adjacency {
-        let by = |end: &dyn Fn(&super::callgraph::CgArc) -> usize| {
+        let by = |end: &dyn Fn(&crate::gprof::analysis::callgraph::CgArc) -> usize| {
             let mut at = vec![0u32; g.nodes.len() + 1];
             for a in &g.arcs {
                 if let Some(c) = at.get_mut(end(a) + 1) {
@@ -145,7 +145,11 @@ fn arc_key(g: &CallGraph, arc: u32) -> Option<ArcKey> {
     if pn != 0 && cn != 0 && pn == cn {
         return Some((1, 0, a.count));
     }
-    Some((2, super::sort::ordered_f64(a.time + a.child_time)?, a.count))
+    Some((
+        2,
+        crate::gprof::analysis::sort::ordered_f64(a.time + a.child_time)?,
+        a.count,
+    ))
 }
 
 /// Sorts `list` into `keyed` by [`ArcKey`], ascending or descending, equal keys in list
@@ -510,7 +514,13 @@ impl Entries<'_> {
 
 /// The start of a primary line: `[index] %time self children`, shared by a function's own line
 /// and a cycle's "as a whole" line.
-fn entry_head(b: &mut Vec<u8>, cols: &Cols, n: &super::callgraph::Node, print_time: f64, hz: f64) {
+fn entry_head(
+    b: &mut Vec<u8>,
+    cols: &Cols,
+    n: &crate::gprof::analysis::callgraph::Node,
+    print_time: f64,
+    hz: f64,
+) {
     // `%-6.6s` of "[index]", built on the stack (a String per entry added up).
     let mut tag = [0u8; 22];
     let mut digits = [0u8; 20];
@@ -644,7 +654,7 @@ impl Entries<'_> {
         &self,
         b: &mut Vec<u8>,
         names: &Names,
-        arc: &super::callgraph::CgArc,
+        arc: &crate::gprof::analysis::callgraph::CgArc,
         inside: bool,
         callee_head: u32,
         other: usize,

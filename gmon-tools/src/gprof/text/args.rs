@@ -12,7 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
-use super::symspec::{SymSpec, TableId};
+use crate::gprof::analysis::symspec::{SymSpec, TableId};
 use gmon_demangle::Style;
 
 /// Output style bits (gprof's `STYLE_*`).

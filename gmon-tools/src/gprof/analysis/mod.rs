@@ -1,12 +1,28 @@
-//! The result of an analysis: per-function statistics, arcs and cycles.
+//! gprof's analysis: the symbol table, the option filters, the histograms credited to
+//! symbols, the call graph with its cycles and propagated time, and the result every view
+//! reads ([`Analysis`]: per-function statistics, arcs and cycles). Nothing here prints.
+
+pub mod blocks;
+mod builder;
+pub mod callgraph;
+pub mod hist;
+pub mod lines;
+pub(crate) mod names_shown;
+pub mod sort;
+mod static_calls;
+pub mod symspec;
+pub mod symtab;
 
 use gmon_binary::Image;
 use gmon_format::Profile;
 
-use super::{
-    AnalysisBuilder, AnalysisOptions, CallGraph, GprofError, Histograms, SpecTables, SymbolTable,
-    names,
-};
+pub use builder::{AnalysisBuilder, FileInfo};
+pub use callgraph::CallGraph;
+pub use hist::Histograms;
+pub use symspec::{SpecTables, SymSpec, TableId};
+pub use symtab::{SourceFile, Symbol, SymbolTable, SymtabOptions};
+
+use crate::gprof::GprofError;
 
 /// The result of gprof's analysis of one executable and its profiles.
 #[derive(Debug)]
@@ -26,8 +42,8 @@ pub struct Analysis {
     pub has_arcs: bool,
     /// Non-fatal messages gprof prints on stderr during the analysis.
     pub warnings: Vec<String>,
-    /// Demangled names, shared by the reports' name printers (see [`names::Demangled`]).
-    pub(crate) demangled: names::Demangled,
+    /// Demangled names, shared by the reports' name printers (see `names_shown::Demangled`).
+    pub(crate) demangled: names_shown::Demangled,
 }
 
 /// One function's numbers, as the reports use them.
@@ -196,4 +212,54 @@ impl Analysis {
             })
             .collect()
     }
+}
+
+/// What the analysis needs from the command line (library users: `AnalysisOptions::default()`
+/// is plain `gprof prog gmon.out`).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AnalysisOptions {
+    /// Symbol selection (`-a`, `-D`).
+    pub symtab: SymtabOptions,
+    /// `-c`: add the static call graph found by scanning the code for calls.
+    pub static_call_graph: bool,
+    /// User symspecs in command-line order.
+    pub specs: Vec<SymSpec>,
+    /// `argv[0]` as gprof uses it in messages.
+    pub whoami: String,
+}
+
+impl Default for AnalysisOptions {
+    fn default() -> Self {
+        AnalysisOptions {
+            symtab: SymtabOptions::default(),
+            static_call_graph: false,
+            specs: Vec::new(),
+            whoami: "gprof".to_string(),
+        }
+    }
+}
+
+/// Symbols gprof always keeps out of time, graph and flat (added after the user's specs).
+pub const DEFAULT_EXCLUDED: [&str; 6] = [
+    "_gprof_mcount",
+    "mcount",
+    "_mcount",
+    "__mcount",
+    "__mcount_internal",
+    "__mcleanup",
+];
+
+/// The user specs plus gprof's default exclusions, in the order gprof adds them.
+pub fn specs_with_defaults(user: &[SymSpec]) -> Vec<SymSpec> {
+    let mut v = user.to_vec();
+    for name in DEFAULT_EXCLUDED {
+        for table in [TableId::ExclTime, TableId::ExclGraph, TableId::ExclFlat] {
+            v.push(SymSpec {
+                spec: name.to_string(),
+                table,
+            });
+        }
+    }
+    v
 }

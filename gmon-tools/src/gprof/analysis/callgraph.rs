@@ -530,7 +530,8 @@ impl CallGraph {
         // The names' ranks depend on the symbols alone: on a large program they are ranked on
         // a second thread while the graph is walked (each took about 1.4 ms on dense20k).
         self.name_rank = std::thread::scope(|scope| {
-            let ranks = (symtab.len() >= super::PARALLEL_SYMBOLS).then(|| scope.spawn(names));
+            let ranks =
+                (symtab.len() >= crate::gprof::PARALLEL_SYMBOLS).then(|| scope.spawn(names));
             self.flush();
             let n = self.nsyms;
             for p in 0..n {
@@ -1103,7 +1104,7 @@ impl Iterator for ArcIter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gprof::symtab::Symbol;
+    use crate::gprof::analysis::symtab::Symbol;
 
     /// The key sort of [`CallGraph::sort_by_total`] against msort with `cmp_total` itself, on
     /// nodes that exercise every rule: equal times, cycle headers (with and without time),

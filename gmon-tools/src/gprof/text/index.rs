@@ -3,10 +3,10 @@
 
 use std::io::{self, Write};
 
-use super::Analysis;
 use super::fmt::{put_s, put_u};
 use super::names::{Names, PrintOptions};
-use super::sort::msort;
+use crate::gprof::Analysis;
+use crate::gprof::analysis::sort::msort;
 
 /// Prints the index. It always starts with a form feed line.
 pub fn print_index(out: &mut dyn Write, a: &Analysis, opts: &PrintOptions) -> io::Result<()> {

@@ -4,12 +4,12 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use super::Analysis;
 use super::fmt::put_u;
+use crate::gprof::analysis::Analysis;
+use crate::gprof::analysis::names_shown::Shown;
 use gmon_demangle::{Style, demangle};
-use rustc_hash::FxBuildHasher;
 
 /// Printing switches shared by every report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,23 +47,6 @@ impl Default for PrintOptions {
     }
 }
 
-/// Demangled names (`None`: printed as it is), worked out on a name's first print and kept for
-/// the whole analysis: the call graph prints a name many times (as parent, child and entry),
-/// the flat profile and the index print it again, and demangling a C++ name costs far more than
-/// copying it. Keyed by the shared name itself (`Arc<str>` address and length; a function's
-/// line symbols share one), so only printed names take room. One demangling style per
-/// analysis (the first one asked for); a printer with another style demangles on every print.
-#[derive(Debug, Default)]
-pub struct Demangled {
-    cache: Mutex<Option<(Style, DemangleMap)>>,
-    /// The plain names copied by the first printer (see [`Names::copy_plain_names`]), and the
-    /// demangling style they were copied for: the flat profile, the call graph and the index
-    /// each made the same copy, reading every symbol's name.
-    plain: Mutex<Option<(Option<Style>, Shown)>>,
-}
-
-type DemangleMap = HashMap<(usize, usize), Option<Arc<str>>, FxBuildHasher>;
-
 /// Whether `demangle(name, style)` can return a name at all: every style but GNAT demangles
 /// only names that start with `_` once bfd's leading `.`/`$` are skipped (`_Z`, `_R`,
 /// `_GLOBAL_`). C programs print hundreds of thousands of names that cannot be mangled;
@@ -86,17 +69,6 @@ pub struct Names<'a> {
     a: &'a Analysis,
     opts: PrintOptions,
     shown: RefCell<Shown>,
-}
-
-/// What [`Names::name_only`] printed for each node, kept in one contiguous arena: a call
-/// graph prints each name several times (as parent, child and entry), and reading it again
-/// from its own allocation and its symbol was a cache miss each time (the top cost of a large
-/// report).
-#[derive(Clone, Debug, Default)]
-struct Shown {
-    /// Per node: `start << 32 | (len + 1)` in `bytes`, 0 before the first print.
-    at: Vec<u64>,
-    bytes: Vec<u8>,
 }
 
 impl<'a> Names<'a> {

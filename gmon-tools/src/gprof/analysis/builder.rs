@@ -7,7 +7,7 @@ use gmon_format::{Profile, Record, Variant};
 use super::static_calls::StaticCalls;
 use super::{
     Analysis, AnalysisOptions, CallGraph, GprofError, Histograms, SpecTables, SymbolTable, TableId,
-    hist, names, specs_with_defaults,
+    hist, names_shown, specs_with_defaults,
 };
 
 /// Counts of what one profile file contained (what `-i` prints).
@@ -50,7 +50,7 @@ impl AnalysisBuilder {
         let specs = || SpecTables::build(&specs_with_defaults(&opts.specs), &symtab);
         // Both read or write every symbol's entry: on a large program the specs are matched
         // on a second thread while the graph's nodes are made (dense20k: ~1 ms each).
-        let (specs, graph) = if symtab.len() >= super::PARALLEL_SYMBOLS {
+        let (specs, graph) = if symtab.len() >= crate::gprof::PARALLEL_SYMBOLS {
             std::thread::scope(|scope| {
                 let specs = scope.spawn(specs);
                 let graph = CallGraph::new(symtab.len());
@@ -300,7 +300,7 @@ impl AnalysisBuilder {
             graph,
             has_arcs,
             warnings,
-            demangled: names::Demangled::default(),
+            demangled: names_shown::Demangled::default(),
         })
     }
 }

@@ -155,13 +155,13 @@ pub fn line_symbol_table(
     functions: &SymbolTable,
     info: &mut LineInfo,
     image: &Image,
-) -> Result<SymbolTable, super::GprofError> {
+) -> Result<SymbolTable, crate::gprof::GprofError> {
     let scan = scan_line_regions(info, image.text_vma, image.text_end());
     if scan.first_count != scan.regions.len() {
         let n = functions.symbols.len();
-        return Err(super::GprofError::new(format!(
+        return Err(crate::gprof::GprofError::new(format!(
             "{}: somebody miscounted: ltab.len={} instead of {}\n",
-            super::WHOAMI,
+            crate::gprof::WHOAMI,
             scan.first_count + n,
             scan.regions.len() + n
         )));

@@ -12,9 +12,9 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
-use super::Analysis;
-use super::blocks::{BasicBlocks, NBBS};
-use super::symspec::TableId;
+use crate::gprof::Analysis;
+use crate::gprof::analysis::blocks::{BasicBlocks, NBBS};
+use crate::gprof::analysis::symspec::TableId;
 
 /// What the annotated-source report needs from the command line.
 #[derive(Clone, Debug)]
@@ -161,7 +161,11 @@ pub fn print_annotated_source(
         let source = match source {
             Ok(bytes) => bytes,
             Err(e) => {
-                err.write_all(super::GprofError::perror(name, &e).message.as_bytes())?;
+                err.write_all(
+                    crate::gprof::GprofError::perror(name, &e)
+                        .message
+                        .as_bytes(),
+                )?;
                 continue;
             }
         };
@@ -240,7 +244,11 @@ pub fn print_annotated_source(
             let base = name.rsplit('/').next().unwrap_or(name);
             let target = format!("{base}-ann");
             if let Err(e) = std::fs::write(&target, &b) {
-                err.write_all(super::GprofError::perror(&target, &e).message.as_bytes())?;
+                err.write_all(
+                    crate::gprof::GprofError::perror(&target, &e)
+                        .message
+                        .as_bytes(),
+                )?;
             }
         } else {
             out.write_all(&b)?;

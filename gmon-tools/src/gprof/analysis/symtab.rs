@@ -15,7 +15,7 @@ use gmon_binary::{Image, arch, parse_elf};
 use goblin::elf::{Elf, section_header, sym};
 use rustc_hash::FxBuildHasher;
 
-use super::GprofError;
+use crate::gprof::GprofError;
 
 /// Index of a symbol in a [`SymbolTable`] (address order).
 pub type SymIdx = usize;

@@ -6,10 +6,10 @@
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
-use super::Analysis;
-use super::blocks::BasicBlocks;
-use super::sort::msort;
-use super::symspec::TableId;
+use crate::gprof::Analysis;
+use crate::gprof::analysis::blocks::BasicBlocks;
+use crate::gprof::analysis::sort::msort;
+use crate::gprof::analysis::symspec::TableId;
 
 /// gprof's `cmp_bb`: file name and line when both symbols have a file, else address (not a
 /// total order; glibc's merge sort makes the result deterministic).

@@ -8,8 +8,8 @@
 
 use gmon_format::{Dimension, Endian, Histogram, HistogramView, ProfRate, Variant};
 
-use super::GprofError;
 use super::symtab::SymbolTable;
+use crate::gprof::GprofError;
 
 /// Adds `bins` to `acc` (wrapping), skipping runs of 8 zero bins without touching `acc`:
 /// most of a histogram is zero, and summing 100 profiles of a large program was a tenth of

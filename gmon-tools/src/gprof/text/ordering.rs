@@ -11,8 +11,8 @@
 
 use std::io::{self, Write};
 
-use super::symtab::{Symbol, SymbolTable};
-use super::{Analysis, GprofError};
+use crate::gprof::analysis::symtab::{Symbol, SymbolTable};
+use crate::gprof::{Analysis, GprofError};
 
 /// One line of the `-R` map: object file and function name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub fn read_function_map(
         }
     }
     let mut order: Vec<usize> = (0..entries.len()).collect();
-    super::sort::msort(&mut order, |&a, &b| {
+    crate::gprof::analysis::sort::msort(&mut order, |&a, &b| {
         let name = |i: usize| entries.get(i).map_or("", |e| e.function_name.as_str());
         name(a).as_bytes().cmp(name(b).as_bytes())
     });
@@ -348,7 +348,7 @@ pub fn print_function_ordering(out: &mut dyn Write, a: &Analysis) -> io::Result<
         }
     }
     let mut arcs = global_arcs(a);
-    super::sort::msort(&mut arcs, |&l, &r| p.arc(r).2.cmp(&p.arc(l).2));
+    crate::gprof::analysis::sort::msort(&mut arcs, |&l, &r| p.arc(r).2.cmp(&p.arc(l).2));
     let total: u64 = arcs.iter().fold(0u64, |t, &i| t.wrapping_add(p.arc(i).2));
     let mut nuses = vec![0u64; n];
     let mut tmp: u64 = 0;
@@ -364,7 +364,7 @@ pub fn print_function_ordering(out: &mut dyn Write, a: &Analysis) -> io::Result<
     }
     let uses = |s: usize| nuses.get(s).copied().unwrap_or(0);
     let mut scratch_syms = used.clone();
-    super::sort::msort(&mut scratch_syms, |&l, &r| uses(r).cmp(&uses(l)));
+    crate::gprof::analysis::sort::msort(&mut scratch_syms, |&l, &r| uses(r).cmp(&uses(l)));
     let mut scratch_arcs: Vec<usize> = Vec::new();
     let mut scratch_index = 0usize;
     for (k, &s) in scratch_syms.iter().enumerate().take(used.len() / 80) {
@@ -372,7 +372,7 @@ pub fn print_function_ordering(out: &mut dyn Write, a: &Analysis) -> io::Result<
             break;
         }
         let node = a.graph.nodes.get(s);
-        let mut ai = node.map_or(super::callgraph::NONE, |x| x.children);
+        let mut ai = node.map_or(crate::gprof::analysis::callgraph::NONE, |x| x.children);
         while let Some(arc) = a.graph.arcs.get(ai as usize) {
             if arc.parent != arc.child {
                 scratch_arcs.push(ai as usize);
@@ -382,7 +382,7 @@ pub fn print_function_ordering(out: &mut dyn Write, a: &Analysis) -> io::Result<
             }
             ai = arc.next_child;
         }
-        let mut ai = node.map_or(super::callgraph::NONE, |x| x.parents);
+        let mut ai = node.map_or(crate::gprof::analysis::callgraph::NONE, |x| x.parents);
         while let Some(arc) = a.graph.arcs.get(ai as usize) {
             if arc.parent != arc.child {
                 scratch_arcs.push(ai as usize);
@@ -409,7 +409,7 @@ pub fn print_function_ordering(out: &mut dyn Write, a: &Analysis) -> io::Result<
             p.print(s);
         }
     }
-    super::sort::msort(&mut high_arcs, |&l, &r| p.arc(r).2.cmp(&p.arc(l).2));
+    crate::gprof::analysis::sort::msort(&mut high_arcs, |&l, &r| p.arc(r).2.cmp(&p.arc(l).2));
     let mut unplaced: Vec<usize> = Vec::new();
     p.order_and_dump(&high_arcs, true, &mut unplaced);
     p.order_and_dump(&arcs, false, &mut unplaced);
@@ -463,7 +463,7 @@ pub fn print_file_ordering(out: &mut dyn Write, a: &Analysis, map: &[MapEntry]) 
         }
     }
     let mut by_file: Vec<usize> = (0..map.len()).collect();
-    super::sort::msort(&mut by_file, |&l, &r| {
+    crate::gprof::analysis::sort::msort(&mut by_file, |&l, &r| {
         let f = |i: usize| map.get(i).map_or("", |e| e.file_name.as_str());
         f(l).as_bytes().cmp(f(r).as_bytes())
     });

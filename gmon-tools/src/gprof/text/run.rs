@@ -7,13 +7,13 @@ use std::path::Path;
 use gmon_format::{Endian, ReadOptions, Variant};
 
 use super::args::{FileFormat, GprofArgs, Parsed, style};
-use super::blocks::BasicBlocks;
 use super::names::PrintOptions;
-use super::{Analysis, AnalysisBuilder, AnalysisOptions, GprofError, SymtabOptions};
+use crate::gprof::analysis::blocks::BasicBlocks;
+use crate::gprof::{Analysis, AnalysisBuilder, AnalysisOptions, GprofError, SymtabOptions};
 use gmon_binary::Image;
 use gmon_demangle::Style;
 
-pub use super::WHOAMI;
+use crate::gprof::WHOAMI;
 
 /// The teaching help of `gmon gprof --help`.
 pub const HELP: &str = "\
@@ -431,7 +431,7 @@ fn basic_block_before(bytes: &[u8], p: usize, endian: Endian, limit: u64) -> boo
 /// naming a file or a line) needs those of every symbol: `None` then.
 fn static_addresses_if_enough(
     a: &GprofArgs,
-    symtab: &super::symtab::SymbolTable,
+    symtab: &crate::gprof::analysis::symtab::SymbolTable,
     line: bool,
 ) -> Option<Vec<u64>> {
     let others = style::EXEC_COUNTS
@@ -459,7 +459,7 @@ fn static_addresses_if_enough(
 }
 
 /// `-i`'s lines for one file.
-fn file_info(path: &str, info: &super::FileInfo) -> String {
+fn file_info(path: &str, info: &crate::gprof::FileInfo) -> String {
     let plural =
         |n: usize, one: &str, many: &str| format!("\t{n} {}\n", if n == 1 { one } else { many });
     let mut s = format!("File `{path}' (version {}) contains:\n", info.version);
@@ -668,12 +668,19 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                 .unwrap_or_else(|e| std::panic::resume_unwind(e))
         };
         let mut symtab = match (&a.external_symbols, &elf) {
-            (Some(file), _) => super::symtab::SymbolTable::from_nm_file(file, &image, w)?,
-            (None, Some(elf)) => {
-                super::symtab::SymbolTable::from_parsed(&image, elf, &opts.symtab, w)?
+            (Some(file), _) => {
+                crate::gprof::analysis::symtab::SymbolTable::from_nm_file(file, &image, w)?
             }
+            (None, Some(elf)) => crate::gprof::analysis::symtab::SymbolTable::from_parsed(
+                &image,
+                elf,
+                &opts.symtab,
+                w,
+            )?,
             // Not ELF after all: from_image says so as gprof does.
-            (None, None) => super::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?,
+            (None, None) => {
+                crate::gprof::analysis::symtab::SymbolTable::from_image(&image, &opts.symtab, w)?
+            }
         };
         // Without `-l` and with names alone in the symspecs, the source files are needed only
         // for the static functions' `(file)` in the index: `deferred` holds their addresses,
@@ -693,11 +700,13 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                     want: None,
                 }));
                 say_unreadable(&info, err)?;
-                super::lines::attach_function_sources(&mut symtab, &mut info);
+                crate::gprof::analysis::lines::attach_function_sources(&mut symtab, &mut info);
                 if line {
-                    symtab = super::lines::line_symbol_table(&symtab, &mut info, &image)?;
+                    symtab = crate::gprof::analysis::lines::line_symbol_table(
+                        &symtab, &mut info, &image,
+                    )?;
                 }
-                super::lines::order_files_like_gprof(
+                crate::gprof::analysis::lines::order_files_like_gprof(
                     &mut symtab,
                     elf.as_ref().map(|e| (e, &*image.data)),
                 );
@@ -733,8 +742,8 @@ fn report(a: &GprofArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(),
                 say_unreadable(&info, err)?;
                 if let Ok((analysis, ..)) = &mut analyzed {
                     let symtab = &mut analysis.symtab;
-                    super::lines::attach_function_sources(symtab, &mut info);
-                    super::lines::order_files_like_gprof(
+                    crate::gprof::analysis::lines::attach_function_sources(symtab, &mut info);
+                    crate::gprof::analysis::lines::order_files_like_gprof(
                         symtab,
                         elf.as_ref().map(|e| (e, &*image.data)),
                     );
@@ -836,13 +845,13 @@ fn say_unreadable(info: &gmon_binary::dwarf::LineInfo, err: &mut dyn Write) -> s
 }
 
 /// Drops `value`, the analysis of a program of `symbols` symbols or part of it: from
-/// [`super::PARALLEL_SYMBOLS`] on, on a thread of its own that nothing waits for. Freeing a
+/// [`crate::gprof::PARALLEL_SYMBOLS`] on, on a thread of its own that nothing waits for. Freeing a
 /// dense program's symbols, call graph, names and line tables took about 2 ms after its
 /// reports were written (scripts/bench-gprof.sh's dense20k); when the process ends first, the
 /// memory goes back with it. A small program's is freed here: a thread costs more (clone, its
 /// stack, its malloc arena). Without a thread, `value` is dropped here too.
 fn free_later<T: Send + 'static>(value: T, symbols: usize) {
-    if symbols >= super::PARALLEL_SYMBOLS {
+    if symbols >= crate::gprof::PARALLEL_SYMBOLS {
         let _ = std::thread::Builder::new().spawn(move || drop(value));
     }
 }
@@ -856,7 +865,7 @@ const PRELOAD_BYTES: u64 = 1 << 20;
 pub fn print_trailing_reports(
     out: &mut dyn std::io::Write,
     err: &mut dyn std::io::Write,
-    analysis: &super::Analysis,
+    analysis: &crate::gprof::Analysis,
     args: &super::args::GprofArgs,
     output_style: u32,
     first_output: &mut bool,
@@ -887,7 +896,7 @@ pub fn engine_style(output_style: u32, blocks: &BasicBlocks) -> u32 {
 pub fn print_trailing_reports_with_blocks(
     out: &mut dyn std::io::Write,
     err: &mut dyn std::io::Write,
-    analysis: &super::Analysis,
+    analysis: &crate::gprof::Analysis,
     args: &super::args::GprofArgs,
     output_style: u32,
     blocks: &BasicBlocks,

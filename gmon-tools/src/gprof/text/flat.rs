@@ -4,12 +4,12 @@
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
-use super::Analysis;
 use super::blurbs;
 use super::fmt::{g_string, put_f, put_s, put_sw, put_u};
 use super::names::{Names, PrintOptions};
-use super::sort::{msort, ordered_f64, sort_mostly_idle};
-use super::symspec::TableId;
+use crate::gprof::Analysis;
+use crate::gprof::analysis::sort::{msort, ordered_f64, sort_mostly_idle};
+use crate::gprof::analysis::symspec::TableId;
 
 /// SI prefixes gprof picks the per-call unit from (`SItab`).
 const SI: [(u8, f64); 11] = [

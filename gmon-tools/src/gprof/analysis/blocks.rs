@@ -55,7 +55,7 @@ impl BasicBlocks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gprof::symtab::Symbol;
+    use crate::gprof::analysis::symtab::Symbol;
 
     #[test]
     fn basic_blocks_fill_ten_slots_per_symbol() {
