@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::format::{Call, Cost, Function, Position, Profile};
-use crate::model::{Frame, Loaded, NodeId, StackSource, split_in_proportion};
+use crate::model::{Frame, FunctionInfo, Loaded, NodeId, StackSource, split_in_proportion};
 
 /// Where the `calls=` counts of a profile come from, which its header says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,13 +28,18 @@ pub fn callgrind_from(l: &Loaded, command: &str) -> (Profile, CallSource) {
         .enumerate()
         .map(|(k, node)| {
             let info = l.functions.get(k);
+            // A shared object's function is at its address in that object.
+            let (object, address) = match info.and_then(|f| f.object.as_ref()) {
+                Some((path, start)) => (path.clone(), *start),
+                None => (exe.clone(), info.and_then(|f| f.address).unwrap_or(0)),
+            };
             let entry = Position {
-                address: info.and_then(|f| f.address).unwrap_or(0),
+                address,
                 line: info.map_or(0, |f| f.start_line),
             };
             Function {
                 name: node.name.clone(),
-                object: exe.clone(),
+                object,
                 file: info.and_then(|f| f.file.clone()).unwrap_or_default(),
                 entry,
                 costs: Vec::new(),
@@ -62,7 +67,8 @@ pub fn callgrind_from(l: &Loaded, command: &str) -> (Profile, CallSource) {
         StackSource::Exact => {
             let source = stack_calls(l, &mut functions);
             comments.push(
-                "costs: the samples of the exact sampled stacks, at each function's entry"
+                "costs: the samples of the exact sampled stacks, at their sampled program \
+                 counters (source lines of the executable's code from its DWARF)"
                     .to_owned(),
             );
             comments.push(match source {
@@ -148,21 +154,7 @@ fn histogram_costs(l: &Loaded, functions: &mut [Function]) {
             if samples == 0 {
                 continue;
             }
-            // The line is that of the last credited line start at or before the bin.
-            let line = info.and_then(|i| {
-                i.bins
-                    .iter()
-                    .filter(|b| b.address <= addr)
-                    .max_by_key(|b| b.address)
-            });
-            f.costs.push(Cost {
-                position: Position {
-                    address: addr,
-                    line: line.map_or(f.entry.line, |b| b.line),
-                },
-                file: line.and_then(|b| b.file.clone()),
-                samples,
-            });
+            f.costs.push(cost_at(info, f.entry, addr, samples));
         }
     }
 }
@@ -214,6 +206,8 @@ fn arc_calls(l: &Loaded, functions: &mut [Function]) {
 /// number of stacks. Arcs on no stack are calls with no inclusive cost.
 fn stack_calls(l: &Loaded, functions: &mut [Function]) -> CallSource {
     let mut on_stacks: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    // Per leaf function: its samples.
+    let mut leaves: BTreeMap<usize, u64> = BTreeMap::new();
     for s in &l.stacks.stacks {
         let ids: Vec<usize> = s
             .frames
@@ -223,22 +217,27 @@ fn stack_calls(l: &Loaded, functions: &mut [Function]) -> CallSource {
                 Frame::Cycle(_) => None,
             })
             .collect();
-        if let Some(&leaf) = ids.last()
-            && let Some(f) = functions.get_mut(leaf)
-        {
-            match f.costs.first_mut() {
-                Some(c) => c.samples = c.samples.saturating_add(s.samples),
-                None => f.costs.push(Cost {
-                    position: f.entry,
-                    file: None,
-                    samples: s.samples,
-                }),
-            }
+        if let Some(&leaf) = ids.last() {
+            let slot = leaves.entry(leaf).or_insert(0);
+            *slot = slot.saturating_add(s.samples);
         }
         let pairs: BTreeSet<(usize, usize)> = ids.windows(2).map(|w| (w[0], w[1])).collect();
         for pair in pairs {
             let slot = on_stacks.entry(pair).or_insert(0);
             *slot = slot.saturating_add(s.samples);
+        }
+    }
+    sampled_costs(l, &leaves, functions);
+    // Each pair's call site: the one most of its stacks called from.
+    let mut sites: BTreeMap<(usize, usize), (u64, Position)> = BTreeMap::new();
+    for c in &l.stacks.call_sites {
+        let at = Position {
+            address: c.address,
+            line: c.line,
+        };
+        let slot = sites.entry((c.caller.0, c.callee.0)).or_insert((0, at));
+        if c.samples > slot.0 {
+            *slot = (c.samples, at);
         }
     }
     let arcs: BTreeMap<(usize, usize), u64> = l
@@ -255,14 +254,16 @@ fn stack_calls(l: &Loaded, functions: &mut [Function]) -> CallSource {
         pairs.entry(pair).or_insert((count, 0));
     }
     for ((p, c), (count, inclusive)) in pairs {
-        if let Some(caller) = functions.get_mut(p) {
-            caller.calls.push(Call {
-                callee: c,
-                count,
-                site: caller.entry,
-                inclusive,
-            });
-        }
+        let Some(caller) = functions.get_mut(p) else {
+            continue;
+        };
+        let site = sites.get(&(p, c)).map_or(caller.entry, |&(_, at)| at);
+        caller.calls.push(Call {
+            callee: c,
+            count,
+            site,
+            inclusive,
+        });
     }
     match (
         arcs.is_empty(),
@@ -282,4 +283,58 @@ fn node_of_symbol(l: &Loaded) -> BTreeMap<usize, usize> {
         .enumerate()
         .map(|(k, f)| (f.index, k))
         .collect()
+}
+
+/// A cost of `samples` at `addr` of a function of the executable, on the source line of the
+/// last `gprof -l` line entry at or before it (spec/stacks.md §7), else the entry's line.
+fn cost_at(info: Option<&FunctionInfo>, entry: Position, addr: u64, samples: u64) -> Cost {
+    let line = info.and_then(|i| {
+        i.bins
+            .iter()
+            .filter(|b| b.address <= addr)
+            .max_by_key(|b| b.address)
+    });
+    Cost {
+        position: Position {
+            address: addr,
+            line: line.map_or(entry.line, |b| b.line),
+        },
+        file: line.and_then(|b| b.file.clone()),
+        samples,
+    }
+}
+
+/// Exact stacks: each leaf function's samples at the program counters they were sampled at
+/// (with their source lines in the executable); what no sampled address accounts for (a stack
+/// of depth 0) at the function's entry, so that the costs add up to the stacks' samples.
+fn sampled_costs(l: &Loaded, leaves: &BTreeMap<usize, u64>, functions: &mut [Function]) {
+    let mut placed: BTreeMap<usize, u64> = BTreeMap::new();
+    for a in &l.stacks.sampled {
+        let k = a.function.0;
+        let Some(f) = functions.get_mut(k) else {
+            continue;
+        };
+        f.costs.push(Cost {
+            position: Position {
+                address: a.address,
+                line: a.line,
+            },
+            file: a.file.clone(),
+            samples: a.samples,
+        });
+        let slot = placed.entry(k).or_insert(0);
+        *slot = slot.saturating_add(a.samples);
+    }
+    for (&k, &samples) in leaves {
+        let rest = samples.saturating_sub(placed.get(&k).copied().unwrap_or(0));
+        if rest > 0
+            && let Some(f) = functions.get_mut(k)
+        {
+            f.costs.push(Cost {
+                position: f.entry,
+                file: None,
+                samples: rest,
+            });
+        }
+    }
 }

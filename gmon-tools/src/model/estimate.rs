@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::addresses::{CallSite, SampledAddress};
 use super::graph::{GraphError, NodeId, WeightedCallGraph};
 
 /// One frame of a stack.
@@ -52,6 +53,11 @@ pub struct Stacks {
     pub source: StackSource,
     /// Histogram samples outside every function: in no stack, reported only.
     pub outside_samples: u64,
+    /// Exact stacks: the sampled program counters, each with its function and samples (empty
+    /// for estimated stacks, whose addresses are the histogram's bins).
+    pub sampled: Vec<SampledAddress>,
+    /// Exact stacks: where each caller called each callee, from the stacks' return addresses.
+    pub call_sites: Vec<CallSite>,
 }
 
 impl Stacks {
@@ -142,6 +148,8 @@ pub fn estimate_stacks(graph: &WeightedCallGraph) -> Result<Stacks, GraphError> 
         stacks: merged,
         source: StackSource::Estimated,
         outside_samples: graph.outside_samples(),
+        sampled: Vec::new(),
+        call_sites: Vec::new(),
     })
 }
 

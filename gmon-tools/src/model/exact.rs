@@ -7,6 +7,7 @@ use std::path::Path;
 use gmon_format::Sidecar;
 
 use super::RUNTIME_LIBRARY;
+use super::addresses::{CallSite, SampledAddress};
 use super::estimate::{Frame, Stack, StackSource, Stacks};
 use super::function::FunctionInfo;
 use super::graph::{NodeId, WeightedCallGraph};
@@ -49,6 +50,8 @@ pub(super) fn exact_stacks(
     let mut extra: BTreeMap<String, NodeId> = BTreeMap::new();
     let mut libraries: BTreeMap<String, Option<ObjectSymbols>> = BTreeMap::new();
     let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
+    let mut sampled: BTreeMap<(NodeId, Option<String>, u64), u64> = BTreeMap::new();
+    let mut call_sites: BTreeMap<(NodeId, NodeId, u64), u64> = BTreeMap::new();
     let mut extra_node = |(name, system): (String, String),
                           graph: &mut WeightedCallGraph,
                           functions: &mut Vec<FunctionInfo>| {
@@ -70,6 +73,8 @@ pub(super) fn exact_stacks(
             |obj: &gmon_format::sidecar::MappedObject| main.is_some_and(|m| std::ptr::eq(m, obj));
         for st in &sidecar.stacks {
             let mut frames = Vec::with_capacity(st.pcs.len());
+            // Per kept frame, leaf first: its object (`None`: the executable) and address.
+            let mut places: Vec<(Option<String>, u64)> = Vec::with_capacity(st.pcs.len());
             for (depth, &pc) in st.pcs.iter().enumerate() {
                 // Return addresses point after the call: step back into it.
                 let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
@@ -105,17 +110,46 @@ pub(super) fn exact_stacks(
                         let syms = libraries
                             .entry(obj.path.clone())
                             .or_insert_with(|| library_symbols(obj));
-                        match syms {
+                        let (id, start) = match syms {
                             // The runtime's own leaf stays one frame: its overhead, visible.
-                            Some(s) if base != RUNTIME_LIBRARY => {
-                                extra_node(s.name_at(addr), graph, functions)
-                            }
-                            _ => extra_node(plain(&format!("[{base}]")), graph, functions),
+                            Some(s) if base != RUNTIME_LIBRARY => (
+                                extra_node(s.name_at(addr), graph, functions),
+                                s.function_at(addr).map_or(addr, |f| f.start),
+                            ),
+                            _ => (extra_node(plain(&format!("[{base}]")), graph, functions), 0),
+                        };
+                        if let Some(f) = functions.get_mut(id.0)
+                            && f.object.is_none()
+                        {
+                            f.object = Some((obj.path.clone(), start));
                         }
+                        places.push((Some(obj.path.clone()), addr));
+                        frames.push(Frame::Function(id));
+                        continue;
                     }
                     None => extra_node(plain("[unknown]"), graph, functions),
                 };
+                let addr = sidecar
+                    .resolve(pc)
+                    .filter(|(obj, _)| is_main(obj))
+                    .map_or(pc, |(_, a)| a);
+                places.push((None, addr));
                 frames.push(Frame::Function(id));
+            }
+            if st.count > 0 {
+                for (i, (&frame, (object, addr))) in frames.iter().zip(&places).enumerate() {
+                    let Frame::Function(id) = frame else { continue };
+                    if i == 0 {
+                        let slot = sampled.entry((id, object.clone(), *addr)).or_insert(0);
+                        *slot = slot.saturating_add(st.count);
+                    }
+                    if let Some(Frame::Function(callee)) =
+                        i.checked_sub(1).and_then(|c| frames.get(c))
+                    {
+                        let slot = call_sites.entry((id, *callee, *addr)).or_insert(0);
+                        *slot = slot.saturating_add(st.count);
+                    }
+                }
             }
             frames.reverse();
             if st.count == 0 {
@@ -141,6 +175,28 @@ pub(super) fn exact_stacks(
             .collect(),
         source: StackSource::Exact,
         outside_samples: 0,
+        sampled: sampled
+            .into_iter()
+            .map(|((function, object, address), samples)| SampledAddress {
+                function,
+                address,
+                object,
+                samples,
+                line: 0,
+                file: None,
+            })
+            .collect(),
+        call_sites: call_sites
+            .into_iter()
+            .map(|((caller, callee, address), samples)| CallSite {
+                caller,
+                callee,
+                address,
+                samples,
+                line: 0,
+                file: None,
+            })
+            .collect(),
     }
 }
 

@@ -18,6 +18,10 @@ pub struct FunctionInfo {
     /// The lines inside the function that have samples. When present, the leaf of each CPU
     /// stack ending in this function is split over them in proportion to their weights.
     pub bins: Vec<BinSample>,
+    /// The shared object the function is in, as the runtime recorded its path, with the
+    /// function's start address in that object (link-time); `None` for the executable's own
+    /// functions, whose start is [`FunctionInfo::address`].
+    pub object: Option<(String, u64)>,
 }
 
 /// A place inside a function where samples fell: a source line as `gprof -l` credits it.

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use gmon_format::{Sidecar, read_sidecar, sidecar_path};
 
+use super::addresses::CallSite;
 use super::estimate::{StackSource, Stacks, estimate_stacks};
 use super::exact::exact_stacks;
 use super::executable::Executable;
@@ -316,6 +317,8 @@ pub fn load_with(
         ),
         _ => estimate_stacks(&graph)?,
     };
+    let mut stacks = stacks;
+    locate_sampled(&mut stacks, &functions, &mut line_info);
     let cpu_stacks = match stacks.source {
         StackSource::Estimated if analysis.hz() > 0 => {
             let per_tick = 1e9 / f64::from(analysis.hz());
@@ -410,7 +413,7 @@ pub fn graph_from_analysis(
             address: Some(f.addr),
             file,
             start_line: line,
-            bins: Vec::new(),
+            ..FunctionInfo::default()
         });
     }
     if let Some(la) = lines {
@@ -440,6 +443,35 @@ pub fn graph_from_analysis(
     let in_functions = samples.iter().fold(0u64, |a, &b| a.saturating_add(b));
     graph.set_outside_samples(analysis.total_samples().saturating_sub(in_functions));
     Ok((graph, functions))
+}
+
+/// The source lines of the exact stacks' sampled addresses and call sites in the executable,
+/// from its DWARF line table (as `addr2line` gives them).
+fn locate_sampled(stacks: &mut Stacks, functions: &[FunctionInfo], line_info: &mut LineInfo) {
+    let mut locate = |addr: u64| {
+        line_info.locate(addr).map(|loc| {
+            let mut name = line_info.string(loc.file);
+            while let Some(rest) = name.strip_prefix("./") {
+                name = rest;
+            }
+            (loc.line, name.to_owned())
+        })
+    };
+    for a in stacks.sampled.iter_mut().filter(|a| a.object.is_none()) {
+        if let Some((line, file)) = locate(a.address) {
+            (a.line, a.file) = (line, Some(file));
+        }
+    }
+    let in_executable = |c: &CallSite| {
+        functions
+            .get(c.caller.0)
+            .is_some_and(|f| f.object.is_none())
+    };
+    for c in stacks.call_sites.iter_mut().filter(|c| in_executable(c)) {
+        if let Some((line, file)) = locate(c.address) {
+            (c.line, c.file) = (line, Some(file));
+        }
+    }
 }
 
 /// Runs the gprof engine over `profiles` with the given symbol table.

@@ -4,6 +4,7 @@
 //! and executables that builds them ([`load`]). `gmon flame`, `gmon pprof` and `gmon diff` are
 //! printers over it.
 
+mod addresses;
 mod estimate;
 mod exact;
 mod executable;
@@ -16,6 +17,7 @@ mod operands;
 mod plt;
 mod symbolize;
 
+pub use addresses::{CallSite, SampledAddress};
 pub use estimate::{
     Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
 };

@@ -86,7 +86,7 @@ fn sample_graph() -> (WeightedCallGraph, Vec<FunctionInfo>) {
         address: Some(addr),
         file: Some("./t.c".into()),
         start_line: 10 + i as u32,
-        bins: Vec::new(),
+        ..FunctionInfo::default()
     })
     .collect();
     (g, infos)
