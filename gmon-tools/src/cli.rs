@@ -16,7 +16,7 @@ use crate::output::{Checked, WriteError};
     name = "gmon",
     version,
     about = "Tools for gmon.out profiles: gprof-compatible reports, merge, diff, flame graphs, pprof",
-    after_help = "EXAMPLES:\n  gmon gprof -b ./prog gmon.out      flat profile and call graph, as GNU gprof prints them\n  gmon dump gmon.out                 every record of a profile\n  gmon merge run1.out run2.out -o all.out\n  gmon flame ./prog gmon.out > out.svg"
+    after_help = "EXAMPLES:\n  gmon gprof -b ./prog gmon.out      flat profile and call graph, as GNU gprof prints them\n  gmon dump gmon.out                 every record of a profile\n  gmon merge run1.out run2.out -o all.out\n  gmon flame ./prog gmon.out > out.svg\n  gmon report ./prog gmon.out -o profile.html   the whole profile in one HTML page"
 )]
 pub struct Cli {
     /// The subcommand to run.
@@ -43,6 +43,8 @@ pub enum Command {
     Pprof(commands::pprof::Args),
     /// Write a callgrind profile (KCachegrind, callgrind_annotate).
     Callgrind(commands::callgrind::Args),
+    /// Write the whole profile as one HTML file that opens in any browser.
+    Report(commands::report::Args),
     /// Print every record of a profile.
     Dump(commands::dump::Args),
     /// Rewrite a profile in another variant, byte order or pointer width.
@@ -91,6 +93,7 @@ pub fn main() -> ExitCode {
         Command::Flame(args) => commands::flame::run(args, &mut out),
         Command::Pprof(args) => commands::pprof::run(args, &mut out),
         Command::Callgrind(args) => commands::callgrind::run(args, &mut out),
+        Command::Report(args) => commands::report::run(args, &mut out),
         Command::Dump(args) => commands::dump::run(args, &mut out),
         Command::Convert(args) => commands::convert::run(args, &mut out),
         Command::Record(args) => commands::record::run(args, &mut out),

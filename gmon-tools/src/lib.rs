@@ -21,3 +21,4 @@ pub mod model;
 pub mod output;
 pub mod pprof;
 pub mod record;
+pub mod report;

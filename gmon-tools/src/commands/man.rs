@@ -166,6 +166,13 @@ fn files(page: &str) -> &'static [(&'static str, &'static str)] {
         ],
         "merge" => &[("gmon.sum", "The output when -o is not given.")],
         "pprof" => &[("profile.pb.gz", "The output when -o is not given.")],
+        "report" => &[
+            ("profile.html", "The output when -o is not given."),
+            (
+                "GMON.gmonx",
+                "The runtime's sidecar beside a profile: exact stacks, objects and build ids.",
+            ),
+        ],
         "flame" | "diff" | "dump" | "callgrind" => &[(
             "GMON.gmonx",
             "The runtime's sidecar beside a profile: exact stacks, objects and build ids.",
@@ -194,7 +201,7 @@ fn see_also(page: &str) -> &'static [&'static str] {
     match page {
         "gprof" | "merge" | "dump" | "convert" => &["gprof(1)"],
         "record" => &["gprof(1)", "perf-record(1)", "ld.so(8)"],
-        "flame" | "pprof" | "diff" => &["gprof(1)", "perf-report(1)"],
+        "flame" | "pprof" | "diff" | "report" => &["gprof(1)", "perf-report(1)"],
         "callgrind" => &["gprof(1)", "callgrind_annotate(1)", "kcachegrind(1)"],
         _ => &[],
     }

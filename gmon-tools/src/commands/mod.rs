@@ -27,3 +27,4 @@ pub mod man;
 pub mod merge;
 pub mod pprof;
 pub mod record;
+pub mod report;

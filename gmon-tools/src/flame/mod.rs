@@ -4,6 +4,7 @@
 mod folded;
 mod svg;
 mod tree;
+pub(crate) use svg::escape;
 
 pub use folded::{folded_lines, write_folded};
 pub use svg::{

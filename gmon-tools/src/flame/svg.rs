@@ -87,8 +87,8 @@ pub struct NothingToDraw;
 /// inferno's default image width, so that an empty graph has the size of a drawn one.
 const EMPTY_WIDTH: u32 = 1200;
 
-/// `text` with the five XML special characters as entities.
-fn escape(text: &str) -> String {
+/// `text` with the five XML special characters as entities (HTML's too).
+pub(crate) fn escape(text: &str) -> String {
     let mut s = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

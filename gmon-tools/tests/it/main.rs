@@ -25,4 +25,5 @@ mod record_files;
 mod record_private;
 mod record_programs;
 mod record_threads;
+mod report;
 mod security_readers;

@@ -1,0 +1,351 @@
+//! From the view model to the page's data: functions with their totals, the arcs with exact
+//! call counts and the samples along them, the stacks merged into the flame tree, the hot
+//! lines, and a header that says what was left out.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use crate::model::{Frame, Loaded, NodeId, StackSource, sidecar_beside};
+
+use super::data::{RecordedExecutable, ReportData};
+use super::when::utc_timestamp;
+
+/// Layout version of [`ReportData`]; app.js checks it.
+const DATA_VERSION: u32 = 1;
+
+/// What the report is made of besides the model.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// The profiles that were read (summed), as the user named them.
+    pub profiles: Vec<PathBuf>,
+}
+
+/// Where a frame of the model went in the report: functions first, then one pseudo-function
+/// per cycle (`<cycle N>`), then nothing else.
+struct Index {
+    /// Report index of each graph node, `None` when the node is not listed.
+    of_node: Vec<Option<u32>>,
+    /// Report index of each cycle number's `<cycle N>`.
+    of_cycle: BTreeMap<u32, u32>,
+}
+
+impl Index {
+    fn of(&self, f: Frame) -> Option<u32> {
+        match f {
+            Frame::Function(NodeId(n)) => self.of_node.get(n).copied().flatten(),
+            Frame::Cycle(c) => self.of_cycle.get(&c).copied(),
+        }
+    }
+}
+
+/// The page's data for a loaded profile.
+pub fn build_report(l: &Loaded, opts: &ReportOptions) -> ReportData {
+    let mut d = ReportData {
+        v: DATA_VERSION,
+        ..ReportData::default()
+    };
+    let nodes = l.graph.nodes();
+    // Per node: calls and recursive calls, from the gprof analysis (same order as the graph's
+    // first nodes: graph_from_analysis adds one node per analysed symbol).
+    let mut calls = vec![(None::<u64>, 0u64); nodes.len()];
+    let has_calls = l.analysis.has_arcs;
+    for (slot, f) in calls.iter_mut().zip(l.analysis.functions()) {
+        if has_calls {
+            *slot = (Some(f.calls), f.self_calls);
+        }
+    }
+    let totals = node_totals(l);
+    // Functions with neither samples nor calls are left out (a 20,000-symbol program has
+    // thousands); the header says how many.
+    let mut of_node = vec![None; nodes.len()];
+    let mut files: HashMap<String, i64> = HashMap::new();
+    let mut left_out = 0usize;
+    for (i, node) in nodes.iter().enumerate() {
+        let (c, rec) = calls[i];
+        let total = totals.node.get(i).copied().unwrap_or(0);
+        if node.self_samples == 0 && total == 0 && c.unwrap_or(0) == 0 && rec == 0 {
+            left_out += 1;
+            continue;
+        }
+        of_node[i] = Some(d.functions.name.len() as u32);
+        let info = l.functions.get(i);
+        let file = info
+            .and_then(|f| f.file.as_deref())
+            .map_or(-1, |f| file_index(&mut d.files, &mut files, f));
+        d.functions.name.push(node.name.clone());
+        d.functions.file.push(file);
+        d.functions.line.push(info.map_or(0, |f| f.start_line));
+        d.functions.addr.push(
+            info.and_then(|f| f.address)
+                .map_or_else(String::new, |a| format!("{a:#x}")),
+        );
+        d.functions.self_samples.push(node.self_samples);
+        d.functions.total.push(total);
+        d.functions.calls.push(c.map_or(-1, |c| c as i64));
+        d.functions.rec.push(rec);
+    }
+    let mut of_cycle = BTreeMap::new();
+    for (&number, &total) in &totals.cycle {
+        of_cycle.insert(number, d.functions.name.len() as u32);
+        d.functions.name.push(format!("<cycle {number}>"));
+        d.functions.file.push(-1);
+        d.functions.line.push(0);
+        d.functions.addr.push(String::new());
+        d.functions.self_samples.push(0);
+        d.functions.total.push(total);
+        d.functions.calls.push(-1);
+        d.functions.rec.push(0);
+    }
+    let index = Index { of_node, of_cycle };
+    add_arcs(l, &index, &totals.pairs, &mut d);
+    add_flame(l, &index, &mut d);
+    add_lines(l, &index, &mut files, &mut d);
+    d.meta = meta(l, opts, has_calls, left_out);
+    d
+}
+
+/// Samples per node, per cycle and per direct caller → callee pair of frames, each counted once
+/// per stack however often the stack passes through it (recursion).
+struct Totals {
+    node: Vec<u64>,
+    cycle: BTreeMap<u32, u64>,
+    pairs: HashMap<(Frame, Frame), u64>,
+}
+
+fn node_totals(l: &Loaded) -> Totals {
+    let mut t = Totals {
+        node: vec![0; l.graph.nodes().len()],
+        cycle: BTreeMap::new(),
+        pairs: HashMap::new(),
+    };
+    let mut seen: Vec<Frame> = Vec::new();
+    let mut seen_pairs: Vec<(Frame, Frame)> = Vec::new();
+    for s in &l.stacks.stacks {
+        seen.clear();
+        seen.extend(s.frames.iter().copied());
+        seen.sort_unstable();
+        seen.dedup();
+        for &f in &seen {
+            match f {
+                Frame::Function(NodeId(n)) => {
+                    if let Some(x) = t.node.get_mut(n) {
+                        *x = x.saturating_add(s.samples);
+                    }
+                }
+                Frame::Cycle(c) => {
+                    let x = t.cycle.entry(c).or_insert(0);
+                    *x = x.saturating_add(s.samples);
+                }
+            }
+        }
+        seen_pairs.clear();
+        seen_pairs.extend(s.frames.windows(2).map(|w| (w[0], w[1])));
+        seen_pairs.sort_unstable();
+        seen_pairs.dedup();
+        for &p in &seen_pairs {
+            let x = t.pairs.entry(p).or_insert(0);
+            *x = x.saturating_add(s.samples);
+        }
+    }
+    t
+}
+
+fn file_index(files: &mut Vec<String>, index: &mut HashMap<String, i64>, name: &str) -> i64 {
+    if let Some(&i) = index.get(name) {
+        return i;
+    }
+    let i = files.len() as i64;
+    files.push(name.to_owned());
+    index.insert(name.to_owned(), i);
+    i
+}
+
+/// The arcs: every counted arc (gprof's, exact counts), then the caller → callee pairs seen
+/// only in stacks (a recorded run counts no calls), each with the samples along it.
+fn add_arcs(l: &Loaded, index: &Index, pairs: &HashMap<(Frame, Frame), u64>, d: &mut ReportData) {
+    let mut arcs: BTreeMap<(u32, u32), (i64, u64)> = BTreeMap::new();
+    for e in l.graph.edges() {
+        let from = index.of(Frame::Function(e.caller));
+        let to = index.of(Frame::Function(e.callee));
+        if let (Some(from), Some(to)) = (from, to) {
+            let slot = arcs.entry((from, to)).or_insert((0, 0));
+            slot.0 = slot.0.saturating_add(e.calls as i64);
+        }
+    }
+    for (&(a, b), &samples) in pairs {
+        if let (Some(from), Some(to)) = (index.of(a), index.of(b)) {
+            let slot = arcs.entry((from, to)).or_insert((-1, 0));
+            slot.1 = slot.1.saturating_add(samples);
+        }
+    }
+    for ((from, to), (calls, samples)) in arcs {
+        d.arcs.from.push(from);
+        d.arcs.to.push(to);
+        d.arcs.calls.push(calls);
+        d.arcs.samples.push(samples);
+    }
+}
+
+/// The stacks merged into a tree (one node per distinct path from a root), written depth
+/// first with children in name order, as flame graphs order them.
+fn add_flame(l: &Loaded, index: &Index, d: &mut ReportData) {
+    struct Node {
+        f: u32,
+        v: u64,
+        children: HashMap<u32, usize>,
+    }
+    let mut tree: Vec<Node> = vec![Node {
+        f: 0,
+        v: 0,
+        children: HashMap::new(),
+    }];
+    for s in &l.stacks.stacks {
+        let mut at = 0usize;
+        tree[0].v = tree[0].v.saturating_add(s.samples);
+        for &frame in &s.frames {
+            let Some(f) = index.of(frame) else { continue };
+            let next = match tree[at].children.get(&f) {
+                Some(&n) => n,
+                None => {
+                    tree.push(Node {
+                        f,
+                        v: 0,
+                        children: HashMap::new(),
+                    });
+                    let n = tree.len() - 1;
+                    tree[at].children.insert(f, n);
+                    n
+                }
+            };
+            tree[next].v = tree[next].v.saturating_add(s.samples);
+            at = next;
+        }
+    }
+    let names = &d.functions.name;
+    let sorted = |n: &Node| -> Vec<usize> {
+        let mut c: Vec<(u32, usize)> = n.children.iter().map(|(&f, &i)| (f, i)).collect();
+        c.sort_by(|a, b| {
+            names[a.0 as usize]
+                .cmp(&names[b.0 as usize])
+                .then(a.0.cmp(&b.0))
+        });
+        c.into_iter().map(|(_, i)| i).collect()
+    };
+    // Depth first without recursion (stacks can be thousands of frames deep).
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    let mut work: Vec<(usize, u32)> = sorted(&tree[0]).into_iter().rev().map(|i| (i, 0)).collect();
+    while let Some((i, parent)) = work.pop() {
+        out.0.push(parent);
+        out.1.push(tree[i].f);
+        out.2.push(tree[i].v);
+        let me = out.0.len() as u32;
+        work.extend(sorted(&tree[i]).into_iter().rev().map(|c| (c, me)));
+    }
+    d.flame.parent = out.0;
+    d.flame.f = out.1;
+    d.flame.v = out.2;
+}
+
+/// The source lines with samples, per function, most samples first; lines of one function
+/// at several addresses are added up.
+fn add_lines(l: &Loaded, index: &Index, files: &mut HashMap<String, i64>, d: &mut ReportData) {
+    for (n, info) in l.functions.iter().enumerate() {
+        let Some(f) = index.of(Frame::Function(NodeId(n))) else {
+            continue;
+        };
+        let mut by_line: BTreeMap<(Option<&str>, u32), u64> = BTreeMap::new();
+        for b in &info.bins {
+            let file = b.file.as_deref().or(info.file.as_deref());
+            *by_line.entry((file, b.line)).or_insert(0) += b.count;
+        }
+        let mut lines: Vec<_> = by_line.into_iter().filter(|(k, _)| k.1 != 0).collect();
+        lines.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        for ((file, line), weight) in lines {
+            let file = file.map_or(-1, |name| file_index(&mut d.files, files, name));
+            d.lines.f.push(f);
+            d.lines.file.push(file);
+            d.lines.line.push(line);
+            // Bins are weighted in billionths of a tick (gprof -l's fractional credit).
+            d.lines.samples.push((weight as f64 / 1e7).round() / 100.0);
+        }
+    }
+}
+
+fn meta(l: &Loaded, opts: &ReportOptions, has_calls: bool, left_out: usize) -> super::data::Meta {
+    let mut dropped = Vec::new();
+    if left_out > 0 {
+        dropped.push(format!(
+            "{left_out} function{} with neither samples nor calls {} not listed",
+            if left_out == 1 { "" } else { "s" },
+            if left_out == 1 { "is" } else { "are" },
+        ));
+    }
+    if l.stacks.outside_samples > 0 {
+        dropped.push(format!(
+            "{} samples fell outside every function and are in no stack",
+            l.stacks.outside_samples
+        ));
+    }
+    let mut processes = Vec::new();
+    for p in &opts.profiles {
+        let Ok(Some(side)) = sidecar_beside(p) else {
+            continue;
+        };
+        if side.counters.dropped > 0 {
+            dropped.push(format!(
+                "{}: the runtime dropped {} samples (a full table or a busy handler)",
+                p.display(),
+                side.counters.dropped
+            ));
+        }
+        if side.counters.truncated_stacks > 0 {
+            dropped.push(format!(
+                "{}: {} stacks were cut short (deeper than the runtime keeps)",
+                p.display(),
+                side.counters.truncated_stacks
+            ));
+        }
+        processes.push(RecordedExecutable {
+            exe: side
+                .main_object()
+                .map(|m| m.path.clone())
+                .unwrap_or_default(),
+            profile: p.display().to_string(),
+            pid: side.pid,
+            threads: side.threads.len(),
+            samples: side.counters.samples,
+            dropped: side.counters.dropped,
+            clock: side
+                .clock
+                .map(|c| c.clock.name().to_owned())
+                .unwrap_or_default(),
+        });
+    }
+    let when = opts
+        .profiles
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok()?.modified().ok())
+        .max()
+        .and_then(utc_timestamp);
+    super::data::Meta {
+        program: l.executable.path.display().to_string(),
+        build_id: l.executable.build_id.as_ref().map(|b| b.to_string()),
+        profiles: opts
+            .profiles
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        when,
+        rate: l.prof_rate,
+        samples: l.stacks.total_samples(),
+        outside: l.stacks.outside_samples,
+        stacks: match l.stacks.source {
+            StackSource::Exact => "exact",
+            StackSource::Estimated => "estimated",
+        },
+        has_calls,
+        dropped,
+        notes: l.notes.clone(),
+        processes,
+    }
+}
