@@ -7,40 +7,7 @@ use gmon_format::{Encoding, Endian, PtrWidth};
 use goblin::elf::{Elf, section_header};
 
 use crate::Error;
-
-/// The bytes of an executable file.
-#[derive(Debug)]
-pub enum ImageBytes {
-    /// The file mapped into memory: a run reads only the symbol table, the line tables and a
-    /// few headers of a large executable, and a mapping loads just those pages, where reading
-    /// the whole file first cost a copy and a page fault for every page of it.
-    Mapped(memmap2::Mmap),
-    /// Bytes read or given by the caller.
-    Owned(Vec<u8>),
-}
-
-impl std::ops::Deref for ImageBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            ImageBytes::Mapped(m) => m,
-            ImageBytes::Owned(v) => v,
-        }
-    }
-}
-
-/// A read-only mapping of `file` when it is a non-empty regular file.
-pub(crate) fn map_file(file: &std::fs::File) -> Option<memmap2::Mmap> {
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() || meta.len() == 0 {
-        return None;
-    }
-    // SAFETY: the mapping is private and read-only; its contents change only if another
-    // process rewrites the executable while this one runs, which gprof (whose BFD maps
-    // files too) does not guard against either. Nothing here writes through it.
-    unsafe { memmap2::Mmap::map(file) }.ok()
-}
+use crate::open::ImageBytes;
 
 /// The executable as gprof sees it: byte order, pointer width, `.text`, symbols.
 #[derive(Debug)]

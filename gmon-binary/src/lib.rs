@@ -38,4 +38,5 @@ pub mod open;
 pub mod strtab;
 
 pub use error::{Error, io_text};
-pub use image::{Image, ImageBytes, parse_elf};
+pub use image::{Image, parse_elf};
+pub use open::ImageBytes;

@@ -34,5 +34,6 @@ pub use operands::{OperandKind, check_executable_operand, executable_and_profile
 pub use symbolize::{ObjectFunction, ObjectSymbols, display_name};
 
 /// The file name of the gmon-write runtime library that `gmon record` preloads; its frames are
-/// the profiler's, not the program's (spec/stacks.md §8).
-pub const RUNTIME_LIBRARY: &str = crate::record::LIB_NAME;
+/// the profiler's, not the program's (spec/stacks.md §8). Defined here, the layer below
+/// `record`, which writes the library under this name.
+pub const RUNTIME_LIBRARY: &str = "libgmon_write.so";

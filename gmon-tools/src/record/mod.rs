@@ -39,7 +39,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 pub use preflight::Refusal;
-pub use runtime::{LIB_ENV, LIB_NAME, RuntimeSource};
+pub use runtime::{LIB_ENV, RuntimeSource};
 pub use summary::{TopFunctions, WrittenFile};
 
 /// The name the first process's profile gets in the private directory (the others append

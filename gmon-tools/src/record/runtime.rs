@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
+use crate::model::RUNTIME_LIBRARY;
+
 /// The environment variable that names the runtime library explicitly.
 pub const LIB_ENV: &str = "GMON_WRITE_LIB";
-/// The runtime library's file name.
-pub const LIB_NAME: &str = "libgmon_write.so";
 
 /// The runtime library built with this `gmon` (gmon-write's cdylib).
 static EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libgmon_write.so"));
@@ -128,7 +128,7 @@ pub fn locate() -> anyhow::Result<(PathBuf, RuntimeSource)> {
         );
     }
     bail!(
-        "no private directory to keep the gmon-write runtime ({LIB_NAME}) in ({}); set HOME \
+        "no private directory to keep the gmon-write runtime ({RUNTIME_LIBRARY}) in ({}); set HOME \
          or XDG_CACHE_HOME to a directory of this user, or {LIB_ENV} to a copy of the library",
         refused.join("; ")
     )
@@ -159,7 +159,7 @@ pub fn install(dir: &Path, create: bool) -> io::Result<PathBuf> {
     if mounted_noexec(&dir) {
         return Err(other("the file system is mounted noexec"));
     }
-    let lib = dir.join(LIB_NAME);
+    let lib = dir.join(RUNTIME_LIBRARY);
     if holds_embedded(&lib)? {
         return Ok(lib);
     }
