@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use gmon_format::sidecar::Counters;
 use gmon_format::{Sidecar, read_sidecar, sidecar_path};
 
 use super::addresses::CallSite;
@@ -45,6 +46,9 @@ pub struct Loaded {
     pub notes: Vec<String>,
     /// The gprof engine's analysis the graph was made from (what `gmon diff` compares).
     pub analysis: Analysis,
+    /// The runtime's counters summed over the sidecars whose exact stacks are drawn (ticks
+    /// counted, dropped, stacks cut short); `None` for estimated stacks.
+    pub runtime_counters: Option<Counters>,
 }
 
 /// Which executable to use: the one given, else the one the first profile's sidecar names (if
@@ -307,14 +311,18 @@ pub fn load_with(
         )?;
     }
     let sidecars = matching_sidecars(gmon, &raw, &mut notes);
+    let mut runtime_counters = None;
     let stacks = match sidecars {
-        Some(sidecars) if sidecars.iter().any(|e| !e.stacks.is_empty()) => exact_stacks(
-            &analysis,
-            main_symbols.as_ref(),
-            &sidecars,
-            &mut graph,
-            &mut functions,
-        ),
+        Some(sidecars) if sidecars.iter().any(|e| !e.stacks.is_empty()) => {
+            runtime_counters = Some(sum_counters(&sidecars));
+            exact_stacks(
+                &analysis,
+                main_symbols.as_ref(),
+                &sidecars,
+                &mut graph,
+                &mut functions,
+            )
+        }
         _ => estimate_stacks(&graph)?,
     };
     let mut stacks = stacks;
@@ -347,6 +355,21 @@ pub fn load_with(
         prof_rate: analysis.hz(),
         notes,
         analysis,
+        runtime_counters,
+    })
+}
+
+/// The runtime's counters of several sidecars, added up.
+fn sum_counters(sidecars: &[Sidecar]) -> Counters {
+    sidecars.iter().fold(Counters::default(), |a, s| {
+        let c = &s.counters;
+        Counters {
+            samples: a.samples.saturating_add(c.samples),
+            outside_histogram: a.outside_histogram.saturating_add(c.outside_histogram),
+            dropped: a.dropped.saturating_add(c.dropped),
+            truncated_stacks: a.truncated_stacks.saturating_add(c.truncated_stacks),
+            saturated_bins: a.saturated_bins.saturating_add(c.saturated_bins),
+        }
     })
 }
 
