@@ -63,7 +63,8 @@ pub fn build_report(l: &Loaded, opts: &ReportOptions) -> ReportData {
     for (i, node) in nodes.iter().enumerate() {
         let (c, rec) = calls[i];
         let total = totals.node.get(i).copied().unwrap_or(0);
-        if node.self_samples == 0 && total == 0 && c.unwrap_or(0) == 0 && rec == 0 {
+        let self_samples = totals.leaf.get(i).copied().unwrap_or(0);
+        if self_samples == 0 && total == 0 && c.unwrap_or(0) == 0 && rec == 0 {
             left_out += 1;
             continue;
         }
@@ -79,7 +80,7 @@ pub fn build_report(l: &Loaded, opts: &ReportOptions) -> ReportData {
             info.and_then(|f| f.address)
                 .map_or_else(String::new, |a| format!("{a:#x}")),
         );
-        d.functions.self_samples.push(node.self_samples);
+        d.functions.self_samples.push(self_samples);
         d.functions.total.push(total);
         d.functions.calls.push(c.map_or(-1, |c| c as i64));
         d.functions.rec.push(rec);
@@ -108,6 +109,9 @@ pub fn build_report(l: &Loaded, opts: &ReportOptions) -> ReportData {
 /// per stack however often the stack passes through it (recursion).
 struct Totals {
     node: Vec<u64>,
+    /// Samples of the stacks that end in the node: its self samples as the graphs draw them
+    /// (exact stacks credit code in shared objects that no histogram covers).
+    leaf: Vec<u64>,
     cycle: BTreeMap<u32, u64>,
     pairs: HashMap<(Frame, Frame), u64>,
 }
@@ -115,12 +119,18 @@ struct Totals {
 fn node_totals(l: &Loaded) -> Totals {
     let mut t = Totals {
         node: vec![0; l.graph.nodes().len()],
+        leaf: vec![0; l.graph.nodes().len()],
         cycle: BTreeMap::new(),
         pairs: HashMap::new(),
     };
     let mut seen: Vec<Frame> = Vec::new();
     let mut seen_pairs: Vec<(Frame, Frame)> = Vec::new();
     for s in &l.stacks.stacks {
+        if let Some(Frame::Function(NodeId(n))) = s.frames.last()
+            && let Some(x) = t.leaf.get_mut(*n)
+        {
+            *x = x.saturating_add(s.samples);
+        }
         seen.clear();
         seen.extend(s.frames.iter().copied());
         seen.sort_unstable();

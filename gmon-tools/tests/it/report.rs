@@ -232,7 +232,7 @@ fn report_of_a_recorded_python3_run_shows_its_executable_and_sampled_callers() {
         &browser,
         &page,
         &json!([
-            {"sort": "total", "dir": "desc", "rows": 5},
+            {"sort": "self", "dir": "desc", "rows": 5},
             {"search": "PyEval"},
             {"clickFrame": "_PyEval_EvalFrameDefault"},
         ]),
@@ -241,6 +241,16 @@ fn report_of_a_recorded_python3_run_shows_its_executable_and_sampled_callers() {
     assert!(steps[1]["matched"].as_u64().unwrap() > 0, "{}", steps[1]);
     assert_eq!(steps[2]["found"], json!(true), "{}", steps[0]);
     assert_eq!(steps[2]["selected"], json!("_PyEval_EvalFrameDefault"));
+    // Self samples are those of the stacks ending in a function, shared libraries' included
+    // (before: 0 everywhere, the executable's histogram alone, which a python3 that runs in
+    // libpython does not reach).
+    let top_self: u64 = steps[0]["rows"][0][1]
+        .as_str()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(top_self > 0, "{}", steps[0]);
     // The runtime counts no calls: callers come from the sampled stacks, without counts.
     let callers = steps[2]["callers"].as_array().unwrap();
     assert!(!callers.is_empty(), "{}", steps[2]);
