@@ -13,9 +13,10 @@ machine first). Then, over --pairs pairs (default 40):
         goal is at least 90%),
 
 for one profile per side (BASE NEW) and for three per side (--base A1 A2 A3 --new B1 B2 B3),
-and how `--fail-above PCT` (default 2 points; `hot` grows by about 4.5) gated both. Triples are
-drawn from the same pool of runs, rotating, so neighbouring triples share no run but the whole
-set reuses them.
+and how `--fail-above PCT` (default 2 points; `hot` grows by about 4.5) gated both. The runs
+are a pool of --pairs + 1 A runs and --pairs B runs: A/A pairs are neighbours (A_k, A_k+1),
+A/B pairs (A_k, B_k), and triples are drawn from the pools, rotating; pairs share runs, so the
+rates are estimated from dependent pairs, each of which is a valid comparison.
 
 Usage (from anywhere in a checkout; needs gcc and a release build):
     cargo build --release -p gmon-tools
@@ -141,12 +142,14 @@ def measure(a, gmon, work):
     plain = dict(os.environ)
     plain.pop("DIFF_SLOW", None)
     slow = dict(plain, DIFF_SLOW="1")
-    n_a, n_b = 2 * a.pairs, a.pairs
+    # A/A pairs are neighbours (A_k, A_k+1): 41 A runs give 40 pairs, each of two distinct
+    # runs of one program, which is what each comparison needs.
+    n_a, n_b = a.pairs + 1, a.pairs
     runs_a, runs_b = [], []
     cpu = []
-    # Interleaved (A, A, B, ...) so that drift in the machine's load falls on both alike.
+    # Interleaved (A, B, A, B, ...) so that drift in the machine's load falls on both alike.
     for i in range(n_a):
-        for kind, env, runs in [("a", plain, runs_a)] + ([("b", slow, runs_b)] if i % 2 else []):
+        for kind, env, runs in [("a", plain, runs_a)] + ([("b", slow, runs_b)] if i < n_b else []):
             out = os.path.join(work, f"{kind}{len(runs)}.out")
             cmd = [gmon, "record", "-q", "--hz", str(a.hz), "-o", out, "--", prog, str(rounds)]
             cpu.append(run_cpu(cmd, env))
@@ -157,7 +160,7 @@ def measure(a, gmon, work):
     def pairs(k):
         """(base, new) lists for pair index `k` of each experiment, k-per-side."""
         return {
-            ("single", "A/A"): ([runs_a[2 * k]], [runs_a[2 * k + 1]]),
+            ("single", "A/A"): ([runs_a[k]], [runs_a[k + 1]]),
             ("single", "A/B"): ([runs_a[k]], [runs_b[k]]),
             ("three", "A/A"): (
                 [runs_a[(6 * k + j) % n_a] for j in range(3)],
