@@ -321,19 +321,46 @@ fn a_program_ending_with_exit_underscore_keeps_its_profile() {
     }
 }
 
+/// A C function that burns `s` seconds of the CPU clock `clock`, inlined into its caller so
+/// that its samples are the caller's.
+const BURN_C: &str = r#"
+#include <time.h>
+static volatile unsigned long sink;
+static inline __attribute__((always_inline)) void burn(clockid_t clock, double s) {
+    struct timespec t0, t;
+    clock_gettime(clock, &t0);
+    do {
+        for (int i = 0; i < 1000; i++) sink += i;
+        clock_gettime(clock, &t);
+    } while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < s);
+}
+"#;
+
+/// Compiles `BURN_C` + `body` as `dir/name` and records it with `args` into `dir/out`; the
+/// program, the profile and the run.
+fn record_burner(
+    dir: &Path,
+    name: &str,
+    body: &str,
+    out: &str,
+    args: &[&str],
+) -> (PathBuf, PathBuf, Output) {
+    let prog = compile_c(dir, name, &format!("{BURN_C}{body}"), &["-O1"]);
+    let out = dir.join(out);
+    let run = record(
+        &out,
+        std::iter::once(prog.as_os_str()).chain(args.iter().map(|a| a.as_ref())),
+    );
+    assert!(run.status.success(), "{}", text(&run));
+    (prog, out, run)
+}
+
 /// Works for 0.3 s of CPU, then execs: `/bin/true`, or with an argument a missing file (the
 /// exec fails) and works 0.2 s more.
 const WORK_THEN_EXEC: &str = r#"
-#include <time.h>
 #include <unistd.h>
-static volatile unsigned long sink;
 __attribute__((noinline)) static void work_before_exec(double s) {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-    do {
-        for (int i = 0; i < 100000; i++) sink += i;
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    } while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < s);
+    burn(CLOCK_PROCESS_CPUTIME_ID, s);
 }
 int main(int argc, char **argv) {
     work_before_exec(0.3);
@@ -367,10 +394,7 @@ fn work_before_an_exec_is_kept_in_the_programs_own_profile() {
     // Before, the image an exec replaced lost every sample: 0 samples for 0.3 s of CPU, and
     // only `true`'s profile was written.
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = compile_c(dir.path(), "execs", WORK_THEN_EXEC, &["-O1"]);
-    let out = dir.path().join("execs.gmon");
-    let run = record(&out, [&prog]);
-    assert!(run.status.success(), "{}", text(&run));
+    let (prog, out, run) = record_burner(dir.path(), "execs", WORK_THEN_EXEC, "execs.gmon", &[]);
     samples_cover_cpu(&run, 0.25, 0.85);
     // The work is in the program's own profile, which is OUT (`true` has no sample).
     let sidecar = read_sidecar(&out);
@@ -411,15 +435,53 @@ fn an_exec_that_fails_keeps_sampling_and_counts_nothing_twice() {
     // The profile written before the exec is replaced by the image's later write: one file,
     // its samples the CPU time of both stretches of work, not the first one twice.
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = compile_c(dir.path(), "execs", WORK_THEN_EXEC, &["-O1"]);
-    let out = dir.path().join("fails.gmon");
-    let run = record(&out, [prog.as_os_str(), "fail".as_ref()]);
-    assert!(run.status.success(), "{}", text(&run));
+    let (_, _, run) = record_burner(dir.path(), "execs", WORK_THEN_EXEC, "fails.gmon", &["fail"]);
     assert_eq!(samples_cover_cpu(&run, 0.45, 0.85), 1, "{}", text(&run));
     assert_eq!(
         listing(dir.path()),
         ["execs", "execs.c", "fails.gmon", "fails.gmon.gmonx"],
         "{}",
+        text(&run)
+    );
+}
+
+/// 200 forked children of 2.5 ms of CPU each, waited for one at a time.
+const SHORT_CHILDREN: &str = r#"
+#include <sys/wait.h>
+#include <unistd.h>
+__attribute__((noinline)) static void short_work(double s) {
+    burn(CLOCK_THREAD_CPUTIME_ID, s);
+}
+int main(void) {
+    for (int i = 0; i < 200; i++) {
+        pid_t p = fork();
+        if (p == 0) { short_work(0.0025); return 0; }
+        int st;
+        waitpid(p, &st, 0);
+    }
+    return 0;
+}
+"#;
+
+#[test]
+fn the_last_fraction_of_a_period_of_short_processes_is_not_lost() {
+    // Each process ended with a fraction of a period that no tick counted, half a period on
+    // average. It is now counted as one tick with the fraction's probability (spec/runtime.md
+    // §4.1, "The tail").
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, _, run) = record_burner(dir.path(), "short", SHORT_CHILDREN, "short.gmon", &[]);
+    // The summary's top functions: `share% samples name`. 200 x 2.5 ms at 1000 Hz is 500
+    // ticks due in `short_work`; before, 250 were counted, after about 350. The rest of the
+    // gap is the subject of issue #26's remaining work (see spec/runtime.md §4.1).
+    let err = String::from_utf8_lossy(&run.stderr);
+    let work: u64 = err
+        .lines()
+        .find(|l| l.split_whitespace().last() == Some("short_work"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        work >= 300,
+        "{work} samples in short_work of 500 due:\n{}",
         text(&run)
     );
 }

@@ -725,7 +725,18 @@ pub(crate) fn before_exec() {
         return;
     }
     DISARMED.store(true, Ordering::SeqCst);
-    delete_timers(&mut c, None);
+    // The image's profile is written next (spec/runtime.md §4.5, "exec"): each thread's tail,
+    // the CPU time since its last tick, is settled into it first, as at exit. The session is
+    // unpublished meanwhile, so a tick of another thread is not counted on top of its tail.
+    let s = c.session.take();
+    if s.is_some() {
+        SESSION.store(std::ptr::null_mut(), Ordering::SeqCst);
+    }
+    delete_timers(&mut c, s.as_deref());
+    if let Some(s) = s.as_deref() {
+        s.settle_remainder(gettid() as u64, period_ns(c.hz) as u64);
+    }
+    c.session = s;
     c.before_exec = signal::before_exec();
 }
 
@@ -752,6 +763,10 @@ pub(crate) fn after_failed_exec() {
     }
     if let Some(ours) = c.before_exec.take() {
         signal::after_failed_exec(&ours);
+    }
+    if let Some(s) = c.session.as_deref() {
+        let ptr: *const Session = s;
+        SESSION.store(ptr.cast_mut(), Ordering::SeqCst);
     }
     DISARMED.store(false, Ordering::SeqCst);
     rescan(&mut c, -1);
@@ -797,6 +812,7 @@ pub(crate) fn stop_session_at_exit() -> Option<&'static Session> {
     if c.users == 0 {
         ACTIVE.store(false, Ordering::SeqCst);
         delete_timers(&mut c, Some(&s));
+        s.settle_remainder(gettid() as u64, period_ns(c.hz) as u64);
         if !c.replaced && handler_is_ours() {
             signal::release();
         }

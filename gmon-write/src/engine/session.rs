@@ -300,6 +300,35 @@ impl Session {
         }
     }
 
+    /// At the end of the image (exit, or an exec; spec/runtime.md §4.1, "The tail"): the
+    /// fraction of a period still carried after every thread was settled is counted as one
+    /// tick with probability `fraction / period`, at the PC of thread `tid`'s last tick (else
+    /// the main thread's). Rounding it down lost half a period per process on average: 17 %
+    /// of a 3 ms process at 1000 Hz. Unbiased, so a run of many short processes adds up.
+    /// Async-signal-safe (`getrandom`, atomics).
+    pub(crate) fn settle_remainder(&self, tid: u64, period_ns: u64) {
+        let period = period_ns.max(1);
+        let rem = self.carried_ns.swap(0, Ordering::Relaxed);
+        let draw = crate::sys::random_u64().unwrap_or(u64::MAX) % period;
+        if draw >= rem {
+            return;
+        }
+        let main = u64::from(std::process::id());
+        let Some((tid, pc)) = [tid, main].into_iter().find_map(|t| {
+            self.threads
+                .get(t)
+                .filter(|(n, _)| *n > 0)
+                .map(|(_, pc)| (t, pc))
+        }) else {
+            self.unsampled.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        self.count_pc(pc, tid, 1);
+        if self.stacks.is_some() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Adds `rem_ns` to the carried fraction of a period; true when that made a whole period
     /// (then taken out of it).
     fn carry(&self, rem_ns: u64, period_ns: u64) -> bool {
