@@ -25,6 +25,8 @@ use goblin::elf::compression_header::{
 use goblin::elf::section_header::{SHF_COMPRESSED, SHN_XINDEX, SHT_NOBITS};
 use goblin::elf::{Elf, ProgramHeader, SectionHeader};
 
+use crate::{Error, SectionProblem};
+
 /// An ELF file, read as far as its section and program headers.
 pub struct ElfFile<'data> {
     data: &'data [u8],
@@ -117,14 +119,15 @@ impl<'data> ElfFile<'data> {
 
     /// [`ElfFile::section_data`], telling a missing section (`Ok(None)`) from one that is
     /// there but cannot be read: `Err` says why, naming the section as it is in the file.
-    pub fn read_section(&self, name: &str) -> Result<Option<Cow<'data, [u8]>>, String> {
-        let outside = |n: &str| format!("section {n} lies outside the file");
+    pub fn read_section(&self, name: &str) -> Result<Option<Cow<'data, [u8]>>, Error> {
         if let Some(s) = self.section_header(name) {
-            let bytes = file_range(self.data, s).ok_or_else(|| outside(name))?;
+            let fail = |problem| section_error(name, s, problem);
+            let bytes =
+                file_range(self.data, s).ok_or_else(|| fail(SectionProblem::OutsideFile))?;
             if s.sh_flags & u64::from(SHF_COMPRESSED) == 0 {
                 return Ok(Some(Cow::Borrowed(bytes)));
             }
-            let bad_header = || format!("section {name}: compression header cut short");
+            let bad_header = || fail(SectionProblem::HeaderCutShort);
             let chdr = CompressionHeader::parse(bytes, 0, self.ctx).map_err(|_| bad_header())?;
             let chdr_size = if self.ctx.is_big() {
                 compression_header64::SIZEOF_CHDR
@@ -132,15 +135,15 @@ impl<'data> ElfFile<'data> {
                 compression_header32::SIZEOF_CHDR
             };
             let stream = bytes.get(chdr_size..).ok_or_else(bad_header)?;
-            let size = self.checked_size(name, chdr.ch_size)?;
+            let size = self.checked_size(chdr.ch_size).map_err(fail)?;
             let out = match chdr.ch_type {
                 ELFCOMPRESS_ZLIB => inflate(stream, size),
                 ELFCOMPRESS_ZSTD => unzstd(stream, size),
-                other => return Err(format!("section {name}: unknown compression type {other}")),
+                other => return Err(fail(SectionProblem::UnknownCompression(other))),
             };
             return out
                 .map(|b| Some(Cow::Owned(b)))
-                .ok_or_else(|| damaged(name, size));
+                .ok_or_else(|| fail(SectionProblem::Damaged { size }));
         }
         let Some(tail) = name.strip_prefix(".debug_") else {
             return Ok(None);
@@ -149,7 +152,8 @@ impl<'data> ElfFile<'data> {
         let Some(s) = self.section_header(&gnu) else {
             return Ok(None);
         };
-        let bytes = file_range(self.data, s).ok_or_else(|| outside(&gnu))?;
+        let fail = |problem| section_error(&gnu, s, problem);
+        let bytes = file_range(self.data, s).ok_or_else(|| fail(SectionProblem::OutsideFile))?;
         // `ZLIB`, then the size in 8 big-endian bytes (BFD and object both want the upper
         // half zero, keeping the size below 4 GiB).
         let header = bytes
@@ -157,24 +161,27 @@ impl<'data> ElfFile<'data> {
             .and_then(|(magic, rest)| Some((magic, rest.split_first_chunk::<4>()?)))
             .filter(|(magic, _)| *magic == b"ZLIB\0\0\0\0");
         let Some((_, (size, stream))) = header else {
-            return Err(format!("section {gnu}: no \"ZLIB\" header"));
+            return Err(fail(SectionProblem::NoZlibHeader));
         };
-        let size = self.checked_size(&gnu, u64::from(u32::from_be_bytes(*size)))?;
+        let size = self
+            .checked_size(u64::from(u32::from_be_bytes(*size)))
+            .map_err(fail)?;
         inflate(stream, size)
             .map(|b| Some(Cow::Owned(b)))
-            .ok_or_else(|| damaged(&gnu, size))
+            .ok_or_else(|| fail(SectionProblem::Damaged { size }))
     }
 
     /// The uncompressed size a compressed section records, if it is within [`inflate_limit`].
-    fn checked_size(&self, name: &str, size: u64) -> Result<usize, String> {
-        let limit = inflate_limit(self.data.len() as u64);
+    fn checked_size(&self, size: u64) -> Result<usize, SectionProblem> {
+        let file_len = self.data.len() as u64;
+        let limit = inflate_limit(file_len);
         match usize::try_from(size) {
             Ok(n) if size <= limit => Ok(n),
-            _ => Err(format!(
-                "section {name} records {size} bytes uncompressed, more than the {limit} \
-                 allowed in a {}-byte file",
-                self.data.len()
-            )),
+            _ => Err(SectionProblem::TooLarge {
+                size,
+                limit,
+                file_len,
+            }),
         }
     }
 
@@ -210,8 +217,13 @@ fn file_range<'data>(data: &'data [u8], s: &SectionHeader) -> Option<&'data [u8]
 }
 
 /// The reason a compressed stream did not give the `size` bytes it records.
-fn damaged(name: &str, size: usize) -> String {
-    format!("section {name}: the compressed data does not decompress to the {size} bytes recorded")
+/// The error for section `name` (its header `s`).
+fn section_error(name: &str, s: &SectionHeader, problem: SectionProblem) -> Error {
+    Error::Section {
+        section: name.to_string(),
+        offset: s.sh_offset,
+        problem,
+    }
 }
 
 /// The most bytes one compressed section of a `file_len`-byte file may decompress to: 64
@@ -525,7 +537,7 @@ mod tests {
             .read_section(".debug_info")
             .unwrap_err();
         assert_eq!(
-            why,
+            why.to_string(),
             format!(
                 "section .debug_info records {} bytes uncompressed, more than the {limit} \
                  allowed in a {}-byte file",
@@ -533,8 +545,14 @@ mod tests {
                 bad.len()
             )
         );
+        // The error carries the section, its offset and what was wrong.
+        assert!(matches!(
+            why,
+            crate::Error::Section { ref section, offset, problem: crate::SectionProblem::TooLarge { .. } }
+                if section == ".debug_info" && offset == start as u64
+        ));
         // Absent and unreadable are told apart.
-        assert_eq!(file.read_section(".debug_nothing"), Ok(None));
+        assert!(matches!(file.read_section(".debug_nothing"), Ok(None)));
         assert!(matches!(file.read_section(".debug_info"), Ok(Some(_))));
     }
 

@@ -30,6 +30,54 @@ pub enum Error {
         /// The file.
         path: String,
     },
+    /// A section is in the ELF file but cannot be read as its header says (spec/inputs.md §3);
+    /// readers take it as absent, and say so with this text.
+    #[error("section {section}{problem}")]
+    Section {
+        /// The section's name as it is in the file (`.zdebug_info` for GNU's compressed form).
+        section: String,
+        /// File offset of the section's bytes (`sh_offset`).
+        offset: u64,
+        /// What was expected there and not found.
+        problem: SectionProblem,
+    },
+}
+
+/// What is wrong with a section ([`Error::Section`]). The text follows the section's name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SectionProblem {
+    /// Its bytes do not lie inside the file.
+    #[error(" lies outside the file")]
+    OutsideFile,
+    /// Shorter than the compression header (`Elf32_Chdr`/`Elf64_Chdr`) it must start with.
+    #[error(": compression header cut short")]
+    HeaderCutShort,
+    /// A compression type other than zlib (1) and zstd (2).
+    #[error(": unknown compression type {0}")]
+    UnknownCompression(u32),
+    /// A `.zdebug_*` section that does not start with `ZLIB` and an 8-byte size.
+    #[error(": no \"ZLIB\" header")]
+    NoZlibHeader,
+    /// The recorded uncompressed size is beyond what a file of this size may inflate to.
+    #[error(
+        " records {size} bytes uncompressed, more than the {limit} allowed in a \
+         {file_len}-byte file"
+    )]
+    TooLarge {
+        /// The recorded size.
+        size: u64,
+        /// The limit for this file (`elf_file::inflate_limit`).
+        limit: u64,
+        /// The file's size.
+        file_len: u64,
+    },
+    /// The stream is damaged, or decompresses to another size than the one recorded.
+    #[error(": the compressed data does not decompress to the {size} bytes recorded")]
+    Damaged {
+        /// The recorded size.
+        size: usize,
+    },
 }
 
 /// `strerror(errno)` of an I/O error as C prints it: the system's text without Rust's

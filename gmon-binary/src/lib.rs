@@ -37,6 +37,6 @@ pub mod image;
 pub mod open;
 pub mod strtab;
 
-pub use error::{Error, io_text};
+pub use error::{Error, SectionProblem, io_text};
 pub use image::{Image, parse_elf};
 pub use open::ImageBytes;
