@@ -124,7 +124,7 @@ pub fn main() -> ExitCode {
 fn message(err: &anyhow::Error, verbose: bool) -> String {
     // The first link of the chain that says "not a profile": ours, classified by input.rs, or
     // the reader's own from a loader that does not classify (its contexts name the file).
-    let found = err.chain().enumerate().find_map(|(i, e)| {
+    let found = links(err).enumerate().find_map(|(i, e)| {
         if let Some(e) = e.downcast_ref::<NotAProfile>() {
             return Some((i, e.to_string(), e.tried.as_str()));
         }
@@ -140,7 +140,7 @@ fn message(err: &anyhow::Error, verbose: bool) -> String {
     let Some((i, last, tried)) = found else {
         return format!("{err:#}");
     };
-    let mut parts: Vec<String> = err.chain().take(i).map(|e| e.to_string()).collect();
+    let mut parts: Vec<String> = links(err).take(i).map(|e| e.to_string()).collect();
     parts.push(last);
     let text = parts.join(": ");
     if !verbose {
@@ -168,8 +168,18 @@ fn keep_freed_memory() {
     }
 }
 
+/// The links of `err`'s chain, each library [`crate::Error`] that wraps another error as it is
+/// seen as that error (its `inner`), so that the reader's or the OS's error is found by type.
+fn links(err: &anyhow::Error) -> impl Iterator<Item = &(dyn std::error::Error + 'static)> {
+    err.chain().map(|e| {
+        e.downcast_ref::<crate::Error>()
+            .or_else(|| e.downcast_ref::<Box<crate::Error>>().map(|b| &**b))
+            .map_or(e, crate::Error::inner)
+    })
+}
+
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
+    links(err).any(|e| {
         e.downcast_ref::<io::Error>()
             .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
             || e.downcast_ref::<WriteError>()

@@ -7,6 +7,7 @@ use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
 
+use crate::Result;
 use crate::output::os_reason;
 
 /// An input that could not be read: `PATH: is a directory`, `PATH: No such file or directory`.
@@ -30,14 +31,14 @@ impl std::error::Error for ReadError {}
 
 /// Reads a whole input file the user named, naming it in the error (a directory says so; a
 /// pipe or device is read up to [`gmon_binary::open::MAX_STREAM_BYTES`]).
-pub fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
-    gmon_binary::open::read_named(path).map_err(|e| read_error(path, &e))
+pub fn read_input(path: &Path) -> Result<Vec<u8>> {
+    gmon_binary::open::read_named(path).map_err(|e| read_error(path, &e).into())
 }
 
 /// An error when `path` is a gmon-write sidecar rather than a profile, said before anything
 /// else is looked for (the views would otherwise first go looking for an executable). A file
 /// that cannot be read is left to the reading that follows, which says why.
-pub fn refuse_sidecar(path: &Path) -> anyhow::Result<()> {
+pub fn refuse_sidecar(path: &Path) -> Result<()> {
     let mut head = [0u8; 8];
     let read = fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
     if read.is_ok() && head == gmon_format::sidecar::GMONX_MAGIC {
@@ -53,14 +54,14 @@ pub fn refuse_sidecar(path: &Path) -> anyhow::Result<()> {
 
 /// [`read_input`] into `buf` (emptied first), so that a caller reading many files reuses one
 /// allocation instead of faulting in fresh pages for every file.
-pub fn read_input_into(path: &Path, buf: &mut Vec<u8>) -> anyhow::Result<()> {
+pub fn read_input_into(path: &Path, buf: &mut Vec<u8>) -> Result<()> {
     buf.clear();
     fs::File::open(path)
         .and_then(|f| gmon_binary::open::read_named_into(f, buf))
-        .map_err(|e| read_error(path, &e))
+        .map_err(|e| read_error(path, &e).into())
 }
 
-fn read_error(path: &Path, e: &io::Error) -> anyhow::Error {
+fn read_error(path: &Path, e: &io::Error) -> ReadError {
     let reason = if e.kind() == io::ErrorKind::IsADirectory {
         "is a directory".to_owned()
     } else {
@@ -71,7 +72,6 @@ fn read_error(path: &Path, e: &io::Error) -> anyhow::Error {
         kind: e.kind(),
         reason,
     }
-    .into()
 }
 
 /// A file that no gmon.out layout explains. Its message is one line (the best reason); the
@@ -132,7 +132,7 @@ fn is_text(head: &[u8]) -> bool {
 pub fn read_profile(
     path: &Path,
     opts: &gmon_format::ReadOptions,
-) -> anyhow::Result<(gmon_format::Profile, u64)> {
+) -> Result<(gmon_format::Profile, u64)> {
     let bytes = read_input(path)?;
     Ok((parse_profile(path, &bytes, opts)?, bytes.len() as u64))
 }
@@ -142,7 +142,7 @@ pub fn read_profile(
 pub fn read_detected(
     path: &Path,
     opts: &gmon_format::ReadOptions,
-) -> anyhow::Result<(gmon_format::Detected, u64)> {
+) -> Result<(gmon_format::Detected, u64)> {
     let bytes = read_input(path)?;
     let detected =
         gmon_format::read_detailed(&bytes, opts).map_err(|e| explain(path, &bytes, e))?;
@@ -154,7 +154,7 @@ pub fn parse_profile(
     path: &Path,
     bytes: &[u8],
     opts: &gmon_format::ReadOptions,
-) -> anyhow::Result<gmon_format::Profile> {
+) -> Result<gmon_format::Profile> {
     gmon_format::read_with(bytes, opts).map_err(|e| explain(path, bytes, e))
 }
 
@@ -163,7 +163,7 @@ pub fn parse_profile(
 ///
 /// A gmon-write sidecar starts with "gmon" too, so the GNU reader takes it and stops at its
 /// version word ("unsupported version 0x747865"): it is said to be a sidecar instead.
-pub fn explain(path: &Path, bytes: &[u8], e: gmon_format::Error) -> anyhow::Error {
+pub fn explain(path: &Path, bytes: &[u8], e: gmon_format::Error) -> crate::Error {
     match e {
         gmon_format::Error::UnknownFormat { tried, .. } => NotAProfile {
             name: path.display().to_string(),
@@ -177,7 +177,7 @@ pub fn explain(path: &Path, bytes: &[u8], e: gmon_format::Error) -> anyhow::Erro
             tried: format!("GNU: {e}"),
         }
         .into(),
-        e => anyhow::Error::new(e).context(path.display().to_string()),
+        e => crate::Error::from(e).context(path.display()),
     }
 }
 
@@ -222,7 +222,9 @@ mod tests {
                 path.display()
             )
         );
-        let tried = &err.downcast_ref::<NotAProfile>().unwrap().tried;
+        let crate::Error::NotAProfile(NotAProfile { tried, .. }) = &err else {
+            panic!("{err:?}")
+        };
         assert!(tried.contains("old BSD"), "{tried}");
     }
 }

@@ -52,7 +52,10 @@ impl ViewInputs {
     /// The executable (if named) and the profiles, an executable operand first taken as the
     /// executable (spec/stacks.md §10).
     pub fn split(&self) -> anyhow::Result<(Option<PathBuf>, Vec<PathBuf>)> {
-        crate::model::executable_and_profiles(self.exe.as_deref(), &self.gmon)
+        Ok(crate::model::executable_and_profiles(
+            self.exe.as_deref(),
+            &self.gmon,
+        )?)
     }
 }
 

@@ -10,9 +10,12 @@
 
 #![deny(missing_docs)]
 
+pub use error::{Error, Result};
+
 pub mod callgrind;
 pub mod diff;
 pub mod dump;
+pub mod error;
 pub mod flame;
 pub mod gprof;
 pub mod input;

@@ -14,13 +14,14 @@ use std::io::{self, BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use anyhow::{Context, bail};
 use gmon_format::{
     ExecutableId, GnuFile, MergeOptions, Merged, Merger, Profile, ReadOptions, Sidecar, SidecarSum,
     Variant,
 };
 
+use crate::error::Context;
 use crate::model::{Executable, sidecar_beside};
+use crate::{Error, Result};
 
 /// How to merge files.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +87,7 @@ impl Sidecars {
 /// Sums the profile files `paths` in order, and their sidecars. An unreadable, malformed or
 /// incompatible input is an error naming that file (and the byte offset, for malformed ones);
 /// nothing is written here.
-pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Result<MergedFiles> {
+pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> Result<MergedFiles> {
     let mut merge_opts = opts.merge.clone();
     if merge_opts.executable.is_none()
         && let Some(exe) = &opts.executable
@@ -123,9 +124,9 @@ pub fn merge_files(paths: &[PathBuf], opts: &MergeFilesOptions) -> anyhow::Resul
         fast = merger.encoding().filter(|_| fast_allowed);
         rest = tail;
     }
-    std::thread::scope(|scope| -> anyhow::Result<()> {
+    std::thread::scope(|scope| -> Result<()> {
         // A rendezvous: the reader holds one loaded file until the adder takes it.
-        let (loaded_tx, loaded_rx) = mpsc::sync_channel::<anyhow::Result<Raw>>(0);
+        let (loaded_tx, loaded_rx) = mpsc::sync_channel::<Result<Raw>>(0);
         let (spare_tx, spare_rx) = mpsc::channel::<Vec<u8>>();
         let read = &read;
         scope.spawn(move || {
@@ -177,7 +178,7 @@ struct Loaded {
 }
 
 /// Adds `l` to the sum and gives back its buffer.
-fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> anyhow::Result<Vec<u8>> {
+fn add_loaded(merger: &mut Merger, l: Loaded, read: &ReadOptions) -> Result<Vec<u8>> {
     let name = || format!("{}", l.path.display());
     let (profile, bytes) = match l.parsed {
         Parsed::Full(p, bytes) => (p, bytes),
@@ -207,7 +208,7 @@ struct Raw {
 }
 
 /// Reads `path` into `buffer`, and its sidecar.
-fn read_raw(path: &Path, mut buffer: Vec<u8>) -> anyhow::Result<Raw> {
+fn read_raw(path: &Path, mut buffer: Vec<u8>) -> Result<Raw> {
     crate::input::read_input_into(path, &mut buffer)?;
     Ok(Raw {
         path: path.to_path_buf(),
@@ -223,7 +224,7 @@ fn load(
     read: &ReadOptions,
     exe: Option<&Executable>,
     fast: Option<gmon_format::Encoding>,
-) -> anyhow::Result<Loaded> {
+) -> Result<Loaded> {
     check(read_raw(path, buffer)?, read, exe, fast)
 }
 
@@ -234,7 +235,7 @@ fn check(
     read: &ReadOptions,
     exe: Option<&Executable>,
     fast: Option<gmon_format::Encoding>,
-) -> anyhow::Result<Loaded> {
+) -> Result<Loaded> {
     let Raw {
         path,
         bytes: buffer,
@@ -253,7 +254,10 @@ fn check(
         Some(s) if s.gmon.is_some() && !s.matches_gmon(&buffer) => Err(STALE_SIDECAR),
         Some(s) => Ok(s),
     };
-    let not_this_exe = |e: String| anyhow::anyhow!("{}: {e}", path.display());
+    let not_this_exe = |reason: String| Error::OtherExecutable {
+        path: path.to_path_buf(),
+        reason,
+    };
     let parsed = match fast {
         Some(encoding) => GnuFile::parse(buffer, encoding),
         None => Err(buffer),
@@ -313,7 +317,7 @@ fn progress_bar(wanted: bool, len: usize) -> indicatif::ProgressBar {
 /// Expands the input list: `@FILE` arguments and `--from-list FILE` name files with one path per
 /// line (blank lines skipped; `-` is standard input), so lists longer than the command line
 /// allows can be merged. A literal path starting with `@` can be given as `./@name`.
-pub fn expand_inputs(args: &[PathBuf], lists: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub fn expand_inputs(args: &[PathBuf], lists: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for a in args {
         match a.to_str().and_then(|s| s.strip_prefix('@')) {
@@ -325,12 +329,12 @@ pub fn expand_inputs(args: &[PathBuf], lists: &[PathBuf]) -> anyhow::Result<Vec<
         read_list(l, &mut out)?;
     }
     if out.is_empty() {
-        bail!("no input profiles (give files, @LISTFILE or --from-list LISTFILE)");
+        return Err(Error::NoInputs);
     }
     Ok(out)
 }
 
-fn read_list(path: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+fn read_list(path: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let context = || format!("list file {}", path.display());
     // Bounded as any named input is: `-` or a path may be a pipe, or /dev/zero.
     let mut bytes = Vec::new();

@@ -23,6 +23,8 @@ use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use crate::Error;
+
 /// Symbolic links followed before giving up, as the kernel's own limit (`ELOOP` after 40).
 const MAX_LINKS: usize = 40;
 
@@ -191,30 +193,30 @@ fn own_descriptor(p: &Path) -> Option<i32> {
 /// Writes an output file as the module documentation says: `fill` writes the content. On
 /// error, a regular file is left untouched (a new one is not created); standard output, a
 /// descriptor or a FIFO may have received part of it, as with any Unix tool.
-pub fn write_output<F>(path: &Path, fill: F) -> anyhow::Result<()>
+///
+/// `fill`'s error type is the caller's (a command's `anyhow::Error`, or [`Error`]): this
+/// function's own errors convert into it.
+pub fn write_output<F, E>(path: &Path, fill: F) -> Result<(), E>
 where
-    F: FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+    F: FnOnce(&mut dyn Write) -> Result<(), E>,
+    E: From<Error>,
 {
-    let sink = resolve(path).map_err(|e| WriteError::new(path, "cannot write", &e))?;
+    let cannot_write = |e: &io::Error| Error::from(WriteError::new(path, "cannot write", e));
+    let sink = resolve(path).map_err(|e| cannot_write(&e))?;
     match sink {
         Sink::Stdout => {
             let stdout = io::stdout();
             write_to(path, stdout.lock(), fill)
         }
-        Sink::Descriptor(fd) => write_to(
-            path,
-            dup(fd).map_err(|e| WriteError::new(path, "cannot write", &e))?,
-            fill,
-        ),
+        Sink::Descriptor(fd) => write_to(path, dup(fd).map_err(|e| cannot_write(&e))?, fill),
         Sink::InPlace(target) => {
-            let file =
-                open_in_place(&target).map_err(|e| WriteError::new(path, "cannot write", &e))?;
+            let file = open_in_place(&target).map_err(|e| cannot_write(&e))?;
             write_to(path, file, fill)
         }
         Sink::Replace(target) => {
             let mut staged = Staged::beside(path, &target)?;
             staged.fill(fill)?;
-            staged.commit()
+            Ok(staged.commit()?)
         }
     }
 }
@@ -247,20 +249,21 @@ fn open_in_place(target: &Path) -> io::Result<fs::File> {
 }
 
 /// Runs `fill` over `sink` (buffered); any write error becomes one [`WriteError`] naming `name`.
-fn write_to<W: Write>(
+fn write_to<W: Write, E: From<Error>>(
     name: &Path,
     sink: W,
-    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+    fill: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+) -> Result<(), E> {
+    let cannot_write = |e: &io::Error| Error::from(WriteError::new(name, "cannot write", e));
     let mut w = BufWriter::new(Checked::new(sink));
     let filled = fill(&mut w);
     let flushed = w.flush();
     let failed = w.get_mut().take_error();
     if let Some(e) = failed {
-        return Err(WriteError::new(name, "cannot write", &e).into());
+        return Err(cannot_write(&e).into());
     }
     filled?;
-    flushed.map_err(|e| WriteError::new(name, "cannot write", &e))?;
+    flushed.map_err(|e| cannot_write(&e))?;
     Ok(())
 }
 
@@ -291,7 +294,7 @@ impl Staged {
     /// Stages the output `path`, which must be a regular file or a new name once its links are
     /// followed by the rules of this module: a FIFO, a device or a descriptor cannot be one of a
     /// set written whole or not at all.
-    pub fn new(path: &Path) -> anyhow::Result<Staged> {
+    pub fn new(path: &Path) -> Result<Staged, Error> {
         let fail = |e: &io::Error| WriteError::new(path, "cannot write", e);
         match resolve(path).map_err(|e| fail(&e))? {
             Sink::Replace(target) => Staged::beside(path, &target),
@@ -300,7 +303,7 @@ impl Staged {
     }
 
     /// A temporary file beside `target` (the regular file or new name `name` resolved to).
-    fn beside(name: &Path, target: &Path) -> anyhow::Result<Staged> {
+    fn beside(name: &Path, target: &Path) -> Result<Staged, Error> {
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -336,10 +339,10 @@ impl Staged {
     }
 
     /// Writes the content with `fill`, once, and closes the temporary file.
-    pub fn fill(
+    pub fn fill<E: From<Error>>(
         &mut self,
-        fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
+        fill: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+    ) -> Result<(), E> {
         let file = self.take_file()?;
         write_to(&self.name, file, fill)
     }
@@ -349,21 +352,21 @@ impl Staged {
     /// --sparse=auto`, [`copy_sparse`]): the histogram of a large executable is mostly zero bins
     /// that the runtime left unwritten (spec/runtime.md §1), and reading and writing them cost
     /// more than a short recorded run.
-    pub fn copy(&mut self, source: &fs::File) -> anyhow::Result<()> {
+    pub fn copy(&mut self, source: &fs::File) -> Result<(), Error> {
         let file = self.take_file()?;
         copy_sparse(source, &file)
             .map_err(|e| WriteError::new(&self.name, "cannot write", &e).into())
     }
 
-    fn take_file(&mut self) -> anyhow::Result<fs::File> {
-        self.file
-            .take()
-            .ok_or_else(|| anyhow::anyhow!("{}: written twice", self.name.display()))
+    fn take_file(&mut self) -> Result<fs::File, Error> {
+        self.file.take().ok_or_else(|| {
+            Error::from(io::Error::other("written twice")).context(self.name.display())
+        })
     }
 
     /// Renames the temporary file over the target: rename(2) replaces whatever is there now, a
     /// link included, without following it.
-    pub fn commit(self) -> anyhow::Result<()> {
+    pub fn commit(self) -> Result<(), Error> {
         let name = self.name;
         self.tmp
             .persist(&self.target)
@@ -500,7 +503,7 @@ mod tests {
     fn new_file_gets_the_umask_mode_and_replaced_file_keeps_its_mode() {
         let dir = tempfile::tempdir().unwrap();
         let fresh = dir.path().join("fresh.out");
-        write_output(&fresh, |w| Ok(w.write_all(b"x")?)).unwrap();
+        write_output(&fresh, |w| Ok::<_, Error>(w.write_all(b"x")?)).unwrap();
         // The umask can only remove bits from 0666, and never the owner's read/write here.
         let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode & 0o600, 0o600);
@@ -508,7 +511,7 @@ mod tests {
         let replaced = dir.path().join("replaced.out");
         fs::write(&replaced, b"old").unwrap();
         fs::set_permissions(&replaced, fs::Permissions::from_mode(0o640)).unwrap();
-        write_output(&replaced, |w| Ok(w.write_all(b"new")?)).unwrap();
+        write_output(&replaced, |w| Ok::<_, Error>(w.write_all(b"new")?)).unwrap();
         assert_eq!(
             fs::metadata(&replaced).unwrap().permissions().mode() & 0o777,
             0o640
@@ -588,7 +591,7 @@ mod tests {
         let file = dir.path().join("plain");
         fs::write(&file, b"x").unwrap();
         let target = file.join("out");
-        let err = write_output(&target, |w| Ok(w.write_all(b"y")?)).unwrap_err();
+        let err = write_output(&target, |w| Ok::<_, Error>(w.write_all(b"y")?)).unwrap_err();
         let msg = format!("{err:#}");
         assert_eq!(
             msg,
@@ -602,7 +605,7 @@ mod tests {
         let target = dir.path().join("out");
         let err = write_output(&target, |w| {
             w.write_all(b"partial")?;
-            anyhow::bail!("boom")
+            Err(Error::from(io::Error::other("boom")))
         });
         assert_eq!(format!("{:#}", err.unwrap_err()), "boom");
         assert!(!target.exists());

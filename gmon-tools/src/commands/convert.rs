@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use gmon_format::{Encoding, Endian, Header, PtrWidth, Variant};
 
+use crate::commands::write_output;
 use crate::input::read_profile;
 use crate::input_args::{EndianArg, InputFormat, PtrWidthArg, VariantArg, header_size_parser};
-use crate::output::write_output;
 
 /// Arguments of `gmon convert`.
 #[derive(Debug, clap::Args)]

@@ -147,10 +147,9 @@ pub fn load_new(
     model::load_with(Some(exe), std::slice::from_ref(&new.to_path_buf()), opts).map_err(|e| {
         // A file that cannot be read, or is no profile at all, is not a matter of which
         // executable reads it.
-        let not_the_executable = e.downcast_ref::<crate::input::NotAProfile>().is_some()
-            || e.downcast_ref::<crate::input::ReadError>().is_some();
+        let not_the_executable = matches!(e, crate::Error::NotAProfile(_) | crate::Error::Read(_));
         if own || not_the_executable {
-            e
+            e.into()
         } else {
             anyhow::anyhow!(
                 "{e:#} (NEW is read with --exe's executable; give its own with --new-exe)"
@@ -246,7 +245,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             let b = base_paths
                 .iter()
                 .map(|p| model::load_with(Some(be), std::slice::from_ref(p), &opts))
-                .collect::<anyhow::Result<Vec<_>>>()?;
+                .collect::<crate::Result<Vec<_>>>()?;
             let n = new_paths
                 .iter()
                 .map(|p| load_new(ne, p, args.new_exe.is_some(), &opts))

@@ -99,14 +99,21 @@ impl From<anyhow::Error> for Failure {
     }
 }
 
+impl From<crate::Error> for Failure {
+    /// An error before the file's bytes were parsed: it could not be read.
+    fn from(error: crate::Error) -> Failure {
+        anyhow::Error::from(error).into()
+    }
+}
+
 impl Failure {
     /// The reader's error `e`, said by `say`.
-    fn of(e: gmon_format::Error, say: impl FnOnce(gmon_format::Error) -> anyhow::Error) -> Failure {
+    fn of(e: gmon_format::Error, say: impl FnOnce(gmon_format::Error) -> crate::Error) -> Failure {
         let (class, offset) = (e.class(), e.offset());
         Failure {
             class,
             offset,
-            error: say(e),
+            error: say(e).into(),
         }
     }
 }
@@ -116,11 +123,8 @@ fn load(path: &Path, opts: &ReadOptions) -> Result<(Dumped, u64), Failure> {
     let bytes = read_input(path)?;
     let size = bytes.len() as u64;
     if bytes.starts_with(&GMONX_MAGIC) {
-        let (sidecar, sections) = read_sidecar_sections(&bytes).map_err(|e| {
-            Failure::of(e, |e| {
-                anyhow::Error::new(e).context(path.display().to_string())
-            })
-        })?;
+        let (sidecar, sections) = read_sidecar_sections(&bytes)
+            .map_err(|e| Failure::of(e, |e| crate::Error::from(e).context(path.display())))?;
         return Ok((Dumped::Sidecar(sidecar, sections), size));
     }
     let detected = gmon_format::read_detailed(&bytes, opts)

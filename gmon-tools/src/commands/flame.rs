@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::commands::write_output;
 use crate::flame::{self, DiffColours, SvgOptions, folded_lines};
 use crate::model;
-use crate::output::write_output;
 
 use super::diff::print_notes;
 
@@ -166,7 +166,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 anyhow::bail!("--folded and --diff cannot be combined");
             }
             if bl.is_empty() && nl.is_empty() {
-                return flame::write_no_samples_svg(w, &opts, n.stacks.source, 0);
+                return Ok(flame::write_no_samples_svg(w, &opts, n.stacks.source, 0)?);
             }
             flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
                 .with_context(|| format!("{}", new.display()))
@@ -186,12 +186,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             let lines = folded_lines(&l.stacks, &l.graph);
             if lines.is_empty() {
                 // Same as --folded (empty) and pprof (an empty profile): not an error.
-                return flame::write_no_samples_svg(
+                return Ok(flame::write_no_samples_svg(
                     w,
                     &opts,
                     l.stacks.source,
                     l.stacks.outside_samples,
-                );
+                )?);
             }
             let names = args
                 .gmon
@@ -247,7 +247,7 @@ fn process_tree(
         None => tree,
     });
     if lines.is_empty() {
-        return flame::write_no_samples_svg(w, &opts, source, outside);
+        return Ok(flame::write_no_samples_svg(w, &opts, source, outside)?);
     }
     flame::write_svg(w, &lines, &opts, source, outside).context("the process tree")
 }

@@ -19,7 +19,7 @@ use clap::CommandFactory;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
-use crate::output::write_output;
+use crate::commands::write_output;
 
 /// Arguments of `gmon man`.
 #[derive(Debug, clap::Args)]

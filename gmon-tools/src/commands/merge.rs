@@ -8,10 +8,11 @@ use anyhow::Context;
 use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
 use gmon_format::{MergeOptions, Variant, fit_counts_owned, sidecar_path};
 
+use crate::commands::write_output;
 use crate::input_args::{InputFormat, VariantArg};
 use crate::merge::{MergeFilesOptions, MergedFiles, expand_inputs, merge_files};
 use crate::model::Executable;
-use crate::output::{Staged, write_output};
+use crate::output::Staged;
 
 /// The output when no `-o` is given (said on stderr, since nothing on the command line named it).
 const DEFAULT_OUTPUT: &str = "gmon.sum";
@@ -147,8 +148,8 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 sidecar_to_vec(&sidecar).context("writing the sum of the sidecars")?;
             let mut gmon = Staged::new(output)?;
             let mut side = Staged::new(&sidecar_path(output))?;
-            gmon.fill(|w| Ok(w.write_all(&bytes)?))?;
-            side.fill(|w| Ok(w.write_all(&sidecar_bytes)?))?;
+            gmon.fill(|w| Ok::<_, crate::Error>(w.write_all(&bytes)?))?;
+            side.fill(|w| Ok::<_, crate::Error>(w.write_all(&sidecar_bytes)?))?;
             gmon.commit()?;
             side.commit()?;
         }

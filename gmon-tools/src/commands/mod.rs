@@ -16,6 +16,14 @@ macro_rules! output_help {
 }
 pub(crate) use output_help;
 
+/// [`crate::output::write_output`] for a command, whose `fill` fails with an `anyhow::Error`.
+pub(crate) fn write_output(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    crate::output::write_output(path, fill)
+}
+
 pub mod callgrind;
 pub mod completions;
 pub mod convert;

@@ -5,7 +5,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::output::write_output;
+use crate::commands::write_output;
 use crate::{model, pprof};
 
 /// The file written without `-o`.

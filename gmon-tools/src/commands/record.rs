@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::record::{self, RecordOptions, Refusal};
+use crate::record::{self, RecordOptions};
 
 /// Arguments of `gmon record`.
 #[derive(Debug, clap::Args)]
@@ -96,13 +96,11 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     };
     let rec = match record::record_in_foreground(&opts, &args.command) {
         Ok(rec) => rec,
-        Err(e) => {
-            if let Some(refusal) = e.downcast_ref::<Refusal>() {
-                eprintln!("gmon record: {refusal}");
-                return Ok(ExitCode::from(refusal.status));
-            }
-            return Err(e);
+        Err(crate::Error::Refused(refusal)) => {
+            eprintln!("gmon record: {refusal}");
+            return Ok(ExitCode::from(refusal.status));
         }
+        Err(e) => return Err(e.into()),
     };
     let mut err = std::io::stderr().lock();
     if !args.quiet && !rec.files.is_empty() {

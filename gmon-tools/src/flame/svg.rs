@@ -111,7 +111,7 @@ pub fn write_no_samples_svg(
     opts: &SvgOptions,
     source: StackSource,
     outside_samples: u64,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let sub = opts.subtitle_with(subtitle(source, outside_samples));
     write_empty_svg(
         out,
@@ -128,7 +128,7 @@ fn write_empty_svg(
     opts: &SvgOptions,
     subtitle: &str,
     message: &str,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let mid = EMPTY_WIDTH / 2;
     write!(
         out,
@@ -191,7 +191,7 @@ pub fn write_svg(
     opts: &SvgOptions,
     source: StackSource,
     outside_samples: u64,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     let sub = opts.subtitle_with(subtitle(source, outside_samples));
     if lines.is_empty() {
         return Err(NothingToDraw.into());
@@ -211,7 +211,7 @@ pub fn write_diff_svg(
     new: &[String],
     opts: &SvgOptions,
     source: StackSource,
-) -> anyhow::Result<()> {
+) -> crate::Result<()> {
     // With NEW empty the widths come from BASE: the two are swapped for inferno and the colour
     // negated, so that "fewer samples than the base" stays blue.
     let vanished = new.is_empty();
@@ -259,7 +259,7 @@ pub fn write_diff_svg(
 mod tests {
     use super::*;
 
-    fn svg(f: impl FnOnce(&mut Vec<u8>) -> anyhow::Result<()>) -> String {
+    fn svg(f: impl FnOnce(&mut Vec<u8>) -> crate::Result<()>) -> String {
         let mut out = Vec::new();
         f(&mut out).unwrap();
         String::from_utf8(out).unwrap()
@@ -292,7 +292,7 @@ mod tests {
         assert!(added.contains("<title>f (3 samples, 75.00%; +"), "{added}");
         let mut none = Vec::new();
         let r = write_diff_svg(&mut none, &[], &[], &opts, StackSource::Estimated);
-        assert!(r.is_err_and(|e| e.is::<NothingToDraw>()));
+        assert!(r.is_err_and(|e| matches!(e, crate::Error::NothingToDraw(_))));
         assert!(none.is_empty());
     }
 }

@@ -4,9 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use gmon_format::{CallArc, ExecutableId, Profile, Sidecar, read_sidecar, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
+
+use crate::Result;
+use crate::error::Context;
 
 pub use gmon_binary::elf_file::gnu_build_id;
 
@@ -25,7 +27,7 @@ pub struct Executable {
 
 impl Executable {
     /// Reads the ELF file at `path`.
-    pub fn open(path: &Path) -> anyhow::Result<Executable> {
+    pub fn open(path: &Path) -> Result<Executable> {
         // Mapped, as gprof's Image is: only the headers, notes and symbol tables are read, not
         // the whole file (16 MB of debug information for a 20,000-function program).
         let data =
@@ -34,7 +36,7 @@ impl Executable {
     }
 
     /// Like [`Executable::open`] on the file's bytes.
-    pub fn from_bytes(path: &Path, data: &[u8]) -> anyhow::Result<Executable> {
+    pub fn from_bytes(path: &Path, data: &[u8]) -> Result<Executable> {
         let elf = gmon_binary::parse_elf(data)
             .with_context(|| format!("{}: not an ELF executable", path.display()))?;
         Ok(Executable::from_elf(path, &elf, data))
@@ -136,7 +138,7 @@ impl Executable {
 
 /// The build id of the main executable named by the gmon-write runtime's sidecar of the
 /// profile at `path` (`PATH.gmonx`), when there is a sidecar and it records one.
-pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
+pub fn sidecar_build_id(path: &Path) -> Result<Option<ExecutableId>> {
     Ok(sidecar_beside(path)?.and_then(|s| {
         s.main_object()
             .filter(|o| !o.build_id.is_empty())
@@ -145,13 +147,13 @@ pub fn sidecar_build_id(path: &Path) -> anyhow::Result<Option<ExecutableId>> {
 }
 
 /// The gmon-write runtime's sidecar of the profile at `path` (`PATH.gmonx`), when there is one.
-pub fn sidecar_beside(path: &Path) -> anyhow::Result<Option<Sidecar>> {
+pub fn sidecar_beside(path: &Path) -> Result<Option<Sidecar>> {
     let sidecar = sidecar_path(path);
     match gmon_binary::open::read_found(&sidecar) {
         Ok(b) => Ok(Some(
             read_sidecar(&b).with_context(|| format!("{}", sidecar.display()))?,
         )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("{}", sidecar.display())),
+        Err(e) => Err(e).with_context(|| sidecar.display()),
     }
 }

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use gmon_format::sidecar::Counters;
 use gmon_format::{Sidecar, read_sidecar, sidecar_path};
 
@@ -18,9 +17,11 @@ use super::function::{BinSample, FunctionInfo};
 use super::graph::{CycleGroup, GraphError, NodeId, WeightedCallGraph};
 use super::operands::{OperandKind, executable_and_profiles, operand_kind};
 use super::symbolize::{ObjectFunction, ObjectSymbols};
+use crate::error::Context;
 use crate::gprof::analysis::lines::{attach_function_sources, line_symbol_table};
 use crate::gprof::analysis::symtab::Symbol;
 use crate::gprof::{Analysis, AnalysisBuilder, AnalysisOptions, SymbolTable};
+use crate::{Error, Result};
 use gmon_binary::Image;
 use gmon_binary::dwarf::LineInfo;
 
@@ -208,17 +209,13 @@ impl Default for LoadOptions {
 }
 
 /// [`load_with`] with every option on.
-pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
+pub fn load(exe: Option<&Path>, gmon: &[PathBuf]) -> Result<Loaded> {
     load_with(exe, gmon, &LoadOptions::default())
 }
 
 /// Reads `gmon` (summed; a leading executable is taken as in [`split_executable`]), analyses
 /// them against the executable, and builds the graph and the stacks.
-pub fn load_with(
-    exe: Option<&Path>,
-    gmon: &[PathBuf],
-    load: &LoadOptions,
-) -> anyhow::Result<Loaded> {
+pub fn load_with(exe: Option<&Path>, gmon: &[PathBuf], load: &LoadOptions) -> Result<Loaded> {
     let (exe, gmon) = executable_and_profiles(exe, gmon)?;
     let gmon = gmon.as_slice();
     for path in gmon {
@@ -241,7 +238,7 @@ pub fn load_with(
                 let bytes = crate::input::read_input(path)?;
                 crate::input::parse_profile(path, &bytes, &gmon_format::ReadOptions::default())?;
             }
-            return Err(anyhow::anyhow!("{e}")).with_context(|| match &why {
+            return Err(e).with_context(|| match &why {
                 Some(why) => format!("cannot read the executable ({why})"),
                 None => "cannot read the executable".to_owned(),
             });
@@ -259,7 +256,7 @@ pub fn load_with(
     let mut raw = Vec::with_capacity(gmon.len());
     for path in gmon {
         let bytes = crate::input::read_input(path)?;
-        let p = gmon_format::read(&bytes).with_context(|| format!("{}", path.display()))?;
+        let p = gmon_format::read(&bytes).with_context(|| path.display())?;
         let checked = check_profile(&executable, path, &p)
             .and_then(|()| check_arc_entries(main_symbols.as_ref(), &image, &p, &exe_path));
         if let Err(failed) = checked {
@@ -271,7 +268,6 @@ pub fn load_with(
     // The gprof engine twice: per function (as `gprof` reports), and per source line (as
     // `gprof -l` reports) for pprof's line-level leaf locations. Symbols get their source file
     // and line as gprof attaches them (BFD's lookup, in gmon_binary::dwarf).
-    let gprof_err = |e: crate::gprof::GprofError| anyhow::anyhow!("{}", e.without_program("gmon"));
     let opts = AnalysisOptions {
         whoami: "gmon".to_owned(),
         ..AnalysisOptions::default()
@@ -279,7 +275,7 @@ pub fn load_with(
     // A stripped executable has nothing gprof's rules accept: the views name its code from
     // .dynsym and the unwind table instead of refusing it.
     let (mut symtab, stripped) = views_symbol_table(&image, main_symbols.as_ref(), &opts)
-        .map_err(gprof_err)
+        .map_err(|e| without_program(&e))
         .context("reading symbols")?;
     let mut line_info = LineInfo::for_executable(&exe_path, &image.data, Some(&elf), true);
     notes.extend(line_info.unreadable_sections().iter().cloned());
@@ -290,7 +286,7 @@ pub fn load_with(
         None
     };
     let analysis = run_analysis(symtab, &image, gmon, &profiles, &opts)
-        .map_err(gprof_err)
+        .map_err(|e| without_program(&e))
         .with_context(|| format!("analysing {}", exe_path.display()))?;
     // Without line symbols (no DWARF, or a layout gprof -l refuses) leaves stay per function.
     let line_analysis =
@@ -769,6 +765,12 @@ fn check_samples_in_functions(graph: &WeightedCallGraph, exe: &Path) -> Result<(
     Ok(())
 }
 
+/// The gprof engine's error as the views say it: gprof's messages name the file; only their own
+/// "gmon: " prefix is dropped (QA #15).
+fn without_program(e: &crate::gprof::GprofError) -> Error {
+    crate::gprof::GprofError::new(e.without_program("gmon").to_owned()).into()
+}
+
 /// An error naming the profile, the executable and the failed check, or with `force` a note.
 fn refuse_unless_forced(
     force: bool,
@@ -776,7 +778,7 @@ fn refuse_unless_forced(
     exe: &Path,
     failed: &str,
     notes: &mut Vec<String>,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     if force {
         notes.push(format!(
             "{}: read with {} although a check failed (--force): {failed}",
@@ -785,10 +787,12 @@ fn refuse_unless_forced(
         ));
         return Ok(());
     }
-    anyhow::bail!(
-        "{}: not a profile of {} (failed check: {failed}); name its executable (EXE GMON... or \
-         --exe EXE), or --force to read it anyway",
-        path.display(),
-        exe.display()
-    )
+    Err(Error::OtherExecutable {
+        path: path.to_path_buf(),
+        reason: format!(
+            "not a profile of {} (failed check: {failed}); name its executable (EXE GMON... or \
+             --exe EXE), or --force to read it anyway",
+            exe.display()
+        ),
+    })
 }

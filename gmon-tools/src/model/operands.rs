@@ -6,6 +6,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::{Error, Result};
+
 /// What a path on the command line is, by its first bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OperandKind {
@@ -47,7 +49,7 @@ fn is_profile(path: &Path) -> bool {
 pub fn executable_and_profiles(
     exe: Option<&Path>,
     operands: &[PathBuf],
-) -> anyhow::Result<(Option<PathBuf>, Vec<PathBuf>)> {
+) -> Result<(Option<PathBuf>, Vec<PathBuf>)> {
     let (exe, profiles) = match (exe, operands.split_first()) {
         (Some(e), _) => (Some(e.to_path_buf()), operands),
         (None, Some((first, rest)))
@@ -62,17 +64,18 @@ pub fn executable_and_profiles(
     }
     for p in profiles {
         match operand_kind(p) {
-            OperandKind::Executable => anyhow::bail!(
-                "{}: is an executable, not a profile: name the executable first \
-                 (EXE GMON...) or with --exe EXE{}",
-                p.display(),
-                if exe.is_some() { ", and only once" } else { "" }
-            ),
+            OperandKind::Executable => {
+                return Err(operand(
+                    p,
+                    format!(
+                        "is an executable, not a profile: name the executable first \
+                         (EXE GMON...) or with --exe EXE{}",
+                        if exe.is_some() { ", and only once" } else { "" }
+                    ),
+                ));
+            }
             OperandKind::Directory => {
-                anyhow::bail!(
-                    "{}: is a directory, not a profile or an executable",
-                    p.display()
-                )
+                return Err(operand(p, "is a directory, not a profile or an executable"));
             }
             OperandKind::Other => {}
         }
@@ -98,20 +101,24 @@ pub fn without_sidecars_beside_their_profiles(operands: &[PathBuf]) -> Vec<PathB
 
 /// Refuses an executable operand that is a directory or a profile (or no ELF file at all),
 /// saying so; a missing file is left to the reader, whose error names it.
-pub fn check_executable_operand(exe: &Path) -> anyhow::Result<()> {
+pub fn check_executable_operand(exe: &Path) -> Result<()> {
     match operand_kind(exe) {
         OperandKind::Executable => Ok(()),
-        OperandKind::Directory => {
-            anyhow::bail!("{}: is a directory, not an executable", exe.display())
-        }
-        OperandKind::Other if is_profile(exe) => anyhow::bail!(
-            "{}: is a gmon.out profile, not an executable (name the executable first or with \
+        OperandKind::Directory => Err(operand(exe, "is a directory, not an executable")),
+        OperandKind::Other if is_profile(exe) => Err(operand(
+            exe,
+            "is a gmon.out profile, not an executable (name the executable first or with \
              --exe, then the profiles)",
-            exe.display()
-        ),
-        OperandKind::Other if exe.exists() => {
-            anyhow::bail!("{}: not an ELF executable", exe.display())
-        }
+        )),
+        OperandKind::Other if exe.exists() => Err(operand(exe, "not an ELF executable")),
         OperandKind::Other => Ok(()),
+    }
+}
+
+/// The error for the operand `path`, which is not what its place asks for.
+fn operand(path: &Path, problem: impl Into<String>) -> Error {
+    Error::Operand {
+        path: path.to_path_buf(),
+        problem: problem.into(),
     }
 }

@@ -26,7 +26,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::Context;
 use gmon_format::GMON_MAGIC;
 use gmon_format::sidecar::GMONX_MAGIC;
 
@@ -73,7 +73,7 @@ pub fn check_out(out: &Path) -> Result<(), String> {
 /// The path of each group's gmon.out beside `out` (see the module documentation), and the
 /// executable path its name comes from, in the order of `groups`; the first group gets `out`
 /// itself.
-pub fn paths(out: &Path, groups: &[Group]) -> anyhow::Result<Vec<(PathBuf, String)>> {
+pub fn paths(out: &Path, groups: &[Group]) -> crate::Result<Vec<(PathBuf, String)>> {
     let room = name_room(out);
     let mut taken: HashSet<OsString> = HashSet::new();
     let mut paths = Vec::with_capacity(groups.len());
@@ -106,7 +106,7 @@ fn free_name(
     base: &str,
     room: usize,
     taken: &HashSet<OsString>,
-) -> anyhow::Result<PathBuf> {
+) -> crate::Result<PathBuf> {
     // Enough tries for every group of any run and as many files in the way.
     for n in 1..=100_000u32 {
         let number = if n == 1 {
@@ -136,10 +136,9 @@ fn free_name(
         }
         return Ok(path);
     }
-    anyhow::bail!(
-        "{}.{base}: no free name for this executable's profile",
-        out.display()
-    )
+    let mut path = out.as_os_str().to_owned();
+    path.push(format!(".{base}"));
+    Err(crate::Error::NoFreeName { path: path.into() })
 }
 
 /// Whether writing `path` may replace what is there: nothing, or (its links followed by the
@@ -173,7 +172,7 @@ fn replaceable(path: &Path, magic: &[u8]) -> bool {
 /// all renamed into place (sidecar before profile, as the runtime does: a gmon.out is never
 /// newer than its sidecar). On failure the error names the file and says how many of the run's
 /// files were written (none, unless a rename itself failed).
-pub fn write(groups: &[Group], paths: &[(PathBuf, String)]) -> anyhow::Result<()> {
+pub fn write(groups: &[Group], paths: &[(PathBuf, String)]) -> crate::Result<()> {
     let total: usize = groups
         .iter()
         .map(|g| 1 + usize::from(g.sidecar.is_some()))

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, ExitStatus};
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::error::Context;
 
 pub use preflight::Refusal;
 pub use runtime::{LIB_ENV, RuntimeSource};
@@ -115,17 +115,14 @@ impl Recorded {
 /// are left alone (see [`record_in_foreground`] for what the `gmon record` command does).
 /// Errors are refusals before the run ([`Refusal`] inside, with its exit status) or a failure
 /// to start the command.
-pub fn record(opts: &RecordOptions, command: &[OsString]) -> anyhow::Result<Recorded> {
+pub fn record(opts: &RecordOptions, command: &[OsString]) -> crate::Result<Recorded> {
     record_with(opts, command, false)
 }
 
 /// Like [`record`], and while the command runs this process ignores SIGINT and SIGQUIT and
 /// forwards SIGTERM and SIGHUP to it ([`signals`], spec/runtime.md §4.5). It changes
 /// process-wide signal dispositions: one call at a time per process.
-pub fn record_in_foreground(
-    opts: &RecordOptions,
-    command: &[OsString],
-) -> anyhow::Result<Recorded> {
+pub fn record_in_foreground(opts: &RecordOptions, command: &[OsString]) -> crate::Result<Recorded> {
     record_with(opts, command, true)
 }
 
@@ -133,7 +130,7 @@ fn record_with(
     opts: &RecordOptions,
     command: &[OsString],
     foreground: bool,
-) -> anyhow::Result<Recorded> {
+) -> crate::Result<Recorded> {
     let Some((program, args)) = command.split_first() else {
         return Err(Refusal {
             status: 2,
@@ -296,7 +293,7 @@ pub struct Idle {
 }
 
 /// Sums and writes the per-process profiles found in `dir` (see [`profiles`]).
-fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> anyhow::Result<Written> {
+fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> crate::Result<Written> {
     let mut found = profiles::collect(dir, STEM)?;
     if !inherit {
         // A forked child (no exec) keeps sampling in the runtime; its file is not kept.

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::Context;
 use gmon_format::sidecar::{GmonLink, MappedObject};
 use gmon_format::{MergeOptions, Merger, Sidecar, Variant, fit_counts, merge_sidecars};
 
@@ -29,7 +29,7 @@ pub struct ProcessProfile {
 /// `<stem>.<pid>` (the others, spec/runtime.md §3), each maybe followed by `.exec-<k>` (an
 /// image that exec'd: it counts as its process's), with their sidecars. Temporary files of an
 /// interrupted write are ignored.
-pub fn collect(dir: &Path, stem: &str) -> anyhow::Result<Vec<ProcessProfile>> {
+pub fn collect(dir: &Path, stem: &str) -> crate::Result<Vec<ProcessProfile>> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("{}", dir.display()))? {
         let entry = entry.with_context(|| format!("{}", dir.display()))?;
@@ -104,7 +104,7 @@ pub enum GroupGmon {
 }
 
 /// Groups `profiles` by executable and sums each group.
-pub fn group(profiles: Vec<ProcessProfile>) -> anyhow::Result<Vec<Group>> {
+pub fn group(profiles: Vec<ProcessProfile>) -> crate::Result<Vec<Group>> {
     let mut keyed: Vec<(Vec<u8>, Vec<ProcessProfile>)> = Vec::new();
     for p in profiles {
         let key = match p.sidecar.as_ref().and_then(Sidecar::main_object) {
@@ -124,7 +124,7 @@ pub fn group(profiles: Vec<ProcessProfile>) -> anyhow::Result<Vec<Group>> {
         .collect()
 }
 
-fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
+fn sum_group(members: &[ProcessProfile]) -> crate::Result<Group> {
     let gmon = match members {
         // One process: its file is the profile, byte for byte (the runtime writes it whole or
         // not at all, spec/runtime.md §1). Reading, summing and rewriting a large executable's
@@ -169,7 +169,7 @@ fn sum_group(members: &[ProcessProfile]) -> anyhow::Result<Group> {
 /// The link of a process's own gmon.out: the one its runtime wrote into its sidecar (the runtime
 /// hashes the file it writes, spec/runtime.md §5.8; hashing again cost 2 ms for python3's 1.4 MB
 /// histogram), unless the file's length says otherwise.
-fn file_link(path: &Path, sidecar: Option<&Sidecar>) -> anyhow::Result<GmonLink> {
+fn file_link(path: &Path, sidecar: Option<&Sidecar>) -> crate::Result<GmonLink> {
     let len = std::fs::metadata(path)
         .with_context(|| format!("{}", path.display()))?
         .len();
@@ -182,7 +182,7 @@ fn file_link(path: &Path, sidecar: Option<&Sidecar>) -> anyhow::Result<GmonLink>
 }
 
 /// The gmon.out bytes of `members` summed losslessly (GNU gprof's count widths kept).
-fn sum_profiles(members: &[ProcessProfile]) -> anyhow::Result<Vec<u8>> {
+fn sum_profiles(members: &[ProcessProfile]) -> crate::Result<Vec<u8>> {
     let mut merger = Merger::new(MergeOptions::new());
     for m in members {
         let bytes = std::fs::read(&m.path).with_context(|| format!("{}", m.path.display()))?;

@@ -13,7 +13,7 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use crate::error::Context;
 
 /// The prefix of a run directory in the per-user directory.
 const RUN_PREFIX: &str = "record-";
@@ -33,7 +33,7 @@ pub struct RunDir {
 impl RunDir {
     /// Makes a fresh run directory under `base` (see [`base`]), after removing what killed
     /// runs left there. The note says why the per-user directory could not be used, if so.
-    pub fn create(base: &Path) -> anyhow::Result<(RunDir, Option<String>)> {
+    pub fn create(base: &Path) -> crate::Result<(RunDir, Option<String>)> {
         let per_user = base.join(format!("gmon-{}", super::runtime::euid()));
         let (parent, note) = match own_private_dir(&per_user) {
             Ok(()) => {

@@ -22,8 +22,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
-
 use crate::model::RUNTIME_LIBRARY;
 
 /// The environment variable that names the runtime library explicitly.
@@ -105,13 +103,16 @@ fn home_of_euid() -> Option<PathBuf> {
 /// first of [`cache_dirs`] that can be used. When none can, nothing is run: a copy in a
 /// directory that goes away with the run would leave `LD_PRELOAD` naming a path another user
 /// could create once it is gone, in every process the command left running.
-pub fn locate() -> anyhow::Result<(PathBuf, RuntimeSource)> {
+pub fn locate() -> crate::Result<(PathBuf, RuntimeSource)> {
     if let Some(p) = std::env::var_os(LIB_ENV).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if p.is_file() {
             return Ok((p, RuntimeSource::Given));
         }
-        bail!("{LIB_ENV}={}: no such file", p.display());
+        return Err(crate::Error::Runtime(format!(
+            "{LIB_ENV}={}: no such file",
+            p.display()
+        )));
     }
     let mut refused = Vec::new();
     for dir in cache_dirs() {
@@ -127,11 +128,11 @@ pub fn locate() -> anyhow::Result<(PathBuf, RuntimeSource)> {
                 .into(),
         );
     }
-    bail!(
+    Err(crate::Error::Runtime(format!(
         "no private directory to keep the gmon-write runtime ({RUNTIME_LIBRARY}) in ({}); set HOME \
          or XDG_CACHE_HOME to a directory of this user, or {LIB_ENV} to a copy of the library",
         refused.join("; ")
-    )
+    )))
 }
 
 /// Puts the embedded library into `dir` (created `0700` when `create`) and returns the path the

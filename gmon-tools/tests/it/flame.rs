@@ -268,7 +268,7 @@ use gmon_tools::flame::write_folded;
 use gmon_tools::model::{LoadOptions, Loaded, load_with};
 
 /// Flame graphs load without per-line credit, as `gmon flame` does.
-fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> anyhow::Result<Loaded> {
+fn load_stacks(exe: Option<&Path>, gmon: &[PathBuf]) -> gmon_tools::Result<Loaded> {
     load_with(exe, gmon, &LoadOptions::STACKS_ONLY)
 }
 use gmon_binary::Image;

@@ -1004,5 +1004,5 @@ fn write_sum(sum: gmon_format::MergeResult<gmon_format::Merger>) -> Result<(), G
         gmon_format::write(&profile, w)?;
         Ok(())
     })
-    .map_err(|e| GprofError::new(format!("{WHOAMI}: {e:#}\n")))
+    .map_err(|e: crate::Error| GprofError::new(format!("{WHOAMI}: {e:#}\n")))
 }
