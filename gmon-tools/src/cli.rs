@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands;
 use crate::input::{NO_LAYOUT_FITS, NotAProfile, VERBOSE_HINT};
@@ -97,8 +97,8 @@ pub fn main() -> ExitCode {
         Command::Dump(args) => commands::dump::run(args, &mut out),
         Command::Convert(args) => commands::convert::run(args, &mut out),
         Command::Record(args) => commands::record::run(args, &mut out),
-        Command::Completions(args) => commands::completions::run(args, &mut out),
-        Command::Man(args) => commands::man::run(args, &mut out),
+        Command::Completions(args) => commands::completions::run(args, Cli::command(), &mut out),
+        Command::Man(args) => commands::man::run(args, Cli::command(), &mut out),
     };
     let result = result.and_then(|code| {
         out.flush()?;

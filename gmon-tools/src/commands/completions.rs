@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 /// Arguments of `gmon completions`.
@@ -21,9 +20,9 @@ pub struct Args {
     pub shell: Shell,
 }
 
-/// Runs `gmon completions`: the script goes to standard output.
-pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let mut cmd = crate::cli::Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "gmon", out);
+/// Runs `gmon completions`: the script for `cli`, the whole command line (given by the caller,
+/// which defines it: this module does not import it), goes to standard output.
+pub fn run(args: Args, mut cli: clap::Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    clap_complete::generate(args.shell, &mut cli, "gmon", out);
     Ok(ExitCode::SUCCESS)
 }

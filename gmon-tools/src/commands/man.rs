@@ -15,7 +15,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use clap::CommandFactory;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
@@ -216,16 +215,17 @@ const DEFAULT_EXIT_STATUS: &str = "0 on success. 1 when an input cannot be read 
 const GPROF_EXIT_STATUS: &str = "As GNU gprof 2.40's: 0 when the reports were printed, 1 when \
     the executable or a profile cannot be read or an option is wrong (the message is GNU's).";
 
-/// The top-level command as the pages describe it: the built-in `help` subcommand has no page.
-fn command() -> clap::Command {
-    let mut cmd = crate::cli::Cli::command().disable_help_subcommand(true);
+/// The top-level command `cli` as the pages describe it: the built-in `help` subcommand has no
+/// page.
+fn command(cli: clap::Command) -> clap::Command {
+    let mut cmd = cli.disable_help_subcommand(true);
     cmd.build();
     cmd
 }
 
 /// Every page: (file name, roff text).
-fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    let top = command();
+fn pages(cli: clap::Command) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let top = command(cli);
     let subs: Vec<String> = top
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
@@ -423,9 +423,10 @@ fn gprof_options(w: &mut dyn Write) -> std::io::Result<()> {
     roff.to_writer(w)
 }
 
-/// Runs `gmon man`.
-pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let pages = pages()?;
+/// Runs `gmon man`: the pages of `cli`, the whole command line (given by the caller, which
+/// defines it: this module does not import it).
+pub fn run(args: Args, cli: clap::Command, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let pages = pages(cli)?;
     if let Some(dir) = &args.dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("{}: {}", dir.display(), crate::output::os_reason(&e)))?;
