@@ -54,7 +54,7 @@ pub fn check(name: &str, file: &[u8], opts: &ReadOptions) {
     if let Some(w) = opts.ptr_width {
         assert_eq!(p.encoding.ptr_width, w, "{name}");
     }
-    let out = gmon_format::to_vec_unchecked(&p)
+    let out = gmon_format::write::to_vec_unchecked(&p)
         .unwrap_or_else(|e| panic!("{name}: a profile that was read cannot be written: {e}"));
     assert_eq!(out, file, "{name}: write(read(bytes)) != bytes");
     check_read_back(name, &p, &out);
@@ -79,7 +79,7 @@ pub fn check_convert(name: &str, data: &[u8]) {
             let Ok(c) = p.convert_to(variant, enc) else {
                 continue;
             };
-            let bytes = gmon_format::to_vec_unchecked(&c).unwrap_or_else(|e| {
+            let bytes = gmon_format::write::to_vec_unchecked(&c).unwrap_or_else(|e| {
                 panic!("{name} -> {variant} {enc:?}: convert_to did not check: {e}")
             });
             check_read_back(name, &c, &bytes);

@@ -59,7 +59,7 @@ fn main() {
         });
         // The layout alone, without the read-back check (spec/gmon-out.md).
         let raw = time(|| {
-            black_box(gmon_format::to_vec_unchecked(black_box(&p)).expect("writes"));
+            black_box(gmon_format::write::to_vec_unchecked(black_box(&p)).expect("writes"));
         });
         println!(
             "{name:<13} {mb:6.2} MB  read+detect {:8.1} MB/s ({:?})  write {:8.1} MB/s ({:?})  \

@@ -8,12 +8,18 @@
 //!
 //! Use it as follows:
 //!
-//! 1. [`read`] a whole file from a byte slice (the variant, byte order and pointer width are
-//!    guessed as [`detect`] describes), or [`read_with`] and [`ReadOptions`] to force any of
-//!    them, e.g. from the executable's ELF header as gprof does.
+//! 1. [`read()`] a whole file from a byte slice (the variant, byte order and pointer width are
+//!    guessed as [`read::detect`] describes), or [`read_with`] and [`ReadOptions`] to force any
+//!    of them, e.g. from the executable's ELF header as gprof does.
 //! 2. Inspect or edit the [`Profile`]: its [`Header`] and [`Record`]s in file order.
 //! 3. [`write()`] it to any [`std::io::Write`] (or [`to_vec`]) in its own variant and encoding, or
 //!    [`Profile::convert_to`] another one first.
+//!
+//! The modules, one per task: [`mod@read`] (the readers, detection, [`read::read_detailed`] and
+//! the in-place [`read::GnuFile`]), [`mod@write`], [`merge`] (summing profiles without losing
+//! counts: [`merge::Merger`], [`merge::fit_counts`]) and [`sidecar`] (the gmon-write runtime's
+//! `.gmonx` file). The model ([`Profile`] and its records) and [`Error`] are at the root, with
+//! the one-call [`read()`], [`read_with`], [`write()`] and [`to_vec`].
 //!
 //! ```
 //! use gmon_format::{CallArc, Encoding, Profile, Record, Variant};
@@ -40,23 +46,19 @@
 
 mod convert;
 mod error;
-mod merge;
+pub mod merge;
 mod model;
-mod read;
+pub mod read;
 pub mod sidecar;
 #[cfg(test)]
 mod test_util;
-mod write;
+pub mod write;
 
 pub use error::{Error, Result};
-pub use merge::{
-    EncodingName, ExecutableId, HistRange, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MAX_SPLIT_ARCS,
-    MAX_SPLIT_HISTOGRAMS, MergeError, MergeOptions, MergeResult, Merged, Merger, Rebinned,
-    fit_counts, fit_counts_owned, merge,
-};
 pub use model::*;
-pub use read::detect::{self, Detected, Plausibility, Reading};
-pub use read::gnu_file::{GnuFile, HistogramView};
-pub use read::{ReadOptions, read, read_detailed, read_with};
-pub use sidecar::{Sidecar, SidecarSum, merge_sidecars, read_sidecar, sidecar_path, write_sidecar};
-pub use write::{record_offsets, to_vec, to_vec_unchecked, write};
+// The one-call reading and writing every caller uses, kept at the root (`gmon_format::read`,
+// `gmon_format::to_vec`), and the sidecar's type and file functions that gmon-write and the
+// views name there; everything else is in its module.
+pub use read::{ReadOptions, read, read_with};
+pub use sidecar::{Sidecar, read_sidecar, sidecar_path, write_sidecar};
+pub use write::{to_vec, write};

@@ -3,10 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use gmon_format::{
-    CallArc, Dimension, Encoding, GnuFile, Histogram, MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError,
-    MergeOptions, Merger, ProfRate, Profile, Record, Variant, fit_counts, merge,
+use gmon_format::merge::{
+    MAX_BIN_COUNT, MAX_GNU_ARC_COUNT, MergeError, MergeOptions, Merger, fit_counts, merge,
 };
+use gmon_format::read::GnuFile;
+use gmon_format::{CallArc, Dimension, Encoding, Histogram, ProfRate, Profile, Record, Variant};
 use proptest::prelude::*;
 
 /// Ranges that are identical, overlapping on the same grid (4 bytes per bin) or disjoint.

@@ -842,7 +842,7 @@ fn options_of(spec: &str) -> ReadOptions {
 }
 
 /// A reading in the manifest's words: "VARIANT ENDIAN WIDTH [HEADER]".
-fn reading_words(r: &gmon_format::Reading) -> String {
+fn reading_words(r: &gmon_format::read::Reading) -> String {
     let endian = match r.encoding.endian {
         Endian::Little => "le",
         Endian::Big => "be",
@@ -854,7 +854,7 @@ fn reading_words(r: &gmon_format::Reading) -> String {
     s
 }
 
-fn reading_list(rs: &[gmon_format::Reading]) -> String {
+fn reading_list(rs: &[gmon_format::read::Reading]) -> String {
     if rs.is_empty() {
         "-".to_string()
     } else {
@@ -869,7 +869,7 @@ fn every_manifest_row_is_what_the_reader_makes_of_its_file() {
     let mut failures = Vec::new();
     for row in &rows {
         let bytes = example_bytes(&row.file);
-        let got = match gmon_format::read_detailed(&bytes, &options_of(&row.options)) {
+        let got = match gmon_format::read::read_detailed(&bytes, &options_of(&row.options)) {
             Ok(d) => (
                 reading_words(&d.reading),
                 "-".to_string(),

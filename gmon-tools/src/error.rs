@@ -46,7 +46,7 @@ pub enum Error {
     Format(#[from] gmon_format::Error),
     /// Profiles that cannot be summed.
     #[error(transparent)]
-    Merge(#[from] gmon_format::MergeError),
+    Merge(#[from] gmon_format::merge::MergeError),
     /// A binary that cannot be read (its text is GNU's, without the program's name).
     #[error(transparent)]
     Binary(#[from] gmon_binary::Error),

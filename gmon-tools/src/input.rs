@@ -138,14 +138,14 @@ pub fn read_profile(
 }
 
 /// Like [`read_profile`], and also which reading detection chose and which others the file
-/// allows ([`gmon_format::read_detailed`]).
+/// allows ([`gmon_format::read::read_detailed`]).
 pub fn read_detected(
     path: &Path,
     opts: &gmon_format::ReadOptions,
-) -> Result<(gmon_format::Detected, u64)> {
+) -> Result<(gmon_format::read::Detected, u64)> {
     let bytes = read_input(path)?;
     let detected =
-        gmon_format::read_detailed(&bytes, opts).map_err(|e| explain(path, &bytes, e))?;
+        gmon_format::read::read_detailed(&bytes, opts).map_err(|e| explain(path, &bytes, e))?;
     Ok((detected, bytes.len() as u64))
 }
 

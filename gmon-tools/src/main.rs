@@ -2,6 +2,10 @@
 //! into a message and an exit status) and one thin module per subcommand (`commands`). They are
 //! private to this binary; all the work is in the `gmon_tools` library, which never sees them.
 
+// The doc comments of the commands' arguments are clap's help texts, printed as written
+// (`OUT.<name>`), not markdown that rustdoc renders.
+#![allow(rustdoc::invalid_html_tags)]
+
 mod cli;
 mod commands;
 mod input_args;

@@ -1,6 +1,6 @@
 //! Merging profile files: the file side of `gmon merge` (reading inputs while the previous one is
 //! being added, naming the file of every error, checking that inputs belong to one executable)
-//! over the in-memory sum of [`gmon_format::Merger`].
+//! over the in-memory sum of [`gmon_format::merge::Merger`].
 //!
 //! Two stages run side by side: a reading thread reads each file into a reused buffer, while
 //! the calling thread checks the previous file ([`GnuFile::parse`], the executable's code
@@ -14,10 +14,10 @@ use std::io::{self, BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use gmon_format::{
-    ExecutableId, GnuFile, MergeOptions, Merged, Merger, Profile, ReadOptions, Sidecar, SidecarSum,
-    Variant,
-};
+use gmon_format::merge::{ExecutableId, MergeOptions, Merged, Merger};
+use gmon_format::read::GnuFile;
+use gmon_format::sidecar::SidecarSum;
+use gmon_format::{Profile, ReadOptions, Sidecar, Variant};
 
 use crate::error::Context;
 use crate::model::{Executable, sidecar_beside};

@@ -84,7 +84,7 @@ pub enum Sink {
 }
 
 /// Decides where `-o path` writes: follows symbolic links one at a time (so the temporary file
-/// can be created beside the final target, and each link is judged by [`refuse_planted`]) and
+/// can be created beside the final target, and each link is judged by `refuse_planted`) and
 /// stops at the first thing that is not a link.
 pub fn resolve(path: &Path) -> io::Result<Sink> {
     if path.as_os_str() == "-" {
@@ -349,7 +349,7 @@ impl Staged {
 
     /// Writes the content of `source`, once, and closes the temporary file. Only `source`'s
     /// data is written, its holes left as holes (`SEEK_DATA`/`SEEK_HOLE`, as `cp
-    /// --sparse=auto`, [`copy_sparse`]): the histogram of a large executable is mostly zero bins
+    /// --sparse=auto`, `copy_sparse`): the histogram of a large executable is mostly zero bins
     /// that the runtime left unwritten (spec/runtime.md §1), and reading and writing them cost
     /// more than a short recorded run.
     pub fn copy(&mut self, source: &fs::File) -> Result<(), Error> {

@@ -48,7 +48,7 @@ pub enum MergeError {
         input: usize,
         /// Index of the record in the input's `records`.
         record: usize,
-        /// The first histogram's dimension, as [`Dimension`]'s Display shows it (quoted name
+        /// The first histogram's dimension, as [`Dimension`](crate::Dimension)'s Display shows it (quoted name
         /// and abbreviation, non-printable bytes escaped).
         expected: String,
         /// Its abbreviation.
@@ -146,7 +146,7 @@ impl fmt::Display for HistRange {
 
 /// What identifies the executable a profile belongs to (a GNU build id, or any other stable
 /// fingerprint). gmon.out files carry none; a runtime's sidecar file or the caller may supply one
-/// through [`Merger::add_identified`].
+/// through [`Merger::add_identified`](super::Merger::add_identified).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ExecutableId(pub Vec<u8>);
 

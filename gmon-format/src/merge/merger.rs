@@ -51,7 +51,7 @@ impl MergeOptions {
 pub struct Merged {
     /// The sum: a GNU profile with one histogram record per distinct range, one arc record per
     /// distinct `(from_pc, self_pc)` in order of first appearance, and one basic-block record when
-    /// any input had one. Counts are exact and may exceed the file fields; see [`fit_counts`].
+    /// any input had one. Counts are exact and may exceed the file fields; see [`fit_counts`](super::fit_counts).
     pub profile: Profile,
     /// Histogram records that were redistributed (only with [`MergeOptions::rebin`]).
     pub rebinned: Vec<Rebinned>,
@@ -67,7 +67,7 @@ const PENDING_ADDS: u32 = 65_537;
 /// attacker-chosen, and the default SipHash dominates the time of a large merge.
 type AddrMap<K, V> = FxHashMap<K, V>;
 
-/// The streaming accumulator behind [`merge`].
+/// The streaming accumulator behind [`merge()`](super::merge).
 #[derive(Debug, Clone)]
 pub struct Merger {
     options: MergeOptions,

@@ -21,7 +21,7 @@
 //! The module's files follow its seams: [`Merger`] and its options and result (`merger.rs`), the
 //! errors (`error.rs`), the geometry of overlapping ranges, exact unions and rebinning
 //! (`grid.rs`), and fitting sums into a file's fields (`fit.rs`). Reading a GNU file in place for
-//! the fast path ([`GnuFile`]) is a reader, in `read/gnu_file.rs`.
+//! the fast path ([`GnuFile`](crate::read::GnuFile)) is a reader, in `read/gnu_file.rs`.
 
 mod error;
 mod fit;

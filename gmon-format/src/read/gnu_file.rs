@@ -38,7 +38,7 @@ struct HistogramAt {
 const GNU_HEADER_SIZE: usize = 20;
 
 /// A GNU tagged file (version 1, histogram and arc records only) checked in place, for
-/// [`Merger::add_gnu_file`](crate::Merger::add_gnu_file). It owns the file's bytes (so it can be
+/// [`Merger::add_gnu_file`](crate::merge::Merger::add_gnu_file). It owns the file's bytes (so it can be
 /// handed from a reading thread to the summing one, and the buffer reused afterwards) and knows
 /// where every record is; the bins and arcs are decoded only when they are added.
 #[derive(Debug, Clone)]

@@ -14,6 +14,9 @@ pub(crate) mod gnu;
 pub(crate) mod gnu_file;
 pub(crate) mod records;
 
+pub use detect::{Detected, Plausibility, Reading};
+pub use gnu_file::{GnuFile, HistogramView};
+
 use crate::error::Result;
 use crate::model::{Endian, Profile, PtrWidth, Variant};
 

@@ -1,4 +1,4 @@
-//! Writers: the mirror of [`crate::read`]. [`write`] emits `p.header`'s variant with
+//! Writers: the mirror of [`mod@crate::read`]. [`write()`] emits `p.header`'s variant with
 //! `p.encoding`, byte for byte what the reader accepts, so `read(write(p)) == p` and
 //! `write(read(bytes)) == bytes`.
 //!
@@ -86,7 +86,7 @@ fn check_reads_back(p: &Profile, bytes: &[u8]) -> Result<()> {
 ///
 /// ```
 /// let p = gmon_format::Profile::new_gnu(gmon_format::Encoding::LITTLE_64);
-/// assert!(gmon_format::record_offsets(&p).unwrap().is_empty());
+/// assert!(gmon_format::write::record_offsets(&p).unwrap().is_empty());
 /// ```
 pub fn record_offsets(p: &Profile) -> Result<Vec<u64>> {
     Ok(emit(p)?.offsets)

@@ -185,7 +185,7 @@ fn any_profile() -> impl Strategy<Value = Profile> {
 proptest! {
     #[test]
     fn read_of_write_is_identity(p in any_profile()) {
-        let bytes = gmon_format::to_vec_unchecked(&p).unwrap();
+        let bytes = gmon_format::write::to_vec_unchecked(&p).unwrap();
         let back = gmon_format::read_with(&bytes, &exact(&p)).unwrap();
         prop_assert_eq!(&back, &p);
         check_read_back("proptest", &p, &bytes);
@@ -197,7 +197,7 @@ proptest! {
         edits in vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
         detect in any::<bool>(),
     ) {
-        let mut bytes = gmon_format::to_vec_unchecked(&p).unwrap();
+        let mut bytes = gmon_format::write::to_vec_unchecked(&p).unwrap();
         if !bytes.is_empty() {
             for (i, b) in edits {
                 let at = i.index(bytes.len());
@@ -206,7 +206,7 @@ proptest! {
         }
         let opts = if detect { ReadOptions::new() } else { exact(&p) };
         if let Ok(q) = gmon_format::read_with(&bytes, &opts) {
-            prop_assert_eq!(gmon_format::to_vec_unchecked(&q).unwrap(), bytes);
+            prop_assert_eq!(gmon_format::write::to_vec_unchecked(&q).unwrap(), bytes);
         }
     }
 
@@ -214,7 +214,7 @@ proptest! {
     fn conversions_keep_counts_or_fail_cleanly(p in any_profile(), enc in encoding()) {
         for v in [gmon_format::Variant::Gnu, gmon_format::Variant::Bsd44, gmon_format::Variant::BsdOld] {
             if let Ok(c) = p.convert_to(v, enc) {
-                let bytes = gmon_format::to_vec_unchecked(&c).unwrap();
+                let bytes = gmon_format::write::to_vec_unchecked(&c).unwrap();
                 let back = gmon_format::read_with(&bytes, &exact(&c)).unwrap();
                 prop_assert_eq!(&back, &c);
                 check_read_back("proptest", &c, &bytes);
@@ -342,7 +342,7 @@ proptest! {
     /// encoding is forced.
     #[test]
     fn writers_refuse_what_does_not_read_back(p in degenerate_profile()) {
-        let Ok(bytes) = gmon_format::to_vec_unchecked(&p) else {
+        let Ok(bytes) = gmon_format::write::to_vec_unchecked(&p) else {
             return Ok(()); // an address that does not fit: refused before the check
         };
         prop_assert_eq!(gmon_format::read_with(&bytes, &exact(&p)).unwrap(), p.clone());

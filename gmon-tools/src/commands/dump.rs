@@ -4,8 +4,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use gmon_format::read::Detected;
 use gmon_format::sidecar::{GMONX_MAGIC, SectionSpan, read_sidecar_sections};
-use gmon_format::{Detected, ReadOptions, Sidecar, read_sidecar, sidecar_path};
+use gmon_format::{ReadOptions, Sidecar, read_sidecar, sidecar_path};
 
 use crate::dump::{
     Belongs, DumpOptions, JsonEntry, JsonError, JsonFile, JsonSidecar, JsonSidecarFile,
@@ -127,7 +128,7 @@ fn load(path: &Path, opts: &ReadOptions) -> Result<(Dumped, u64), Failure> {
             .map_err(|e| Failure::of(e, |e| crate::Error::from(e).context(path.display())))?;
         return Ok((Dumped::Sidecar(sidecar, sections), size));
     }
-    let detected = gmon_format::read_detailed(&bytes, opts)
+    let detected = gmon_format::read::read_detailed(&bytes, opts)
         .map_err(|e| Failure::of(e, |e| explain(path, &bytes, e)))?;
     Ok((Dumped::Profile(detected, beside(path, &bytes)), size))
 }

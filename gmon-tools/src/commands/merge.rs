@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use gmon_format::merge::{MergeOptions, fit_counts_owned};
 use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
-use gmon_format::{MergeOptions, Variant, fit_counts_owned, sidecar_path};
+use gmon_format::{Variant, sidecar_path};
 
 use crate::commands::write_output;
 use crate::input_args::{InputFormat, VariantArg};

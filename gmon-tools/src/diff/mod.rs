@@ -5,8 +5,8 @@
 //!
 //! Each side is one profile or several runs of the same program ([`RunCounts`]): with one the
 //! noise is the sampling noise of the counts, with several also the spread between the runs
-//! ([`Model`], [`noise`]). Every function is tested, so the verdicts use Holm's correction
-//! ([`verdict::holm`]). A function whose exact call count changed is a change whatever its time
+//! ([`Model`], `noise.rs`). Every function is tested, so the verdicts use Holm's correction
+//! (`verdict::holm`). A function whose exact call count changed is a change whatever its time
 //! did: the program took another path.
 //!
 //! With an executable the functions come from the gprof engine ([`crate::gprof::Analysis`]): self

@@ -34,9 +34,8 @@ use std::io::{self, Write};
 mod sidecar;
 pub use sidecar::{Belongs, JsonSidecar, SidecarBeside, print_beside, print_sidecar};
 
-use gmon_format::{
-    BasicBlockRecord, Detected, Header, Histogram, Profile, Reading, Record, Variant,
-};
+use gmon_format::read::{Detected, Reading};
+use gmon_format::{BasicBlockRecord, Header, Histogram, Profile, Record, Variant};
 
 /// How much of the histograms to print.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -120,7 +119,7 @@ fn print_body<W: Write + ?Sized>(
     opts: &DumpOptions,
 ) -> io::Result<()> {
     // The offsets come from laying the profile out again; a profile that was read always can be.
-    let offsets = gmon_format::record_offsets(p).unwrap_or_default();
+    let offsets = gmon_format::write::record_offsets(p).unwrap_or_default();
     print_header(out, p, size)?;
     for (i, r) in p.records.iter().enumerate() {
         let at = offsets

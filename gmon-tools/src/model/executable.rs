@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gmon_format::{CallArc, ExecutableId, Profile, Sidecar, read_sidecar, sidecar_path};
+use gmon_format::merge::ExecutableId;
+use gmon_format::{CallArc, Profile, Sidecar, read_sidecar, sidecar_path};
 use goblin::elf::section_header::SHF_EXECINSTR;
 
 use crate::Result;

@@ -660,7 +660,7 @@ pub fn check_profile(
     {
         return Err(format!(
             "build id: its sidecar records build id {} ({program}), {} has {ours}",
-            gmon_format::ExecutableId(theirs),
+            gmon_format::merge::ExecutableId(theirs),
             exe.path.display()
         ));
     }

@@ -5,14 +5,16 @@
 //! command's first process gets `OUT` when it has samples (a shell script's shell usually has
 //! none: the work is in the programs it starts; then the executable with the most samples gets
 //! it, and the shell no file); every other executable gets
-//! `OUT.<name>`, where `<name>` is its file name ([`sanitize`]d; made unique, fitting and free by
+//! `OUT.<name>`, where `<name>` is its file name (sanitized; made unique, fitting and free by
 //! `record::files`).
 
 use std::path::{Path, PathBuf};
 
 use crate::error::Context;
+use gmon_format::merge::{MergeOptions, Merger, fit_counts};
+use gmon_format::sidecar::merge_sidecars;
 use gmon_format::sidecar::{GmonLink, MappedObject};
-use gmon_format::{MergeOptions, Merger, Sidecar, Variant, fit_counts, merge_sidecars};
+use gmon_format::{Sidecar, Variant};
 
 /// One process's profile as the runtime wrote it.
 #[derive(Debug)]
@@ -211,7 +213,7 @@ pub fn name_groups(groups: &mut [Group]) {
     }
 }
 
-/// The `<name>` of `OUT.<name>` for the executable at `path`: its file name, [`sanitize`]d.
+/// The `<name>` of `OUT.<name>` for the executable at `path`: its file name, sanitized (`sanitize`).
 pub fn file_name_part(path: &str) -> String {
     sanitize(
         Path::new(path)

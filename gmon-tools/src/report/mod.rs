@@ -1,7 +1,7 @@
 //! `gmon report`: the whole profile in one self-contained HTML file (spec/report.md). The
 //! data comes from the one view model ([`crate::model::Loaded`]) every other view prints; it
-//! is written as compact JSON ([`data`]) into a page whose script and style are ours and inline
-//! ([`page`]), allowed by a content security policy that forbids every request.
+//! is written as compact JSON (`data.rs`) into a page whose script and style are ours and inline
+//! (`page.rs`), allowed by a content security policy that forbids every request.
 
 mod collect;
 mod csp;

@@ -50,7 +50,8 @@ fn sum_writes_lossless_gmon_sum() {
         .map(|f| gmon_format::read(&std::fs::read(src.join(f)).expect("read")).expect("parse"))
         .collect();
     let merged =
-        gmon_format::merge(profiles.iter(), &gmon_format::MergeOptions::new()).expect("merge");
+        gmon_format::merge::merge(profiles.iter(), &gmon_format::merge::MergeOptions::new())
+            .expect("merge");
     assert_eq!(sum, merged.profile);
     // The sum analyses to the same flat profile as the inputs.
     let flat_sum = gmon(tmp.path(), &["-b", "-p", "prog", "gmon.sum"]);
@@ -331,7 +332,7 @@ fn truncated_basic_blocks_give_gnu_gprofs_messages_with_and_without_line() {
     let src = case("outside-pie-O0");
     let bytes = std::fs::read(src.join("gmon.out")).expect("gmon.out");
     let profile = gmon_format::read(&bytes).expect("profile");
-    let offsets = gmon_format::record_offsets(&profile).expect("offsets");
+    let offsets = gmon_format::write::record_offsets(&profile).expect("offsets");
     let arcs: Vec<usize> = profile
         .records
         .iter()

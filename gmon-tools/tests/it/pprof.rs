@@ -96,7 +96,7 @@ fn build(g: &WeightedCallGraph, infos: &[FunctionInfo]) -> Vec<u8> {
     let stacks = estimate_stacks(g).unwrap();
     let exe = Executable {
         path: "/tmp/prog".into(),
-        build_id: Some(gmon_format::ExecutableId(vec![0xab, 0xcd])),
+        build_id: Some(gmon_format::merge::ExecutableId(vec![0xab, 0xcd])),
         encoding: gmon_format::Encoding {
             endian: gmon_format::Endian::Little,
             ptr_width: gmon_format::PtrWidth::Eight,

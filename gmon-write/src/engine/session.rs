@@ -542,8 +542,9 @@ mod writer_tests {
     use super::*;
     use crate::arch::Registers;
     use crate::save::writer::write_profile;
+    use gmon_format::merge::fit_counts;
     use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
-    use gmon_format::{Encoding, Profile, Record, Variant, fit_counts};
+    use gmon_format::{Encoding, Profile, Record, Variant};
 
     fn session(dir: &std::path::Path) -> Session {
         let rec = Recording {

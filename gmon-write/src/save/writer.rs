@@ -12,13 +12,12 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use gmon_format::merge::{MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS};
 use gmon_format::sidecar::{
     GMONX_MAGIC, GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
     SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
 };
-use gmon_format::{
-    Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION, MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS,
-};
+use gmon_format::{Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION};
 
 use gmon_format::sidecar::Counters;
 

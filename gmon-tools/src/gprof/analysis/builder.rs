@@ -119,7 +119,7 @@ impl AnalysisBuilder {
     pub fn add_gnu_file(
         &mut self,
         name: &str,
-        file: gmon_format::GnuFile,
+        file: gmon_format::read::GnuFile,
     ) -> Result<FileInfo, GprofError> {
         let endian = file.encoding().endian;
         let mut info = FileInfo {

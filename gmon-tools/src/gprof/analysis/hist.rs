@@ -6,7 +6,8 @@
 //! *global* `hist_scale`, so a bin can credit slightly more than its count (the famous 100.15 %).
 //! The last symbol of the table never gets credit (gprof reads one slot past its array).
 
-use gmon_format::{Dimension, Endian, Histogram, HistogramView, ProfRate, Variant};
+use gmon_format::read::HistogramView;
+use gmon_format::{Dimension, Endian, Histogram, ProfRate, Variant};
 
 use super::symtab::SymbolTable;
 use crate::gprof::GprofError;

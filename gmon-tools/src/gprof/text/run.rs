@@ -183,11 +183,11 @@ enum Input {
     /// A GNU version-1 file of histogram and arc records only, left as the file's bytes: the
     /// histogram bins and arcs are decoded as they are added, with no record list in between
     /// (dense20k: a 2.8 MB file, 720,000 bins and 64,000 arcs).
-    InPlace(gmon_format::GnuFile),
+    InPlace(gmon_format::read::GnuFile),
 }
 
 /// [`read_profile`]; with `in_place`, a plain GNU file is walked in place
-/// ([`gmon_format::GnuFile`]) instead of decoded. A file it declines (basic blocks, another
+/// ([`gmon_format::read::GnuFile`]) instead of decoded. A file it declines (basic blocks, another
 /// version, anything cut short or odd) goes through the full reader, whose errors are gprof's.
 fn load_profile(
     file: &Path,
@@ -242,7 +242,7 @@ fn load_profile(
         }
         opts = opts.with_variant(Variant::Gnu);
         if in_place && version == 1 {
-            match gmon_format::GnuFile::parse(bytes, image.encoding) {
+            match gmon_format::read::GnuFile::parse(bytes, image.encoding) {
                 Ok(f) => return Ok(Input::InPlace(f)),
                 Err(b) => bytes = b,
             }
@@ -477,7 +477,7 @@ fn file_info(path: &str, info: &crate::gprof::FileInfo) -> String {
 /// running sum and `-l`'s basic blocks.
 struct Loaded {
     first_output: bool,
-    sum: Option<gmon_format::MergeResult<gmon_format::Merger>>,
+    sum: Option<gmon_format::merge::MergeResult<gmon_format::merge::Merger>>,
     blocks: BasicBlocks,
 }
 
@@ -499,8 +499,11 @@ fn read_profiles(
     let mut warned_bb = false;
     // `-s`: a running sum, so memory stays one profile plus the sum whatever the number of
     // inputs; its first error is reported where gprof writes the sum, after reading them all.
-    let mut sum = (output_style & style::SUMMARY_FILE != 0)
-        .then(|| Ok(gmon_format::Merger::new(gmon_format::MergeOptions::new())));
+    let mut sum = (output_style & style::SUMMARY_FILE != 0).then(|| {
+        Ok(gmon_format::merge::Merger::new(
+            gmon_format::merge::MergeOptions::new(),
+        ))
+    });
     let mut blocks = BasicBlocks::default();
     let mut take = |file: &Path, input: Result<Input, GprofError>| -> Result<(), Failure> {
         let path = file.display().to_string();
@@ -991,15 +994,17 @@ pub fn print_reports(
 
 /// `-s`: writes `gmon.sum` in the current directory with gmon merge's lossless rules (counts
 /// that do not fit a GNU field are carried in further records, as `gmon merge` writes them).
-fn write_sum(sum: gmon_format::MergeResult<gmon_format::Merger>) -> Result<(), GprofError> {
+fn write_sum(
+    sum: gmon_format::merge::MergeResult<gmon_format::merge::Merger>,
+) -> Result<(), GprofError> {
     let cannot = |e: &dyn std::fmt::Display| {
         GprofError::new(format!("{WHOAMI}: cannot sum the profiles: {e}\n"))
     };
     let merged = sum
-        .and_then(gmon_format::Merger::finish)
+        .and_then(gmon_format::merge::Merger::finish)
         .map_err(|e| cannot(&e))?;
-    let profile =
-        gmon_format::fit_counts_owned(merged.profile, Variant::Gnu).map_err(|e| cannot(&e))?;
+    let profile = gmon_format::merge::fit_counts_owned(merged.profile, Variant::Gnu)
+        .map_err(|e| cannot(&e))?;
     crate::output::write_output(Path::new("gmon.sum"), |w| {
         gmon_format::write(&profile, w)?;
         Ok(())
