@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::input_args::ViewInputs;
 use crate::model;
 use crate::output::write_output;
 use crate::report::{ReportOptions, build_report, write_page};
@@ -33,16 +34,9 @@ writes profile.html (said on stderr)\n  gmon record -o sort.out -- sort big.txt 
 gmon report ./prog gmon.out -o - | gzip > profile.html.gz"
 )]
 pub struct Args {
-    /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
-    #[arg(long, value_name = "EXECUTABLE")]
-    pub exe: Option<PathBuf>,
-    /// gmon.out files; several are summed. gprof's order, an executable first, is accepted too.
-    #[arg(value_name = "GMON", required = true)]
-    pub gmon: Vec<PathBuf>,
-    /// Read a profile that fails the checks that it belongs to the executable (build id,
-    /// histogram range, arc addresses, samples in functions).
-    #[arg(long)]
-    pub force: bool,
+    /// The executable, the profiles and --force, as every view takes them.
+    #[command(flatten)]
+    pub inputs: ViewInputs,
     /// The page to write [default: profile.html, announced on stderr].
     #[arg(short = 'o', long, value_name = "FILE",
           long_help = super::output_help!("The page to write [default: profile.html, announced \
@@ -52,8 +46,8 @@ pub struct Args {
 
 /// Runs `gmon report`.
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let (exe, gmon) = model::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
-    let load = model::LoadOptions::default().with_force(args.force);
+    let (exe, gmon) = args.inputs.split()?;
+    let load = model::LoadOptions::default().with_force(args.inputs.force);
     let l = model::load_with(exe.as_deref(), &gmon, &load)?;
     super::diff::print_notes("report", l.notes.iter());
     let data = build_report(
