@@ -16,7 +16,25 @@ use crate::gprof::GprofError;
 use crate::input::{NotAProfile, ReadError};
 use crate::model::GraphError;
 use crate::output::WriteError;
-use crate::record::Refusal;
+
+/// Why `gmon record` refuses a command before it runs, with the exit status to report (here,
+/// not in `record`, so that the error type depends on no module that returns it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 127: not found; 126: found but not executable; 1: cannot be profiled or the profile
+    /// cannot be written.
+    pub status: u8,
+    /// What is wrong, in a sentence naming the file.
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 /// What went wrong in the gmon-tools library.
 #[derive(Debug, thiserror::Error)]

@@ -15,6 +15,7 @@ mod load;
 mod names;
 mod operands;
 mod plt;
+mod sections;
 mod symbolize;
 
 pub use addresses::{CallSite, SampledAddress};

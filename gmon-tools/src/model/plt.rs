@@ -23,7 +23,7 @@ use goblin::elf::SectionHeader;
 use goblin::elf::header::{EM_386, EM_AARCH64, EM_X86_64};
 use goblin::elf::section_header::{SHT_REL, SHT_RELA};
 
-use super::symbolize::Sections;
+use super::sections::Sections;
 
 /// One PLT stub: its address range and the name of the function it jumps to.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,23 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// Why a command is refused before it runs, with the exit status to report.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    /// 127: not found; 126: found but not executable; 1: cannot be profiled or the profile
-    /// cannot be written.
-    pub status: u8,
-    /// What is wrong, in a sentence naming the file.
-    pub message: String,
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Refusal {}
+pub use crate::error::Refusal;
 
 fn refuse(status: u8, message: String) -> Refusal {
     Refusal { status, message }
