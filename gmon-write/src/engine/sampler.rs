@@ -576,6 +576,14 @@ pub fn register_current_thread() {
     if c.users == 0 || DISARMED.load(Ordering::SeqCst) || c.pid != std::process::id() {
         return;
     }
+    // The frame walk only trusts stacks it knows: re-read the mappings so this thread's stack
+    // is among them (about 0.1 ms per new thread, only while recording stacks), before its
+    // clock is armed, so that its first tick finds it.
+    if let Some(s) = c.session.as_ref()
+        && s.wants_stacks()
+    {
+        s.ranges.refresh();
+    }
     let hz = c.hz;
     let tid = gettid();
     if let Some(timers) = c.timers.as_mut()
@@ -583,13 +591,6 @@ pub fn register_current_thread() {
         && let Some(a) = arm(tid, hz)
     {
         timers.insert(tid, a);
-    }
-    // The frame walk only trusts stacks it knows: re-read the mappings so this thread's stack
-    // is among them (about 0.1 ms per new thread, only while recording stacks).
-    if let Some(s) = c.session.as_ref()
-        && s.wants_stacks()
-    {
-        s.ranges.refresh();
     }
 }
 

@@ -201,19 +201,25 @@ const MAX_RANGES: usize = 8192;
 
 /// Writable mappings (`rw` in `/proc/self/maps`), sorted, readable from a signal handler.
 ///
-/// A sequence lock: the writer makes `seq` odd, rewrites, makes it even; a reader that sees an
-/// odd or changed `seq` gives up (the stack is then cut at its leaf).
+/// Two tables and a sequence number, so that a reader never has to give up while the tables
+/// are being rewritten: `seq` is even (2k) while publication k, in table k mod 2, is the
+/// latest; a writer makes it odd (2k + 1) while it fills the other table, then even (2k + 2).
+/// A reader reads table (seq / 2) mod 2, which no writer touches until publication k + 2
+/// starts (seq 2k + 3); only if that happened during the read (two refreshes within one
+/// lookup) does it give up, and the stack is then cut at its leaf. With one table, a tick
+/// that landed while another thread re-read the maps (each new thread does) lost its stack.
 pub(crate) struct StackRanges {
     seq: AtomicU64,
-    len: AtomicUsize,
+    lens: [AtomicUsize; 2],
     starts: crate::zeroed::Zeroed<AtomicU64>,
     ends: crate::zeroed::Zeroed<AtomicU64>,
 }
 
 impl std::fmt::Debug for StackRanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let table = (self.seq.load(Ordering::Relaxed) / 2 % 2) as usize;
         f.debug_struct("StackRanges")
-            .field("len", &self.len.load(Ordering::Relaxed))
+            .field("len", &self.lens[table].load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -222,9 +228,9 @@ impl StackRanges {
     pub(crate) fn new() -> StackRanges {
         StackRanges {
             seq: AtomicU64::new(0),
-            len: AtomicUsize::new(0),
-            starts: crate::counts::tables::zeroed_u64(MAX_RANGES),
-            ends: crate::counts::tables::zeroed_u64(MAX_RANGES),
+            lens: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            starts: crate::counts::tables::zeroed_u64(2 * MAX_RANGES),
+            ends: crate::counts::tables::zeroed_u64(2 * MAX_RANGES),
         }
     }
 
@@ -264,14 +270,7 @@ impl StackRanges {
         } else {
             lim.rlim_cur.min(1 << 30)
         };
-        let (Some(s), Some(e)) = (self.starts.first(), self.ends.first()) else {
-            return false;
-        };
-        self.seq.fetch_add(1, Ordering::AcqRel);
-        s.store(end.saturating_sub(limit), Ordering::Relaxed);
-        e.store(end, Ordering::Relaxed);
-        self.len.store(1, Ordering::Relaxed);
-        self.seq.fetch_add(1, Ordering::AcqRel);
+        self.publish(&[(end.saturating_sub(limit), end)]);
         true
     }
 
@@ -294,38 +293,61 @@ impl StackRanges {
             })
             .take(MAX_RANGES)
             .collect();
-        self.seq.fetch_add(1, Ordering::AcqRel);
-        for (i, (s, e)) in ranges.iter().enumerate() {
-            if let (Some(ss), Some(ee)) = (self.starts.get(i), self.ends.get(i)) {
+        self.publish(&ranges);
+    }
+
+    /// Makes `ranges` (sorted, at most [`MAX_RANGES`]) the latest table. Writers take turns:
+    /// one that finds another writing waits for it (writers never run in a signal handler).
+    fn publish(&self, ranges: &[(u64, u64)]) {
+        let k = loop {
+            let s = self.seq.load(Ordering::Acquire);
+            if s.is_multiple_of(2)
+                && self
+                    .seq
+                    .compare_exchange(s, s + 1, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+            {
+                break s / 2;
+            }
+            std::thread::yield_now();
+        };
+        let table = ((k + 1) % 2) as usize;
+        let base = table * MAX_RANGES;
+        for (i, (s, e)) in ranges.iter().take(MAX_RANGES).enumerate() {
+            if let (Some(ss), Some(ee)) = (self.starts.get(base + i), self.ends.get(base + i)) {
                 ss.store(*s, Ordering::Relaxed);
                 ee.store(*e, Ordering::Relaxed);
             }
         }
-        self.len.store(ranges.len(), Ordering::Relaxed);
-        self.seq.fetch_add(1, Ordering::AcqRel);
+        self.lens[table].store(ranges.len().min(MAX_RANGES), Ordering::Relaxed);
+        self.seq.store(2 * k + 2, Ordering::Release);
     }
 
-    /// The writable mapping containing `sp`, as `[sp, end)`. Async-signal-safe.
+    /// The writable mapping containing `sp`, as `[sp, end)`. Async-signal-safe, wait-free.
     pub(crate) fn stack_of(&self, sp: u64) -> Option<(u64, u64)> {
         let s1 = self.seq.load(Ordering::Acquire);
-        if s1 & 1 == 1 {
-            return None;
-        }
-        let n = self.len.load(Ordering::Relaxed).min(self.starts.len());
+        let k = s1 / 2;
+        let table = (k % 2) as usize;
+        let base = table * MAX_RANGES;
+        let n = self.lens[table].load(Ordering::Relaxed).min(MAX_RANGES);
+        let at = |v: &crate::zeroed::Zeroed<AtomicU64>, i: usize| {
+            v.get(base + i).map(|a| a.load(Ordering::Relaxed))
+        };
         // Binary search for the last start <= sp.
         let (mut lo, mut hi) = (0usize, n);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.starts.get(mid)?.load(Ordering::Relaxed) <= sp {
+            if at(&self.starts, mid)? <= sp {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
         let i = lo.checked_sub(1)?;
-        let end = self.ends.get(i)?.load(Ordering::Relaxed);
+        let end = at(&self.ends, i)?;
         std::sync::atomic::fence(Ordering::Acquire);
-        if self.seq.load(Ordering::Relaxed) != s1 || sp >= end {
+        // Table k mod 2 is rewritten only from publication k + 2 on (seq 2k + 3).
+        if self.seq.load(Ordering::Relaxed) >= 2 * k + 3 || sp >= end {
             return None;
         }
         Some((sp, end))
@@ -384,6 +406,40 @@ mod tests {
         assert_eq!(seeded.stack_of(lo), Some((lo, hi)));
         assert_eq!(seeded.stack_of(hi - 8), Some((hi - 8, hi)));
         assert_eq!(seeded.stack_of(hi), None);
+    }
+
+    #[test]
+    fn a_lookup_during_a_refresh_still_finds_the_stack() {
+        // Another thread re-reads the maps over and over (as each new thread makes happen);
+        // lookups meanwhile find this stack. With one table rewritten in place, a few per cent
+        // of them failed: the ticks that landed while the table was being rewritten.
+        let r = std::sync::Arc::new(StackRanges::new());
+        r.refresh();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (r, done) = (r.clone(), done.clone());
+            std::thread::spawn(move || {
+                for _ in 0..300 {
+                    r.refresh();
+                }
+                done.store(true, Ordering::Relaxed);
+            })
+        };
+        let x = 0u64;
+        let sp = &x as *const u64 as u64;
+        let (mut lookups, mut missed) = (0u64, 0u64);
+        while !done.load(Ordering::Relaxed) {
+            lookups += 1;
+            if r.stack_of(sp).is_none() {
+                missed += 1;
+            }
+        }
+        writer.join().unwrap();
+        // Only a reader paused across two whole refreshes may miss.
+        assert!(
+            missed * 10_000 <= lookups,
+            "{missed} of {lookups} lookups missed"
+        );
     }
 
     #[test]
