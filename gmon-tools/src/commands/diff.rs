@@ -84,22 +84,13 @@ pub struct Args {
     #[arg(value_name = "FILE", num_args = 0..=3)]
     pub operands: Vec<PathBuf>,
 
-    /// Several profiles of the baseline (runs of the same program): their spread is part of
-    /// the noise.
-    #[arg(long, value_name = "BASE", num_args = 1.., requires = "new")]
-    pub base: Vec<PathBuf>,
-
-    /// Several profiles of the version to compare with the baseline.
-    #[arg(long, value_name = "NEW", num_args = 1.., requires = "base")]
-    pub new: Vec<PathBuf>,
+    /// --base/--new, --new-exe and the noise options, as `gmon report --diff` takes them too.
+    #[command(flatten)]
+    pub sides: DiffSides,
 
     /// The executable of BASE (and of NEW unless --new-exe is given): compare per function.
     #[arg(long, value_name = "EXE")]
     pub exe: Option<PathBuf>,
-
-    /// The executable of NEW, when it is another build.
-    #[arg(long, value_name = "EXE")]
-    pub new_exe: Option<PathBuf>,
 
     /// Read a profile that fails the checks that it belongs to the executable.
     #[arg(long)]
@@ -109,15 +100,6 @@ pub struct Args {
     /// points and the growth is a change, not noise; 0 otherwise.
     #[arg(long, value_name = "PCT")]
     pub fail_above: Option<f64>,
-
-    /// The chance, over the whole comparison, of calling any unchanged function a change.
-    #[arg(long, value_name = "P", default_value_t = 0.05)]
-    pub level: f64,
-
-    /// Functions with fewer samples than this in both sides together are "too few samples to
-    /// tell".
-    #[arg(long, value_name = "N", default_value_t = 10.0)]
-    pub min_samples: f64,
 
     /// Print JSON instead of a table.
     #[arg(long, conflicts_with = "folded")]
@@ -130,6 +112,178 @@ pub struct Args {
     /// Show at most N entries in the table (0: all).
     #[arg(short = 'n', long, value_name = "N", default_value_t = 0)]
     pub limit: usize,
+}
+
+/// The runs of each side and the noise options of a comparison, shared by `gmon diff` and
+/// `gmon report --diff` so that both take the same options with the same meaning. The
+/// operands (`[EXE] BASE NEW`) and --exe stay each command's own.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DiffSides {
+    /// Several profiles of the baseline (runs of the same program): their spread is part of
+    /// the noise.
+    #[arg(long, value_name = "BASE", num_args = 1.., requires = "new")]
+    pub base: Vec<PathBuf>,
+
+    /// Several profiles of the version to compare with the baseline.
+    #[arg(long, value_name = "NEW", num_args = 1.., requires = "base")]
+    pub new: Vec<PathBuf>,
+
+    /// The executable of NEW, when it is another build.
+    #[arg(long, value_name = "EXE")]
+    pub new_exe: Option<PathBuf>,
+
+    /// The chance, over the whole comparison, of calling any unchanged function a change.
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    pub level: f64,
+
+    /// Functions with fewer samples than this in both sides together are "too few samples to
+    /// tell".
+    #[arg(long, value_name = "N", default_value_t = 10.0)]
+    pub min_samples: f64,
+}
+
+/// A comparison with its inputs: the executable and, with one, each profile's model (for the
+/// views that draw stacks: `--folded`, `gmon report --diff`).
+#[derive(Debug)]
+pub struct Comparison {
+    /// The executable BASE was read with (`None`: compared per address range).
+    pub exe: Option<PathBuf>,
+    /// One model per BASE profile (empty without an executable).
+    pub base: Vec<model::Loaded>,
+    /// One model per NEW profile (empty without an executable).
+    pub new: Vec<model::Loaded>,
+    /// The verdicts.
+    pub diff: crate::diff::Diff,
+}
+
+impl DiffSides {
+    /// Whether --base and --new name the sides (rather than the operands).
+    pub fn given(&self) -> bool {
+        !self.base.is_empty()
+    }
+
+    /// The noise options, checked.
+    pub fn noise(&self) -> anyhow::Result<NoiseOptions> {
+        if !(self.level > 0.0 && self.level < 1.0) {
+            anyhow::bail!(
+                "--level must be a probability between 0 and 1, not {}",
+                self.level
+            );
+        }
+        if !(self.min_samples >= 0.0 && self.min_samples.is_finite()) {
+            anyhow::bail!(
+                "--min-samples must be a number of samples, not {}",
+                self.min_samples
+            );
+        }
+        let mut noise = NoiseOptions::default();
+        noise.level = self.level;
+        noise.min_samples = self.min_samples;
+        Ok(noise)
+    }
+
+    /// The executable (if any) and the profiles of each side, from the operands (`[EXE] BASE
+    /// NEW`) or --base/--new; `command` (`diff`) names the command in the errors.
+    #[allow(clippy::type_complexity)]
+    pub fn split(
+        &self,
+        command: &str,
+        exe: Option<&Path>,
+        operands: &[PathBuf],
+    ) -> anyhow::Result<(Option<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)> {
+        if !self.given() {
+            let (exe, profiles) = model::executable_and_profiles(exe, operands)?;
+            let [base, new] = profiles.as_slice() else {
+                anyhow::bail!(
+                    "gmon {command} takes two profiles, BASE NEW (after the executable, if it is \
+                     named first), or --base BASE... --new NEW...; got {}",
+                    profiles.len()
+                );
+            };
+            return Ok((exe, vec![base.clone()], vec![new.clone()]));
+        }
+        let exe = match (exe, operands) {
+            (e, []) => e.map(Path::to_path_buf),
+            (None, [e]) => Some(e.clone()),
+            _ => anyhow::bail!(
+                "with --base and --new, the only operand is the executable (or give it with --exe)"
+            ),
+        };
+        let (exe, base) = model::executable_and_profiles(exe.as_deref(), &self.base)?;
+        let (_, new) = model::executable_and_profiles(exe.as_deref(), &self.new)?;
+        Ok((exe, base, new))
+    }
+
+    /// Reads both sides and compares them: per function with an executable (named, or the one
+    /// BASE's sidecar records), else per address range. Notes from loading go to stderr under
+    /// `command`'s name.
+    pub fn compare(
+        &self,
+        command: &str,
+        exe: Option<&Path>,
+        operands: &[PathBuf],
+        force: bool,
+    ) -> anyhow::Result<Comparison> {
+        let noise = self.noise()?;
+        let (exe, base_paths, new_paths) = self.split(command, exe, operands)?;
+        // A profile `gmon record` wrote names its executable in its sidecar: compare per
+        // function, as gmon flame and gmon pprof do for it, rather than per address range.
+        let exe = exe.or_else(|| model::recorded_executable(&base_paths[0]));
+        if self.new_exe.is_some() && exe.is_none() {
+            anyhow::bail!("--new-exe needs BASE's executable too (EXE BASE NEW, or --exe EXE)");
+        }
+        if let Some(ne) = &self.new_exe {
+            model::check_executable_operand(ne)?;
+        }
+        let label = |p: &PathBuf| p.display().to_string();
+        let Some(be) = &exe else {
+            let read = |paths: &[PathBuf]| -> anyhow::Result<Vec<_>> {
+                paths.iter().map(|p| read_profile(p)).collect()
+            };
+            let (bp, np) = (read(&base_paths)?, read(&new_paths)?);
+            let (bl, nl): (Vec<String>, Vec<String>) = (
+                base_paths.iter().map(label).collect(),
+                new_paths.iter().map(label).collect(),
+            );
+            let (b, n) = range_counts(&pair(&bp, &bl), &pair(&np, &nl));
+            let diff = diff_runs(Granularity::AddressRange, &b, &n, &noise);
+            return Ok(Comparison {
+                exe,
+                base: Vec::new(),
+                new: Vec::new(),
+                diff,
+            });
+        };
+        let opts = LoadOptions::STACKS_ONLY.with_force(force);
+        let ne = self.new_exe.as_ref().unwrap_or(be);
+        let base = base_paths
+            .iter()
+            .map(|p| model::load_with(Some(be), std::slice::from_ref(p), &opts))
+            .collect::<crate::Result<Vec<_>>>()?;
+        let new = new_paths
+            .iter()
+            .map(|p| load_new(ne, p, self.new_exe.is_some(), &opts))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        print_notes(command, base.iter().chain(&new).flat_map(|l| &l.notes));
+        let counts = |ls: &[model::Loaded], paths: &[PathBuf]| -> Vec<_> {
+            ls.iter()
+                .zip(paths)
+                .map(|(l, p)| stack_counts(l, &label(p)))
+                .collect()
+        };
+        let diff = diff_runs(
+            Granularity::Function,
+            &counts(&base, &base_paths),
+            &counts(&new, &new_paths),
+            &noise,
+        );
+        Ok(Comparison {
+            exe,
+            base,
+            new,
+            diff,
+        })
+    }
 }
 
 fn read_profile(path: &Path) -> anyhow::Result<gmon_format::Profile> {
@@ -170,32 +324,6 @@ pub fn print_notes<'a>(command: &str, notes: impl Iterator<Item = &'a String>) {
     }
 }
 
-/// The executable (if any) and the profiles of each side, from the operands or --base/--new.
-#[allow(clippy::type_complexity)]
-fn sides(args: &Args) -> anyhow::Result<(Option<PathBuf>, Vec<PathBuf>, Vec<PathBuf>)> {
-    if args.base.is_empty() {
-        let (exe, profiles) = model::executable_and_profiles(args.exe.as_deref(), &args.operands)?;
-        let [base, new] = profiles.as_slice() else {
-            anyhow::bail!(
-                "gmon diff takes two profiles, BASE NEW (after the executable, if it is named \
-                 first), or --base BASE... --new NEW...; got {}",
-                profiles.len()
-            );
-        };
-        return Ok((exe, vec![base.clone()], vec![new.clone()]));
-    }
-    let exe = match (args.exe.as_ref(), args.operands.as_slice()) {
-        (e, []) => e.cloned(),
-        (None, [e]) => Some(e.clone()),
-        _ => anyhow::bail!(
-            "with --base and --new, the only operand is the executable (or give it with --exe)"
-        ),
-    };
-    let (exe, base) = model::executable_and_profiles(exe.as_deref(), &args.base)?;
-    let (_, new) = model::executable_and_profiles(exe.as_deref(), &args.new)?;
-    Ok((exe, base, new))
-}
-
 /// Each profile with its label.
 fn pair<'a>(
     ps: &'a [gmon_format::Profile],
@@ -207,87 +335,26 @@ fn pair<'a>(
 /// Runs `gmon diff`: exit 0 when nothing changed, 1 when something did (or, with
 /// --fail-above, when a share grew beyond it as a change); trouble is an error (exit 2).
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    if !(args.level > 0.0 && args.level < 1.0) {
-        anyhow::bail!(
-            "--level must be a probability between 0 and 1, not {}",
-            args.level
-        );
-    }
-    if !(args.min_samples >= 0.0 && args.min_samples.is_finite()) {
-        anyhow::bail!(
-            "--min-samples must be a number of samples, not {}",
-            args.min_samples
-        );
-    }
     if let Some(p) = args.fail_above
         && !(p.is_finite() && p >= 0.0)
     {
         anyhow::bail!("--fail-above must be a number of percentage points, not {p}");
     }
-    let (exe, base_paths, new_paths) = sides(&args)?;
-    // A profile `gmon record` wrote names its executable in its sidecar: compare per function,
-    // as gmon flame and gmon pprof do for it, rather than per address range.
-    let exe = exe.or_else(|| model::recorded_executable(&base_paths[0]));
-    if args.new_exe.is_some() && exe.is_none() {
-        anyhow::bail!("--new-exe needs BASE's executable too (EXE BASE NEW, or --exe EXE)");
-    }
-    if let Some(ne) = &args.new_exe {
-        model::check_executable_operand(ne)?;
-    }
-    let label = |p: &PathBuf| p.display().to_string();
-    let mut noise = NoiseOptions::default();
-    noise.level = args.level;
-    noise.min_samples = args.min_samples;
-    let diff = match &exe {
-        Some(be) => {
-            let opts = LoadOptions::STACKS_ONLY.with_force(args.force);
-            let ne = args.new_exe.as_ref().unwrap_or(be);
-            let b = base_paths
-                .iter()
-                .map(|p| model::load_with(Some(be), std::slice::from_ref(p), &opts))
-                .collect::<crate::Result<Vec<_>>>()?;
-            let n = new_paths
-                .iter()
-                .map(|p| load_new(ne, p, args.new_exe.is_some(), &opts))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            print_notes("diff", b.iter().chain(&n).flat_map(|l| &l.notes));
-            if args.folded {
-                let fold = |ls: &[model::Loaded]| -> Vec<String> {
-                    ls.iter()
-                        .flat_map(|l| crate::flame::folded_lines(&l.stacks, &l.graph))
-                        .collect()
-                };
-                for l in differential_folded(&fold(&b), &fold(&n)) {
-                    writeln!(out, "{l}")?;
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            let counts = |ls: &[model::Loaded], paths: &[PathBuf]| -> Vec<_> {
-                ls.iter()
-                    .zip(paths)
-                    .map(|(l, p)| stack_counts(l, &label(p)))
-                    .collect()
-            };
-            diff_runs(
-                Granularity::Function,
-                &counts(&b, &base_paths),
-                &counts(&n, &new_paths),
-                &noise,
-            )
+    let c = args
+        .sides
+        .compare("diff", args.exe.as_deref(), &args.operands, args.force)?;
+    let diff = c.diff;
+    if args.folded && c.exe.is_some() {
+        let fold = |ls: &[model::Loaded]| -> Vec<String> {
+            ls.iter()
+                .flat_map(|l| crate::flame::folded_lines(&l.stacks, &l.graph))
+                .collect()
+        };
+        for l in differential_folded(&fold(&c.base), &fold(&c.new)) {
+            writeln!(out, "{l}")?;
         }
-        None => {
-            let read = |paths: &[PathBuf]| -> anyhow::Result<Vec<_>> {
-                paths.iter().map(|p| read_profile(p)).collect()
-            };
-            let (bp, np) = (read(&base_paths)?, read(&new_paths)?);
-            let (bl, nl): (Vec<String>, Vec<String>) = (
-                base_paths.iter().map(label).collect(),
-                new_paths.iter().map(label).collect(),
-            );
-            let (b, n) = range_counts(&pair(&bp, &bl), &pair(&np, &nl));
-            diff_runs(Granularity::AddressRange, &b, &n, &noise)
-        }
-    };
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.json {
         crate::diff::print_json(out, &diff)?;
     } else if args.folded {
