@@ -91,6 +91,28 @@ pub fn frame_verdicts(
 const NO_DIFFERENCE: &str = "fill=\"rgb(250,250,250)\"";
 const GREY: &str = "fill=\"rgb(200,200,200)\"";
 
+/// The colour `gmon flame --diff` gives a frame, as `[r, g, b]`: `delta` is NEW minus BASE of
+/// the stack that ends in the frame, from [`frame_verdicts`]'s lines (0 unless the stack is a
+/// change; 0 too for a frame no stack ends in), and `max` the largest `|delta|` of all lines (at
+/// least 1). inferno's differential scale, red for more and blue for fewer, paler the smaller,
+/// and grey for no difference (noise, too few samples, a caller without samples of its own).
+/// `gmon report --diff` colours its frames with it, so both graphs agree.
+pub fn frame_colour(delta: i64, max: u64) -> [u8; 3] {
+    let max = max.max(1) as i128;
+    let pale = |d: i128| (100 + 150 * (max - d.min(max)) / max) as u8;
+    match delta.cmp(&0) {
+        std::cmp::Ordering::Equal => [200, 200, 200],
+        std::cmp::Ordering::Greater => {
+            let c = pale(i128::from(delta));
+            [255, c, c]
+        }
+        std::cmp::Ordering::Less => {
+            let c = pale(-i128::from(delta));
+            [c, c, 255]
+        }
+    }
+}
+
 /// Draws the frames without a difference (noise, too few samples, and callers without samples
 /// of their own) grey instead of inferno's near-white, so that "no change" is seen as such.
 pub fn grey_unchanged(svg: Vec<u8>) -> Vec<u8> {
@@ -106,6 +128,33 @@ mod tests {
 
     fn lines(v: &[(&str, u64)]) -> Vec<String> {
         v.iter().map(|(s, n)| format!("{s} {n}")).collect()
+    }
+
+    #[test]
+    fn frame_colour_is_what_flame_diff_draws() {
+        let base = lines(&[("main;a", 500), ("main;b", 500), ("main;c", 9)]);
+        let new = lines(&[("main;a", 700), ("main;b", 300), ("main;c", 9)]);
+        let mut svg = Vec::new();
+        let opts = crate::flame::SvgOptions::default();
+        let source = crate::model::StackSource::Exact;
+        crate::flame::write_diff_svg(&mut svg, &base, &new, &opts, source).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        let fill = |name: &str| {
+            let at = svg.find(&format!("<title>{name} (")).unwrap();
+            let f = &svg[at..][svg[at..].find("fill=\"").unwrap() + 6..];
+            f[..f.find('"').unwrap()].to_owned()
+        };
+        let rgb = |c: [u8; 3]| format!("rgb({},{},{})", c[0], c[1], c[2]);
+        // Shares: a 500 -> 700 (+200), b 500 -> 300 (-200), c within noise, main no stack.
+        let v = frame_verdicts(&base, &new, true, &NoiseOptions::default());
+        let max = 200;
+        assert_eq!(v.changes, 2);
+        assert_eq!(fill("a"), rgb(frame_colour(200, max)));
+        assert_eq!(fill("b"), rgb(frame_colour(-200, max)));
+        assert_eq!(fill("c"), rgb(frame_colour(0, max)));
+        assert_eq!(fill("main"), rgb(frame_colour(0, max)));
+        assert_eq!(frame_colour(100, max), [255, 175, 175]);
+        assert_eq!(frame_colour(-1, 1), [100, 100, 255]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ use serde::Serialize;
 use crate::gprof::Analysis;
 use crate::model::{Frame, Loaded, StackSource, frame_name};
 
-pub use frames::{FrameVerdicts, frame_verdicts, grey_unchanged};
+pub use frames::{FrameVerdicts, frame_colour, frame_verdicts, grey_unchanged};
 pub use noise::Model;
 pub use text::{PrintOptions, print_text};
 pub use verdict::{CORRECTION, Verdict};
