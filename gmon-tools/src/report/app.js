@@ -14,8 +14,12 @@
 
   const $ = (id) => document.getElementById(id);
   const D = JSON.parse($("gmon-data").textContent);
-  if (D.v !== 1) throw new Error("this page cannot read report data version " + D.v);
+  if (D.v !== 2) throw new Error("this page cannot read report data version " + D.v);
   const F = D.fn, NF = F.name.length, META = D.meta;
+  // A differential report (gmon report --diff) and a process tree change the table, the
+  // colours and the header; everything else is the same page.
+  const DIFF = D.kind === "diff" ? D.diff : null, X = DIFF ? DIFF.fn : null;
+  const TREE = META.tree || [];
   const TOTAL = Math.max(1, META.samples);
   const fmt = (n) => n.toLocaleString("en-US");
   const pct = (n) => (100 * n / TOTAL).toFixed(n * 1000 < TOTAL && n > 0 ? 3 : 1) + "%";
@@ -39,8 +43,47 @@
   };
 
   // ---- header ----
+  const VERDICTS = ["change", "noise", "too few"];
+  const verdict = (i) => X.vd[i] < 0 ? "\u2014" : VERDICTS[X.vd[i]] + (X.vd[i] === 0 && X.cc[i] ? " (calls)" : "");
+  const points = (x) => (x >= 0 ? "+" : "\u2212") + Math.abs(100 * x).toFixed(2);
+  const share = (x) => (100 * x).toFixed(2) + "%";
+  function diffHeader(h) {
+    const H = DIFF.head;
+    h.replaceChildren(el("h1", { text: "Comparison: " + META.program }));
+    const facts = el("dl", { cls: "facts" });
+    const fact = (k, v) => facts.append(el("dt", { text: k }), el("dd", { text: String(v) }));
+    fact("Base", H.base.join(", ") + " \u2014 " + fmt(H.base_samples) + " samples");
+    fact("New", H.new.join(", ") + " \u2014 " + fmt(H.new_samples) + " samples");
+    fact("Compared", H.granularity === "function" ? "per function (" + META.stacks + " stacks)" : "per address range (no executable)");
+    fact("Noise model", H.model === "sampling" ? "sampling noise: one profile a side, binomial counts"
+      : "run-to-run: several profiles a side, sampling noise times the measured spread between runs (dispersion " + H.dispersion.toFixed(2) + ")");
+    fact("Tests", fmt(H.tested) + " functions tested at level " + H.level + " over all of them, " + (H.correction === "holm" ? "Holm's correction" : H.correction) +
+      "; fewer than " + H.min_samples + " samples in both sides together: too few to tell");
+    fact("Verdicts", fmt(H.changes) + " change" + (H.changes === 1 ? "" : "s") + ", " + fmt(H.noise) + " within noise, " + fmt(H.too_few) + " too few samples");
+    fact("Shares", H.normalized ? "the totals differ: changes are of each function's share of its side's samples" : "the totals are equal");
+    fact("Flame graph", H.colours);
+    h.append(facts);
+    if (META.notes.length) {
+      h.append(el("h3", { text: "Notes" }));
+      const ul = el("ul", { cls: "notes" });
+      for (const s of META.notes) ul.append(el("li", { text: s }));
+      h.append(ul);
+    }
+  }
+  function treeTable() {
+    const t = el("table", { cls: "calls", id: "process-tree" });
+    t.append(el("caption", { cls: "muted", text: "Process tree: " + TREE.length + " executables, a root frame each in the graph" }));
+    t.append(el("tr", {}, el("th", { text: "Root frame" }), el("th", { text: "Executable" }), el("th", { cls: "num", text: "Profiles (processes)" }),
+      el("th", { cls: "num", text: "Threads" }), el("th", { cls: "num", text: "Samples" }), el("th", { cls: "num", text: "%" })));
+    for (const e of TREE) {
+      t.append(el("tr", { "data-f": String(e.f) }, el("td", {}, fnButton(e.f)), el("td", { cls: "mono", text: e.exe }), el("td", { cls: "num", text: fmt(e.processes) }),
+        el("td", { cls: "num", text: fmt(e.threads) }), el("td", { cls: "num", text: fmt(e.samples) }), el("td", { cls: "num", text: pct(e.samples) })));
+    }
+    return t;
+  }
   function header() {
     const h = $("summary");
+    if (DIFF) { diffHeader(h); return; }
     h.replaceChildren(el("h1", { text: META.program }));
     const facts = el("dl", { cls: "facts" });
     const fact = (k, v) => { if (v !== null && v !== undefined && v !== "") facts.append(el("dt", { text: k }), el("dd", { text: String(v) })); };
@@ -52,6 +95,7 @@
     fact("Call counts", META.has_calls ? "exact (counted by -pg's mcount)" : "not counted (the runtime samples stacks, not calls)");
     fact("Functions", fmt(NF) + " listed, " + fmt(D.arcs.from.length) + " arcs");
     h.append(facts);
+    if (TREE.length) h.append(treeTable());
     if (META.processes.length) {
       const t = el("table", { cls: "calls" });
       t.append(el("caption", { cls: "muted", text: "Recorded executables (gmon record)" }));
@@ -122,6 +166,9 @@
     const r = 205 + Math.min(255, Math.trunc(Math.fround(50 * v2))), g = Math.min(255, Math.trunc(Math.fround(230 * v1))), bl = Math.min(255, Math.trunc(Math.fround(55 * v2)));
     return (colours[f] = "rgb(" + r + "," + g + "," + bl + ")");
   }
+  // A differential graph's frames carry their own colour (gmon flame --diff's); otherwise the
+  // function's name decides it.
+  const fill = (i) => FL.c ? DIFF.palette[FL.c[i - 1]] : colour(fnOf[i]);
   const G = { icicle: false, zoom: 0, focus: -1, match: null, rects: null, matched: 0, matchedSamples: 0 };
   function draw() {
     const dpr = window.devicePixelRatio || 1;
@@ -162,7 +209,7 @@
       const name = i === 0 ? "all" : F.name[f];
       const isMatch = i > 0 && G.match && G.match(name);
       const below = k < depth[G.zoom];
-      ctx.fillStyle = isMatch ? "rgb(230,0,230)" : i === 0 ? "rgb(220,220,220)" : colour(f);
+      ctx.fillStyle = isMatch ? "rgb(230,0,230)" : i === 0 ? "rgb(220,220,220)" : fill(i);
       ctx.globalAlpha = below ? 0.5 : 1;
       ctx.fillRect(px, y + 1, pw, ROW - 2);
       ctx.globalAlpha = 1;
@@ -255,7 +302,18 @@
   listeners.push(() => draw());
 
   // ---- the function table (virtual: only the rows in view exist) ----
-  const COLS = [
+  const exeCol = { key: "exe", title: "Executable", width: "minmax(5em, 9em)", get: (i) => TREE[F.exe[i]].root, text: (i) => TREE[F.exe[i]].root };
+  const DIFF_COLS = [
+    { key: "name", title: "Function", width: "minmax(10em, 1fr)", get: (i) => F.name[i], text: (i) => F.name[i] },
+    { key: "sb", title: "Base %", num: true, width: "5em", get: (i) => X.sb[i], text: (i) => share(X.sb[i]) },
+    { key: "sn", title: "New %", num: true, width: "5em", get: (i) => X.sn[i], text: (i) => share(X.sn[i]) },
+    { key: "ds", title: "Change (pts) [interval]", num: true, width: "12.5em", get: (i) => X.ds[i],
+      text: (i) => X.vd[i] < 0 ? "\u2014" : points(X.ds[i]) + " [" + points(X.lo[i]) + ", " + points(X.hi[i]) + "]" },
+    { key: "verdict", title: "Verdict", width: "7em", verdict: true, get: (i) => X.vd[i] < 0 ? 9 : X.vd[i], text: verdict },
+    { key: "cb", title: "Calls base", num: true, width: "6em", get: (i) => X.cb[i], text: (i) => fmt(X.cb[i]) },
+    { key: "cn", title: "Calls new", num: true, width: "6em", get: (i) => X.cn[i], text: (i) => fmt(X.cn[i]) },
+  ];
+  const COLS = DIFF ? DIFF_COLS : [
     { key: "name", title: "Function", get: (i) => F.name[i], text: (i) => F.name[i] },
     { key: "self", title: "Self", num: true, get: (i) => F.self[i], text: (i) => fmt(F.self[i]) },
     { key: "selfpct", title: "Self %", num: true, bar: true, get: (i) => F.self[i], text: (i) => pct(F.self[i]) },
@@ -265,7 +323,12 @@
     { key: "rec", title: "Recursive", num: true, get: (i) => F.rec[i], text: (i) => fmt(F.rec[i]) },
     { key: "source", title: "Source", get: source, text: source },
   ];
-  const T = { key: "self", desc: true, rows: [], filter: null };
+  if (F.exe) COLS.splice(1, 0, exeCol);
+  // The columns' widths: the plain report's are the style sheet's; others are set here.
+  if (DIFF || F.exe) $("table").style.setProperty("--cols", COLS.map((c) => c.width || "6em").join(" "));
+  // A comparison opens on the verdicts, changes first, each verdict's largest change first
+  // (the order gmon diff prints).
+  const T = DIFF ? { key: "verdict", desc: false, rows: [], filter: null } : { key: "self", desc: true, rows: [], filter: null };
   const body = $("table-body"), spacer = $("table-spacer"), RH = 22;
   let printing = false;
   function head() {
@@ -309,7 +372,7 @@
       r.style.top = k * RH + "px";
       for (const c of COLS) {
         const t = c.text(i);
-        const cell = el("span", { role: "gridcell", cls: (c.num ? "num" : "") + (c.bar ? " bar-cell" : ""), title: c.key === "name" || c.key === "source" ? t : "" });
+        const cell = el("span", { role: "gridcell", cls: (c.num ? "num" : "") + (c.bar ? " bar-cell" : "") + (c.verdict ? " verdict v" + X.vd[i] : ""), title: c.key === "name" || c.key === "source" ? t : "" });
         if (c.bar) { const bar = el("i"); bar.style.width = Math.min(100, 100 * F.self[i] / TOTAL) + "%"; cell.append(bar, el("b", { text: t })); }
         else cell.textContent = t;
         r.append(cell);
@@ -369,8 +432,26 @@
     }
     return t;
   }
+  function diffDetails(f) {
+    const facts = el("dl", { cls: "facts" });
+    const fact = (k, v) => { if (v) facts.append(el("dt", { text: k }), el("dd", { text: v })); };
+    const secs = (n) => META.rate ? " (" + (n / META.rate).toFixed(3) + " s)" : "";
+    if (X.vd[f] < 0) fact("Verdict", "not compared: no samples of its own and no calls in either profile (a caller in the graph)");
+    else {
+      fact("Verdict", verdict(f) + (X.vd[f] === 0 && X.cc[f] ? ": the exact call count changed" : X.vd[f] === 2 ? ": fewer than " + DIFF.head.min_samples + " samples in both sides together" : ""));
+      fact("Share", share(X.sb[f]) + " \u2192 " + share(X.sn[f]) + ", change " + points(X.ds[f]) + " points, interval [" + points(X.lo[f]) + ", " + points(X.hi[f]) + "]");
+      fact("Self samples", X.bs[f].toFixed(2) + secs(X.bs[f]) + " \u2192 " + X.ns[f].toFixed(2) + secs(X.ns[f]));
+      fact("Calls", fmt(X.cb[f]) + " \u2192 " + fmt(X.cn[f]));
+      fact("Adjusted p", X.p[f] < 0 ? "not tested" : X.p[f].toPrecision(3) + " (Holm)");
+      fact("In", X.st[f] === "both" ? "both profiles" : X.st[f] === "added" ? "NEW only (added)" : "BASE only (removed)");
+    }
+    fact("Total", fmt(F.total[f]) + " samples of NEW in the stacks through it");
+    fact("Address", F.addr[f]);
+    return [facts];
+  }
   function details(f) {
     const box = $("details-body");
+    if (DIFF) { $("details-title").textContent = F.name[f]; box.replaceChildren(...diffDetails(f)); return; }
     $("details-title").textContent = F.name[f];
     const facts = el("dl", { cls: "facts" });
     const fact = (k, v) => { if (v) facts.append(el("dt", { text: k }), el("dd", { text: v })); };
@@ -379,6 +460,7 @@
     fact("Calls", F.calls[f] < 0 ? "not counted" : fmt(F.calls[f]) + (F.rec[f] ? " + " + fmt(F.rec[f]) + " recursive" : ""));
     fact("Source", source(f));
     fact("Address", F.addr[f]);
+    if (F.exe) fact("Executable", TREE[F.exe[f]].exe);
     const kids = [facts,
       arcTable("Callers: who calls it, how often, and the samples of the stacks where they do", callers.get(f), "callers"),
       arcTable("Callees: what it calls, how often, and the samples below each", callees.get(f), "callees")];
@@ -461,6 +543,21 @@
             if (r) r.firstChild.dispatchEvent(new MouseEvent("click", { bubbles: true }));
           }
         }
+        if (a.header) step.header = $("summary").textContent;
+        if (a.frames) {
+          // Every frame: name, first sample (as x), samples (as width) and fill.
+          const xs = new Float64Array(N), used = new Float64Array(N);
+          step.frames = [];
+          for (let i = 1; i < N; i++) {
+            const p = par[i];
+            xs[i] = xs[p] + used[p]; used[p] += val[i];
+            step.frames.push([F.name[fnOf[i]], xs[i], val[i], fill(i)]);
+          }
+        }
+        if (a.frameColours) step.frameColours = a.frameColours.map((n) => {
+          for (let i = 1; i < N; i++) if (F.name[fnOf[i]] === n) return fill(i);
+          return null;
+        });
         if (a.colours) step.colours = a.colours.map((n) => { const i = F.name.indexOf(n); return i < 0 ? null : colour(i); });
         step.selected = selected >= 0 ? F.name[selected] : null;
         step.tableSelected = [...spacer.querySelectorAll('.row[aria-selected="true"]')].map((r) => r.firstChild.textContent.replace(/^\u25B6\s*/, ""));

@@ -8,10 +8,12 @@ use std::path::PathBuf;
 use crate::model::{Frame, Loaded, NodeId, StackSource, sidecar_beside};
 
 use super::data::{RecordedExecutable, ReportData};
+use super::flame::{FlameTree, TOP};
 use super::when::utc_timestamp;
 
-/// Layout version of [`ReportData`]; app.js checks it.
-const DATA_VERSION: u32 = 1;
+/// Layout version of [`ReportData`]; app.js checks it. Version 2 added `kind`, the process
+/// tree and the differential report.
+pub(super) const DATA_VERSION: u32 = 2;
 
 /// What the report is made of besides the model.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +44,7 @@ impl Index {
 pub fn build_report(l: &Loaded, opts: &ReportOptions) -> ReportData {
     let mut d = ReportData {
         v: DATA_VERSION,
+        kind: "profile",
         ..ReportData::default()
     };
     let nodes = l.graph.nodes();
@@ -87,15 +90,8 @@ pub fn build_report(l: &Loaded, opts: &ReportOptions) -> ReportData {
     }
     let mut of_cycle = BTreeMap::new();
     for (&number, &total) in &totals.cycle {
-        of_cycle.insert(number, d.functions.name.len() as u32);
-        d.functions.name.push(format!("<cycle {number}>"));
-        d.functions.file.push(-1);
-        d.functions.line.push(0);
-        d.functions.addr.push(String::new());
-        d.functions.self_samples.push(0);
-        d.functions.total.push(total);
-        d.functions.calls.push(-1);
-        d.functions.rec.push(0);
+        let f = d.functions.push_pseudo(format!("<cycle {number}>"), total);
+        of_cycle.insert(number, f);
     }
     let index = Index { of_node, of_cycle };
     add_arcs(l, &index, &totals.pairs, &mut d);
@@ -196,64 +192,13 @@ fn add_arcs(l: &Loaded, index: &Index, pairs: &HashMap<(Frame, Frame), u64>, d: 
     }
 }
 
-/// The stacks merged into a tree (one node per distinct path from a root), written depth
-/// first with children in name order, as flame graphs order them.
+/// The stacks merged into a tree (spec/report.md §2).
 fn add_flame(l: &Loaded, index: &Index, d: &mut ReportData) {
-    struct Node {
-        f: u32,
-        v: u64,
-        children: HashMap<u32, usize>,
-    }
-    let mut tree: Vec<Node> = vec![Node {
-        f: 0,
-        v: 0,
-        children: HashMap::new(),
-    }];
+    let mut tree = FlameTree::new();
     for s in &l.stacks.stacks {
-        let mut at = 0usize;
-        tree[0].v = tree[0].v.saturating_add(s.samples);
-        for &frame in &s.frames {
-            let Some(f) = index.of(frame) else { continue };
-            let next = match tree[at].children.get(&f) {
-                Some(&n) => n,
-                None => {
-                    tree.push(Node {
-                        f,
-                        v: 0,
-                        children: HashMap::new(),
-                    });
-                    let n = tree.len() - 1;
-                    tree[at].children.insert(f, n);
-                    n
-                }
-            };
-            tree[next].v = tree[next].v.saturating_add(s.samples);
-            at = next;
-        }
+        tree.add(TOP, s.frames.iter().filter_map(|&f| index.of(f)), s.samples);
     }
-    let names = &d.functions.name;
-    let sorted = |n: &Node| -> Vec<usize> {
-        let mut c: Vec<(u32, usize)> = n.children.iter().map(|(&f, &i)| (f, i)).collect();
-        c.sort_by(|a, b| {
-            names[a.0 as usize]
-                .cmp(&names[b.0 as usize])
-                .then(a.0.cmp(&b.0))
-        });
-        c.into_iter().map(|(_, i)| i).collect()
-    };
-    // Depth first without recursion (stacks can be thousands of frames deep).
-    let mut out = (Vec::new(), Vec::new(), Vec::new());
-    let mut work: Vec<(usize, u32)> = sorted(&tree[0]).into_iter().rev().map(|i| (i, 0)).collect();
-    while let Some((i, parent)) = work.pop() {
-        out.0.push(parent);
-        out.1.push(tree[i].f);
-        out.2.push(tree[i].v);
-        let me = out.0.len() as u32;
-        work.extend(sorted(&tree[i]).into_iter().rev().map(|c| (c, me)));
-    }
-    d.flame.parent = out.0;
-    d.flame.f = out.1;
-    d.flame.v = out.2;
+    tree.write(&d.functions.name, None, &mut d.flame);
 }
 
 /// The source lines with samples, per function, most samples first; lines of one function
@@ -357,5 +302,6 @@ fn meta(l: &Loaded, opts: &ReportOptions, has_calls: bool, left_out: usize) -> s
         dropped,
         notes: l.notes.clone(),
         processes,
+        tree: Vec::new(),
     }
 }

@@ -10,6 +10,8 @@ use serde::Serialize;
 pub struct ReportData {
     /// Layout version of this data (the page refuses another).
     pub v: u32,
+    /// `profile` (one program or a process tree) or `diff` (BASE against NEW).
+    pub kind: &'static str,
     /// The header.
     pub meta: Meta,
     /// Source file names, indexed by [`Functions::file`] and [`HotLines::file`].
@@ -23,6 +25,9 @@ pub struct ReportData {
     pub flame: FlameNodes,
     /// Source lines with samples (columns), grouped by function.
     pub lines: HotLines,
+    /// A differential report's verdicts (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<DiffData>,
 }
 
 /// What the header says.
@@ -52,6 +57,29 @@ pub struct Meta {
     pub notes: Vec<String>,
     /// For recorded runs: one entry per executable profiled.
     pub processes: Vec<RecordedExecutable>,
+    /// For a process tree (profiles of several executables): one entry per executable, whose
+    /// root frame the flame graph draws; empty otherwise.
+    pub tree: Vec<TreeExecutable>,
+}
+
+/// One executable of a process tree (spec/stacks.md §12).
+#[derive(Debug, Default, Serialize)]
+pub struct TreeExecutable {
+    /// Its root frame's name (the file name, or the path when two share one).
+    pub root: String,
+    /// The executable's path.
+    pub exe: String,
+    /// Its profiles (`gmon record` sums the processes of one executable into one).
+    pub profiles: Vec<String>,
+    /// Processes that took samples, as far as the sidecars tell: the distinct first process
+    /// ids, one per profile (`gmon record`'s summary counts every process).
+    pub processes: usize,
+    /// Threads that took samples.
+    pub threads: usize,
+    /// Samples drawn under its root.
+    pub samples: u64,
+    /// Its function's index in [`Functions`] (the root frame's pseudo-function).
+    pub f: u32,
 }
 
 /// One executable of a `gmon record` run, from its profile's sidecar.
@@ -93,6 +121,27 @@ pub struct Functions {
     pub calls: Vec<i64>,
     /// Recursive calls to itself.
     pub rec: Vec<u64>,
+    /// For a process tree: the index in [`Meta::tree`] of the executable the function is in
+    /// (absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exe: Vec<u32>,
+}
+
+impl Functions {
+    /// Adds a pseudo-function (a `<cycle N>`, a process tree's root frame): a name and the
+    /// samples of the stacks through it, nothing else known.
+    pub(super) fn push_pseudo(&mut self, name: String, total: u64) -> u32 {
+        let i = self.name.len() as u32;
+        self.name.push(name);
+        self.file.push(-1);
+        self.line.push(0);
+        self.addr.push(String::new());
+        self.self_samples.push(0);
+        self.total.push(total);
+        self.calls.push(-1);
+        self.rec.push(0);
+        i
+    }
 }
 
 /// Per arc, one entry per column.
@@ -119,6 +168,10 @@ pub struct FlameNodes {
     pub f: Vec<u32>,
     /// Samples.
     pub v: Vec<u64>,
+    /// Differential graphs: each node's colour, an index into [`DiffData::palette`] (absent
+    /// otherwise: the page colours by name, as `gmon flame` does).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub c: Vec<u32>,
 }
 
 /// Per hot source line, one entry per column, grouped by function in function order.
@@ -132,4 +185,90 @@ pub struct HotLines {
     pub line: Vec<u32>,
     /// Samples credited to the line (hundredths, as gprof -l credits fractions).
     pub samples: Vec<f64>,
+}
+
+/// What a differential report adds (spec/report.md §4): the comparison's header, the palette of
+/// the flame graph's colours, and per function the verdict's numbers.
+#[derive(Debug, Default, Serialize)]
+pub struct DiffData {
+    /// How the verdicts were made and what they found.
+    pub head: DiffHead,
+    /// Colours (`rgb(r,g,b)`) of the flame graph's frames, indexed by [`FlameNodes::c`].
+    pub palette: Vec<String>,
+    /// Per function, one entry per column.
+    #[serde(rename = "fn")]
+    pub functions: DiffColumns,
+}
+
+/// The comparison's header.
+#[derive(Debug, Default, Serialize)]
+pub struct DiffHead {
+    /// `function` or `address-range`.
+    pub granularity: String,
+    /// BASE's profiles.
+    pub base: Vec<String>,
+    /// NEW's profiles.
+    pub new: Vec<String>,
+    /// BASE's samples.
+    pub base_samples: u64,
+    /// NEW's samples.
+    pub new_samples: u64,
+    /// `sampling` or `run-to-run`.
+    pub model: String,
+    /// The run-to-run dispersion (1 for the sampling model).
+    pub dispersion: f64,
+    /// The family-wise level.
+    pub level: f64,
+    /// The multiple-testing correction (`holm`).
+    pub correction: String,
+    /// Entries with fewer samples (both sides) are not tested.
+    pub min_samples: f64,
+    /// Entries tested.
+    pub tested: usize,
+    /// Entries called a change.
+    pub changes: usize,
+    /// Entries within noise.
+    pub noise: usize,
+    /// Entries with too few samples.
+    pub too_few: usize,
+    /// Whether the totals differ (changes are of shares; BASE scaled for the graph).
+    pub normalized: bool,
+    /// Stacks of the flame graph tested, and how many are changes (coloured).
+    pub frames_tested: usize,
+    /// Stacks that are changes.
+    pub frames_changed: usize,
+    /// What the colours of the graph mean, one sentence.
+    pub colours: String,
+}
+
+/// Per function of a differential report (function `i` is entry `i` of each; functions that
+/// are frames of the graph but no entry of the comparison have verdict -1).
+#[derive(Debug, Default, Serialize)]
+pub struct DiffColumns {
+    /// BASE's share of its samples (0 to 1).
+    pub sb: Vec<f64>,
+    /// NEW's share.
+    pub sn: Vec<f64>,
+    /// The change in share, with its interval's low and high ends.
+    pub ds: Vec<f64>,
+    /// Low end of the interval.
+    pub lo: Vec<f64>,
+    /// High end of the interval.
+    pub hi: Vec<f64>,
+    /// BASE's self samples.
+    pub bs: Vec<f64>,
+    /// NEW's self samples.
+    pub ns: Vec<f64>,
+    /// BASE's calls.
+    pub cb: Vec<u64>,
+    /// NEW's calls.
+    pub cn: Vec<u64>,
+    /// The verdict: 0 change, 1 within noise, 2 too few samples, -1 not compared.
+    pub vd: Vec<i8>,
+    /// Whether the exact call count changed (1) or not (0).
+    pub cc: Vec<u8>,
+    /// Holm-adjusted p-value (-1: not tested).
+    pub p: Vec<f64>,
+    /// `both`, `added` or `removed` (empty: not compared).
+    pub st: Vec<&'static str>,
 }

@@ -6,11 +6,19 @@
 mod collect;
 mod csp;
 mod data;
+mod diff;
+mod flame;
 mod page;
+mod tree;
 mod when;
 
 pub use collect::{ReportOptions, build_report};
 pub use csp::{base64, sha256};
-pub use data::{Arcs, FlameNodes, Functions, HotLines, Meta, RecordedExecutable, ReportData};
+pub use data::{
+    Arcs, DiffColumns, DiffData, DiffHead, FlameNodes, Functions, HotLines, Meta,
+    RecordedExecutable, ReportData, TreeExecutable,
+};
+pub use diff::build_diff_report;
 pub use page::write_page;
+pub use tree::build_tree_report;
 pub use when::utc_timestamp;

@@ -26,4 +26,6 @@ mod record_private;
 mod record_programs;
 mod record_threads;
 mod report;
+mod report_diff;
+mod report_tree;
 mod security_readers;

@@ -64,6 +64,20 @@ pub(crate) fn compile_c(dir: &Path, name: &str, source: &str, flags: &[&str]) ->
     prog
 }
 
+/// Two programs that only spin, `spina` (longer) and `spinb`: two executables to the runtime
+/// (one program built twice would be one: the same build id).
+pub(crate) fn two_spinning_programs(dir: &Path) -> (PathBuf, PathBuf) {
+    let spin = |n: u32| {
+        format!(
+            "int main(void) {{ volatile long x = 0; for (long i = 0; i < {n}; i++) x += i; return 0; }}\n"
+        )
+    };
+    (
+        compile_c(dir, "spina", &spin(80_000_000), &[]),
+        compile_c(dir, "spinb", &spin(60_000_000), &[]),
+    )
+}
+
 pub(crate) fn build_program(dir: &Path) -> PathBuf {
     compile_c(dir, "split", PROGRAM, &["-O1", "-fno-omit-frame-pointer"])
 }
@@ -626,13 +640,7 @@ fn processes_of_one_executable_are_summed_into_one_file() {
 fn a_process_tree_is_one_flame_graph_with_a_root_per_executable() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Two programs (not one built twice: the same build id is one executable to the runtime).
-    let spin = |n: u32| {
-        format!(
-            "int main(void) {{ volatile long x = 0; for (long i = 0; i < {n}; i++) x += i; return 0; }}\n"
-        )
-    };
-    let a = compile_c(dir.path(), "spina", &spin(80_000_000), &[]);
-    let b = compile_c(dir.path(), "spinb", &spin(60_000_000), &[]);
+    let (a, b) = two_spinning_programs(dir.path());
     let rec = dir.path().join("rec");
     std::fs::create_dir(&rec).expect("mkdir");
     let out = rec.join("tree.gmon");

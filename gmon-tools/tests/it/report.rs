@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::common::{self, case_dir, gmon, run_ok};
 
 /// The browser, or `None` (said as a skip) when none is installed.
-fn chromium(test: &str) -> Option<PathBuf> {
+pub(crate) fn chromium(test: &str) -> Option<PathBuf> {
     for name in ["chromium", "chromium-browser", "google-chrome"] {
         if let Ok(o) = Command::new("which").arg(name).output()
             && o.status.success()
@@ -30,7 +30,7 @@ fn chromium(test: &str) -> Option<PathBuf> {
 }
 
 /// Opens `page` headless with the test hook running `actions`; returns what the hook wrote.
-fn open(browser: &Path, page: &Path, actions: &Value) -> Value {
+pub(crate) fn open(browser: &Path, page: &Path, actions: &Value) -> Value {
     let profile = tempfile::tempdir().unwrap();
     let hash: String = actions
         .to_string()
@@ -80,7 +80,7 @@ fn open(browser: &Path, page: &Path, actions: &Value) -> Value {
 }
 
 /// `gmon report ARGS... -o DIR/NAME`, checked to be one self-contained file.
-fn report(dir: &Path, name: &str, args: &[&Path]) -> PathBuf {
+pub(crate) fn report(dir: &Path, name: &str, args: &[&Path]) -> PathBuf {
     let out = dir.join(name);
     run_ok(gmon().arg("report").args(args).arg("-o").arg(&out));
     let html = std::fs::read_to_string(&out).unwrap();
@@ -94,7 +94,7 @@ fn report(dir: &Path, name: &str, args: &[&Path]) -> PathBuf {
     out
 }
 
-fn strings(v: &Value) -> Vec<String> {
+pub(crate) fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap()
         .iter()
@@ -103,7 +103,7 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 /// The fill of each frame of `gmon flame`'s SVG, by function name.
-fn flame_colours(svg: &str, names: &[&str]) -> Vec<String> {
+pub(crate) fn flame_colours(svg: &str, names: &[&str]) -> Vec<String> {
     names
         .iter()
         .map(|n| {

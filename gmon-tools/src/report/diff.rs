@@ -1,0 +1,243 @@
+//! The differential report (`gmon report --diff`, spec/report.md §4): the comparison `gmon
+//! diff` makes, as a table of functions with their shares, the change with its interval and the
+//! verdict, and a differential flame graph in `gmon flame --diff`'s colours: the frames whose
+//! stack is a change by the same test ([`frame_verdicts`]) coloured by the same scale
+//! ([`frame_colour`]), everything else grey.
+
+use std::collections::HashMap;
+
+use crate::diff::{Diff, Entry, Granularity, Model, NoiseOptions, Status, Verdict};
+use crate::diff::{frame_colour, frame_verdicts};
+use crate::flame::folded_lines;
+use crate::model::Loaded;
+
+use super::collect::DATA_VERSION;
+use super::data::{DiffData, DiffHead, Meta, ReportData};
+use super::flame::{FlameTree, TOP};
+
+/// The page's data for a comparison: `diff` made from the models `base` and `new` (one per
+/// profile; empty when compared per address range, which has no stacks to draw).
+pub fn build_diff_report(
+    diff: &Diff,
+    base: &[Loaded],
+    new: &[Loaded],
+    program: &str,
+) -> ReportData {
+    let mut d = ReportData {
+        v: DATA_VERSION,
+        kind: "diff",
+        ..ReportData::default()
+    };
+    let mut x = DiffData::default();
+    let mut index: HashMap<String, u32> = HashMap::new();
+    for e in &diff.entries {
+        index.insert(e.name.clone(), d.functions.name.len() as u32);
+        push_function(&mut d, &mut x, &e.name, Some(e));
+    }
+    let noise = NoiseOptions {
+        level: diff.level,
+        min_samples: diff.min_samples,
+    };
+    let fold = |ls: &[Loaded]| -> Vec<String> {
+        ls.iter()
+            .flat_map(|l| folded_lines(&l.stacks, &l.graph))
+            .collect()
+    };
+    let (base_lines, new_lines) = (fold(base), fold(new));
+    // As `gmon flame --diff` draws it: the shape of NEW coloured by the change of each stack's
+    // share; when NEW has no samples, the shape of BASE, all blue.
+    let vanished = new_lines.is_empty() && !base_lines.is_empty();
+    let (b, n) = if vanished {
+        (&new_lines, &base_lines)
+    } else {
+        (&base_lines, &new_lines)
+    };
+    let tested = frame_verdicts(b, n, !b.is_empty(), &noise);
+    let mut rows: Vec<(Vec<&str>, u64, i64)> = Vec::new();
+    let mut max = 1u64;
+    for line in &tested.lines {
+        let mut it = line.rsplitn(3, ' ');
+        let (Some(nn), Some(bb), Some(stack)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        let (Ok(nn), Ok(bb)) = (nn.parse::<u64>(), bb.parse::<u64>()) else {
+            continue;
+        };
+        let delta = (nn as i64).saturating_sub(bb as i64);
+        max = max.max(delta.unsigned_abs());
+        rows.push((
+            stack.split(';').collect(),
+            nn,
+            if vanished { -delta } else { delta },
+        ));
+    }
+    let mut tree = FlameTree::new();
+    let mut palette: HashMap<[u8; 3], u32> = HashMap::new();
+    let mut colour_of = |x: &mut DiffData, rgb: [u8; 3]| -> u32 {
+        *palette.entry(rgb).or_insert_with(|| {
+            x.palette
+                .push(format!("rgb({},{},{})", rgb[0], rgb[1], rgb[2]));
+            x.palette.len() as u32 - 1
+        })
+    };
+    let grey = colour_of(&mut x, frame_colour(0, max));
+    for (frames, samples, delta) in rows {
+        // A stack NEW does not have is not drawn (no width), as in inferno's graph.
+        if samples == 0 {
+            continue;
+        }
+        let path: Vec<u32> = frames
+            .iter()
+            .map(|name| match index.get(*name) {
+                Some(&i) => i,
+                None => {
+                    let i = d.functions.name.len() as u32;
+                    index.insert((*name).to_owned(), i);
+                    push_function(&mut d, &mut x, name, None);
+                    i
+                }
+            })
+            .collect();
+        let leaf = tree.add(TOP, path, samples);
+        let c = colour_of(&mut x, frame_colour(delta, max));
+        tree.colour(leaf, c);
+    }
+    tree.write(&d.functions.name, Some(grey), &mut d.flame);
+    // Totals per function: the NEW samples of the stacks through it, each stack once.
+    let mut total = vec![0u64; d.functions.name.len()];
+    let mut seen = Vec::new();
+    for line in n {
+        let Some((stack, count)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let count: u64 = count.parse().unwrap_or(0);
+        seen.clear();
+        seen.extend(stack.split(';').filter_map(|name| index.get(name).copied()));
+        seen.sort_unstable();
+        seen.dedup();
+        for &i in &seen {
+            total[i as usize] += count;
+        }
+    }
+    d.functions.total = total;
+    let count = |v: Verdict| diff.entries.iter().filter(|e| e.verdict == v).count();
+    let scale = if b.is_empty() {
+        "sample count"
+    } else {
+        "share"
+    };
+    x.head = DiffHead {
+        granularity: match diff.granularity {
+            Granularity::Function => "function",
+            Granularity::AddressRange => "address-range",
+        }
+        .to_owned(),
+        base: diff.base.profiles.clone(),
+        new: diff.new.profiles.clone(),
+        base_samples: diff.base.samples,
+        new_samples: diff.new.samples,
+        model: match diff.model {
+            Model::Sampling => "sampling",
+            Model::RunToRun => "run-to-run",
+        }
+        .to_owned(),
+        dispersion: diff.dispersion,
+        level: diff.level,
+        correction: diff.correction.to_owned(),
+        min_samples: diff.min_samples,
+        tested: diff.tested,
+        changes: diff.changes,
+        noise: count(Verdict::WithinNoise),
+        too_few: count(Verdict::TooFewSamples),
+        normalized: diff.normalized,
+        frames_tested: tested.tested,
+        frames_changed: tested.changes,
+        colours: if base.is_empty() && new.is_empty() {
+            "no executable: compared per address range, and there are no stacks to draw".to_owned()
+        } else if vanished {
+            "NEW has no samples: the shape of BASE, every frame blue (samples that went away)"
+                .to_owned()
+        } else {
+            format!(
+                "the shape of NEW; red = a larger {scale} than in BASE, blue = smaller, only where \
+                 the frame's stack is a change ({} of {} stacks tested); grey = within noise, too \
+                 few samples, or a caller without samples of its own",
+                tested.changes, tested.tested
+            )
+        },
+    };
+    d.meta = Meta {
+        program: program.to_owned(),
+        profiles: diff
+            .base
+            .profiles
+            .iter()
+            .chain(&diff.new.profiles)
+            .cloned()
+            .collect(),
+        rate: diff.hz,
+        samples: d
+            .flame
+            .v
+            .iter()
+            .zip(&d.flame.parent)
+            .filter(|(_, p)| **p == 0)
+            .map(|(v, _)| v)
+            .sum(),
+        stacks: new
+            .first()
+            .or(base.first())
+            .map_or("estimated", |l| match l.stacks.source {
+                crate::model::StackSource::Exact => "exact",
+                crate::model::StackSource::Estimated => "estimated",
+            }),
+        has_calls: base.iter().chain(new).any(|l| l.analysis.has_arcs),
+        notes: base
+            .iter()
+            .chain(new)
+            .flat_map(|l| l.notes.iter().cloned())
+            .collect(),
+        ..Meta::default()
+    };
+    d.meta.notes.dedup();
+    d.diff = Some(x);
+    d
+}
+
+/// A function row: an entry of the comparison, or (`None`) a frame of the graph that is none
+/// (a caller without samples of its own).
+fn push_function(d: &mut ReportData, x: &mut DiffData, name: &str, e: Option<&Entry>) {
+    let f = &mut d.functions;
+    f.name.push(name.to_owned());
+    f.file.push(-1);
+    f.line.push(0);
+    f.addr
+        .push(e.map_or_else(String::new, |e| format!("{:#x}", e.address)));
+    f.self_samples
+        .push(e.map_or(0, |e| e.new.self_samples.round() as u64));
+    f.calls.push(e.map_or(-1, |e| e.new.calls as i64));
+    f.rec.push(0);
+    let c = &mut x.functions;
+    let num = |get: fn(&Entry) -> f64| e.map_or(0.0, get);
+    c.sb.push(num(|e| e.share_base));
+    c.sn.push(num(|e| e.share_new));
+    c.ds.push(num(|e| e.delta_share));
+    c.lo.push(num(|e| e.delta_share_low));
+    c.hi.push(num(|e| e.delta_share_high));
+    c.bs.push(num(|e| e.base.self_samples));
+    c.ns.push(num(|e| e.new.self_samples));
+    c.p.push(e.map_or(-1.0, |e| e.p_adjusted.unwrap_or(-1.0)));
+    c.cb.push(e.map_or(0, |e| e.base.calls));
+    c.cn.push(e.map_or(0, |e| e.new.calls));
+    c.cc.push(e.map_or(0, |e| u8::from(e.calls_changed)));
+    c.vd.push(e.map_or(-1, |e| match e.verdict {
+        Verdict::Change => 0,
+        Verdict::WithinNoise => 1,
+        Verdict::TooFewSamples => 2,
+    }));
+    c.st.push(e.map_or("", |e| match e.status {
+        Status::Both => "both",
+        Status::Added => "added",
+        Status::Removed => "removed",
+    }));
+}
