@@ -299,10 +299,10 @@ pub fn load_new(
     opts: &LoadOptions,
 ) -> anyhow::Result<model::Loaded> {
     model::load_with(Some(exe), std::slice::from_ref(&new.to_path_buf()), opts).map_err(|e| {
-        // A file that cannot be read, or is no profile at all, is not a matter of which
-        // executable reads it.
-        let not_the_executable = matches!(e, crate::Error::NotAProfile(_) | crate::Error::Read(_));
-        if own || not_the_executable {
+        // Only a failed check that the profile belongs to the executable is a matter of which
+        // executable read it; any other error (a file that cannot be read, one that is no
+        // profile at all) goes on as it is, so that it reads as every command says it.
+        if own || !about_the_executable(&e) {
             e.into()
         } else {
             anyhow::anyhow!(
@@ -310,6 +310,15 @@ pub fn load_new(
             )
         }
     })
+}
+
+/// Whether `e` (or the error it wraps) says that a profile is not one of the executable.
+fn about_the_executable(e: &crate::Error) -> bool {
+    match e {
+        crate::Error::OtherExecutable { .. } => true,
+        crate::Error::Context { source, .. } => about_the_executable(source),
+        _ => false,
+    }
 }
 
 /// Notes from loading (a stripped executable, a stale sidecar, a --force) go to stderr, each

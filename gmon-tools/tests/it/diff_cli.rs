@@ -282,6 +282,56 @@ fn diff_refuses_a_profile_of_another_program_unless_forced() {
     assert!(String::from_utf8_lossy(&forced.stderr).contains("--force"));
 }
 
+/// Issue 28: a NEW that is no profile at all is said in the one line every command prints
+/// (`FILE: not a gmon.out profile: ...`), not as the list of every layout tried with a hint
+/// about --new-exe; a NEW of another program keeps that hint.
+#[test]
+fn a_new_that_is_not_a_profile_is_said_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = tmp.path().join("passwd");
+    std::fs::write(&text, "root:x:0:0:root:/root:/bin/bash\n".repeat(30)).unwrap();
+    let (exe, base) = (case().join("prog"), case().join("gmon.out"));
+    let o = gmon()
+        .arg("diff")
+        .arg(&exe)
+        .arg(&base)
+        .arg(&text)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "gmon: {}: not a gmon.out profile: ",
+            text.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        !err.contains("--new-exe") && !err.contains("little-endian"),
+        "{err}"
+    );
+    // The same words as gmon flame's for the same file.
+    let flame = gmon().arg("flame").arg(&exe).arg(&text).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&flame.stderr), err);
+    // A profile of another program is a matter of the executable: the hint stays.
+    let other = case_dir("cxx-pie-O0").join("gmon.out");
+    let o = gmon()
+        .arg("diff")
+        .arg(&exe)
+        .arg(&base)
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("failed check") && err.contains("--new-exe"),
+        "{err}"
+    );
+}
+
 /// The fields spec/json.md lists in the table under `heading` (first column, in backticks).
 fn spec_fields(spec: &str, heading: &str) -> std::collections::BTreeSet<String> {
     let start = spec.find(heading).expect("section in spec/json.md");
