@@ -30,15 +30,18 @@ VERDICTS:
 
 NOISE MODELS (the header says which ran; spec/diff.md):
   One profile per side (BASE NEW): sampling noise. A function's samples are a binomial count of \
-its side's samples; the test is the exact binomial test of NEW's part of the function's pooled \
-samples.
+its side's samples; the test is Fisher's exact test of the function's samples against the rest, \
+BASE against NEW.
   Several per side (--base A1 A2 A3 --new B1 B2 B3): the runs also differ from each other (CPU \
 time varies from run to run). That spread is measured across all functions as one dispersion \
 factor, and every sample counts that much less.
   Every function is tested, so the verdicts use Holm's correction: the chance that any unchanged \
 function is called a change stays at --level (default 0.05) however many functions there are. \
-The intervals hold together at that level. Fewer samples make wider intervals: at 1 kHz, a few \
-seconds of CPU time tell a 20% change apart only in a function with a large share.
+Functions too small to reach the level whatever their samples did are not tested (Tarone) and \
+cost the others nothing. The intervals hold together at that level. Fewer samples make wider \
+intervals: at 1 kHz, a few seconds of CPU time tell a 20% change apart only in a function with \
+a large share. The 'detectable' column says, for what is not a change, the smallest growth of \
+its share (and the slowdown of it alone) that these samples would show 9 times in 10.
 
 EXIT STATUS (as diff(1)):
   0  no change (with --fail-above: no function's share grew by more than PCT points as a change)

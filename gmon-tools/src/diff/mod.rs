@@ -41,7 +41,7 @@ use crate::gprof::Analysis;
 use crate::model::{Frame, Loaded, StackSource, frame_name};
 
 pub use frames::{FrameVerdicts, frame_colour, frame_verdicts, grey_unchanged};
-pub use noise::Model;
+pub use noise::{Model, POWER};
 pub use text::{PrintOptions, print_text};
 pub use verdict::{CORRECTION, Verdict};
 
@@ -125,6 +125,13 @@ pub struct Entry {
     pub calls_changed: bool,
     /// The verdict: a change when the time says so or the calls changed, else the time's.
     pub verdict: Verdict,
+    /// The smallest growth of the entry's share (a fraction, like `delta_share`) that this
+    /// comparison reports as a change nine times in ten ([`POWER`]; spec/diff.md §9): a
+    /// "noise" or "too few" verdict does not rule out a smaller one.
+    pub detectable_delta_share: f64,
+    /// The slowdown of the entry alone (0.2: 20% more time) that moves its share by
+    /// `detectable_delta_share`; `None` when it holds no samples or none would.
+    pub detectable_slowdown: Option<f64>,
 }
 
 /// Totals of one side.
@@ -528,9 +535,23 @@ pub fn diff_runs(
         (total as f64).max(credited)
     };
     let (bd, nd) = (denominator(bt, |r| &r.base), denominator(nt, |r| &r.new));
-    let tested_rows: Vec<bool> = rows
+    // The candidates: entries with min_samples; of them, Tarone's family, those that could
+    // reach a change at all (spec/diff.md §4).
+    let min_p: Vec<f64> = rows
         .iter()
-        .map(|r| sum(&r.base).0 + sum(&r.new).0 >= opts.min_samples)
+        .map(|r| {
+            let (b, n) = (sum(&r.base).0, sum(&r.new).0);
+            if b + n < opts.min_samples {
+                return f64::INFINITY;
+            }
+            let (_, pooled, new_total, total) = noise::table(b, bd, n, nd, phi);
+            noise::min_p_value(pooled, new_total, total)
+        })
+        .collect();
+    let tested_rows: Vec<bool> = verdict::tarone(&min_p, opts.level)
+        .into_iter()
+        .zip(&min_p)
+        .map(|(t, p)| t && p.is_finite())
         .collect();
     let tested = tested_rows.iter().filter(|&&t| t).count();
     // Intervals at the Bonferroni level over the tested entries, so that they hold together.
@@ -574,6 +595,8 @@ pub fn diff_runs(
                 u128::from(bc) * new.len() as u128 != u128::from(nc) * base.len() as u128;
             let d = ns - bs;
             let dn = ns * scale - bs;
+            let pooled_share = noise::share(bs + ns, bd + nd);
+            let detectable = noise::min_detectable(pooled_share, bd, nd, phi, z, opts.min_samples);
             let dc = i128::from(nc) - i128::from(bc);
             Entry {
                 name: r.name,
@@ -601,6 +624,8 @@ pub fn diff_runs(
                 } else {
                     time_verdict
                 },
+                detectable_delta_share: detectable,
+                detectable_slowdown: noise::slowdown_for(pooled_share, detectable),
             }
         })
         .collect();
@@ -951,5 +976,86 @@ mod tests {
             raw > 0,
             "the uncorrected test would have called some changes"
         );
+    }
+
+    /// Draws profiles of `total` samples over `shares` (a fixed xorshift generator).
+    struct Sampler(u64);
+
+    impl Sampler {
+        fn uniform(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 11) as f64 / (1u64 << 53) as f64
+        }
+
+        fn profile(&mut self, shares: &[f64], total: u64) -> RunCounts {
+            let mut counts = vec![0u64; shares.len()];
+            let sum: f64 = shares.iter().sum();
+            for _ in 0..total {
+                let mut u = self.uniform() * sum;
+                let i = shares
+                    .iter()
+                    .position(|&s| {
+                        u -= s;
+                        u < 0.0
+                    })
+                    .unwrap_or(shares.len() - 1);
+                counts[i] += 1;
+            }
+            RunCounts {
+                label: "p".into(),
+                total,
+                hz: 1000,
+                entries: counts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| (format!("f{i}"), i as u64, c as f64, 1))
+                    .collect(),
+            }
+        }
+    }
+
+    /// The rates of spec/diff.md §9 by simulation under the sampling model, with a fixed seed:
+    /// A/A pairs (the same shares) with any change stay below the level (2.3% over 1,000
+    /// pairs), and a function with 42% of 2,000 samples made 20% slower is found in about half
+    /// the pairs: the binomial test of the pooled count it replaces, whose noise is too large
+    /// by 1/√(1 − s), would find it in about a quarter.
+    #[test]
+    fn the_exact_test_keeps_its_level_and_finds_a_large_function_slowed() {
+        // Four large functions and 30 small ones (0.2% each): the small ones can hardly reach
+        // the level and are left out of the family (Tarone).
+        let mut shares = vec![0.45 * 0.94, 0.25 * 0.94, 0.2 * 0.94, 0.1 * 0.94];
+        shares.extend([0.002; 30]);
+        let mut slowed = shares.clone();
+        slowed[0] *= 1.2;
+        let mut rng = Sampler(0x2545_f491_4f6c_dd1d);
+        let opts = NoiseOptions::default();
+        let pairs = 1000;
+        let (mut false_alarms, mut found, mut family) = (0, 0, 0);
+        for _ in 0..pairs {
+            let (a, b) = (rng.profile(&shares, 2000), rng.profile(&shares, 2000));
+            let d = diff_runs(Granularity::Function, &[a], &[b], &opts);
+            false_alarms += usize::from(d.changes > 0);
+            family += d.tested;
+            let (a, b) = (rng.profile(&shares, 2000), rng.profile(&slowed, 2000));
+            let d = diff_runs(Granularity::Function, &[a], &[b], &opts);
+            found += usize::from(
+                d.entries
+                    .iter()
+                    .any(|e| e.name == "f0" && e.verdict == Verdict::Change),
+            );
+        }
+        let alarm_rate = false_alarms as f64 / pairs as f64;
+        let power = found as f64 / pairs as f64;
+        eprintln!(
+            "A/A any change {alarm_rate:.4}, A/B f0 found {power:.4}, mean family {:.1}",
+            family as f64 / pairs as f64
+        );
+        assert!(alarm_rate <= 0.05, "{alarm_rate}");
+        assert!(power >= 0.45, "{power}");
+        // Of 34 functions, the family holds the four large ones and the few small ones that
+        // could reach the level.
+        assert!(family < 17 * pairs, "{family}");
     }
 }

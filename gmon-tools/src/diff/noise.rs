@@ -2,9 +2,12 @@
 //! samples may move between two profiles of the same program by chance alone.
 //!
 //! Sampling noise (§2): a function's samples out of a profile's total are a binomial count.
-//! Given the samples two profiles put in one function, `k + j`, the number in NEW is
-//! binomial with the probability NEW's total has of the pooled total, if the share did not
-//! change; the two-sided exact test of that is the p-value.
+//! Given the samples two profiles put in one function, `k + j`, and both totals, the number in
+//! NEW is hypergeometric if the share did not change (Fisher's exact test of the 2×2 table
+//! function / rest × BASE / NEW); the two-sided exact test of that is the p-value. The same
+//! margins say how small a p-value the function could reach at all ([`min_p_value`], for
+//! Tarone's family, §4) and how large a change it would show nine times in ten
+//! ([`min_detectable`], §9).
 //!
 //! Run-to-run spread (§3): with several profiles on a side, the per-run counts of each
 //! function spread more than sampling alone explains (the CPU runs a little differently each
@@ -75,34 +78,41 @@ pub fn normal_critical(p: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// Counts up to this many are tested exactly; above it the normal approximation of the
-/// binomial is closer than any sampling profile needs (and the exact sum would cost
-/// O(count) per function).
+/// Counts up to this many are tested exactly; above it the normal approximation is closer
+/// than any sampling profile needs (and the exact sum would cost O(count) per function).
 const EXACT_UP_TO: u64 = 20_000;
 
-/// Two-sided exact binomial test: the probability, if `k ~ Binomial(n, p)`, of an outcome no
-/// more likely than `k`.
-pub fn binomial_two_sided(k: u64, n: u64, p: f64) -> f64 {
-    if n == 0 || p <= 0.0 || p >= 1.0 {
+/// Two-sided Fisher exact test (spec/diff.md §2): `k` of the `n` samples of a function fell in
+/// NEW, which holds `new_total` of all `total` samples. If the share did not change, `k` is
+/// hypergeometric (`n` drawn from `total`, `new_total` of them NEW's); the p-value is the
+/// probability of an outcome no more likely than `k`.
+///
+/// This conditions on both profiles' totals, as the binomial model of each profile's counts
+/// asks. The binomial test of `k` against `n` and `new_total / total` alone treats the totals
+/// as free, and so overstates the noise of a function holding a share `s` of the samples by
+/// a factor `1 / √(1 − s)` (1.35 at 45%): large functions lost most of their power to it.
+pub fn fisher_two_sided(k: u64, n: u64, new_total: u64, total: u64) -> f64 {
+    let Some((lo, hi)) = support(n, new_total, total) else {
+        return 1.0;
+    };
+    if lo == hi {
         return 1.0;
     }
-    let k = k.min(n);
+    let k = k.clamp(lo, hi);
     if n > EXACT_UP_TO {
-        // Continuity-corrected normal approximation.
-        let mean = n as f64 * p;
-        let sd = (n as f64 * p * (1.0 - p)).sqrt();
+        // Continuity-corrected normal approximation with the hypergeometric variance.
+        let (n, kk, nn) = (n as f64, new_total as f64, total as f64);
+        let p = kk / nn;
+        let mean = n * p;
+        let var = n * p * (1.0 - p) * (nn - n) / (nn - 1.0).max(1.0);
+        if var <= 0.0 {
+            return 1.0;
+        }
         let d = ((k as f64 - mean).abs() - 0.5).max(0.0);
-        return normal_two_sided(d / sd);
+        return normal_two_sided(d / var.sqrt());
     }
-    // log pmf by the ratio pmf(i+1)/pmf(i) = (n-i)/(i+1) * p/(1-p), from log pmf(0).
-    let (lp, lq) = (p.ln(), (1.0 - p).ln());
-    let mut logs = Vec::with_capacity(n as usize + 1);
-    let mut l = n as f64 * lq;
-    for i in 0..=n {
-        logs.push(l);
-        l += ((n - i) as f64).ln() - ((i + 1) as f64).ln() + lp - lq;
-    }
-    let at = logs[k as usize];
+    let logs = hypergeometric_logs(lo, hi, n, new_total, total);
+    let at = logs[(k - lo) as usize];
     // Outcomes as likely as k, within rounding, count as "no more likely".
     let edge = at + 1e-7 * at.abs().max(1.0);
     let sum: f64 = logs
@@ -111,6 +121,112 @@ pub fn binomial_two_sided(k: u64, n: u64, p: f64) -> f64 {
         .map(|&x| (x - at).exp())
         .sum();
     (sum * at.exp()).min(1.0)
+}
+
+/// The outcomes `k` can take: `n` samples of `total`, `new_total` of them NEW's (`None` for
+/// margins that hold no table).
+fn support(n: u64, new_total: u64, total: u64) -> Option<(u64, u64)> {
+    if total == 0 || new_total == 0 || new_total >= total || n == 0 || n > total {
+        return None;
+    }
+    Some((n.saturating_sub(total - new_total), n.min(new_total)))
+}
+
+/// log P(k) for k in `lo..=hi` (relative: the largest is not normalized to anything, only the
+/// ratios matter), by the ratio P(k+1)/P(k) = (n−k)(K−k) / ((k+1)(N−K−n+k+1)).
+fn hypergeometric_logs(lo: u64, hi: u64, n: u64, new_total: u64, total: u64) -> Vec<f64> {
+    let mut logs = Vec::with_capacity((hi - lo) as usize + 1);
+    // log P(lo) up to a constant that cancels: start at 0 and normalize at the end.
+    let mut l = 0.0f64;
+    for k in lo..=hi {
+        logs.push(l);
+        if k < hi {
+            let num = ((n - k) as f64).ln() + ((new_total - k) as f64).ln();
+            let den = ((k + 1) as f64).ln() + ((total - new_total + k + 1 - n) as f64).ln();
+            l += num - den;
+        }
+    }
+    // Normalize so that the probabilities sum to 1.
+    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let norm = top + logs.iter().map(|&x| (x - top).exp()).sum::<f64>().ln();
+    for x in &mut logs {
+        *x -= norm;
+    }
+    logs
+}
+
+/// The smallest p-value [`fisher_two_sided`] can give for any outcome with these margins:
+/// that of the more extreme end of the support. A function whose smallest p-value is above
+/// the level it is tested at cannot be a change whatever its samples did, so it costs the
+/// family nothing to leave it out (Tarone's procedure, spec/diff.md §4).
+pub fn min_p_value(n: u64, new_total: u64, total: u64) -> f64 {
+    let Some((lo, hi)) = support(n, new_total, total) else {
+        return 1.0;
+    };
+    if n > EXACT_UP_TO {
+        return fisher_two_sided(lo, n, new_total, total)
+            .min(fisher_two_sided(hi, n, new_total, total));
+    }
+    let logs = hypergeometric_logs(lo, hi, n, new_total, total);
+    // The two ends are the least likely outcomes on their sides; the p-value of an end is the
+    // sum of every outcome no more likely than it.
+    let p_of = |at: f64| {
+        let edge = at + 1e-7 * at.abs().max(1.0);
+        logs.iter()
+            .filter(|&&x| x <= edge)
+            .map(|&x| x.exp())
+            .sum::<f64>()
+            .min(1.0)
+    };
+    p_of(logs[0]).min(p_of(logs[logs.len() - 1]))
+}
+
+/// The power [`min_detectable`] asks for: a change seen nine times in ten.
+pub const POWER: f64 = 0.9;
+
+/// The smallest growth of a share `share` (points, as a fraction) that a comparison of
+/// `base_total` against `new_total` samples, each worth `1/dispersion` of an independent one,
+/// reports as a change with probability [`POWER`] when tested at critical value `z` (spec/diff.md
+/// §9): the `Δ` with `Δ = z·√V₀ + z_power·√V₁`, `V₀` the variance of the change in share if
+/// nothing changed and `V₁` if the share grew by `Δ`. At least the growth that brings the two
+/// profiles' expected samples in the function to `min_samples` (fewer are never tested).
+pub fn min_detectable(
+    share: f64,
+    base_total: f64,
+    new_total: f64,
+    dispersion: f64,
+    z: f64,
+    min_samples: f64,
+) -> f64 {
+    if base_total <= 0.0 || new_total <= 0.0 {
+        return 1.0;
+    }
+    let phi = dispersion.max(1.0);
+    let s = share.clamp(0.0, 1.0);
+    let zp = normal_critical(2.0 * (1.0 - POWER));
+    let v = |p: f64, t: f64| phi * p * (1.0 - p) / t;
+    let v0 = v(s, base_total) + v(s, new_total);
+    let mut delta = 0.0f64;
+    // Fixed-point iteration: V₁ grows with Δ; a few rounds settle to far below a point.
+    for _ in 0..50 {
+        let s1 = (s + delta).min(1.0);
+        let next = z * v0.sqrt() + zp * (v(s, base_total) + v(s1, new_total)).sqrt();
+        if (next - delta).abs() < 1e-9 {
+            delta = next;
+            break;
+        }
+        delta = next;
+    }
+    let reach = (min_samples - s * base_total) / new_total - s;
+    delta.max(reach).min(1.0 - s)
+}
+
+/// The relative slowdown of a function holding share `share` that moves its share by `delta`:
+/// it takes `(1 + r)` times its time while the rest stays, so its share becomes
+/// `s(1 + r) / (1 + r·s)`; solved for `r`. `None` when no slowdown moves it that far.
+pub fn slowdown_for(share: f64, delta: f64) -> Option<f64> {
+    let room = share * (1.0 - share - delta);
+    (share > 0.0 && room > 0.0).then(|| delta / room)
 }
 
 /// Wilson's score interval for a proportion `x / n` at critical value `z`.
@@ -137,19 +253,30 @@ pub fn test(base: f64, base_total: f64, new: f64, new_total: f64, dispersion: f6
     let (nl, nh) = wilson(new / phi, new_total / phi, z);
     let low = delta - ((pn - nl).powi(2) + (bh - pb).powi(2)).sqrt();
     let high = delta + ((nh - pn).powi(2) + (pb - bl).powi(2)).sqrt();
-    let n = ((base + new) / phi).round() as u64;
-    let k = (new / phi).round() as u64;
-    let p_value = if base_total <= 0.0 || new_total <= 0.0 {
-        1.0
-    } else {
-        binomial_two_sided(k, n, new_total / (base_total + new_total))
-    };
+    let (k, n, kt, t) = table(base, base_total, new, new_total, phi);
+    let p_value = fisher_two_sided(k, n, kt, t);
     Test {
         delta,
         low,
         high,
         p_value,
     }
+}
+
+/// The whole-sample table of a comparison, every count worth `1/dispersion` of a sample:
+/// `(NEW's samples in the function, both profiles' samples in it, NEW's total, both totals)`.
+pub fn table(
+    base: f64,
+    base_total: f64,
+    new: f64,
+    new_total: f64,
+    dispersion: f64,
+) -> (u64, u64, u64, u64) {
+    let phi = dispersion.max(1.0);
+    let whole = |x: f64| (x.max(0.0) / phi).round() as u64;
+    let (k, n) = (whole(new), whole(base + new));
+    let (kt, t) = (whole(new_total), whole(base_total + new_total));
+    (k, n, kt.max(k), t.max(n).max(kt))
 }
 
 /// `part / total`, 0 for an empty total.
@@ -223,17 +350,59 @@ mod tests {
     }
 
     #[test]
-    fn exact_binomial_matches_hand_sums() {
-        // 0 of 5 at p = 1/2: 2 * (1/32).
-        assert!((binomial_two_sided(0, 5, 0.5) - 0.0625).abs() < 1e-12);
-        // 5 of 10 at p = 1/2 is the most likely outcome.
-        assert!((binomial_two_sided(5, 10, 0.5) - 1.0).abs() < 1e-9);
-        // 9 of 10: 2 * (10 + 1) / 1024.
-        assert!((binomial_two_sided(9, 10, 0.5) - 22.0 / 1024.0).abs() < 1e-12);
+    fn fisher_matches_hand_sums() {
+        // Fisher's tea tasting: 3 of 4 against 1 of 4, P(k) = C(4,k)C(4,4-k)/70 for
+        // 1, 16, 36, 16, 1; two-sided p of k = 1 is (1 + 16 + 16 + 1) / 70.
+        assert!((fisher_two_sided(1, 4, 4, 8) - 34.0 / 70.0).abs() < 1e-12);
+        assert!((fisher_two_sided(2, 4, 4, 8) - 1.0).abs() < 1e-9);
+        assert!((min_p_value(4, 4, 8) - 2.0 / 70.0).abs() < 1e-12);
+        // 0 samples against 5 at equal, large totals: close to the binomial's 2/32.
+        let p = fisher_two_sided(0, 5, 2000, 4000);
+        assert!((p - 0.0625).abs() < 0.001, "{p}");
+        // Margins without a table, and an outcome outside the support.
+        assert_eq!(fisher_two_sided(0, 0, 10, 20), 1.0);
+        assert_eq!(fisher_two_sided(3, 5, 20, 20), 1.0);
+        assert_eq!(min_p_value(5, 5, 5), 1.0);
         // Large n: the approximation is continuous with the exact sum.
-        let exact = binomial_two_sided(10_100, 20_000, 0.5);
-        let approx = binomial_two_sided(20_200, 40_001, 0.5);
-        assert!(exact > 0.1 && approx > 0.01, "{exact} {approx}");
+        let exact = fisher_two_sided(10_100, 20_000, 50_000, 100_000);
+        let approx = fisher_two_sided(10_101, 20_001, 50_000, 100_000);
+        assert!((exact - approx).abs() < 0.02, "{exact} {approx}");
+    }
+
+    #[test]
+    fn fisher_is_sharper_than_the_binomial_for_a_large_share() {
+        // A function with 45% of 2,250 samples per side grows by 4.2 points: the binomial test
+        // of the pooled count (the variance without 1 − s) gave p = 0.041; the exact test of
+        // the whole table gives 0.005, the 2.8 standard errors the two-proportion z says.
+        let (b, n) = (0.45 * 2250.0, 0.492 * 2250.0);
+        let t = test(b, 2250.0, n, 2250.0, 1.0, 1.96);
+        assert!(t.p_value < 0.01, "{t:?}");
+        let z = 0.042 / (2.0 * 0.471 * 0.529 / 2250.0f64).sqrt();
+        assert!(
+            (normal_two_sided(z) / t.p_value - 1.0).abs() < 0.3,
+            "{z} {t:?}"
+        );
+    }
+
+    #[test]
+    fn min_detectable_is_the_textbook_power_arithmetic() {
+        // 5% of 2,000 samples per side, one test at 5%: (1.96 + 1.28) standard errors of the
+        // difference, √(2 · 0.05 · 0.95 / 2000) = 0.69 points, a little more for the growth.
+        let z = normal_critical(0.05);
+        let d = min_detectable(0.05, 2000.0, 2000.0, 1.0, z, 10.0);
+        assert!((d - 0.0232).abs() < 0.001, "{d}");
+        // Four times the samples halve it; a dispersion of 4 doubles it.
+        let quarter = min_detectable(0.05, 8000.0, 8000.0, 1.0, z, 10.0);
+        assert!((d / quarter - 2.0).abs() < 0.05, "{quarter}");
+        let wide = min_detectable(0.05, 2000.0, 2000.0, 4.0, z, 10.0);
+        assert!((wide / d - 2.0).abs() < 0.1, "{wide}");
+        // A function never sampled needs at least min_samples in the two profiles together.
+        let none = min_detectable(0.0, 2000.0, 2000.0, 1.0, z, 10.0);
+        assert!(none >= 10.0 / 2000.0, "{none}");
+        // A 20% slowdown of a 5% function moves its share by 0.94 points.
+        let r = slowdown_for(0.05, 0.05 * 1.2 / 1.01 - 0.05).unwrap();
+        assert!((r - 0.2).abs() < 1e-9, "{r}");
+        assert_eq!(slowdown_for(0.0, 0.01), None);
     }
 
     #[test]

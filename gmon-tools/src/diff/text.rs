@@ -34,12 +34,59 @@ fn model_line(d: &Diff) -> String {
         ),
     };
     format!(
-        "Noise: {model}. Verdicts at level {} over all {} tested entries (Holm's correction); \
-         entries with fewer than {} samples in both sides together are 'too few'. Intervals \
-         of Δshare hold together at that level. A changed call count is a change whatever the \
-         time did ('change (calls)').",
+        "Noise: {model}. Verdicts at level {} over the {} tested entries (Holm's correction); \
+         entries with fewer than {} samples in both sides together, or too few to reach the \
+         level whatever they did (Tarone), are 'too few'. Intervals of Δshare hold together \
+         at that level. A changed call count is a change whatever the time did ('change \
+         (calls)').",
         d.level, d.tested, d.min_samples
     )
+}
+
+/// What the `detectable` column means, when some entry is not a change: "noise" is not "no
+/// change", only none as large as the column says.
+fn detectable_line(d: &Diff) -> Option<String> {
+    let unseen = d
+        .entries
+        .iter()
+        .filter(|e| e.time_verdict != Verdict::Change)
+        .count();
+    if unseen == 0 {
+        return None;
+    }
+    let shown = |share: f64| {
+        let e = d
+            .entries
+            .iter()
+            .filter(|e| e.detectable_slowdown.is_some())
+            .min_by(|a, b| {
+                (a.share_base - share)
+                    .abs()
+                    .total_cmp(&(b.share_base - share).abs())
+            })?;
+        Some(format!(
+            "{:.1} points for the function holding {:.1}% ({})",
+            e.detectable_delta_share * 100.0,
+            e.share_base * 100.0,
+            slowdown_words(e.detectable_slowdown)
+        ))
+    };
+    let example = shown(0.05).map_or(String::new(), |s| format!(" (here: {s})"));
+    Some(format!(
+        "'noise' and 'too few' do not rule out a smaller change: 'detectable' is the smallest \
+         growth of an entry's share, in points, that these samples show as a change {:.0} times \
+         in 10, and the slowdown of that entry alone that gives it{example}. Record longer, at \
+         a higher --hz, or several runs per side (--base/--new) to see smaller changes.",
+        super::POWER * 10.0
+    ))
+}
+
+/// A slowdown as the table says it: `+56% slower`, or `none` when no slowdown is enough.
+fn slowdown_words(r: Option<f64>) -> String {
+    match r {
+        Some(r) if r < 100.0 => format!("{:.0}% slower", r * 100.0),
+        Some(_) | None => "no slowdown is enough".to_string(),
+    }
 }
 
 /// Prints the comparison as a table, largest change first.
@@ -94,15 +141,19 @@ pub fn print_text(out: &mut dyn Write, d: &Diff, opts: &PrintOptions) -> io::Res
         d.changes,
         if d.changes == 1 { "" } else { "s" }
     )?;
+    if let Some(line) = detectable_line(d) {
+        writeln!(out, "{line}")?;
+    }
     writeln!(out)?;
     writeln!(
         out,
-        "{:>7} {:>7} {:>7} {:>17}  {:<14} {:>11} {:>11} {:>11} {:>11} {:>11}  {:<7} name",
+        "{:>7} {:>7} {:>7} {:>17}  {:<14} {:>15} {:>11} {:>11} {:>11} {:>11} {:>11}  {:<7} name",
         "share",
         "share",
         "Δshare",
         "interval",
         "verdict",
+        "detectable",
         "self base",
         "self new",
         "calls base",
@@ -112,8 +163,8 @@ pub fn print_text(out: &mut dyn Write, d: &Diff, opts: &PrintOptions) -> io::Res
     )?;
     writeln!(
         out,
-        "{:>7} {:>7} {:>7} {:>17}",
-        "base%", "new%", "points", "(points)"
+        "{:>7} {:>7} {:>7} {:>17}  {:<14} {:>15}",
+        "base%", "new%", "points", "(points)", "", "points (slower)"
     )?;
     let shown = if opts.limit == 0 {
         d.entries.len()
@@ -136,14 +187,27 @@ pub fn print_text(out: &mut dyn Write, d: &Diff, opts: &PrintOptions) -> io::Res
             e.delta_share_low * 100.0,
             e.delta_share_high * 100.0
         );
+        let detectable = if e.time_verdict == Verdict::Change {
+            String::new()
+        } else {
+            format!(
+                "{:.2} ({})",
+                e.detectable_delta_share * 100.0,
+                match e.detectable_slowdown {
+                    Some(r) if r < 100.0 => format!("{:.0}%", r * 100.0),
+                    _ => "-".to_string(),
+                }
+            )
+        };
         writeln!(
             out,
-            "{:>7.2} {:>7.2} {:>+7.2} {:>17}  {:<14} {:>11.4} {:>11.4} {:>11} {:>11} {:>+11}  {:<7} {}",
+            "{:>7.2} {:>7.2} {:>+7.2} {:>17}  {:<14} {:>15} {:>11.4} {:>11.4} {:>11} {:>11} {:>+11}  {:<7} {}",
             e.share_base * 100.0,
             e.share_new * 100.0,
             e.delta_share * 100.0,
             interval,
             verdict,
+            detectable,
             per(e.base.self_samples),
             per(e.new.self_samples),
             e.base.calls,

@@ -48,6 +48,23 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
     adjusted
 }
 
+/// Tarone's family (spec/diff.md §4): which of the candidates to test, given the smallest
+/// p-value each could reach at all (`min_p`, from its margins alone). The smallest `K` with at
+/// most `K` candidates able to reach `level / K` is found; those candidates are tested, the
+/// others cannot be a change whatever their samples did and cost the correction nothing. The
+/// margins do not depend on which way the samples fell, so the family stays valid.
+pub fn tarone(min_p: &[f64], level: f64) -> Vec<bool> {
+    let mut sorted: Vec<f64> = min_p.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    // For K = 1, 2, ...: the count of candidates at or below level / K only falls as K grows,
+    // so the first K it does not exceed is the smallest.
+    let reach = |k: usize| sorted.partition_point(|&p| p <= level / k as f64);
+    let k = (1..=sorted.len().max(1))
+        .find(|&k| reach(k) <= k)
+        .unwrap_or(1);
+    min_p.iter().map(|&p| p <= level / k as f64).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +78,19 @@ mod tests {
         }
         assert!(holm(&[]).is_empty());
         assert_eq!(holm(&[0.9, 0.9]), vec![1.0, 1.0]);
+    }
+
+    #[test]
+    fn tarone_leaves_out_what_cannot_reach_the_level() {
+        // Two strong candidates and three that can reach 0.02 at best: at K = 3 only the two
+        // reach 0.0167, so the family is two, not five.
+        let t = tarone(&[1e-9, 1e-6, 0.02, 0.02, 0.3], 0.05);
+        assert_eq!(t, vec![true, true, false, false, false]);
+        // All strong: all tested.
+        assert_eq!(tarone(&[1e-9; 4], 0.05), vec![true; 4]);
+        // One weak alone is tested at the full level when it can reach it.
+        assert_eq!(tarone(&[0.04], 0.05), vec![true]);
+        assert_eq!(tarone(&[0.06], 0.05), vec![false]);
+        assert!(tarone(&[], 0.05).is_empty());
     }
 }
