@@ -1,12 +1,11 @@
 //! The noise test on the frames of a differential flame graph (spec/diff.md §10): every folded
 //! stack is tested as `gmon diff` tests a function (its leaf's self samples in BASE and NEW,
-//! sampling noise, Holm over all stacks), and only the changes keep their difference.
+//! the same test, family and correction, by [`diff_runs`]), and only the changes keep their
+//! difference.
 
 use std::collections::BTreeMap;
 
-use super::NoiseOptions;
-use super::noise;
-use super::verdict::holm;
+use super::{Entry, Granularity, NoiseOptions, RunCounts, Verdict, diff_runs};
 
 /// The differential folded lines to draw, and what the test found.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,12 +18,33 @@ pub struct FrameVerdicts {
     pub changes: usize,
     /// How many stacks were tested.
     pub tested: usize,
+    /// Each stack's test as `gmon diff` reports a function's (`name` is the stack, `a;b;c`),
+    /// by stack.
+    pub stacks: BTreeMap<String, Entry>,
 }
 
 /// `(stack, count)` of a folded line `a;b;c N`; `None` for a line without a count.
 fn parse(line: &str) -> Option<(&str, u64)> {
     let (stack, n) = line.rsplit_once(' ')?;
     Some((stack, n.parse().ok()?))
+}
+
+/// One side's folded lines as the counts of one profile: one entry per stack.
+fn counts(lines: &[String], label: &str) -> RunCounts {
+    let mut by_stack: BTreeMap<&str, u64> = BTreeMap::new();
+    for (stack, n) in lines.iter().filter_map(|l| parse(l)) {
+        let c = by_stack.entry(stack).or_default();
+        *c = c.saturating_add(n);
+    }
+    RunCounts {
+        label: label.to_string(),
+        total: by_stack.values().fold(0u64, |a, &n| a.saturating_add(n)),
+        hz: 0,
+        entries: by_stack
+            .into_iter()
+            .map(|(s, n)| (s.to_string(), 0, n as f64, 0))
+            .collect(),
+    }
 }
 
 /// Tests every stack of `base` and `new` (folded lines) and returns the lines to draw. With
@@ -36,44 +56,22 @@ pub fn frame_verdicts(
     share: bool,
     opts: &NoiseOptions,
 ) -> FrameVerdicts {
-    let mut rows: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for (lines, second) in [(base, false), (new, true)] {
-        for (stack, n) in lines.iter().filter_map(|l| parse(l)) {
-            let e = rows.entry(stack).or_default();
-            if second {
-                e.1 = e.1.saturating_add(n);
-            } else {
-                e.0 = e.0.saturating_add(n);
-            }
-        }
-    }
-    let bt = rows.values().map(|r| r.0 as f64).sum::<f64>();
-    let nt = rows.values().map(|r| r.1 as f64).sum::<f64>();
-    let tested_rows: Vec<bool> = rows
-        .values()
-        .map(|&(b, n)| (b + n) as f64 >= opts.min_samples && bt > 0.0 && nt > 0.0)
-        .collect();
-    let tested = tested_rows.iter().filter(|&&t| t).count();
-    let p: Vec<f64> = rows
-        .values()
-        .zip(&tested_rows)
-        .filter(|(_, t)| **t)
-        .map(|(&(b, n), _)| noise::test(b as f64, bt, n as f64, nt, 1.0, 1.0).p_value)
-        .collect();
-    let mut adjusted = holm(&p).into_iter();
+    let (b, n) = (counts(base, "base"), counts(new, "new"));
+    let (bt, nt) = (b.total as f64, n.total as f64);
+    let d = diff_runs(Granularity::Function, &[b], &[n], opts);
     // With one side empty there are no shares to compare: every frame appeared or went away.
     let one_side_empty = bt == 0.0 || nt == 0.0;
     let scale = if share && bt > 0.0 { nt / bt } else { 1.0 };
+    let stacks: BTreeMap<String, Entry> =
+        d.entries.into_iter().map(|e| (e.name.clone(), e)).collect();
     let mut changes = 0;
-    let lines = rows
+    let lines = stacks
         .iter()
-        .zip(&tested_rows)
-        .map(|((stack, &(b, n)), &is_tested)| {
-            let change =
-                one_side_empty || (is_tested && adjusted.next().is_some_and(|p| p <= opts.level));
-            if change {
+        .map(|(stack, e)| {
+            let (b, n) = (e.base.self_samples, e.new.self_samples as u64);
+            if one_side_empty || e.time_verdict == Verdict::Change {
                 changes += 1;
-                format!("{stack} {} {n}", (b as f64 * scale).round() as u64)
+                format!("{stack} {} {n}", (b * scale).round() as u64)
             } else {
                 format!("{stack} {n} {n}")
             }
@@ -82,8 +80,138 @@ pub fn frame_verdicts(
     FrameVerdicts {
         lines,
         changes,
-        tested,
+        tested: d.tested,
+        stacks,
     }
+}
+
+impl FrameVerdicts {
+    /// Each frame's tooltip (the `title` inferno gives it) with the test of its stack: the
+    /// share of the samples, BASE → NEW, of the frame's own samples, the change with its
+    /// interval, and the verdict (spec/diff.md §10). Frames are found by where inferno drew
+    /// them: the depth (from `y`, counted from the root's row, upwards unless `inverted`) and
+    /// the offset and width in samples (`fg:x`, `fg:w`) pick one stack of [`Self::lines`].
+    pub fn annotate_titles(&self, svg: Vec<u8>, inverted: bool) -> Vec<u8> {
+        let text = match String::from_utf8(svg) {
+            Ok(t) => t,
+            Err(e) => return e.into_bytes(),
+        };
+        let frames = self.layout();
+        let mut rows: Vec<&str> = frame_tags(&text)
+            .filter_map(|t| attr(t.rect, "y"))
+            .collect();
+        rows.sort_by(|a, b| {
+            let (a, b) = (a.parse().unwrap_or(0.0f64), b.parse().unwrap_or(0.0f64));
+            if inverted {
+                a.total_cmp(&b)
+            } else {
+                b.total_cmp(&a)
+            }
+        });
+        rows.dedup();
+        let mut out = String::with_capacity(text.len() + text.len() / 4);
+        let mut done = 0;
+        for t in frame_tags(&text) {
+            let key = (|| {
+                let depth = rows.iter().position(|&y| Some(y) == attr(t.rect, "y"))?;
+                let x: u64 = attr(t.rect, "fg:x")?.parse().ok()?;
+                let w: u64 = attr(t.rect, "fg:w")?.parse().ok()?;
+                frames.get(&(depth, x, w))
+            })();
+            let Some(stack) = key else { continue };
+            out.push_str(&text[done..t.title_end]);
+            out.push_str(&crate::flame::escape(&self.words(stack)));
+            done = t.title_end;
+        }
+        out.push_str(&text[done..]);
+        out.into_bytes()
+    }
+
+    /// Where inferno draws each stack prefix: `(depth, offset, width)` in NEW's samples (the
+    /// widths of a differential graph), depth 1 the first frame (0 is inferno's `all`).
+    fn layout(&self) -> BTreeMap<(usize, u64, u64), String> {
+        // (depth, prefix) -> (first offset, width), in the sorted order inferno draws.
+        let mut at: BTreeMap<(usize, String), (u64, u64)> = BTreeMap::new();
+        let mut offset = 0u64;
+        // Each line is `stack base new`: the width is `new`.
+        let drawn = self.lines.iter().filter_map(|l| {
+            let (rest, n) = parse(l)?;
+            Some((rest.rsplit_once(' ')?.0, n))
+        });
+        for (stack, n) in drawn {
+            let mut prefix = String::new();
+            for (d, frame) in stack.split(';').enumerate() {
+                if d > 0 {
+                    prefix.push(';');
+                }
+                prefix.push_str(frame);
+                let e = at.entry((d + 1, prefix.clone())).or_insert((offset, 0));
+                e.1 = e.1.saturating_add(n);
+            }
+            offset = offset.saturating_add(n);
+        }
+        at.into_iter()
+            .filter(|(_, (_, w))| *w > 0)
+            .map(|((d, prefix), (x, w))| ((d, x, w), prefix))
+            .collect()
+    }
+
+    /// What a frame's tooltip adds for the stack `stack`.
+    fn words(&self, stack: &str) -> String {
+        let Some(e) = self.stacks.get(stack) else {
+            return "; no samples of its own".to_string();
+        };
+        let verdict = match e.time_verdict {
+            Verdict::Change => "a change",
+            Verdict::WithinNoise => "within noise",
+            Verdict::TooFewSamples => "too few samples to tell",
+        };
+        format!(
+            "; own samples' share {:.2}% → {:.2}%, change {:+.2} points [{:+.2}, {:+.2}]: {verdict}",
+            e.share_base * 100.0,
+            e.share_new * 100.0,
+            e.delta_share * 100.0,
+            e.delta_share_low * 100.0,
+            e.delta_share_high * 100.0,
+        )
+    }
+}
+
+/// One frame of inferno's SVG: its rect tag and where its title's text ends.
+struct FrameTag<'a> {
+    rect: &'a str,
+    title_end: usize,
+}
+
+/// inferno's frames, `<g><title>…</title><rect …/>`, in the order of the file.
+fn frame_tags(svg: &str) -> impl Iterator<Item = FrameTag<'_>> {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let start = from + svg[from..].find("<g><title>")?;
+            let title_end = start + svg[start..].find("</title>")?;
+            let rest = &svg[title_end..];
+            from = title_end;
+            let Some(r) = rest
+                .strip_prefix("</title>")
+                .filter(|r| r.starts_with("<rect "))
+            else {
+                continue;
+            };
+            let end = r.find("/>")?;
+            return Some(FrameTag {
+                rect: &r[..end],
+                title_end,
+            });
+        }
+    })
+}
+
+/// The value of attribute `name` in a tag's text.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    let len = tag[at..].find('"')?;
+    Some(&tag[at..at + len])
 }
 
 /// inferno's colour for a frame without a difference (its differential palette at 0, nearly

@@ -251,6 +251,12 @@ pub fn write_diff_svg(
     o.negate_differentials = vanished;
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut o, tested.lines.iter().map(String::as_str), &mut svg)?;
+    // Reversed stacks are drawn leaf first: the frames are no longer the stacks tested.
+    let svg = if opts.reverse_stacks {
+        svg
+    } else {
+        tested.annotate_titles(svg, opts.inverted)
+    };
     out.write_all(&crate::diff::grey_unchanged(svg))?;
     Ok(())
 }
@@ -277,6 +283,52 @@ mod tests {
         assert!(text.contains("A &lt;b&gt; &amp; c"), "{text}");
         assert!(text.contains("3 samples outside every function"), "{text}");
         assert!(text.trim_end().ends_with("</svg>"), "{text}");
+    }
+
+    /// Issue 28: every frame's tooltip carries its stack's test: the share of its own samples,
+    /// BASE → NEW, the change with its interval, and the verdict.
+    #[test]
+    fn diff_tooltips_carry_shares_intervals_and_verdicts() {
+        let lines = |v: &[(&str, u64)]| -> Vec<String> {
+            v.iter().map(|(s, n)| format!("{s} {n}")).collect()
+        };
+        let base = lines(&[("main;a", 500), ("main;b;c", 480), ("main;d", 20)]);
+        let new = lines(&[("main;a", 700), ("main;b;c", 280), ("main;d", 20)]);
+        for inverted in [false, true] {
+            let opts = SvgOptions {
+                inverted,
+                ..SvgOptions::default()
+            };
+            let text = svg(|o| write_diff_svg(o, &base, &new, &opts, StackSource::Exact));
+            let title = |name: &str| {
+                let at = text.find(&format!("<title>{name} (")).expect(name);
+                text[at..at + text[at..].find("</title>").unwrap()].to_string()
+            };
+            let a = title("a");
+            assert!(
+                a.contains("own samples&apos; share 50.00% → 70.00%, change +20.00 points [+")
+                    && a.ends_with(": a change"),
+                "{a}"
+            );
+            let c = title("c");
+            assert!(
+                c.contains("48.00% → 28.00%, change -20.00 points [-"),
+                "{c}"
+            );
+            let d = title("d");
+            assert!(
+                d.contains("2.00% → 2.00%, change +0.00 points [-")
+                    && d.ends_with(": within noise"),
+                "{d}"
+            );
+            // A caller without samples of its own says so; the root keeps inferno's title.
+            assert!(
+                title("b").ends_with("; no samples of its own"),
+                "{}",
+                title("b")
+            );
+            assert!(!title("all").contains("share"), "{}", title("all"));
+        }
     }
 
     #[test]
