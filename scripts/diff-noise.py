@@ -21,12 +21,15 @@ rates are estimated from dependent pairs, each of which is a valid comparison.
 Usage (from anywhere in a checkout; needs gcc and a release build):
     cargo build --release -p gmon-tools
     python3 scripts/diff-noise.py [--pairs 40] [--cpu 2] [--hz 1000] [--fail-above 2]
-                                  [--pictures DIR] [--old-gmon PATH]
+                                  [--pictures DIR] [--old-gmon PATH] [--keep | --from DIR]
 
 `gmon` is this checkout's target/release/gmon unless GMON names another. Work files go to a
 fresh temporary directory (removed at the end unless --keep). --pictures DIR writes the
 differential flame graph of the first A/B pair (`noise-aware.svg`), and with --old-gmon the
-same drawn by another gmon binary (`before.svg`), for comparison. Prints one markdown table.
+same drawn by another gmon binary (`before.svg`), for comparison. --keep keeps the recorded
+runs; --from DIR compares the runs kept in DIR again (another gmon build, the same data)
+without recording. Prints one markdown table, with the smallest growth of `hot`'s share and
+slowdown of `cool` that an A/A comparison could have detected (spec/diff.md §9).
 """
 
 import argparse
@@ -109,6 +112,12 @@ def main():
     ap.add_argument("--pictures", help="directory for the differential flame graphs")
     ap.add_argument("--old-gmon", help="another gmon binary to draw before.svg with")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument(
+        "--from",
+        dest="reuse",
+        metavar="DIR",
+        help="compare the runs an earlier --keep left in DIR instead of recording new ones",
+    )
     a = ap.parse_args()
 
     gmon = os.environ.get("GMON") or os.path.join(root(), "target", "release", "gmon")
@@ -116,6 +125,10 @@ def main():
         sys.exit(f"{gmon}: missing; build it with `cargo build --release -p gmon-tools` or set GMON")
     if shutil.which("gcc") is None:
         sys.exit("gcc is needed to build the measured program")
+    if a.reuse:
+        # Another gmon on the same runs: only the comparisons are made again.
+        measure(a, gmon, a.reuse)
+        return
     work = tempfile.mkdtemp(prefix="diff-noise.")
     try:
         measure(a, gmon, work)
@@ -126,7 +139,29 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
 
 
+def recorded(work, kind):
+    """The runs of `kind` ("a" or "b") an earlier run left in `work`: kind0.out, kind1.out, ..."""
+    runs = []
+    while os.path.exists(os.path.join(work, f"{kind}{len(runs)}.out")):
+        runs.append(os.path.join(work, f"{kind}{len(runs)}.out"))
+    return runs
+
+
 def measure(a, gmon, work):
+    if a.reuse:
+        runs_a, runs_b = recorded(work, "a"), recorded(work, "b")
+        a.pairs = min(a.pairs, len(runs_a) - 1, len(runs_b))
+        if a.pairs < 1:
+            sys.exit(f"{work}: no runs a0.out, a1.out, b0.out ... of an earlier --keep")
+        rounds, cpu = "the same", []
+        print(f"reusing {len(runs_a)} A and {len(runs_b)} B runs of {work}", file=sys.stderr)
+    else:
+        rounds, cpu, runs_a, runs_b = record(a, gmon, work)
+    compare(a, gmon, runs_a, runs_b, rounds, cpu)
+
+
+def record(a, gmon, work):
+    """Builds the program, calibrates it and records --pairs + 1 A runs and --pairs B runs."""
     src = os.path.join(work, "prog.c")
     prog = os.path.join(work, "prog")
     with open(src, "w") as f:
@@ -156,6 +191,12 @@ def measure(a, gmon, work):
             runs.append(out)
         print(f"\rrecorded {len(runs_a)} A, {len(runs_b)} B", end="", file=sys.stderr)
     print(file=sys.stderr)
+    return rounds, cpu, runs_a, runs_b
+
+
+def compare(a, gmon, runs_a, runs_b, rounds, cpu):
+    """Runs the A/A and A/B comparisons, one and three profiles per side, and prints the table."""
+    n_a, n_b = len(runs_a), len(runs_b)
 
     def pairs(k):
         """(base, new) lists for pair index `k` of each experiment, k-per-side."""
@@ -187,6 +228,11 @@ def measure(a, gmon, work):
                     "hot_delta": hot["delta_share"] if hot else 0.0,
                     "gate": gate == 1,
                     "phi": d["dispersion"],
+                    "hot_detectable": hot.get("detectable_delta_share", 0.0) if hot else 0.0,
+                    "cool_detectable": next(
+                        (e.get("detectable_slowdown") or 0.0 for e in d["entries"] if e["name"] == "cool"),
+                        0.0,
+                    ),
                     "samples": d["base"]["samples"] / len(base),
                 }
             )
@@ -201,15 +247,17 @@ def measure(a, gmon, work):
 
     print(
         f"\n{a.pairs} pairs each; {n_a} A runs and {n_b} B runs of {rounds} rounds, "
-        f"mean {sum(cpu) / len(cpu):.2f} s CPU per recorded run, --hz {a.hz}; "
+        + (f"mean {sum(cpu) / len(cpu):.2f} s CPU per recorded run, " if cpu else "")
+        + f"--hz {a.hz}; "
         f"`hot` is 20% slower in B\n"
     )
     print(
         "| profiles per side | pairs | model (mean φ) | samples per profile | hot's share in BASE | "
         "hot's Δshare | A/A: any change | A/B: hot a change | "
-        f"--fail-above {a.fail_above:g}: A/A exit 1 | A/B exit 1 |"
+        f"--fail-above {a.fail_above:g}: A/A exit 1 | A/B exit 1 | "
+        "A/A: hot's detectable Δshare | A/A: cool's detectable slowdown |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for per in ("single", "three"):
         aa, ab = results[(per, "A/A")], results[(per, "A/B")]
         model = "sampling" if per == "single" else f"run-to-run ({mean(aa + ab, 'phi'):.2f})"
@@ -217,7 +265,8 @@ def measure(a, gmon, work):
             f"| {1 if per == 'single' else 3} | {a.pairs} | {model} | {mean(aa, 'samples'):.0f} | "
             f"{100 * mean(ab, 'hot_share'):.1f}% | {100 * mean(ab, 'hot_delta'):+.2f} points | "
             f"{pct(aa, 'any'):.1f}% | {pct(ab, 'hot'):.1f}% | {pct(aa, 'gate'):.1f}% | "
-            f"{pct(ab, 'gate'):.1f}% |"
+            f"{pct(ab, 'gate'):.1f}% | {100 * mean(aa, 'hot_detectable'):.2f} points | "
+            f"{100 * mean(aa, 'cool_detectable'):.0f}% |"
         )
 
     if a.pictures:
