@@ -908,6 +908,32 @@ mod tests {
     }
 
     #[test]
+    fn what_is_not_a_change_says_how_large_a_change_would_have_been_seen() {
+        // 1,000 samples a side, a range holding half: one standard error of the change is 2.2
+        // points, and 3.5 of them (two tested, at 2.5% each; 90% power) are 7.9 points, a
+        // 37% slowdown.
+        let d = diff_ranges(&two(500, 500, 7), &two(520, 480, 7), "a", "b");
+        let e = &d.entries[0];
+        assert_eq!(e.verdict, Verdict::WithinNoise);
+        assert!(
+            (0.07..0.09).contains(&e.detectable_delta_share),
+            "{}",
+            e.detectable_delta_share
+        );
+        let r = e.detectable_slowdown.unwrap();
+        assert!((0.3..0.4).contains(&r), "{r}");
+        let mut text = Vec::new();
+        print_text(&mut text, &d, &PrintOptions::default()).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("do not rule out a smaller change"), "{text}");
+        assert!(text.contains("points (slower)"), "{text}");
+        assert!(
+            text.contains(&format!("{:.2} (", e.detectable_delta_share * 100.0)),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_changed_call_count_is_a_change_whatever_the_time() {
         let d = diff_ranges(&two(500, 500, 7), &two(500, 500, 8), "a", "b");
         let e = d

@@ -65,9 +65,10 @@ fn detectable_line(d: &Diff) -> Option<String> {
                     .total_cmp(&(b.share_base - share).abs())
             })?;
         Some(format!(
-            "{:.1} points for the function holding {:.1}% ({})",
-            e.detectable_delta_share * 100.0,
+            "{}, holding {:.1}%, needs +{:.1} points, {}",
+            e.name,
             e.share_base * 100.0,
+            e.detectable_delta_share * 100.0,
             slowdown_words(e.detectable_slowdown)
         ))
     };
