@@ -305,9 +305,9 @@
   const exeCol = { key: "exe", title: "Executable", width: "minmax(5em, 9em)", get: (i) => TREE[F.exe[i]].root, text: (i) => TREE[F.exe[i]].root };
   const DIFF_COLS = [
     { key: "name", title: "Function", width: "minmax(10em, 1fr)", get: (i) => F.name[i], text: (i) => F.name[i] },
-    { key: "sb", title: "Base %", num: true, width: "5em", get: (i) => X.sb[i], text: (i) => share(X.sb[i]) },
-    { key: "sn", title: "New %", num: true, width: "5em", get: (i) => X.sn[i], text: (i) => share(X.sn[i]) },
-    { key: "ds", title: "Change (pts) [interval]", num: true, width: "12.5em", get: (i) => X.ds[i],
+    { key: "sb", title: "Base %", num: true, width: "5.5em", get: (i) => X.sb[i], text: (i) => share(X.sb[i]) },
+    { key: "sn", title: "New %", num: true, width: "5.5em", get: (i) => X.sn[i], text: (i) => share(X.sn[i]) },
+    { key: "ds", title: "Change, interval (pts)", num: true, width: "15em", get: (i) => X.ds[i],
       text: (i) => X.vd[i] < 0 ? "\u2014" : points(X.ds[i]) + " [" + points(X.lo[i]) + ", " + points(X.hi[i]) + "]" },
     { key: "verdict", title: "Verdict", width: "7em", verdict: true, get: (i) => X.vd[i] < 0 ? 9 : X.vd[i], text: verdict },
     { key: "cb", title: "Calls base", num: true, width: "6em", get: (i) => X.cb[i], text: (i) => fmt(X.cb[i]) },
