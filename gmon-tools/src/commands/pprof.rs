@@ -53,6 +53,8 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut opts = pprof::PprofOptions::default();
     opts.prof_rate = l.prof_rate;
     opts.cpu_stacks = l.cpu_stacks.clone();
+    opts.objects = l.objects.clone();
+    (opts.time_nanos, opts.duration_nanos) = run_time(&l, &gmon);
     opts.comments = gmon
         .iter()
         .map(|p| format!("input: {}", p.display()))
@@ -77,6 +79,32 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         eprintln!("gmon pprof: wrote {DEFAULT_OUTPUT} (no -o given)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// When the run started and how long it was sampled (spec/stacks.md §7, "Time"): the CPU
+/// time of every tick (the runtime's count with exact stacks, the histogram's otherwise) at
+/// the profiling rate, before the last profile's modification time (written at exit). Neither
+/// gmon.out nor the sidecar records a start time, so the start is an estimate: earlier than the
+/// real one when threads or processes ran at once. (0, 0) when there is no rate.
+fn run_time(l: &model::Loaded, gmon: &[PathBuf]) -> (i64, i64) {
+    let ticks = match &l.runtime_counters {
+        Some(c) => c.samples,
+        None => l.analysis.total_samples(),
+    };
+    let duration = i64::try_from(ticks)
+        .ok()
+        .and_then(|t| t.checked_mul(pprof::period_nanos(l.prof_rate)))
+        .unwrap_or(0);
+    let written = gmon
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .max()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_nanos()).ok());
+    match written {
+        Some(end) if duration > 0 => (end.saturating_sub(duration).max(0), duration),
+        _ => (0, duration),
+    }
 }
 
 /// gzip's rule: compressed bytes are never written to a terminal, where they are garbage and

@@ -38,3 +38,32 @@ pub struct CallSite {
     /// Its source file, when DWARF names one.
     pub file: Option<String>,
 }
+
+/// Where one frame of an exact stack was: the sampled program counter (the leaf) or the call
+/// instruction (a caller), in the object that holds it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    /// The path of the object, as its [`super::LoadedObject`] names it; `None` outside every
+    /// recorded object, where `address` is the runtime address itself.
+    pub object: Option<String>,
+    /// The address, link-time in the object.
+    pub address: u64,
+    /// Its source line in the object's DWARF (0: unknown).
+    pub line: u32,
+    /// Its source file, when DWARF names one.
+    pub file: Option<String>,
+}
+
+/// An exact stack with the address of every frame: the same frames and samples as one of
+/// [`super::Stacks::stacks`] (several of these can add up to one of those, having sampled
+/// other addresses in the same functions).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PlacedStack {
+    /// Frames from the root to the leaf, as in [`super::Stack::frames`].
+    pub frames: Vec<super::Frame>,
+    /// One place per frame, in the same order; `None` where a frame has no address (a stack
+    /// the runtime recorded without frames).
+    pub places: Vec<Option<Place>>,
+    /// Number of samples.
+    pub samples: u64,
+}

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::addresses::{CallSite, SampledAddress};
+use super::addresses::{CallSite, PlacedStack, SampledAddress};
 use super::graph::{GraphError, NodeId, WeightedCallGraph};
 
 /// One frame of a stack.
@@ -58,6 +58,9 @@ pub struct Stacks {
     pub sampled: Vec<SampledAddress>,
     /// Exact stacks: where each caller called each callee, from the stacks' return addresses.
     pub call_sites: Vec<CallSite>,
+    /// Exact stacks: the stacks again, with the address of every frame (empty for estimated
+    /// stacks). Their samples add up to those of [`Stacks::stacks`].
+    pub placed: Vec<PlacedStack>,
 }
 
 impl Stacks {
@@ -150,6 +153,7 @@ pub fn estimate_stacks(graph: &WeightedCallGraph) -> Result<Stacks, GraphError> 
         outside_samples: graph.outside_samples(),
         sampled: Vec::new(),
         call_sites: Vec::new(),
+        placed: Vec::new(),
     })
 }
 

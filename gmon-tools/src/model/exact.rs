@@ -7,7 +7,7 @@ use std::path::Path;
 use gmon_format::Sidecar;
 
 use super::RUNTIME_LIBRARY;
-use super::addresses::{CallSite, SampledAddress};
+use super::addresses::{CallSite, Place, PlacedStack, SampledAddress};
 use super::estimate::{Frame, Stack, StackSource, Stacks};
 use super::function::FunctionInfo;
 use super::graph::{NodeId, WeightedCallGraph};
@@ -52,6 +52,9 @@ pub(super) fn exact_stacks(
     let mut out: BTreeMap<Vec<Frame>, u64> = BTreeMap::new();
     let mut sampled: BTreeMap<(NodeId, Option<String>, u64), u64> = BTreeMap::new();
     let mut call_sites: BTreeMap<(NodeId, NodeId, u64), u64> = BTreeMap::new();
+    // Stacks with the (object, link-time address) of each frame, root first.
+    type Placed = (Vec<Frame>, Vec<Option<(Option<String>, u64)>>);
+    let mut placed: BTreeMap<Placed, u64> = BTreeMap::new();
     let mut extra_node = |(name, system): (String, String),
                           graph: &mut WeightedCallGraph,
                           functions: &mut Vec<FunctionInfo>| {
@@ -75,6 +78,8 @@ pub(super) fn exact_stacks(
             let mut frames = Vec::with_capacity(st.pcs.len());
             // Per kept frame, leaf first: its object (`None`: the executable) and address.
             let mut places: Vec<(Option<String>, u64)> = Vec::with_capacity(st.pcs.len());
+            // The same with the executable named by its path, and `None` outside every object.
+            let mut whole: Vec<Option<(Option<String>, u64)>> = Vec::with_capacity(st.pcs.len());
             for (depth, &pc) in st.pcs.iter().enumerate() {
                 // Return addresses point after the call: step back into it.
                 let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
@@ -124,16 +129,18 @@ pub(super) fn exact_stacks(
                             f.object = Some((obj.path.clone(), start));
                         }
                         places.push((Some(obj.path.clone()), addr));
+                        whole.push(Some((Some(obj.path.clone()), addr)));
                         frames.push(Frame::Function(id));
                         continue;
                     }
                     None => extra_node(plain("[unknown]"), graph, functions),
                 };
-                let addr = sidecar
-                    .resolve(pc)
-                    .filter(|(obj, _)| is_main(obj))
-                    .map_or(pc, |(_, a)| a);
+                let (object, addr) = match sidecar.resolve(pc).filter(|(obj, _)| is_main(obj)) {
+                    Some((obj, a)) => (Some(obj.path.clone()), a),
+                    None => (None, pc),
+                };
                 places.push((None, addr));
+                whole.push(Some((object, addr)));
                 frames.push(Frame::Function(id));
             }
             if st.count > 0 {
@@ -152,6 +159,7 @@ pub(super) fn exact_stacks(
                 }
             }
             frames.reverse();
+            whole.reverse();
             if st.count == 0 {
                 continue;
             }
@@ -163,7 +171,10 @@ pub(super) fn exact_stacks(
                     graph,
                     functions,
                 )));
+                whole.push(None);
             }
+            let slot = placed.entry((frames.clone(), whole)).or_insert(0);
+            *slot = slot.saturating_add(st.count);
             let slot = out.entry(frames).or_insert(0);
             *slot = slot.saturating_add(st.count);
         }
@@ -195,6 +206,24 @@ pub(super) fn exact_stacks(
                 samples,
                 line: 0,
                 file: None,
+            })
+            .collect(),
+        placed: placed
+            .into_iter()
+            .map(|((frames, places), samples)| PlacedStack {
+                frames,
+                places: places
+                    .into_iter()
+                    .map(|p| {
+                        p.map(|(object, address)| Place {
+                            object,
+                            address,
+                            line: 0,
+                            file: None,
+                        })
+                    })
+                    .collect(),
+                samples,
             })
             .collect(),
     }

@@ -24,6 +24,8 @@ pub struct Executable {
     pub encoding: gmon_format::Encoding,
     /// Link-time address ranges of its code sections (`SHF_EXECINSTR`), sorted.
     pub code: Vec<(u64, u64)>,
+    /// Its executable segments (`PT_LOAD` with `PF_X`), link-time, sorted.
+    pub text: Vec<super::objects::TextSegment>,
 }
 
 impl Executable {
@@ -67,6 +69,7 @@ impl Executable {
             build_id: gnu_build_id(elf, data).map(ExecutableId),
             encoding: gmon_format::Encoding { endian, ptr_width },
             code,
+            text: super::objects::text_segments(elf),
         }
     }
 

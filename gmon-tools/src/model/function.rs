@@ -18,6 +18,10 @@ pub struct FunctionInfo {
     /// The lines inside the function that have samples. When present, the leaf of each CPU
     /// stack ending in this function is split over them in proportion to their weights.
     pub bins: Vec<BinSample>,
+    /// Where the histogram's samples fell inside the function, address by address: its
+    /// non-zero bins cut at line entries (spec/stacks.md §7), weighted in billionths of a tick,
+    /// each with its line. Empty for exact stacks and when not asked for.
+    pub histogram: Vec<BinSample>,
     /// The shared object the function is in, as the runtime recorded its path, with the
     /// function's start address in that object (link-time); `None` for the executable's own
     /// functions, whose start is [`FunctionInfo::address`].

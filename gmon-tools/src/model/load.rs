@@ -10,12 +10,15 @@ use gmon_format::sidecar::Counters;
 use gmon_format::{Sidecar, read_sidecar, sidecar_path};
 
 use super::addresses::CallSite;
+use super::bins::attach_histogram_pieces;
 use super::estimate::{StackSource, Stacks, estimate_stacks};
 use super::exact::exact_stacks;
 use super::executable::Executable;
 use super::function::{BinSample, FunctionInfo};
 use super::graph::{CycleGroup, GraphError, NodeId, WeightedCallGraph};
+use super::objects::{LoadedObject, executable_object, sidecar_objects};
 use super::operands::{OperandKind, executable_and_profiles, operand_kind};
+use super::place_lines::{line_at, locate_places};
 use super::symbolize::{ObjectFunction, ObjectSymbols};
 use crate::error::Context;
 use crate::gprof::analysis::lines::{attach_function_sources, line_symbol_table};
@@ -50,6 +53,13 @@ pub struct Loaded {
     /// The runtime's counters summed over the sidecars whose exact stacks are drawn (ticks
     /// counted, dropped, stacks cut short); `None` for estimated stacks.
     pub runtime_counters: Option<Counters>,
+    /// The objects the addresses are placed in (spec/stacks.md §7, "Mappings"): the
+    /// executable first, at link-time addresses; with exact stacks every object the sidecars
+    /// record, at the load address of the first process that mapped it.
+    pub objects: Vec<LoadedObject>,
+    /// The objects among [`Loaded::objects`] (by path) whose places got source lines from
+    /// their DWARF.
+    pub objects_with_lines: Vec<String>,
 }
 
 /// Which executable to use: the one given, else the one the first profile's sidecar names (if
@@ -308,9 +318,18 @@ pub fn load_with(exe: Option<&Path>, gmon: &[PathBuf], load: &LoadOptions) -> Re
     }
     let sidecars = matching_sidecars(gmon, &raw, &mut notes);
     let mut runtime_counters = None;
+    let mut objects = vec![executable_object(
+        &executable.canonical_path(),
+        executable
+            .build_id
+            .as_ref()
+            .map_or(&[][..], |b| b.0.as_slice()),
+        &executable.text,
+    )];
     let stacks = match sidecars {
         Some(sidecars) if sidecars.iter().any(|e| !e.stacks.is_empty()) => {
             runtime_counters = Some(sum_counters(&sidecars));
+            objects = sidecar_objects(&sidecars);
             exact_stacks(
                 &analysis,
                 main_symbols.as_ref(),
@@ -323,6 +342,20 @@ pub fn load_with(exe: Option<&Path>, gmon: &[PathBuf], load: &LoadOptions) -> Re
     };
     let mut stacks = stacks;
     locate_sampled(&mut stacks, &functions, &mut line_info);
+    let main_path = objects.iter().find(|o| o.main).map(|o| o.path.clone());
+    let build_id_of = |path: &str| {
+        objects
+            .iter()
+            .find(|o| o.path == path)
+            .map(|o| o.build_id.clone())
+            .unwrap_or_default()
+    };
+    let objects_with_lines = locate_places(
+        &mut stacks.placed,
+        main_path.as_deref(),
+        &mut line_info,
+        &build_id_of,
+    );
     let cpu_stacks = match stacks.source {
         StackSource::Estimated if analysis.hz() > 0 => {
             let per_tick = 1e9 / f64::from(analysis.hz());
@@ -352,6 +385,8 @@ pub fn load_with(exe: Option<&Path>, gmon: &[PathBuf], load: &LoadOptions) -> Re
         notes,
         analysis,
         runtime_counters,
+        objects,
+        objects_with_lines,
     })
 }
 
@@ -438,6 +473,7 @@ pub fn graph_from_analysis(
     if let Some(la) = lines {
         add_line_credit(analysis, la, &by_index, &mut functions);
     }
+    attach_histogram_pieces(analysis, &by_index, &mut functions);
     // The engine's arcs include self-arcs (recursion); a function's `self_calls` is the same
     // count again, so it is not added (issue 12: pprof showed recursive calls twice).
     for arc in analysis.arcs() {
@@ -467,15 +503,7 @@ pub fn graph_from_analysis(
 /// The source lines of the exact stacks' sampled addresses and call sites in the executable,
 /// from its DWARF line table (as `addr2line` gives them).
 fn locate_sampled(stacks: &mut Stacks, functions: &[FunctionInfo], line_info: &mut LineInfo) {
-    let mut locate = |addr: u64| {
-        line_info.locate(addr).map(|loc| {
-            let mut name = line_info.string(loc.file);
-            while let Some(rest) = name.strip_prefix("./") {
-                name = rest;
-            }
-            (loc.line, name.to_owned())
-        })
-    };
+    let mut locate = |addr: u64| line_at(line_info, addr);
     for a in stacks.sampled.iter_mut().filter(|a| a.object.is_none()) {
         if let Some((line, file)) = locate(a.address) {
             (a.line, a.file) = (line, Some(file));

@@ -5,6 +5,7 @@
 //! printers over it.
 
 mod addresses;
+mod bins;
 mod estimate;
 mod exact;
 mod executable;
@@ -13,12 +14,14 @@ mod gprof_notes;
 mod graph;
 mod load;
 mod names;
+mod objects;
 mod operands;
+mod place_lines;
 mod plt;
 mod sections;
 mod symbolize;
 
-pub use addresses::{CallSite, SampledAddress};
+pub use addresses::{CallSite, Place, PlacedStack, SampledAddress};
 pub use estimate::{
     Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
 };
@@ -31,6 +34,9 @@ pub use load::{
     recorded_executable, split_executable, views_symbol_table, whole_samples,
 };
 pub use names::{frame_name, sanitize};
+pub use objects::{
+    CodeRange, LoadedObject, TextSegment, executable_object, sidecar_objects, text_segments,
+};
 pub use operands::{OperandKind, check_executable_operand, executable_and_profiles, operand_kind};
 pub use symbolize::{ObjectFunction, ObjectSymbols, display_name};
 

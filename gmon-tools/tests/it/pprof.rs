@@ -101,7 +101,12 @@ fn build(g: &WeightedCallGraph, infos: &[FunctionInfo]) -> Vec<u8> {
             endian: gmon_format::Endian::Little,
             ptr_width: gmon_format::PtrWidth::Eight,
         },
-        code: Vec::new(),
+        code: vec![(0x1000, 0x2000)],
+        text: vec![gmon_tools::model::TextSegment {
+            address: 0x1000,
+            size: 0x1000,
+            file_offset: 0x1000,
+        }],
     };
     let mut opts = PprofOptions::default();
     opts.prof_rate = 100;
@@ -306,15 +311,36 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
             }
         }
         assert_eq!(cpu, credit, "{}", dir.display());
-        assert_eq!(p.mapping.len(), 1);
-        assert!(s(p.mapping[0].filename).ends_with("prog"));
-        assert_eq!(
-            s(p.mapping[0].build_id).len(),
-            40,
-            "{}: GNU build id (sha1)",
-            dir.display()
-        );
+        // One mapping per code segment of the executable, each named from it with its build
+        // id; every location of a function in one of them, at an address inside it.
+        assert!(!p.mapping.is_empty(), "{}", dir.display());
+        for m in &p.mapping {
+            assert!(s(m.filename).ends_with("prog"), "{}", dir.display());
+            assert_eq!(
+                s(m.build_id).len(),
+                40,
+                "{}: GNU build id (sha1)",
+                dir.display()
+            );
+            assert!(m.memory_start < m.memory_limit, "{}: {m:?}", dir.display());
+        }
+        for l in &p.location {
+            if s(fn_of_id(&p, l.line[0].function_id)).starts_with("<cycle") {
+                continue;
+            }
+            let m = p.mapping.iter().find(|m| m.id == l.mapping_id);
+            assert!(
+                m.is_some_and(|m| m.memory_start <= l.address && l.address < m.memory_limit),
+                "{}: location {l:?} outside its mapping {m:?}",
+                dir.display()
+            );
+        }
     }
+}
+
+/// The name of the function with id `id`.
+fn fn_of_id(p: &Profile, id: u64) -> i64 {
+    p.function.iter().find(|f| f.id == id).map_or(0, |f| f.name)
 }
 
 /// Issue 12: a `calls/count` sample [callee, caller] carries exactly the call graph's count for
@@ -399,13 +425,13 @@ fn testdata_functions_have_dwarf_files_lines_and_both_names() {
         s(helper.filename)
     );
     assert!(helper.start_line > 0);
+    // Its callers' frames sit at its start, on its first line.
     let loc = p
         .location
         .iter()
-        .find(|l| l.line[0].function_id == helper.id)
+        .find(|l| l.line[0].function_id == helper.id && l.line[0].line == helper.start_line)
         .unwrap();
     assert!(loc.address > 0 && loc.mapping_id == 1);
-    assert_eq!(loc.line[0].line, helper.start_line);
 }
 
 /// Go's `pprof`, from $PPROF or PATH.
@@ -536,7 +562,7 @@ fn exact_stacks_are_labelled_as_such() {
 }
 
 #[test]
-fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
+fn testdata_leaf_samples_are_split_over_histogram_bins_and_gprof_l_lines() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = case_dir("multifile-pie-O0");
     let p = decode_gz(&gmon_pprof(&dir, &tmp.path().join("p.pb.gz")));
@@ -544,6 +570,8 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
     let s = |i: i64| p.string_table[i as usize].as_str();
     let loc: BTreeMap<u64, &gmon_tools::pprof::proto::Location> =
         p.location.iter().map(|l| (l.id, l)).collect();
+    let file_of: BTreeMap<u64, &str> = p.function.iter().map(|f| (f.id, s(f.filename))).collect();
+    let mut more_than_one_address = 0;
     for (node, info) in l.graph.nodes().iter().zip(&l.functions) {
         if node.self_samples == 0 {
             continue;
@@ -556,30 +584,30 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
                     && s(f.filename) == info.file.as_deref().unwrap()
             })
             .unwrap();
-        // Leaf samples of this function, by leaf address.
-        let mut by_addr: BTreeMap<u64, (i64, i64)> = BTreeMap::new();
+        // Leaf samples of this function at its histogram pieces (same-named static functions
+        // of other files have other addresses): all of its samples are there.
+        let pieces: Vec<u64> = info.histogram.iter().map(|b| b.address).collect();
+        let mut by_addr: BTreeMap<u64, i64> = BTreeMap::new();
         for smp in p.sample.iter().filter(|x| x.value[0] > 0) {
             let leaf = loc[&smp.location_id[0]];
-            if leaf.line[0].function_id == f.id {
-                let e = by_addr
-                    .entry(leaf.address)
-                    .or_insert((0, leaf.line[0].line));
-                e.0 += smp.value[0];
+            let named = p
+                .function
+                .iter()
+                .any(|g| g.id == leaf.line[0].function_id && g.name == f.name);
+            if named && pieces.contains(&leaf.address) {
+                assert!(leaf.address >= info.address.unwrap());
+                *by_addr.entry(leaf.address).or_insert(0) += smp.value[0];
             }
         }
-        let total: i64 = by_addr.values().map(|v| v.0).sum();
+        let total: i64 = by_addr.values().sum();
         assert_eq!(total as u64, node.self_samples, "{}", info.system_name);
-        // Every leaf address is a line of the function with samples, as gprof -l has it.
-        for (&addr, &(_, line)) in &by_addr {
-            assert!(
-                info.bins.iter().any(|b| b.address == addr),
-                "{:#x} is not a credited line",
-                addr
-            );
-            assert!(addr >= info.address.unwrap() && line > 0);
+        if by_addr.len() > 1 {
+            more_than_one_address += 1;
         }
     }
-    // cpu per leaf address == the gprof engine's per-line credit (gprof -l) in nanoseconds, up
+    // The samples are at the bins, not at one address per function or per line.
+    assert!(more_than_one_address >= 3, "{more_than_one_address}");
+    // cpu per source line == the gprof engine's per-line credit (gprof -l) in nanoseconds, up
     // to the nanosecond rounding of each stack's share.
     let image = Image::open(&dir.join("prog")).unwrap();
     let mut symtab = SymbolTable::from_image(&image, &SymtabOptions::default(), "test").unwrap();
@@ -591,22 +619,33 @@ fn testdata_leaf_samples_are_split_over_gprof_l_lines() {
     let profile = common::read(&dir.join("gmon.out"));
     b.add_profile("gmon.out", &profile).unwrap();
     let la = b.finish(Some(&image)).unwrap();
-    let mut cpu_at: BTreeMap<u64, i64> = BTreeMap::new();
+    let mut cpu_at: BTreeMap<(String, i64), i64> = BTreeMap::new();
     for smp in p.sample.iter().filter(|x| x.value[1] > 0) {
-        *cpu_at.entry(loc[&smp.location_id[0]].address).or_insert(0) += smp.value[1];
+        let line = loc[&smp.location_id[0]].line[0];
+        let file = file_of[&line.function_id]
+            .trim_start_matches("./")
+            .to_owned();
+        *cpu_at.entry((file, line.line)).or_insert(0) += smp.value[1];
     }
-    let mut lines_checked = 0;
+    let mut want_at: BTreeMap<(String, i64), f64> = BTreeMap::new();
     for lf in la.functions().filter(|f| f.self_ticks > 0.0) {
-        let want = lf.self_ticks * 1e9 / f64::from(la.hz());
-        let got = cpu_at.get(&lf.addr).copied().unwrap_or(0) as f64;
+        let sym = &la.symtab.symbols[lf.index];
+        let file = sym
+            .file
+            .map(|f| la.symtab.files[f].name.trim_start_matches("./").to_owned())
+            .unwrap();
+        *want_at.entry((file, i64::from(sym.line))).or_insert(0.0) +=
+            lf.self_ticks * 1e9 / f64::from(la.hz());
+    }
+    assert!(want_at.len() >= 5);
+    for (line, want) in &want_at {
+        let got = cpu_at.get(line).copied().unwrap_or(0) as f64;
         assert!(
             (got - want).abs() < 1000.0,
-            "line at {:#x}: {got} ns, gprof -l {want} ns",
-            lf.addr
+            "line {line:?}: {got} ns, gprof -l {want} ns"
         );
-        lines_checked += 1;
     }
-    assert!(lines_checked >= 5);
+    assert_eq!(cpu_at.len(), want_at.len(), "{cpu_at:?}");
 }
 
 #[test]

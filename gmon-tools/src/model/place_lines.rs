@@ -1,0 +1,77 @@
+//! The source lines of the exact stacks' places (spec/stacks.md §8): each object's own DWARF
+//! line table (or its separate debug file's), read once per object that has places, as
+//! `addr2line` would answer for the address.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gmon_binary::dwarf::LineInfo;
+
+use super::addresses::PlacedStack;
+
+/// The source file and line of `addr` in `info`, the file without leading `./` segments.
+pub(super) fn line_at(info: &mut LineInfo, addr: u64) -> Option<(u32, String)> {
+    info.locate(addr).map(|loc| {
+        let mut name = info.string(loc.file);
+        while let Some(rest) = name.strip_prefix("./") {
+            name = rest;
+        }
+        (loc.line, name.to_owned())
+    })
+}
+
+/// Fills in the line and file of every place of `placed`: in the executable (the object named
+/// `main`) from `main_lines`, in another object from its own file when it is there and has the
+/// recorded build id (`build_id_of`). Returns the paths of the objects whose lines were found.
+pub(super) fn locate_places(
+    placed: &mut [PlacedStack],
+    main: Option<&str>,
+    main_lines: &mut LineInfo,
+    build_id_of: &dyn Fn(&str) -> Vec<u8>,
+) -> Vec<String> {
+    let mut tables: BTreeMap<String, Option<LineInfo>> = BTreeMap::new();
+    let mut cache: BTreeMap<(String, u64), Option<(u32, String)>> = BTreeMap::new();
+    for s in placed.iter_mut() {
+        for place in s.places.iter_mut().flatten() {
+            let Some(object) = &place.object else {
+                continue;
+            };
+            let key = (object.clone(), place.address);
+            let found = cache.entry(key).or_insert_with(|| {
+                if Some(object.as_str()) == main {
+                    return line_at(main_lines, place.address);
+                }
+                let table = tables
+                    .entry(object.clone())
+                    .or_insert_with(|| object_lines(Path::new(object), &build_id_of(object)));
+                table.as_mut().and_then(|t| line_at(t, place.address))
+            });
+            if let Some((line, file)) = found {
+                place.line = *line;
+                place.file = Some(file.clone());
+            }
+        }
+    }
+    let mut with_lines: Vec<String> = cache
+        .iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|((o, _), _)| o.clone())
+        .collect();
+    with_lines.dedup();
+    with_lines
+}
+
+/// The line table of a recorded object, when its file is there, is the recorded build and has
+/// DWARF (its own or a separate debug file's).
+fn object_lines(path: &Path, build_id: &[u8]) -> Option<LineInfo> {
+    // The path comes from a sidecar: only a regular file is read (spec/inputs.md §1).
+    let data = gmon_binary::open::map_found(path).ok()?;
+    let elf = gmon_binary::parse_elf(&data).ok()?;
+    if !build_id.is_empty()
+        && gmon_binary::elf_file::gnu_build_id(&elf, &data).as_deref() != Some(build_id)
+    {
+        return None;
+    }
+    let info = LineInfo::for_executable(path, &data, Some(&elf), false);
+    info.has_dwarf().then_some(info)
+}
