@@ -255,7 +255,10 @@
   function describe(i) {
     if (i < 0) return "\u00a0";
     const name = i === 0 ? "all" : F.name[fnOf[i]];
-    return name + " \u2014 " + fmt(val[i]) + " samples (" + pct(val[i]) + ")" + (i > 0 && source(fnOf[i]) ? " \u2014 " + source(fnOf[i]) : "");
+    // A comparison also says the function's verdict (the frame's colour is its stack's).
+    const judged = DIFF && i > 0 && X.vd[fnOf[i]] >= 0
+      ? " \u2014 function: " + verdict(fnOf[i]) + ", " + share(X.sb[fnOf[i]]) + " \u2192 " + share(X.sn[fnOf[i]]) : "";
+    return name + " \u2014 " + fmt(val[i]) + " samples (" + pct(val[i]) + ")" + judged + (i > 0 && source(fnOf[i]) ? " \u2014 " + source(fnOf[i]) : "");
   }
   function zoomTo(i) {
     G.zoom = i; G.focus = i;
@@ -563,6 +566,7 @@
         step.tableSelected = [...spacer.querySelectorAll('.row[aria-selected="true"]')].map((r) => r.firstChild.textContent.replace(/^\u25B6\s*/, ""));
         step.zoom = G.zoom > 0 ? F.name[fnOf[G.zoom]] : "all";
         step.details = $("details-title").textContent;
+        step.frameInfo = $("frame-info").textContent;
         const rowsOf = (side) => [...document.querySelectorAll('#details-body table[data-side="' + side + '"] tr[data-arc]')].map((tr) => [...tr.children].map((c) => c.textContent));
         step.callers = rowsOf("callers"); step.callees = rowsOf("callees");
         step.lines = [...document.querySelectorAll("#hot-lines tr")].slice(1).map((tr) => [...tr.children].map((c) => c.textContent));

@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 
 use crate::diff::{Diff, Entry, Granularity, Model, NoiseOptions, Status, Verdict};
-use crate::diff::{frame_colour, frame_verdicts};
+use crate::diff::{frame_colour, frame_verdicts, function_counts};
 use crate::flame::folded_lines;
-use crate::model::Loaded;
+use crate::model::{Frame, Loaded, NodeId, StackSource, frame_name};
 
 use super::collect::DATA_VERSION;
 use super::data::{DiffData, DiffHead, Meta, ReportData};
@@ -30,9 +30,11 @@ pub fn build_diff_report(
     };
     let mut x = DiffData::default();
     let mut index: HashMap<String, u32> = HashMap::new();
+    let shown = graph_names(base.iter().chain(new));
     for e in &diff.entries {
-        index.insert(e.name.clone(), d.functions.name.len() as u32);
-        push_function(&mut d, &mut x, &e.name, Some(e));
+        let name = shown.get(&e.name).unwrap_or(&e.name);
+        index.insert(name.clone(), d.functions.name.len() as u32);
+        push_function(&mut d, &mut x, name, Some(e));
     }
     let noise = NoiseOptions {
         level: diff.level,
@@ -188,8 +190,8 @@ pub fn build_diff_report(
             .first()
             .or(base.first())
             .map_or("estimated", |l| match l.stacks.source {
-                crate::model::StackSource::Exact => "exact",
-                crate::model::StackSource::Estimated => "estimated",
+                StackSource::Exact => "exact",
+                StackSource::Estimated => "estimated",
             }),
         has_calls: base.iter().chain(new).any(|l| l.analysis.has_arcs),
         notes: base
@@ -202,6 +204,24 @@ pub fn build_diff_report(
     d.meta.notes.dedup();
     d.diff = Some(x);
     d
+}
+
+/// The graph's name of each function the comparison names otherwise, so that a row and its
+/// frames are one function: with estimated stacks `gmon diff` tells same-named functions (static
+/// functions of several files) apart as `name [#2]`, in address order, and the graph by file,
+/// `name [util.c]`. Both number the gprof engine's functions in the same order.
+fn graph_names<'a>(ls: impl Iterator<Item = &'a Loaded>) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    for l in ls.filter(|l| l.stacks.source == StackSource::Estimated) {
+        let counts = function_counts(&l.analysis, "");
+        for (i, (name, ..)) in counts.entries.iter().enumerate() {
+            let frame = frame_name(&l.graph, Frame::Function(NodeId(i)));
+            if &frame != name {
+                names.entry(name.clone()).or_insert(frame);
+            }
+        }
+    }
+    names
 }
 
 /// A function row: an entry of the comparison, or (`None`) a frame of the graph that is none

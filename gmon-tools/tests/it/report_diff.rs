@@ -221,6 +221,11 @@ fn diff_report_shows_verdicts_in_words_greys_noise_and_selects() {
     assert_eq!(steps[4]["selected"], json!("untracked_hot"));
     assert_eq!(strings(&steps[4]["tableSelected"]), ["untracked_hot"]);
     assert_eq!(steps[4]["details"], json!("untracked_hot"));
+    let info = steps[4]["frameInfo"].as_str().unwrap();
+    assert!(
+        info.contains("function: change, 46.84% \u{2192} 72.55%"),
+        "{info}"
+    );
     assert_eq!(steps[5]["selected"], json!("tracked_leaf"));
     // Sorted by the change: the grown share first, with its interval above 0.
     let top = &steps[6]["rows"][0];
@@ -307,4 +312,42 @@ fn diff_report_takes_several_runs_a_side_and_exits_0() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing.out"));
     assert!(!dir.path().join("x.html").exists());
+}
+
+/// Same-named static functions of a -pg program: `gmon diff` numbers them (`helper [#2]`), the
+/// flame graph names them by file (`helper [util.c]`). The report's rows take the graph's names,
+/// so that a row and its frames are one function (before: each had a row of its own, the
+/// frames' rows without a verdict).
+#[test]
+fn diff_report_names_same_named_functions_as_the_graph_does() {
+    let case = case_dir("multifile-pie-O0");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mf.html");
+    run_ok(
+        gmon()
+            .args(["report", "--diff"])
+            .arg(case.join("prog"))
+            .arg(case.join("gmon.out"))
+            .arg(case.join("gmon.2.out"))
+            .arg("-o")
+            .arg(&out),
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    let start = html.find("id=\"gmon-data\">").unwrap() + "id=\"gmon-data\">".len();
+    let data: Value =
+        serde_json::from_str(&html[start..][..html[start..].find("</script>").unwrap()]).unwrap();
+    let names = strings(&data["fn"]["name"]);
+    for file in ["util.c", "stage.c", "main.c"] {
+        assert!(names.contains(&format!("helper [{file}]")), "{names:?}");
+    }
+    assert!(!names.iter().any(|n| n.contains("[#")), "{names:?}");
+    // Every function with samples or calls has a verdict: only callers without either may not.
+    let verdicts = data["diff"]["fn"]["vd"].as_array().unwrap();
+    let helpers = names
+        .iter()
+        .zip(verdicts)
+        .filter(|(n, _)| n.starts_with("helper"));
+    assert!(
+        helpers.clone().count() == 3 && helpers.into_iter().all(|(_, v)| v.as_i64() >= Some(0))
+    );
 }
