@@ -29,8 +29,14 @@ histogram bin that straddles a function boundary between the two functions, so f
 only close to gprof's self seconds (pigz: 766 ms vs 763.8 ms for its hottest function). Call \
 counts are not passed off as time: each caller -> callee arc is a sample [callee, caller] with \
 calls = the count and samples = cpu = 0; see them with `pprof -sample_index=calls`. Functions \
-carry demangled and mangled names and DWARF file and line; the one mapping is the executable with \
-its build id. The same input gives the same bytes. Details: spec/stacks.md.\n\nEXAMPLES:\n  gmon pprof --exe ./prog gmon.out -o profile.pb.gz\n  pprof -top profile.pb.gz\n  pprof -lines -top profile.pb.gz\n  pprof -sample_index=calls -traces profile.pb.gz"
+carry demangled and mangled names and DWARF file and line. Each object (the executable, and for a \
+recorded run every shared library and the vDSO) is a mapping at its real addresses with its file \
+offset and build id, and every location is at the address that was sampled (exact stacks) or at \
+a histogram bin (estimated ones), so `pprof -disasm` shows the hot instructions; for a function \
+of a shared library add -show_from=FUNCTION, since pprof takes an object's load address from the \
+first sample it meets, which may be in another object. time_nanos is the newest input's \
+modification time minus the sampled CPU time (an estimate). The same input gives the same bytes. \
+Details: spec/stacks.md.\n\nEXAMPLES:\n  gmon pprof --exe ./prog gmon.out -o profile.pb.gz\n  pprof -top profile.pb.gz\n  pprof -lines -top profile.pb.gz\n  pprof -sample_index=calls -traces profile.pb.gz\n  pprof -disasm lib_fn -show_from lib_fn profile.pb.gz"
 )]
 pub struct Args {
     /// The executable and the profiles.

@@ -19,6 +19,7 @@ mod gprof_cli;
 mod merge_cli;
 mod outputs;
 mod pprof;
+mod pprof_addresses;
 mod qa_regressions;
 mod record;
 mod record_files;

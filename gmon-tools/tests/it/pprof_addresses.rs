@@ -1,0 +1,305 @@
+//! Issue 27: `gmon pprof` gives every object of the run its own mapping at its real addresses
+//! (file offset, build id), every location a mapping and the address that was sampled, and the
+//! run's time; checked on the profile's bytes and with Go's pprof (-raw, -list, -disasm, -top).
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gmon_tools::pprof::proto::Profile;
+use prost::Message;
+
+use crate::common::{self, case_dir};
+use crate::record::{gmon_cmd, text};
+
+/// A shared library whose one function burns the CPU in a loop of several instructions.
+const LIBRARY: &str = r#"
+static volatile unsigned long lib_sink;
+__attribute__((noinline)) void lib_spin(unsigned long n) {
+    unsigned long x = 88172645463325252UL;
+    for (unsigned long i = 0; i < n; i++) {
+        x ^= x << 13;   /* the shift-xor line */
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    lib_sink = x;
+}
+"#;
+
+const PROGRAM: &str = r#"
+void lib_spin(unsigned long n);
+int main(void) {
+    for (int k = 0; k < 40; k++)
+        lib_spin(10000000UL);
+    return 0;
+}
+"#;
+
+fn decode(path: &Path) -> Profile {
+    let bytes = std::fs::read(path).unwrap();
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(bytes.as_slice())
+        .read_to_end(&mut raw)
+        .unwrap();
+    Profile::decode(raw.as_slice()).unwrap()
+}
+
+/// Go's `pprof`, from $PPROF or PATH.
+fn find_pprof() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PPROF") {
+        return Some(PathBuf::from(p));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("pprof"))
+        .find(|p| p.is_file())
+}
+
+fn run_pprof(pprof: &Path, args: &[&str], profile: &Path) -> String {
+    let o = Command::new(pprof)
+        .args(args)
+        .arg(profile)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "pprof {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The instructions `pprof -disasm` gives samples to: lines whose flat column is not ".".
+fn instructions_with_samples(disasm: &str) -> usize {
+    disasm
+        .lines()
+        .filter(|l| l.contains(':') && !l.contains("ROUTINE"))
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 2 && f[0] != "." && f[2].ends_with(':')
+        })
+        .count()
+}
+
+/// The executable segment (link-time address, size, file offset) of the ELF file at `path`.
+fn text_segment(path: &Path) -> (u64, u64, u64, String) {
+    let data = std::fs::read(path).unwrap();
+    let elf = goblin::elf::Elf::parse(&data).unwrap();
+    let segs: Vec<_> = elf
+        .program_headers
+        .iter()
+        .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.is_executable())
+        .collect();
+    assert_eq!(segs.len(), 1, "{}", path.display());
+    let id = gmon_tools::model::gnu_build_id(&elf, &data).unwrap();
+    let hex = id.iter().map(|b| format!("{b:02x}")).collect();
+    (segs[0].p_vaddr, segs[0].p_memsz, segs[0].p_offset, hex)
+}
+
+/// Records the program with its library and writes the pprof profile: (profile path, samples
+/// the run counted).
+fn recorded_profile(dir: &Path) -> (PathBuf, u64) {
+    let src = dir.join("libhot.c");
+    std::fs::write(&src, LIBRARY).unwrap();
+    let cc = Command::new("gcc")
+        .args(["-O1", "-g", "-shared", "-fPIC", "-o"])
+        .arg(dir.join("libhot.so"))
+        .arg(&src)
+        .output()
+        .expect("gcc is installed");
+    assert!(cc.status.success(), "gcc: {}", text(&cc));
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    let libdir = format!("-L{}", dir.display());
+    std::fs::write(dir.join("uselib.c"), PROGRAM).unwrap();
+    let prog = dir.join("uselib");
+    let cc = Command::new("gcc")
+        .args(["-O1", "-g", "-o"])
+        .arg(&prog)
+        .arg(dir.join("uselib.c"))
+        .args([&libdir, &rpath, "-lhot"])
+        .output()
+        .unwrap();
+    assert!(cc.status.success(), "gcc: {}", text(&cc));
+    let out = dir.join("run.out");
+    let rec = gmon_cmd()
+        .args(["record", "-q", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    assert!(rec.status.success(), "gmon record: {}", text(&rec));
+    let sidecar =
+        gmon_format::read_sidecar(&std::fs::read(dir.join("run.out.gmonx")).unwrap()).unwrap();
+    let pb = dir.join("run.pb.gz");
+    let o = gmon_cmd()
+        .args(["pprof"])
+        .arg(&out)
+        .arg("-o")
+        .arg(&pb)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "gmon pprof: {}", text(&o));
+    (pb, sidecar.counters.samples)
+}
+
+#[test]
+fn a_recorded_profile_has_a_mapping_per_object_and_every_location_its_sampled_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (pb, samples) = recorded_profile(tmp.path());
+    let p = decode(&pb);
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    // The program first, then the library, each with its file, build id and code segment.
+    let prog = std::fs::canonicalize(tmp.path().join("uselib")).unwrap();
+    let lib = std::fs::canonicalize(tmp.path().join("libhot.so")).unwrap();
+    assert!(
+        p.mapping.len() >= 3,
+        "program, library, libc: {:?}",
+        p.mapping
+    );
+    assert_eq!(s(p.mapping[0].filename), prog.to_str().unwrap());
+    for path in [&prog, &lib] {
+        let (address, size, offset, build_id) = text_segment(path);
+        let m = p
+            .mapping
+            .iter()
+            .find(|m| s(m.filename) == path.to_str().unwrap())
+            .unwrap_or_else(|| panic!("no mapping of {}: {:?}", path.display(), p.mapping));
+        assert_eq!(s(m.build_id), build_id, "{}", path.display());
+        assert_eq!(m.memory_limit - m.memory_start, size, "{}", path.display());
+        assert_eq!(m.file_offset, offset, "{}", path.display());
+        // A PIE and a shared object are loaded page-aligned, keeping the segment's offset in
+        // its page: the runtime address, not the link-time one (or 0).
+        assert_eq!(m.memory_start % 4096, address % 4096, "{}", path.display());
+        assert!(m.memory_start > 0x10000, "{}: {m:?}", path.display());
+        assert!(m.has_functions, "{}", path.display());
+    }
+    // Every location is in a mapping, at an address inside it.
+    for l in &p.location {
+        let m = p.mapping.iter().find(|m| m.id == l.mapping_id);
+        assert!(
+            m.is_some_and(|m| m.memory_start <= l.address && l.address < m.memory_limit),
+            "location {l:?} outside its mapping {m:?}"
+        );
+    }
+    // lib_spin's samples are at the instructions of its loop, on its source lines.
+    let spin: BTreeSet<u64> = p
+        .function
+        .iter()
+        .filter(|f| s(f.name) == "lib_spin")
+        .map(|f| f.id)
+        .collect();
+    let leaves: Vec<_> = p
+        .sample
+        .iter()
+        .filter(|x| x.value[0] > 0)
+        .map(|x| {
+            p.location
+                .iter()
+                .find(|l| l.id == x.location_id[0])
+                .unwrap()
+        })
+        .filter(|l| spin.contains(&l.line[0].function_id))
+        .collect();
+    let addresses: BTreeSet<u64> = leaves.iter().map(|l| l.address).collect();
+    assert!(addresses.len() > 1, "lib_spin sampled at {addresses:x?}");
+    assert!(leaves.iter().all(|l| l.line[0].line >= 4), "{leaves:?}");
+    let file = p
+        .function
+        .iter()
+        .find(|f| spin.contains(&f.id) && s(f.filename).ends_with("libhot.c"));
+    assert!(file.is_some(), "lib_spin's lines name libhot.c");
+    // The run's time: its sampled CPU time, ending when the profile was written.
+    let total: i64 = p.sample.iter().map(|x| x.value[0]).sum();
+    assert_eq!(total as u64, samples);
+    assert_eq!(p.duration_nanos, total * p.period);
+    let written = std::fs::metadata(tmp.path().join("run.out"))
+        .unwrap()
+        .modified()
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    assert_eq!(p.time_nanos, written - p.duration_nanos);
+}
+
+#[test]
+fn go_pprof_lists_and_disassembles_a_library_function_of_a_recorded_run() {
+    let Some(pprof) = find_pprof() else {
+        common::skip(
+            "go_pprof_lists_and_disassembles_a_library_function_of_a_recorded_run",
+            "Go's pprof is not on PATH and $PPROF is unset (.ci/run builds it into \
+             target/tools)",
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (pb, samples) = recorded_profile(tmp.path());
+    let raw = run_pprof(&pprof, &["-raw"], &pb);
+    let (_, _, _, lib_id) = text_segment(&tmp.path().join("libhot.so"));
+    assert!(
+        raw.lines()
+            .any(|l| l.contains("libhot.so") && l.contains(&lib_id)),
+        "{raw}"
+    );
+    assert!(!raw.contains(" M=0 "), "a location without mapping\n{raw}");
+    // -list finds the library's source and puts the time on the loop's lines.
+    let list = run_pprof(&pprof, &["-list", "lib_spin"], &pb);
+    assert!(list.contains("the shift-xor line"), "{list}");
+    assert!(!list.contains("Error"), "{list}");
+    // -disasm reads the library at the mapping's addresses and spreads the time over the loop.
+    // (-show_from: pprof takes an object's load address from the first graph node it meets, in
+    // map order, and gives up on the object when that node is in another one.)
+    let disasm = run_pprof(
+        &pprof,
+        &["-disasm", "lib_spin", "-show_from", "lib_spin"],
+        &pb,
+    );
+    let hot = instructions_with_samples(&disasm);
+    assert!(hot > 1, "samples on {hot} instruction(s)\n{disasm}");
+    // -top's total is the run's.
+    let top = run_pprof(&pprof, &["-top", "-sample_index=samples"], &pb);
+    assert!(
+        top.contains(&format!("Total samples = {samples}"))
+            || top.contains(&format!("of {samples} total")),
+        "{top}"
+    );
+}
+
+#[test]
+fn go_pprof_disassembles_a_pg_profile_with_time_on_the_loop_body() {
+    let Some(pprof) = find_pprof() else {
+        common::skip(
+            "go_pprof_disassembles_a_pg_profile_with_time_on_the_loop_body",
+            "Go's pprof is not on PATH and $PPROF is unset (.ci/run builds it into \
+             target/tools)",
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for case in ["multifile-pie-O0", "multifile-nopie-O2"] {
+        let dir = case_dir(case);
+        let pb = tmp.path().join(format!("{case}.pb.gz"));
+        let o = common::gmon()
+            .args(["pprof", "--exe"])
+            .arg(dir.join("prog"))
+            .arg(dir.join("gmon.out"))
+            .arg("-o")
+            .arg(&pb)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let p = decode(&pb);
+        // The executable's code segment at its link-time addresses, PIE or not.
+        let (address, size, offset, _) = text_segment(&dir.join("prog"));
+        let m = &p.mapping[0];
+        assert_eq!(
+            (m.memory_start, m.memory_limit, m.file_offset),
+            (address, address + size, offset),
+            "{case}"
+        );
+        let disasm = run_pprof(&pprof, &["-disasm", "util_checksum"], &pb);
+        let hot = instructions_with_samples(&disasm);
+        assert!(hot > 3, "{case}: samples on {hot} instruction(s)\n{disasm}");
+    }
+}
