@@ -205,6 +205,29 @@ pub(crate) fn gettid() -> i32 {
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
 
+/// The calling thread's stack as `[low, high)`, from its thread attributes (for a thread
+/// created by `pthread_create`: its descriptor, no file read). Not async-signal-safe (may
+/// allocate).
+pub(crate) fn current_thread_stack() -> Option<(u64, u64)> {
+    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+    // SAFETY: pthread_getattr_np initialises `attr` when it returns 0; on failure it is not
+    // used nor destroyed.
+    if unsafe { libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    let mut addr: *mut c_void = std::ptr::null_mut();
+    let mut size: libc::size_t = 0;
+    // SAFETY: `attr` was initialised above; the out-pointers are valid locals. It is destroyed
+    // once, after its last use.
+    let got = unsafe {
+        let got = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(attr.as_mut_ptr());
+        got
+    };
+    let low = addr as u64;
+    (got && size > 0).then(|| (low, low.saturating_add(size as u64)))
+}
+
 /// Whether the process runs in secure-execution mode (set-uid/set-gid or file capabilities:
 /// `getauxval(AT_SECURE)`), where no environment input of the runtime is trusted.
 pub(crate) fn is_secure() -> bool {
@@ -533,6 +556,8 @@ const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 /// `_IO('$', 1)` and `_IO('$', 2)`.
 const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
 const PERF_EVENT_IOC_REFRESH: libc::c_ulong = 0x2402;
+/// `_IOW('$', 4, __u64)`.
+const PERF_EVENT_IOC_PERIOD: libc::c_ulong = 0x4008_2404;
 /// fcntl commands and owner type not in every libc crate's list for glibc.
 const F_SETSIG: c_int = 10;
 const F_GETSIG: c_int = 11;
@@ -582,6 +607,12 @@ pub(crate) fn perf_task_clock(
     } else {
         Err(errno())
     }
+}
+
+/// Sets perf event `fd`'s sampling period (its next period, once enabled). Async-signal-safe.
+pub(crate) fn perf_set_period(fd: c_int, period: u64) -> bool {
+    // SAFETY: PERF_EVENT_IOC_PERIOD reads one u64 from the pointer, a valid local.
+    unsafe { libc::ioctl(fd, PERF_EVENT_IOC_PERIOD as _, &period as *const u64) == 0 }
 }
 
 /// `fcntl(fd, F_DUPFD_CLOEXEC, floor)`: a copy at the lowest free number ≥ `floor`.

@@ -101,8 +101,8 @@ pub struct ClockReport {
     /// Sample signals taken (each counts one tick, or `1 + overrun` with the timer): with the
     /// CPU time, the rate the clock really ran at.
     pub signals: u64,
-    /// Ticks due from the CPU time of threads that ended before their first sample: counted
-    /// nowhere else, since there is no PC to give them.
+    /// Ticks due from CPU time no clock saw with a PC to give it: threads that ended before
+    /// their first sample, and the start-up of threads before their clocks ran.
     pub unsampled: u64,
 }
 

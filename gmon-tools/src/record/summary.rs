@@ -211,14 +211,18 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64) -> String {
         let reason = if c.clock == ClockKind::THREAD_TIMER {
             "the thread CPU timer is checked at the kernel's tick, so threads shorter than a \
              tick end before their first sample"
-        } else if c.unsampled > 0 {
-            "threads ended before their first sample"
+        } else if c.unsampled * 10 >= due as u64 {
+            "threads started or ended before their clocks could sample them"
         } else {
-            "CPU time of processes or threads not sampled (the kernel's part, or the \
-             runtime not loaded)"
+            "CPU time no clock saw: the kernel's part, the sampler's own signal handling, \
+             or processes without the runtime"
         };
         let never = if c.unsampled > 0 {
-            format!("; {} more were due from threads never sampled", c.unsampled)
+            format!(
+                "; {} more were due while no clock ran: threads starting, or ending before \
+                 their first sample",
+                c.unsampled
+            )
         } else {
             String::new()
         };
@@ -265,7 +269,7 @@ mod tests {
         let s = clock_lines(&c, 350, 1000, 1.3);
         let warning = s.lines().nth(1).expect("a second line");
         assert!(
-            warning.starts_with("gmon record: samples cover 27% of the CPU time (350 of 1300 due; 700 more were due from threads never sampled): the thread CPU timer"),
+            warning.starts_with("gmon record: samples cover 27% of the CPU time (350 of 1300 due; 700 more were due while no clock ran: threads starting, or ending before their first sample): the thread CPU timer"),
             "{s}"
         );
         // 90 % and more: nothing to say.

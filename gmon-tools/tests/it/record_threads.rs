@@ -169,7 +169,18 @@ fn short_threads_are_sampled_for_their_cpu_time_with_the_task_clock() {
         samples as f64 >= 0.8 * due,
         "{samples} samples for {cpu} s of CPU at 1000 Hz:\n{stderr}"
     );
-    assert!(!stderr.contains("samples cover"), "{stderr}");
+    // Each clock's first period is drawn at random, so a thread shorter than a period is
+    // sampled with the probability its length gives. With the same phase for all, 35 % of
+    // the CPU time was due from threads never sampled; what is left is their start-up.
+    assert!(
+        (clock.unsampled as f64) < 0.1 * due,
+        "{} due while no clock ran:\n{stderr}",
+        clock.unsampled
+    );
+    // Below 90 % (the sampler's own handling in a debug build), the summary says so.
+    if (samples as f64) < 0.9 * due {
+        assert!(stderr.contains("gmon record: samples cover "), "{stderr}");
+    }
 }
 
 #[test]

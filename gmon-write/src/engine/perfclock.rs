@@ -9,6 +9,13 @@
 //! (with `exclude_kernel` at 2). When the kernel refuses it (paranoid 3, a seccomp filter,
 //! `ENOSYS`), or `GMON_RECORD_CLOCK=timer` asks, the timers remain.
 //!
+//! The first period of each clock is drawn uniformly from `(0, period]` (then the handler
+//! sets the whole period, `PERF_EVENT_IOC_PERIOD`): with the same phase for every thread, a
+//! thread shorter than one period was never sampled and one of 1.9 periods sampled once, so
+//! short threads and processes lost on average half a period each, and all of it for threads
+//! under one period. With a uniform phase, a thread running `t` gets `t / period` samples on
+//! average, each at a real PC with its stack (spec/runtime.md §4.1, "Clock").
+//!
 //! Each event is opened disabled and enabled for one overflow at a time
 //! (`PERF_EVENT_IOC_REFRESH`): it then signals its thread (`F_SETOWN_EX` with `F_OWNER_TID`,
 //! `F_SETSIG` the sample signal, so `si_fd` names it) and stops until the handler refreshes
@@ -33,6 +40,12 @@ const FD_LIMIT: usize = 1 << 16;
 static EVER: [AtomicU64; FD_LIMIT / 64] = [const { AtomicU64::new(0) }; FD_LIMIT / 64];
 /// Numbers that hold one of our clocks now: only those are refreshed.
 static LIVE: [AtomicU64; FD_LIMIT / 64] = [const { AtomicU64::new(0) }; FD_LIMIT / 64];
+
+/// Numbers whose clock runs its random first period: the handler sets [`PERIOD_NS`] before
+/// enabling it again.
+static FIRST: [AtomicU64; FD_LIMIT / 64] = [const { AtomicU64::new(0) }; FD_LIMIT / 64];
+/// The whole period of every clock, in nanoseconds of task time.
+static PERIOD_NS: AtomicU64 = AtomicU64::new(0);
 
 /// Whether new threads get a task clock (else a timer): set when sampling starts, cleared for
 /// good by a refusal.
@@ -67,6 +80,8 @@ pub(crate) fn in_use() -> (ClockKind, u32) {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TaskClock {
     fd: c_int,
+    /// Its first period was drawn at random: its tick count is unbiased as it stands.
+    pub phased: bool,
 }
 
 fn bit(table: &[AtomicU64; FD_LIMIT / 64], fd: c_int) -> Option<(&AtomicU64, u64)> {
@@ -126,14 +141,21 @@ pub(crate) fn open(tid: i32, period_ns: u64, signo: c_int) -> Option<TaskClock> 
         sys::close(fd);
         return None;
     }
+    // A kernel without PERF_EVENT_IOC_PERIOD keeps the whole period from the start (the
+    // handler could not set it back).
+    PERIOD_NS.store(period_ns, Ordering::Relaxed);
+    let first = sys::random_u64().map_or(period_ns, |r| 1 + r % period_ns.max(1));
+    let phased = first < period_ns && sys::perf_set_period(fd, first);
+    set(&FIRST, fd, phased);
     set(&EVER, fd, true);
     set(&LIVE, fd, true);
     if !sys::perf_refresh(fd) {
         set(&LIVE, fd, false);
+        set(&FIRST, fd, false);
         sys::close(fd);
         return None;
     }
-    Some(TaskClock { fd })
+    Some(TaskClock { fd, phased })
 }
 
 /// Whether `fd` still holds our clock (the program may have closed it and opened a file of
@@ -145,6 +167,7 @@ fn still_ours(fd: c_int, signo: c_int) -> bool {
 /// Stops and closes a clock.
 pub(crate) fn close(c: TaskClock, signo: c_int) {
     set(&LIVE, c.fd, false);
+    set(&FIRST, c.fd, false);
     if still_ours(c.fd, signo) {
         sys::perf_disable(c.fd);
         sys::close(c.fd);
@@ -155,6 +178,7 @@ pub(crate) fn close(c: TaskClock, signo: c_int) {
 /// the parent thread's).
 pub(crate) fn forget_after_fork(c: TaskClock, signo: c_int) {
     set(&LIVE, c.fd, false);
+    set(&FIRST, c.fd, false);
     if still_ours(c.fd, signo) {
         sys::close(c.fd);
     }
@@ -195,6 +219,10 @@ pub(crate) fn tick_fd(info: *const libc::siginfo_t) -> Option<c_int> {
 /// Enables clock `fd` for its next period, if it is still one of ours. Async-signal-safe.
 pub(crate) fn rearm(fd: c_int) {
     if is_set(&LIVE, fd) {
+        if is_set(&FIRST, fd) {
+            set(&FIRST, fd, false);
+            sys::perf_set_period(fd, PERIOD_NS.load(Ordering::Relaxed));
+        }
         sys::perf_refresh(fd);
     }
 }

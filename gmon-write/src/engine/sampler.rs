@@ -310,6 +310,11 @@ enum Clock {
 struct Armed {
     clock: Clock,
     cpu_at_arm: u64,
+    /// CPU time the thread spent starting, before its clock was armed (a thread that armed
+    /// its own: `register_current_thread`): due ticks that no clock saw, counted as
+    /// `unsampled` when it ends. 0 for threads armed by another (the watcher, the session's
+    /// start), whose earlier time is not theirs to account for here.
+    unclocked_ns: u64,
 }
 
 /// Stops and frees a thread's clock.
@@ -337,7 +342,9 @@ fn period_ns(hz: u32) -> i64 {
 
 /// Arms thread `tid`'s clock: a task clock while the kernel gives one, else a timer.
 fn arm(tid: i32, hz: u32) -> Option<Armed> {
-    let cpu_at_arm = thread_cpu_ns(tid)?;
+    // Read first to learn that the thread exists; read again once its clock runs, since
+    // opening a clock takes time of its own that the clock does not see.
+    thread_cpu_ns(tid)?;
     let signo = signal::sample_signal();
     let task = crate::engine::perfclock::wanted()
         .then(|| {
@@ -357,7 +364,19 @@ fn arm(tid: i32, hz: u32) -> Option<Armed> {
             period_ns(hz),
         )?),
     };
-    Some(Armed { clock, cpu_at_arm })
+    let Some(cpu_at_arm) = thread_cpu_ns(tid) else {
+        disarm(Armed {
+            clock,
+            cpu_at_arm: 0,
+            unclocked_ns: 0,
+        });
+        return None;
+    };
+    Some(Armed {
+        clock,
+        cpu_at_arm,
+        unclocked_ns: 0,
+    })
 }
 
 /// Deletes thread `tid`'s timer; with a session, first settles the ticks its CPU time made due
@@ -369,7 +388,9 @@ fn delete_timer(tid: i32, armed: Armed, hz: u32, settle: Option<&Session>) {
     disarm(armed);
     if let (Some(s), Some(now)) = (settle, now) {
         let used = now.saturating_sub(armed.cpu_at_arm);
-        s.settle_thread(tid as u64, used, period_ns(hz) as u64);
+        let phased = matches!(armed.clock, Clock::Task(c) if c.phased);
+        s.settle_thread(tid as u64, used, period_ns(hz) as u64, phased);
+        s.count_unclocked(armed.unclocked_ns, period_ns(hz) as u64);
     }
 }
 
@@ -576,13 +597,12 @@ pub fn register_current_thread() {
     if c.users == 0 || DISARMED.load(Ordering::SeqCst) || c.pid != std::process::id() {
         return;
     }
-    // The frame walk only trusts stacks it knows: re-read the mappings so this thread's stack
-    // is among them (about 0.1 ms per new thread, only while recording stacks), before its
-    // clock is armed, so that its first tick finds it.
+    // The frame walk only trusts stacks it knows: add this thread's stack to them (only while
+    // recording stacks), before its clock is armed, so that its first tick finds it.
     if let Some(s) = c.session.as_ref()
         && s.wants_stacks()
     {
-        s.ranges.refresh();
+        s.ranges.add_current_thread_stack();
     }
     let hz = c.hz;
     let tid = gettid();
@@ -590,7 +610,13 @@ pub fn register_current_thread() {
         && !timers.contains_key(&tid)
         && let Some(a) = arm(tid, hz)
     {
-        timers.insert(tid, a);
+        timers.insert(
+            tid,
+            Armed {
+                unclocked_ns: a.cpu_at_arm,
+                ..a
+            },
+        );
     }
 }
 

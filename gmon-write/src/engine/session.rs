@@ -113,6 +113,10 @@ pub(crate) struct Session {
     unsampled: AtomicU64,
     /// CPU time of ended threads less than a period, carried to the next (`settle_thread`).
     carried_ns: AtomicU64,
+    /// CPU time of threads before their clocks were armed (`count_unclocked`).
+    unclocked_ns: AtomicU64,
+    /// The tick period `unclocked_ns` is counted in.
+    unclocked_period_ns: AtomicU64,
 }
 
 impl Session {
@@ -175,6 +179,8 @@ impl Session {
             signals: AtomicU64::new(0),
             unsampled: AtomicU64::new(0),
             carried_ns: AtomicU64::new(0),
+            unclocked_ns: AtomicU64::new(0),
+            unclocked_period_ns: AtomicU64::new(1),
         };
         session.set_paths(false);
         Ok(session)
@@ -277,12 +283,17 @@ impl Session {
     /// ends: over many threads shorter than a few periods, the fractions add up to whole
     /// periods that rounding each thread down would lose. A thread never sampled has no PC to
     /// give its ticks: they are counted in `unsampled`, as is a tail above [`MAX_TAIL`].
-    pub(crate) fn settle_thread(&self, tid: u64, used_ns: u64, period_ns: u64) {
+    ///
+    /// A clock whose first period was drawn at random (`phased`: the perf task clock) already
+    /// counts `used / period` ticks on average, the last fraction included: only whole
+    /// periods it missed (a thread that blocked the sample signal stops its clock) are owed,
+    /// and no fraction is carried, which would count the last fraction twice.
+    pub(crate) fn settle_thread(&self, tid: u64, used_ns: u64, period_ns: u64, phased: bool) {
         let period = period_ns.max(1);
         let (counted, pc) = self.threads.get(tid).unwrap_or((0, 0));
         let owed_ns = used_ns.saturating_sub(counted.saturating_mul(period));
         let mut owed = owed_ns / period;
-        if self.carry(owed_ns % period, period) {
+        if !phased && self.carry(owed_ns % period, period) {
             owed += 1;
         }
         if counted == 0 {
@@ -329,16 +340,25 @@ impl Session {
         }
     }
 
+    /// Counts `ns` of CPU time a thread spent before its clock was armed (its start-up: the
+    /// kernel's return from `clone`, libc's thread start, opening the clock): due ticks no
+    /// clock could see, reported in `unsampled` (spec/runtime.md §4.1, "The tail").
+    pub(crate) fn count_unclocked(&self, ns: u64, period_ns: u64) {
+        self.unclocked_ns.fetch_add(ns, Ordering::Relaxed);
+        self.unclocked_period_ns
+            .store(period_ns.max(1), Ordering::Relaxed);
+    }
+
     /// Adds `rem_ns` to the carried fraction of a period; true when that made a whole period
     /// (then taken out of it).
-    fn carry(&self, rem_ns: u64, period_ns: u64) -> bool {
+    fn carry(&self, rem_ns: u64, period: u64) -> bool {
         let mut whole = false;
         let _ = self
             .carried_ns
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
                 let t = c.saturating_add(rem_ns);
-                whole = t >= period_ns;
-                Some(if whole { t - period_ns } else { t })
+                whole = t >= period;
+                Some(if whole { t - period } else { t })
             });
         whole
     }
@@ -373,6 +393,7 @@ impl Session {
             &self.saturated,
             &self.signals,
             &self.unsampled,
+            &self.unclocked_ns,
             &self.carried_ns,
         ] {
             c.store(0, Ordering::Relaxed);
@@ -403,7 +424,9 @@ impl Session {
             clock,
             refused_errno,
             signals: self.signals.load(Ordering::Relaxed),
-            unsampled: self.unsampled.load(Ordering::Relaxed),
+            unsampled: self.unsampled.load(Ordering::Relaxed)
+                + self.unclocked_ns.load(Ordering::Relaxed)
+                    / self.unclocked_period_ns.load(Ordering::Relaxed).max(1),
         }
     }
 
