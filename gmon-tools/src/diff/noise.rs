@@ -78,6 +78,119 @@ pub fn normal_critical(p: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: relative error below 1e-13).
+fn ln_gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + 7.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+/// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
+/// Lentz), on the side of x where it converges fast.
+fn incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - incomplete_beta(1.0 - x, b, a);
+    }
+    let tiny = 1e-300;
+    let (mut c, mut d) = (1.0f64, 1.0 - (a + b) * x / (a + 1.0));
+    d = 1.0 / if d.abs() < tiny { tiny } else { d };
+    let mut f = d;
+    for m in 1..300 {
+        let m = f64::from(m);
+        for num in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + num * d;
+            d = 1.0 / if d.abs() < tiny { tiny } else { d };
+            c = 1.0 + num / c;
+            c = if c.abs() < tiny { tiny } else { c };
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    front * f / a
+}
+
+/// P(|T| >= t) for Student's T with `df` degrees of freedom.
+pub fn student_two_sided(t: f64, df: f64) -> f64 {
+    incomplete_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0)
+}
+
+/// The t with P(|T| >= t) = `p` for Student's T with `df` degrees of freedom (bisection).
+pub fn student_critical(p: f64, df: f64) -> f64 {
+    let p = p.clamp(1e-300, 1.0);
+    let (mut lo, mut hi) = (0.0f64, 1e6f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if student_two_sided(mid, df) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The dispersion a comparison runs with (spec/diff.md §3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dispersion {
+    /// The chi-square of homogeneity over its degrees of freedom, as measured (may be below 1).
+    pub measured: f64,
+    /// Its degrees of freedom; 0 when nothing was measured (one profile per side).
+    pub df: f64,
+}
+
+impl Dispersion {
+    /// One profile per side: the sampling model, nothing measured.
+    pub const SAMPLING: Dispersion = Dispersion {
+        measured: 1.0,
+        df: 0.0,
+    };
+
+    /// The factor the counts are divided by: never below 1, so that a test never claims more
+    /// precision than the binomial gives.
+    pub fn phi(&self) -> f64 {
+        self.measured.max(1.0)
+    }
+
+    /// The critical value at two-sided level `p`: the normal one, or Student's with the
+    /// dispersion's degrees of freedom when it was measured (an estimated variance has a
+    /// wider tail than a known one).
+    pub fn critical(&self, p: f64) -> f64 {
+        if self.df > 0.0 {
+            student_critical(p, self.df).max(normal_critical(p))
+        } else {
+            normal_critical(p)
+        }
+    }
+}
+
 /// Counts up to this many are tested exactly; above it the normal approximation is closer
 /// than any sampling profile needs (and the exact sum would cost O(count) per function).
 const EXACT_UP_TO: u64 = 20_000;
@@ -245,8 +358,15 @@ fn wilson(x: f64, n: f64, z: f64) -> (f64, f64) {
 /// count worth `1/dispersion` of an independent sample; the interval is at critical value `z`
 /// (Newcombe's hybrid of two Wilson intervals, which stays inside [-1, 1] and behaves at
 /// small counts, where the plain normal interval does not).
-pub fn test(base: f64, base_total: f64, new: f64, new_total: f64, dispersion: f64, z: f64) -> Test {
-    let phi = dispersion.max(1.0);
+pub fn test(
+    base: f64,
+    base_total: f64,
+    new: f64,
+    new_total: f64,
+    dispersion: Dispersion,
+    z: f64,
+) -> Test {
+    let phi = dispersion.phi();
     let (pb, pn) = (share(base, base_total), share(new, new_total));
     let delta = pn - pb;
     let (bl, bh) = wilson(base / phi, base_total / phi, z);
@@ -254,7 +374,22 @@ pub fn test(base: f64, base_total: f64, new: f64, new_total: f64, dispersion: f6
     let low = delta - ((pn - nl).powi(2) + (bh - pb).powi(2)).sqrt();
     let high = delta + ((nh - pn).powi(2) + (pb - bl).powi(2)).sqrt();
     let (k, n, kt, t) = table(base, base_total, new, new_total, phi);
-    let p_value = fisher_two_sided(k, n, kt, t);
+    let mut p_value = fisher_two_sided(k, n, kt, t);
+    if dispersion.df > 0.0 {
+        // The dispersion was estimated: the quasi-binomial test, the change in share over its
+        // standard error with the measured φ, against Student's t with φ's degrees of freedom.
+        // The larger of the two p-values is valid whether the spread is the binomial one
+        // (the exact test) or φ times it (this one).
+        let pooled = share(base + new, base_total + new_total);
+        let var = dispersion.measured
+            * pooled
+            * (1.0 - pooled)
+            * (1.0 / base_total.max(1e-300) + 1.0 / new_total.max(1e-300));
+        if var > 0.0 {
+            let p_t = student_two_sided(delta.abs() / var.sqrt(), dispersion.df);
+            p_value = p_value.max(p_t);
+        }
+    }
     Test {
         delta,
         low,
@@ -350,6 +485,24 @@ mod tests {
     }
 
     #[test]
+    fn student_tails_are_the_textbook_values() {
+        // t tables: 2.228 at 10 df, 2.042 at 30 df (5% two-sided); 3.169 at 10 df (1%).
+        assert!((student_two_sided(2.228_139, 10.0) - 0.05).abs() < 1e-5);
+        assert!((student_two_sided(2.042_272, 30.0) - 0.05).abs() < 1e-5);
+        assert!((student_critical(0.01, 10.0) - 3.169_273).abs() < 1e-4);
+        // Many degrees of freedom: the normal.
+        assert!((student_critical(0.05, 1e6) - 1.959_964).abs() < 1e-3);
+        assert!((student_two_sided(0.0, 5.0) - 1.0).abs() < 1e-12);
+        // An estimated dispersion widens the critical value; a floor of 1 for phi.
+        let d = Dispersion {
+            measured: 0.5,
+            df: 10.0,
+        };
+        assert_eq!(d.phi(), 1.0);
+        assert!(d.critical(0.05) > 2.2 && Dispersion::SAMPLING.critical(0.05) < 1.97);
+    }
+
+    #[test]
     fn fisher_matches_hand_sums() {
         // Fisher's tea tasting: 3 of 4 against 1 of 4, P(k) = C(4,k)C(4,4-k)/70 for
         // 1, 16, 36, 16, 1; two-sided p of k = 1 is (1 + 16 + 16 + 1) / 70.
@@ -375,7 +528,7 @@ mod tests {
         // of the pooled count (the variance without 1 − s) gave p = 0.041; the exact test of
         // the whole table gives 0.005, the 2.8 standard errors the two-proportion z says.
         let (b, n) = (0.45 * 2250.0, 0.492 * 2250.0);
-        let t = test(b, 2250.0, n, 2250.0, 1.0, 1.96);
+        let t = test(b, 2250.0, n, 2250.0, Dispersion::SAMPLING, 1.96);
         assert!(t.p_value < 0.01, "{t:?}");
         let z = 0.042 / (2.0 * 0.471 * 0.529 / 2250.0f64).sqrt();
         assert!(
@@ -407,14 +560,18 @@ mod tests {
 
     #[test]
     fn equal_shares_are_not_significant_and_a_doubling_is() {
-        let same = test(400.0, 2000.0, 400.0, 2000.0, 1.0, 1.96);
+        let same = test(400.0, 2000.0, 400.0, 2000.0, Dispersion::SAMPLING, 1.96);
         assert_eq!(same.delta, 0.0);
         assert!(same.p_value > 0.9 && same.low < 0.0 && same.high > 0.0);
-        let doubled = test(100.0, 2000.0, 200.0, 2000.0, 1.0, 1.96);
+        let doubled = test(100.0, 2000.0, 200.0, 2000.0, Dispersion::SAMPLING, 1.96);
         assert!(doubled.p_value < 1e-6, "{doubled:?}");
         assert!(doubled.low > 0.0 && doubled.high < 0.1, "{doubled:?}");
         // The same counts with a dispersion of 16 are worth 1/16 as much.
-        let spread = test(100.0, 2000.0, 200.0, 2000.0, 16.0, 1.96);
+        let sixteen = Dispersion {
+            measured: 16.0,
+            df: 30.0,
+        };
+        let spread = test(100.0, 2000.0, 200.0, 2000.0, sixteen, 1.96);
         assert!(spread.p_value > 0.05, "{spread:?}");
         assert!(spread.high - spread.low > doubled.high - doubled.low);
     }

@@ -29,8 +29,9 @@ fn model_line(d: &Diff) -> String {
         }
         Model::RunToRun => format!(
             "sampling noise times the run-to-run dispersion measured between the profiles of \
-             each side ({:.2}; spec/diff.md §3)",
-            d.dispersion
+             each side ({:.2}, estimated with {} degrees of freedom: Student's t; \
+             spec/diff.md §3)",
+            d.dispersion, d.dispersion_df
         ),
     };
     format!(
