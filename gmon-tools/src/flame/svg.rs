@@ -226,7 +226,7 @@ pub fn write_diff_svg(
         crate::diff::frame_verdicts(base, new, share, &crate::diff::NoiseOptions::default());
     let noise = format!(
         "grey = within noise or too few samples ({} of {} frames tested a change: sampling noise, \
-         Holm, level 0.05)",
+         Fisher's exact test, Holm, level 0.05; each frame's tooltip has its interval)",
         tested.changes, tested.tested
     );
     let sub = opts.subtitle_with(if vanished {
