@@ -14,8 +14,9 @@ PROCESSES AND FILES:
   Every process the command starts is profiled (--no-inherit: the first only), each into a \
 private temporary directory that is removed afterwards. Processes running the same executable \
 (same build id) are summed into one profile without losing a count. The executable of the \
-command's first process gets OUT when it has samples (a shell that only starts other programs \
-has none; then the executable with the most samples gets it); every other executable gets OUT.<name> (its file \
+command's first process gets OUT when it holds its own work (at least 3 samples and 5% of the \
+run's: a shell that only starts other programs has a sample or two at most; then the executable \
+with the most samples gets it); every other executable gets OUT.<name> (its file \
 name, cut to fit the file-name limit, with .2, .3, ... when the name is taken by another \
 executable or a sidecar, or by a file that is not a profile); an executable other than OUT's \
 with no sample at all gets no file. Each profile has its sidecar (OUT.gmonx). OUT must be a \

@@ -2,9 +2,9 @@
 //! by executable (build id, else path) and summed losslessly into one profile per executable.
 //!
 //! Naming (documented in `gmon record --help` and spec/runtime.md §3): the executable of the
-//! command's first process gets `OUT` when it has samples (a shell script's shell usually has
-//! none: the work is in the programs it starts; then the executable with the most samples gets
-//! it, and the shell no file); every other executable gets
+//! command's first process gets `OUT` when it holds work of its own (a shell script's shell
+//! usually has a sample or two of start-up at most: the work is in the programs it starts;
+//! then the executable with the most samples gets it); every other executable gets
 //! `OUT.<name>`, where `<name>` is its file name (sanitized; made unique, fitting and free by
 //! `record::files`).
 
@@ -201,7 +201,11 @@ fn sum_profiles(members: &[ProcessProfile]) -> crate::Result<Vec<u8>> {
 /// Chooses each group's file name part (see the module documentation; `record::files` makes
 /// it unique and fitting) and puts the group that gets `OUT` first.
 pub fn name_groups(groups: &mut [Group]) {
-    let sampled_first = |g: &Group| g.first && g.samples > 0;
+    let total: u64 = groups.iter().map(|g| g.samples).sum();
+    // Work of its own: a shell's start-up gets a sample with probability its CPU time over
+    // the period, so "any sample" would hand OUT to the shell by chance.
+    let sampled_first =
+        |g: &Group| g.first && g.samples >= FIRST_KEEPS_OUT_SAMPLES && g.samples * 20 >= total;
     groups.sort_by(|a, b| {
         sampled_first(b)
             .cmp(&sampled_first(a))
@@ -212,6 +216,10 @@ pub fn name_groups(groups: &mut [Group]) {
         g.suffix = (i > 0).then(|| file_name_part(&g.executable));
     }
 }
+
+/// The fewest samples with which the first process's executable keeps `OUT` (with 5 % of the
+/// run's).
+const FIRST_KEEPS_OUT_SAMPLES: u64 = 3;
 
 /// The `<name>` of `OUT.<name>` for the executable at `path`: its file name, sanitized (`sanitize`).
 pub fn file_name_part(path: &str) -> String {
@@ -286,11 +294,22 @@ mod tests {
         let own = |s: &str| (s.to_string(), None);
         let named = |s: &str, n: &str| (s.to_string(), Some(n.to_string()));
         // The shell looped itself: it keeps OUT.
-        let mut g = [group("/bin/spin", false, 900), group("/bin/dash", true, 40)];
+        let mut g = [group("/bin/spin", false, 900), group("/bin/dash", true, 60)];
         assert_eq!(
             out_order(&mut g),
             [own("/bin/dash"), named("/bin/spin", "spin")]
         );
+        // A sample or two of the shell's start-up do not make it the work.
+        for dash in [1, 2, 40] {
+            let mut g = [
+                group("/bin/spin", false, 900),
+                group("/bin/dash", true, dash),
+            ];
+            assert_eq!(
+                out_order(&mut g),
+                [own("/bin/spin"), named("/bin/dash", "dash")]
+            );
+        }
         // The shell only started programs: the work gets OUT.
         let mut g = [
             group("/bin/dash", true, 0),

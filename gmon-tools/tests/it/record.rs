@@ -494,18 +494,27 @@ fn the_last_fraction_of_a_period_of_short_processes_is_not_lost() {
         .output()
         .expect("flame");
     assert!(folded.status.success(), "{}", text(&folded));
-    // The children's stacks below `short_work` are not all complete yet (a frame it calls
-    // through, then `[unknown]`): its work is the stacks that hold it or the clock it reads,
-    // which nothing else in the program calls.
-    let work: u64 = String::from_utf8_lossy(&folded.stdout)
-        .lines()
-        .filter(|l| l.contains("short_work") || l.contains("clock_gettime"))
-        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<u64>().ok())
-        .sum();
+    let folded = String::from_utf8_lossy(&folded.stdout).into_owned();
+    let in_work = |l: &&str| l.contains(";short_work");
+    let count = |l: &str| l.rsplit_once(' ').and_then(|(_, n)| n.parse::<u64>().ok());
+    let work: u64 = folded.lines().filter(in_work).filter_map(count).sum();
     assert!(
         work >= 400,
-        "{work} samples in short_work of 500 due:\n{}",
+        "{work} samples in short_work of 500 due:\n{}\n{folded}",
         text(&run)
+    );
+    // A child unwinds with the objects' CFI its parent had read (its own unwinder thread has
+    // not read them yet when it ends): its stacks reach `_start`. Before, most ended in a
+    // frame-pointer guess under `[unknown]`.
+    let whole: u64 = folded
+        .lines()
+        .filter(in_work)
+        .filter(|l| l.starts_with("_start;"))
+        .filter_map(count)
+        .sum();
+    assert!(
+        whole * 10 >= work * 9,
+        "{whole} of {work} stacks in short_work are whole:\n{folded}"
     );
 }
 
@@ -628,10 +637,17 @@ fn processes_of_one_executable_are_summed_into_one_file() {
     );
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(err.contains("spin, 2 processes"), "{err}");
-    // Nothing but the profile and its sidecar appeared next to the program.
+    // Nothing but the profile and its sidecar appeared next to the program (and the shell's
+    // own, when its millisecond of start-up was sampled: spec/runtime.md §3).
+    let sh = std::fs::canonicalize("/bin/sh").expect("/bin/sh");
+    let sh_out = format!(
+        "multi.gmon.{}",
+        sh.file_name().unwrap_or_default().to_string_lossy()
+    );
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .expect("dir")
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| !n.starts_with(&sh_out))
         .collect();
     names.sort();
     assert_eq!(
@@ -1696,7 +1712,11 @@ fn a_program_behind_a_shell_shim_leaves_one_profile() {
         sidecar.main_object()
     );
     let err = String::from_utf8_lossy(&run.stderr);
-    assert!(err.contains("had no samples: no file"), "{err}");
+    // The eight `true`s: each sampled with the probability its CPU time gives; those that
+    // were not are said.
+    if !d.join("py.out.true").exists() {
+        assert!(err.contains("had no samples: no file"), "{err}");
+    }
 }
 
 /// `gmon flame OUT OUT.*` of a one-program run names OUT and OUT.gmonx: the sidecar beside its

@@ -125,10 +125,9 @@ impl DwarfStacks {
         self.shared.truncated.store(0, Relaxed);
         self.shared.dropped.store(0, Relaxed);
         let mut w = self.worker.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(old) = w.take() {
-            old.abandon();
-        }
-        let mut worker = worker::Worker::new();
+        let mut worker = w
+            .take()
+            .map_or_else(worker::Worker::new, worker::Worker::after_fork);
         worker.start_thread(&self.shared, self.spawn);
         *w = Some(worker);
     }

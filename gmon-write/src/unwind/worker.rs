@@ -221,9 +221,29 @@ impl Worker {
         }
     }
 
-    /// Forgets a worker whose thread does not exist (in a forked child) without touching its
-    /// lock, which that thread may have held at the fork.
-    pub(crate) fn abandon(self) {
+    /// In a forked child, where this worker's thread does not exist: a worker without a
+    /// thread that keeps the objects' CFI the parent had read, when the parent's thread did not
+    /// hold the state at the fork (then nothing was changing it), else starts from nothing.
+    /// A child that ends before its own thread's first drain with work (a process of a few
+    /// milliseconds) unwinds its stacks at exit with what the parent read; starting from
+    /// nothing, they kept only their leaf and a frame-pointer guess ("[unknown]" callers).
+    /// The parent's thread handle is forgotten, never detached or joined.
+    pub(crate) fn after_fork(self) -> Worker {
+        let consistent = match self.state.try_lock() {
+            Ok(_) => true,
+            Err(std::sync::TryLockError::Poisoned(_)) => true,
+            Err(std::sync::TryLockError::WouldBlock) => false,
+        };
+        let state = if consistent {
+            Arc::clone(&self.state)
+        } else {
+            Arc::new(Mutex::new(StateCell(State::new())))
+        };
         std::mem::forget(self);
+        Worker {
+            state,
+            stop: Arc::new(AtomicBool::new(false)),
+            thread: None,
+        }
     }
 }
