@@ -44,7 +44,8 @@ for c in "${cases[@]}"; do
         [ "$c" = "${cases[0]}" ] && echo "check-pprof: pprof -svg skipped: it needs Graphviz's dot (apt-get install graphviz)" >&2
     fi
     "$pprof" -sample_index=calls -top "$out" > "$work/$c.calls.txt"
-    "$pprof" -top -nodecount=100000 -nodefraction=0 -edgefraction=0 -unit=ns "$out" \
+    # -noinlines: gprof credits a function with the code inlined into it.
+    "$pprof" -top -noinlines -nodecount=100000 -nodefraction=0 -edgefraction=0 -unit=ns "$out" \
         > "$work/$c.top.txt" 2>/dev/null
     if grep -q '<unknown>' "$work/$c.top.txt"; then
         echo "check-pprof: $c: a frame lost its name in pprof (<unknown>)" >&2
@@ -118,7 +119,8 @@ for line in open(top):
     if re.match(r'\s*flat\s+flat%', line):
         started = True
         continue
-    m = re.match(r'\s*(\d+)ns\s+\S+\s+\S+\s+\S+\s+\S+\s+.*\s(\S+:\d+)$', line) if started else None
+    # An inlined function's line ends in " (inline)".
+    m = re.match(r'\s*(\d+)ns\s+\S+\s+\S+\s+\S+\s+\S+\s+.*\s(\S+:\d+)(?: \(inline\))?$', line) if started else None
     if m:
         key = m.group(2).split('/')[-1]
         p[key] = p.get(key, 0.0) + int(m.group(1)) / 1e9

@@ -60,6 +60,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     opts.prof_rate = l.prof_rate;
     opts.cpu_stacks = l.cpu_stacks.clone();
     opts.objects = l.objects.clone();
+    opts.inline = model::profile_inline_chains(&l);
     (opts.time_nanos, opts.duration_nanos) = run_time(&l, &gmon);
     opts.comments = gmon
         .iter()

@@ -1,11 +1,12 @@
 //! Building a pprof [`Profile`] from stacks and call counts, as `spec/stacks.md` §7 describes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::proto::{Function, Line, Location, Mapping, Profile, Sample, ValueType};
 use crate::model::{
-    Executable, Frame, FunctionInfo, LoadedObject, NodeId, PlacedStack, Stack, StackSource, Stacks,
-    WeightedCallGraph, executable_object, frame_name, split_in_proportion,
+    Executable, Frame, FunctionInfo, InlineChain, InlinedFrame, LoadedObject, NodeId, PlacedStack,
+    Stack, StackSource, Stacks, WeightedCallGraph, executable_object, frame_name,
+    split_in_proportion,
 };
 
 /// Settings of the profile that do not come from the graph.
@@ -26,6 +27,9 @@ pub struct PprofOptions {
     pub time_nanos: i64,
     /// `duration_nanos`: how long it was sampled (0: unknown).
     pub duration_nanos: i64,
+    /// The inline chains of the addresses, by (object path, link-time address)
+    /// ([`crate::model::profile_inline_chains`]); empty: no inline frames.
+    pub inline: BTreeMap<(String, u64), InlineChain>,
 }
 
 /// What can go wrong building a profile.
@@ -219,6 +223,12 @@ struct Tables<'a> {
     filled: BTreeMap<u64, (bool, bool, bool)>,
     /// (function id, other file) -> id of the function's copy that names that file.
     file_functions: BTreeMap<(u64, String), u64>,
+    /// The inline chains of addresses, by (object path, link-time address).
+    inline: &'a BTreeMap<(String, u64), InlineChain>,
+    /// (name, system name, file) of an inlined function -> its id.
+    inlined_functions: BTreeMap<(String, String, String), u64>,
+    /// The mappings with a location whose inline chain was expanded.
+    inline_mappings: BTreeSet<u64>,
 }
 
 impl<'a> Tables<'a> {
@@ -274,6 +284,13 @@ impl<'a> Tables<'a> {
         line: u32,
         file: Option<&str>,
     ) -> u64 {
+        // Code inlined here: the frame's own line is the call's, the inlined functions come
+        // before it (spec/stacks.md §7, "Inline frames").
+        let chain = object.and_then(|o| self.inline.get(&(o.to_owned(), address)));
+        let (line, file) = match chain {
+            Some(c) => (c.call_line, self.call_file(frame, c.call_file.as_deref())),
+            None => (line, file),
+        };
         let line_fn = self.function_in(frame, file);
         let (mapping_id, address) = match (address, frame) {
             (0, _) | (_, Frame::Cycle(_)) => (0, 0),
@@ -288,15 +305,27 @@ impl<'a> Tables<'a> {
         if id != next {
             return id;
         }
+        let mut lines = Vec::new();
+        for f in chain.map_or(&[][..], |c| c.inlined.as_slice()) {
+            lines.push(Line {
+                function_id: self.inlined_function(f),
+                line: i64::from(f.line),
+                column: 0,
+            });
+        }
+        if chain.is_some() && mapping_id != 0 {
+            self.inline_mappings.insert(mapping_id);
+        }
+        lines.push(Line {
+            function_id: line_fn,
+            line,
+            column: 0,
+        });
         self.location.push(Location {
             id,
             mapping_id,
             address,
-            line: vec![Line {
-                function_id: line_fn,
-                line,
-                column: 0,
-            }],
+            line: lines,
             is_folded: false,
         });
         if mapping_id != 0 {
@@ -308,6 +337,45 @@ impl<'a> Tables<'a> {
             let e = self.filled.entry(mapping_id).or_default();
             *e = (e.0 || named, e.1 || has_file, e.2 || line != 0);
         }
+        id
+    }
+
+    /// The file of a call in `frame`'s function: its own file when DWARF names the same file
+    /// (the line tables and the inline entries can spell one file differently).
+    fn call_file<'f>(&self, frame: Frame, call_file: Option<&'f str>) -> Option<&'f str>
+    where
+        'a: 'f,
+    {
+        let own = self.info(frame).and_then(|i| i.file.as_deref());
+        match (own, call_file) {
+            (Some(own), Some(call)) if call == own || call.ends_with(&format!("/{own}")) => {
+                Some(own)
+            }
+            (_, call) => call,
+        }
+    }
+
+    /// The function id of an inlined function, one per (name, file).
+    fn inlined_function(&mut self, f: &InlinedFrame) -> u64 {
+        let key = (
+            f.name.clone(),
+            f.system_name.clone(),
+            f.file.clone().unwrap_or_default(),
+        );
+        if let Some(&id) = self.inlined_functions.get(&key) {
+            return id;
+        }
+        let id = self.next_function;
+        self.next_function = self.next_function.saturating_add(1);
+        let function = Function {
+            id,
+            name: self.strings.id(&key.0),
+            system_name: self.strings.id(&key.1),
+            filename: self.strings.id(&key.2),
+            start_line: 0,
+        };
+        self.function.push(function);
+        self.inlined_functions.insert(key, id);
         id
     }
 
@@ -454,6 +522,9 @@ pub fn build_profile(
         location_ids: BTreeMap::new(),
         filled: BTreeMap::new(),
         file_functions: BTreeMap::new(),
+        inline: &opts.inline,
+        inlined_functions: BTreeMap::new(),
+        inline_mappings: BTreeSet::new(),
     };
     let mut sample = Vec::with_capacity(stacks.stacks.len() + arcs.len());
     let cpu_of = |n: i64| -> Result<Vec<i64>, PprofError> {
@@ -562,7 +633,10 @@ pub fn build_profile(
         });
     }
     let mut strings = t.strings;
-    let mapping = t.mappings.finish(&mut strings, &t.filled);
+    let mut mapping = t.mappings.finish(&mut strings, &t.filled);
+    for m in &mut mapping {
+        m.has_inline_frames = t.inline_mappings.contains(&m.id);
+    }
     let comment: Vec<i64> = comments.iter().map(|c| strings.id(c)).collect();
     let default_sample_type = strings.id("cpu");
     Ok(Profile {

@@ -11,7 +11,7 @@ use gmon_tools::pprof::proto::{Function, Line, Profile, ValueType};
 use gmon_tools::pprof::{PprofOptions, build_profile, check_valid, encode_gzip};
 use prost::Message;
 
-fn decode_gz(bytes: &[u8]) -> Profile {
+pub(crate) fn decode_gz(bytes: &[u8]) -> Profile {
     assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip magic");
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(bytes)
@@ -231,7 +231,7 @@ use gmon_tools::gprof::{AnalysisBuilder, AnalysisOptions, SymbolTable, SymtabOpt
 use gmon_tools::model::load;
 
 /// Runs `gmon pprof` through the binary and returns the written bytes.
-fn gmon_pprof(dir: &Path, out: &Path) -> Vec<u8> {
+pub(crate) fn gmon_pprof(dir: &Path, out: &Path) -> Vec<u8> {
     let o = gmon()
         .args(["pprof", "--exe"])
         .arg(dir.join("prog"))
@@ -266,12 +266,13 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
         let p = decode_gz(&bytes);
         check_valid(&p).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         let l = load(Some(&dir.join("prog")), &[dir.join("gmon.out")]).unwrap();
-        // Flat per function id (leaf location's function) == the graph's self samples.
+        // Flat per function id (leaf location's function, the last of its lines: inlined
+        // functions come first) == the graph's self samples.
         let s = |i: i64| p.string_table[i as usize].as_str();
         let loc_fn: BTreeMap<u64, u64> = p
             .location
             .iter()
-            .map(|l| (l.id, l.line[0].function_id))
+            .map(|l| (l.id, l.line.last().unwrap().function_id))
             .collect();
         let fn_name: BTreeMap<u64, &str> = p
             .function
@@ -325,7 +326,7 @@ fn testdata_profiles_are_valid_and_flat_equals_self_samples() {
             assert!(m.memory_start < m.memory_limit, "{}: {m:?}", dir.display());
         }
         for l in &p.location {
-            if s(fn_of_id(&p, l.line[0].function_id)).starts_with("<cycle") {
+            if s(fn_of_id(&p, l.line.last().unwrap().function_id)).starts_with("<cycle") {
                 continue;
             }
             let m = p.mapping.iter().find(|m| m.id == l.mapping_id);
@@ -435,7 +436,7 @@ fn testdata_functions_have_dwarf_files_lines_and_both_names() {
 }
 
 /// Go's `pprof`, from $PPROF or PATH.
-fn find_pprof() -> Option<PathBuf> {
+pub(crate) fn find_pprof() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PPROF") {
         return Some(PathBuf::from(p));
     }

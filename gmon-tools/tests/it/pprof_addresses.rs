@@ -3,14 +3,13 @@
 //! run's time; checked on the profile's bytes and with Go's pprof (-raw, -list, -disasm, -top).
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gmon_tools::pprof::proto::Profile;
-use prost::Message;
 
 use crate::common::{self, case_dir};
+use crate::pprof::{decode_gz, find_pprof, gmon_pprof};
 use crate::record::{gmon_cmd, text};
 
 /// A shared library whose one function burns the CPU in a loop of several instructions.
@@ -37,22 +36,12 @@ int main(void) {
 "#;
 
 fn decode(path: &Path) -> Profile {
-    let bytes = std::fs::read(path).unwrap();
-    let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(bytes.as_slice())
-        .read_to_end(&mut raw)
-        .unwrap();
-    Profile::decode(raw.as_slice()).unwrap()
+    decode_gz(&std::fs::read(path).unwrap())
 }
 
-/// Go's `pprof`, from $PPROF or PATH.
-fn find_pprof() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PPROF") {
-        return Some(PathBuf::from(p));
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join("pprof"))
-        .find(|p| p.is_file())
+/// `gmon pprof` of a testdata case's executable and gmon.out, written to `out` and decoded.
+fn pprof_of_case(dir: &Path, out: &Path) -> Profile {
+    decode_gz(&gmon_pprof(dir, out))
 }
 
 fn run_pprof(pprof: &Path, args: &[&str], profile: &Path) -> String {
@@ -280,16 +269,7 @@ fn go_pprof_disassembles_a_pg_profile_with_time_on_the_loop_body() {
     for case in ["multifile-pie-O0", "multifile-nopie-O2"] {
         let dir = case_dir(case);
         let pb = tmp.path().join(format!("{case}.pb.gz"));
-        let o = common::gmon()
-            .args(["pprof", "--exe"])
-            .arg(dir.join("prog"))
-            .arg(dir.join("gmon.out"))
-            .arg("-o")
-            .arg(&pb)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let p = decode(&pb);
+        let p = pprof_of_case(&dir, &pb);
         // The executable's code segment at its link-time addresses, PIE or not.
         let (address, size, offset, _) = text_segment(&dir.join("prog"));
         let m = &p.mapping[0];
@@ -302,4 +282,53 @@ fn go_pprof_disassembles_a_pg_profile_with_time_on_the_loop_body() {
         let hot = instructions_with_samples(&disasm);
         assert!(hot > 3, "{case}: samples on {hot} instruction(s)\n{disasm}");
     }
+}
+
+#[test]
+fn code_inlined_into_a_function_is_a_location_with_its_inline_chain() {
+    // testdata inlined-pie-O2: mix() (inlined.c:9-15) is inlined into work() at line 21; gprof -l
+    // credits its samples to "mix (inlined.c:11)" and the like.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = case_dir("inlined-pie-O2");
+    let p = pprof_of_case(&dir, &tmp.path().join("p.pb.gz"));
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let name = |id: u64| s(p.function.iter().find(|f| f.id == id).unwrap().name);
+    let chains: Vec<Vec<(&str, i64)>> = p
+        .location
+        .iter()
+        .filter(|l| l.line.len() > 1)
+        .map(|l| {
+            l.line
+                .iter()
+                .map(|x| (name(x.function_id), x.line))
+                .collect()
+        })
+        .collect();
+    assert!(!chains.is_empty(), "no location has an inline chain");
+    for c in &chains {
+        // The inlined function first, on its own lines; the function holding the code last,
+        // on the line of the call.
+        assert_eq!(c[0].0, "mix", "{c:?}");
+        assert!((9..=15).contains(&c[0].1), "{c:?}");
+        assert_eq!(c.last().unwrap(), &("work", 21), "{c:?}");
+    }
+    assert!(p.mapping[0].has_inline_frames);
+    // The samples on mix's lines are gprof -l's "mix (inlined.c:N)" lines: most of work's.
+    let mut inlined = 0;
+    let mut total = 0;
+    for smp in p.sample.iter().filter(|x| x.value[0] > 0) {
+        let leaf = p
+            .location
+            .iter()
+            .find(|l| l.id == smp.location_id[0])
+            .unwrap();
+        total += smp.value[0];
+        if leaf.line.len() > 1 {
+            inlined += smp.value[0];
+        }
+    }
+    assert!(
+        inlined * 2 > total,
+        "{inlined} of {total} samples in inlined code"
+    );
 }
