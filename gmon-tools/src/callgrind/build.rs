@@ -99,41 +99,8 @@ pub fn callgrind_from(l: &Loaded, command: &str) -> (Profile, CallSource) {
         functions,
     };
     let drawn = profile.total();
-    profile.comments.push(drawn_samples(l, drawn));
+    profile.comments.push(crate::model::drawn_samples(l, drawn));
     (profile, source)
-}
-
-/// What the file holds against what the profile has: every sample, or how many are left out
-/// and why; for exact stacks also the runtime's own losses (ticks dropped, stacks cut short).
-fn drawn_samples(l: &Loaded, drawn: u64) -> String {
-    let mut said = match l.stacks.outside_samples {
-        0 => format!("samples: {drawn}, every sample of the profile"),
-        n => format!(
-            "samples: {drawn} placed; {n} more fell outside every function and are left out"
-        ),
-    };
-    if let Some(c) = &l.runtime_counters {
-        if c.samples > drawn {
-            said.push_str(&format!(
-                "; the runtime counted {} ticks, {} of them not in any stored stack",
-                c.samples,
-                c.samples - drawn
-            ));
-        }
-        if c.dropped > 0 {
-            said.push_str(&format!(
-                "; {} ticks dropped while sampling (a table full or the handler busy)",
-                c.dropped
-            ));
-        }
-        if c.truncated_stacks > 0 {
-            said.push_str(&format!(
-                "; {} stacks cut short, their callers unknown (placed from where they end)",
-                c.truncated_stacks
-            ));
-        }
-    }
-    said
 }
 
 /// Estimated stacks: each function's self samples (the graph's, gprof's credit in whole

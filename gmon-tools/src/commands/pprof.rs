@@ -66,6 +66,8 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| format!("input: {}", p.display()))
         .collect();
+    opts.comments
+        .push(model::drawn_samples(&l, l.stacks.total_samples()));
     for note in &l.notes {
         eprintln!("gmon pprof: {note}");
     }

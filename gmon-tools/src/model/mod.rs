@@ -6,6 +6,7 @@
 
 mod addresses;
 mod bins;
+mod drawn;
 mod estimate;
 mod exact;
 mod executable;
@@ -23,6 +24,7 @@ mod sections;
 mod symbolize;
 
 pub use addresses::{CallSite, Place, PlacedStack, SampledAddress};
+pub use drawn::drawn_samples;
 pub use estimate::{
     Frame, Stack, StackSource, Stacks, estimate_stacks, largest_remainder, split_in_proportion,
 };

@@ -198,6 +198,13 @@ fn a_recorded_profile_has_a_mapping_per_object_and_every_location_its_sampled_ad
         .iter()
         .find(|f| spin.contains(&f.id) && s(f.filename).ends_with("libhot.c"));
     assert!(file.is_some(), "lib_spin's lines name libhot.c");
+    // It says what it holds against the profile.
+    let said = format!("samples: {samples}, every sample of the profile");
+    assert!(
+        p.comment.iter().any(|&c| s(c) == said),
+        "{:?}",
+        p.comment.iter().map(|&c| s(c)).collect::<Vec<_>>()
+    );
     // The run's time: its sampled CPU time, ending when the profile was written.
     let total: i64 = p.sample.iter().map(|x| x.value[0]).sum();
     assert_eq!(total as u64, samples);
