@@ -294,7 +294,7 @@ pub fn min_p_value(n: u64, new_total: u64, total: u64) -> f64 {
     p_of(logs[0]).min(p_of(logs[logs.len() - 1]))
 }
 
-/// The power [`min_detectable`] asks for: a change seen nine times in ten.
+/// The power `min_detectable` asks for: a change seen nine times in ten.
 pub const POWER: f64 = 0.9;
 
 /// The smallest growth of a share `share` (points, as a fraction) that a comparison of
