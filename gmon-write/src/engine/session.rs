@@ -436,6 +436,7 @@ impl Session {
             low_pc: self.geometry.low.wrapping_sub(self.bias),
             high_pc: self.geometry.high.wrapping_sub(self.bias),
             rate: self.hz,
+            scale: self.geometry.scale,
         }
     }
 
@@ -564,10 +565,11 @@ mod tests {
 mod writer_tests {
     use super::*;
     use crate::arch::Registers;
+    use crate::save::grid::CELL_BINS;
     use crate::save::writer::write_profile;
     use gmon_format::merge::fit_counts;
     use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
-    use gmon_format::{Encoding, Profile, Record, Variant};
+    use gmon_format::{Encoding, Histogram, Profile, Record, Variant};
 
     fn session(dir: &std::path::Path) -> Session {
         let rec = Recording {
@@ -585,6 +587,26 @@ mod writer_tests {
         let spawn: crate::unwind::SpawnThread =
             |name, f| std::thread::Builder::new().name(name.into()).spawn(f);
         Session::new(997, rec, out, spawn).expect("session")
+    }
+
+    /// The records of `full`'s grid cells that hold a sample, derived here from the grid's
+    /// definition (spec/runtime.md §1): cell `k` is bins `[k·CELL_BINS, (k+1)·CELL_BINS)` over 4
+    /// bytes of text per bin from `low_pc`.
+    fn sampled_cells(full: &Histogram) -> impl Iterator<Item = Histogram> + '_ {
+        full.bins
+            .chunks(CELL_BINS)
+            .enumerate()
+            .filter(|(_, b)| b.iter().any(|&c| c > 0))
+            .map(|(k, b)| {
+                let low_pc = full.low_pc + 4 * (k * CELL_BINS) as u64;
+                Histogram {
+                    low_pc,
+                    high_pc: low_pc + 4 * b.len() as u64,
+                    prof_rate: full.prof_rate,
+                    dimension: full.dimension,
+                    bins: b.to_vec(),
+                }
+            })
     }
 
     const HOST: Encoding = if cfg!(target_endian = "little") {
@@ -630,13 +652,20 @@ mod writer_tests {
         let gmon = std::fs::read(dir.path().join("t.out")).expect("gmon.out");
         let written = std::fs::read(dir.path().join("t.out.gmonx")).expect("sidecar");
 
+        // The test executable's text is megabytes: 4-byte bins, many cells, of which three
+        // hold samples (the first with a bin above 65535, the middle one two records' worth).
+        assert_eq!(s.geometry.scale, 0x8000);
+        assert!(n > 3 * CELL_BINS, "{n} bins");
         let mut p = Profile::new_gnu(HOST);
-        p.records.push(Record::Histogram(s.histogram()));
+        p.records
+            .extend(sampled_cells(&s.histogram()).map(Record::Histogram));
         let want = gmon_format::to_vec(&fit_counts(&p, Variant::Gnu).expect("fit")).expect("enc");
         assert_eq!(gmon, want);
+        let read = gmon_format::read(&gmon).expect("read");
+        assert_eq!(read.histograms().count(), 2 + 4 + 1);
         assert_eq!(
-            gmon_format::read(&gmon).expect("read").histograms().count(),
-            4
+            read.histograms().map(Histogram::total).sum::<u64>(),
+            s.histogram().total()
         );
 
         let mut sidecar = s.sidecar();

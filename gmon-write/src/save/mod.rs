@@ -3,6 +3,7 @@
 //! does differently. Reads the engine's counts and the loaded objects; never calls the engine.
 
 pub(crate) mod files;
+pub(crate) mod grid;
 pub mod output;
 pub(crate) mod path;
 pub(crate) mod record;

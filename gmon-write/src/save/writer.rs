@@ -6,8 +6,9 @@
 //! and the profile is written at exit, which may come from a signal handler that interrupted
 //! `malloc` while it held its lock (`exit` in a handler): an allocation there never returns.
 //! So this module repeats two encoders whose rules are defined elsewhere, and tests hold it to
-//! them byte for byte: gmon.out as `gmon_format::to_vec(fit_counts(..))` writes it (the split of
-//! bins above 65535 over further records of the same range, spec/merge.md §3), the sidecar as
+//! them byte for byte: gmon.out as `gmon_format::to_vec(fit_counts(..))` writes the records of
+//! the sampled cells ([`Grid`], spec/runtime.md §1; the split of bins above 65535 over further
+//! records of the same range, spec/merge.md §3), the sidecar as
 //! `gmon_format::sidecar::sidecar_to_vec` writes it (§5).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -23,6 +24,7 @@ use gmon_format::sidecar::Counters;
 
 use crate::counts::tables::{CountTable, StackTable};
 use crate::save::files::{Scratch, Sink, write_file};
+use crate::save::grid::{Cell, Grid};
 use crate::save::path::{FixedPath, OsFail};
 use crate::unwind::objects::for_each_object_bounded;
 use crate::zeroed::Zeroed;
@@ -229,35 +231,62 @@ fn is_touched(touched: &[u64], chunk: usize) -> bool {
         .is_some_and(|w| w & (1u64 << (chunk % 64)) != 0)
 }
 
-/// gmon.out: the GNU header and the histogram, split into `k = ⌈max / 65535⌉` records of the
-/// same range when a bin exceeds 65535 (spec/merge.md §3), in the host's byte order and word
-/// size as glibc writes it.
+/// gmon.out: the GNU header, then one histogram record per cell of the grid that holds a
+/// sample ([`Grid`]; one record over the whole range when the histogram fits one cell), each
+/// split into `k = ⌈max / 65535⌉` records of the same range when one of its bins exceeds 65535
+/// (spec/merge.md §3), in the host's byte order and word size as glibc writes it. With no
+/// sample at all, the first cell is written, empty: a profile always has a histogram record.
 /// Only the chunks `touched` marks are read from `bins`; the others are zero, put as runs of
 /// zeros (hashed in one step, left as holes in the file).
 fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32], touched: &[u64]) {
     sink.put(&GMON_MAGIC);
     sink.put(&GMON_VERSION.to_ne_bytes());
     sink.put(&[0u8; 12]);
-    let max = touched_chunks(touched)
-        .filter_map(|c| bins.get(c * BIN_CHUNK..((c + 1) * BIN_CHUNK).min(bins.len())))
+    let grid = Grid::new(h, bins.len());
+    let mut written = false;
+    for k in 0..grid.len() {
+        let cell = grid.cell(k);
+        let max = cell_max(bins, touched, cell.bins);
+        if max > 0 {
+            emit_cell(sink, h.rate, cell, max, bins, touched);
+            written = true;
+        }
+    }
+    if !written {
+        emit_cell(sink, h.rate, grid.cell(0), 0, bins, touched);
+    }
+}
+
+/// The largest count in the touched chunks of bins `[first, end)`.
+fn cell_max(bins: &[u32], touched: &[u64], (first, end): (usize, usize)) -> u64 {
+    (first / BIN_CHUNK..end.div_ceil(BIN_CHUNK))
+        .filter(|&c| is_touched(touched, c))
+        .filter_map(|c| bins.get(c * BIN_CHUNK..((c + 1) * BIN_CHUNK).min(end)))
         .flat_map(|b| b.iter().copied())
         .max()
-        .map_or(0, u64::from);
+        .map_or(0, u64::from)
+}
+
+/// The records of one cell whose largest bin is `max`.
+fn emit_cell(sink: &mut Sink<'_>, rate: u32, cell: Cell, max: u64, bins: &[u32], touched: &[u64]) {
+    let (first, end) = cell.bins;
+    let cell_bins = bins.get(first..end).unwrap_or(&[]);
     let copies = max.div_ceil(MAX_BIN_COUNT).clamp(1, MAX_SPLIT_HISTOGRAMS);
     for j in 0..copies {
         sink.put(&[GMON_TAG_TIME_HIST]);
-        sink.put(&(h.low_pc as usize).to_ne_bytes());
-        sink.put(&(h.high_pc as usize).to_ne_bytes());
-        sink.put(&(bins.len() as u32).to_ne_bytes());
-        sink.put(&h.rate.to_ne_bytes());
+        sink.put(&(cell.low_pc as usize).to_ne_bytes());
+        sink.put(&(cell.high_pc as usize).to_ne_bytes());
+        sink.put(&(cell_bins.len() as u32).to_ne_bytes());
+        sink.put(&rate.to_ne_bytes());
         sink.put(&Dimension::SECONDS.name);
         sink.put(&[Dimension::SECONDS.abbrev]);
         let floor = j * MAX_BIN_COUNT;
-        // In chunks: one `put` per bin costs more than the bins themselves.
+        // In chunks: one `put` per bin costs more than the bins themselves. A cell starts on a
+        // chunk boundary.
         let mut chunk = [0u8; 2 * BIN_CHUNK];
         let mut zeros = 0u64;
-        for (i, group) in bins.chunks(BIN_CHUNK).enumerate() {
-            if !is_touched(touched, i) {
+        for (i, group) in cell_bins.chunks(BIN_CHUNK).enumerate() {
+            if !is_touched(touched, first / BIN_CHUNK + i) {
                 zeros += 2 * group.len() as u64;
                 continue;
             }
@@ -283,6 +312,8 @@ pub(crate) struct HistRange {
     pub low_pc: u64,
     pub high_pc: u64,
     pub rate: u32,
+    /// The `profil` scale the bins were counted with (spec/runtime.md §4.3).
+    pub scale: u32,
 }
 
 /// The sidecar's parts gathered before writing.
@@ -454,4 +485,140 @@ pub(crate) fn collect_objects(b: &mut OutputBuffers) {
         }
         *count += 1;
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::save::grid::CELL_BINS;
+    use gmon_format::merge::fit_counts;
+    use gmon_format::{Encoding, Histogram, ProfRate, Profile, Record, Variant};
+
+    const HOST: Encoding = if cfg!(target_endian = "little") {
+        if cfg!(target_pointer_width = "64") {
+            Encoding::LITTLE_64
+        } else {
+            Encoding::LITTLE_32
+        }
+    } else if cfg!(target_pointer_width = "64") {
+        Encoding::BIG_64
+    } else {
+        Encoding::BIG_32
+    };
+
+    /// gmon.out as [`emit_gmon`] writes it for `counts` (bin, count) in `nbins` bins over
+    /// `[low_pc, high_pc)` counted with `profil` scale `scale`.
+    fn written(
+        low_pc: u64,
+        high_pc: u64,
+        scale: u32,
+        nbins: usize,
+        counts: &[(usize, u32)],
+    ) -> Vec<u8> {
+        let mut bins = vec![0u32; nbins];
+        let mut touched = vec![0u64; touched_words(nbins)];
+        for &(i, c) in counts {
+            bins[i] = c;
+            touched[i / BIN_CHUNK / 64] |= 1 << (i / BIN_CHUNK % 64);
+        }
+        let h = HistRange {
+            low_pc,
+            high_pc,
+            rate: 997,
+            scale,
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("gmon.out");
+        let mut files = Scratch::new();
+        write_file(path.as_os_str().as_encoded_bytes(), &mut files, |sink| {
+            emit_gmon(sink, h, &bins, &touched)
+        })
+        .expect("written");
+        std::fs::read(&path).expect("read")
+    }
+
+    /// What gmon-format writes for these histogram records (bins above 65535 split).
+    fn gmon_formats(records: Vec<Histogram>) -> Vec<u8> {
+        let mut p = Profile::new_gnu(HOST);
+        p.records.extend(records.into_iter().map(Record::Histogram));
+        gmon_format::to_vec(&fit_counts(&p, Variant::Gnu).expect("fit")).expect("enc")
+    }
+
+    fn hist(low_pc: u64, high_pc: u64, bins: Vec<u64>) -> Histogram {
+        Histogram {
+            low_pc,
+            high_pc,
+            prof_rate: ProfRate(997),
+            dimension: Dimension::SECONDS,
+            bins,
+        }
+    }
+
+    /// A histogram of one cell, or of bins that are not 4 bytes, is one record over glibc's
+    /// range, sampled or not: what the writer wrote before the grid.
+    #[test]
+    fn one_cell_is_one_record_over_the_whole_range() {
+        let n = CELL_BINS;
+        let (low, high) = (0x1000, 0x1000 + 4 * n as u64 - 8);
+        let mut bins = vec![0u64; n];
+        bins[3] = 70_000;
+        bins[n - 1] = 5;
+        let got = written(low, high, 0x8000, n, &[(3, 70_000), (n - 1, 5)]);
+        assert_eq!(got, gmon_formats(vec![hist(low, high, bins)]));
+        let got = written(low, high, 0x8000, n, &[]);
+        assert_eq!(got, gmon_formats(vec![hist(low, high, vec![0; n])]));
+        // Three cells' worth of bins, but not 4 bytes each.
+        let n = 3 * CELL_BINS;
+        let high = low + 4 * n as u64 - 4;
+        let mut bins = vec![0u64; n];
+        bins[n - 1] = 9;
+        let got = written(low, high, 0x8001, n, &[(n - 1, 9)]);
+        assert_eq!(got, gmon_formats(vec![hist(low, high, bins)]));
+    }
+
+    /// A larger histogram: one record per cell that holds a sample, on the fixed grid (4 bytes
+    /// a bin from `low_pc`), a cell with a bin above 65535 split over records of its range; the
+    /// last cell is cut at the bin count. Before the grid: one record of all the bins.
+    #[test]
+    fn only_sampled_cells_are_written() {
+        let n = 4 * CELL_BINS + 100;
+        let low = 0x40_0000u64;
+        let high = low + 4 * n as u64 - 8;
+        let counts = [
+            (7, 2),
+            (CELL_BINS - 1, 1),
+            (2 * CELL_BINS + CELL_BINS / 2, 140_000),
+            (n - 1, 3),
+        ];
+        let got = written(low, high, 0x8000, n, &counts);
+        let cell = |k: u64, bins: Vec<u64>| {
+            let at = low + 4 * k * CELL_BINS as u64;
+            hist(at, at + 4 * bins.len() as u64, bins)
+        };
+        let mut c0 = vec![0; CELL_BINS];
+        (c0[7], c0[CELL_BINS - 1]) = (2, 1);
+        let mut c2 = vec![0; CELL_BINS];
+        c2[CELL_BINS / 2] = 140_000;
+        let mut c4 = vec![0; 100];
+        c4[99] = 3;
+        assert_eq!(
+            got,
+            gmon_formats(vec![cell(0, c0), cell(2, c2), cell(4, c4)])
+        );
+        let p = gmon_format::read(&got).expect("read");
+        assert_eq!(p.histograms().count(), 1 + 3 + 1);
+        assert_eq!(p.histograms().map(Histogram::total).sum::<u64>(), 140_006);
+        assert!(got.len() < 6 * 2 * CELL_BINS, "{} bytes", got.len());
+    }
+
+    /// No sample at all: still one record (the first cell's, empty), so that every reader
+    /// finds a histogram, and GNU gprof says what it says of any empty profile.
+    #[test]
+    fn no_sample_writes_the_first_cell() {
+        let n = 4 * CELL_BINS + 100;
+        let low = 0x40_0000u64;
+        let got = written(low, low + 4 * n as u64, 0x8000, n, &[]);
+        let first = hist(low, low + 4 * CELL_BINS as u64, vec![0; CELL_BINS]);
+        assert_eq!(got, gmon_formats(vec![first]));
+    }
 }
