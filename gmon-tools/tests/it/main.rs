@@ -25,6 +25,7 @@ mod record;
 mod record_files;
 mod record_private;
 mod record_programs;
+mod record_sparse;
 mod record_threads;
 mod report;
 mod report_diff;
