@@ -7,9 +7,13 @@
 //!   any to a BSD layout is an error.
 //! * **Several histograms → BSD.** A BSD file holds exactly one histogram. GNU histogram records
 //!   with the same `low_pc`, `high_pc`, bin count and dimension are summed bin by bin (what
-//!   gprof does when it reads them); any other combination (e.g. disjoint ranges) is an error,
-//!   because the single BSD histogram cannot hold it without changing what gprof reports. A
-//!   profile without a histogram gets an empty one (`lpc = hpc = 0`, no bins).
+//!   gprof does when it reads them). Disjoint records whose bins all cover the same even number
+//!   of bytes and lie on one grid (the cells the gmon-write runtime writes, spec/runtime.md §1)
+//!   are joined into one histogram over their span, zeros between them: gprof maps every bin to
+//!   the same addresses as before. Any other combination (ranges that partly overlap, or bins
+//!   of different sizes or off the grid) is an error, because the single BSD histogram cannot
+//!   hold it without changing what gprof reports. A profile without a histogram gets an empty
+//!   one (`lpc = hpc = 0`, no bins).
 //! * **Values that do not fit** the target (an address above 4 GiB for 4-byte pointers, an arc
 //!   count above `u32::MAX` for GNU, a bin above `u16::MAX` for GNU or a 16-bit BSD counter) are
 //!   errors naming the record; nothing is truncated or wrapped.
@@ -100,25 +104,91 @@ impl Profile {
             });
         };
         let mut sum = first.clone();
+        let mut others = Vec::new();
         for h in hists {
             if (h.low_pc, h.high_pc, h.bins.len(), h.dimension)
                 != (sum.low_pc, sum.high_pc, sum.bins.len(), sum.dimension)
             {
-                return Err(Error::CannotConvert {
-                    variant,
-                    problem: "BSD files hold one histogram, and these histogram records cover \
-                              different ranges (only identical ranges are summed)",
-                });
+                others.push(h);
+                continue;
             }
-            for (acc, &b) in sum.bins.iter_mut().zip(&h.bins) {
-                *acc = acc.checked_add(b).ok_or(Error::CannotConvert {
-                    variant,
-                    problem: "summing the histogram records overflows a bin",
-                })?;
+            add_bins(&mut sum.bins, &h.bins, variant)?;
+        }
+        if others.is_empty() {
+            return Ok(sum);
+        }
+        let all: Vec<&Histogram> = std::iter::once(&sum).chain(others).collect();
+        let Some((mut one, at)) = join_on_grid(&all) else {
+            return Err(Error::CannotConvert {
+                variant,
+                problem: "BSD files hold one histogram, and these histogram records cover \
+                          different ranges that do not lie on one grid of bins, or span more \
+                          than 2^25 bins (only identical ranges are summed)",
+            });
+        };
+        for (h, i) in all.iter().zip(at) {
+            let dst = one.bins.get_mut(i..i + h.bins.len()).unwrap_or_default();
+            add_bins(dst, &h.bins, variant)?;
+        }
+        Ok(one)
+    }
+}
+
+/// The most bins [`join_on_grid`] makes (8 bytes each in memory): a text of 128 MiB at 4
+/// bytes a bin.
+const MAX_JOINED_BINS: u64 = 1 << 25;
+
+/// Adds `bins` into `acc`, refusing a sum that overflows.
+fn add_bins(acc: &mut [u64], bins: &[u64], variant: Variant) -> Result<()> {
+    for (a, &b) in acc.iter_mut().zip(bins) {
+        *a = a.checked_add(b).ok_or(Error::CannotConvert {
+            variant,
+            problem: "summing the histogram records overflows a bin",
+        })?;
+    }
+    Ok(())
+}
+
+/// An empty histogram over the span of `hists`, and where each one's bins start in it, when all
+/// their bins cover the same even number of bytes, start on one grid of that size, and no two
+/// ranges partly overlap (identical ones are summed); `None` otherwise.
+fn join_on_grid(hists: &[&Histogram]) -> Option<(Histogram, Vec<usize>)> {
+    let first = hists.first()?;
+    let width = first.high_pc.checked_sub(first.low_pc)?;
+    let step = width.checked_div(first.bins.len() as u64)?;
+    let low = hists.iter().map(|h| h.low_pc).min()?;
+    let high = hists.iter().map(|h| h.high_pc).max()?;
+    let on_grid = |h: &&Histogram| {
+        h.dimension == first.dimension
+            && h.high_pc.checked_sub(h.low_pc) == step.checked_mul(h.bins.len() as u64)
+            && (h.low_pc - low).is_multiple_of(step)
+    };
+    if step == 0 || !step.is_multiple_of(2) || !hists.iter().all(on_grid) {
+        return None;
+    }
+    for (i, a) in hists.iter().enumerate() {
+        for b in hists.get(i + 1..).unwrap_or_default() {
+            let same = (a.low_pc, a.high_pc) == (b.low_pc, b.high_pc);
+            if !same && a.low_pc < b.high_pc && b.low_pc < a.high_pc {
+                return None;
             }
         }
-        Ok(sum)
     }
+    let nbins = usize::try_from((high - low) / step)
+        .ok()
+        .filter(|&n| n as u64 <= MAX_JOINED_BINS)?;
+    let at = hists
+        .iter()
+        .map(|h| ((h.low_pc - low) / step) as usize)
+        .collect();
+    let one = Histogram {
+        low_pc: low,
+        high_pc: high,
+        prof_rate: first.prof_rate,
+        dimension: first.dimension,
+        bins: vec![0; nbins],
+    };
+    Some((one, at))
 }
 
 /// The header of a BSD conversion target, keeping what the source's header has in common.
@@ -190,11 +260,34 @@ mod tests {
         }
     }
 
+    /// The cells the gmon-write runtime writes (disjoint records of 4-byte bins on one grid,
+    /// some repeated) become one histogram over their span, zeros between them.
+    #[test]
+    fn disjoint_records_on_one_grid_are_joined_for_bsd() {
+        let p = gnu(vec![
+            Record::Histogram(hist(0x20, vec![1, 2])),
+            Record::Histogram(hist(0x10, vec![3])),
+            Record::Histogram(hist(0x20, vec![10, 20])),
+            Record::Histogram(hist(0x30, vec![5])),
+        ]);
+        for v in [Variant::Bsd44, Variant::BsdOld] {
+            let c = p.convert_to(v, Encoding::LITTLE_64).unwrap();
+            assert_eq!(
+                c.records,
+                vec![Record::Histogram(hist(
+                    0x10,
+                    vec![3, 0, 0, 0, 11, 22, 0, 0, 5]
+                ))]
+            );
+        }
+    }
+
     #[test]
     fn disjoint_ranges_and_basic_blocks_are_refused_for_bsd() {
+        // Off the grid of the first record's 4-byte bins.
         let p = gnu(vec![
             Record::Histogram(hist(0x10, vec![1])),
-            Record::Histogram(hist(0x20, vec![1])),
+            Record::Histogram(hist(0x22, vec![1])),
         ]);
         let e = p
             .convert_to(Variant::Bsd44, Encoding::LITTLE_64)
@@ -231,6 +324,26 @@ mod tests {
             ),
             "{e}"
         );
+        // Bins of other sizes; ranges that partly overlap; a span too large to hold.
+        let wide = Histogram {
+            high_pc: 0x40,
+            ..hist(0x30, vec![1])
+        };
+        for other in [
+            wide,
+            hist(0x12, vec![1, 1]),
+            hist(0x14, vec![1, 1]),
+            hist(1 << 40, vec![1]),
+        ] {
+            let p = gnu(vec![
+                Record::Histogram(hist(0x10, vec![1, 1])),
+                Record::Histogram(other),
+            ]);
+            assert!(matches!(
+                p.convert_to(Variant::Bsd44, Encoding::LITTLE_64),
+                Err(Error::CannotConvert { .. })
+            ));
+        }
         // Summing must not wrap.
         let p = gnu(vec![
             Record::Histogram(hist(0x10, vec![u64::MAX])),

@@ -1,7 +1,7 @@
 //! A program whose samples are spread over a large text: each process writes one histogram
 //! record per sampled cell of a fixed grid (spec/runtime.md §1), not one record over the whole
-//! text. GNU gprof, `gprof -s`, `gmon merge` and every view read those records as they read one
-//! record of the same counts.
+//! text. GNU gprof, `gprof -s`, `gmon merge`, `gmon convert` and every view read those records as
+//! they read one record of the same counts.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -210,6 +210,16 @@ fn a_widely_sampled_program_writes_its_sampled_cells_which_every_reader_sums() {
         d,
     );
     assert_eq!(ours, flat);
+    // A BSD file holds one histogram: gmon convert joins the cells into it.
+    let bsd = d.join("p.bsd");
+    stdout_of(
+        gmon_cmd()
+            .args(["convert", "--to", "bsd44", "-o"])
+            .arg(&bsd)
+            .arg(&sparse),
+        d,
+    );
+    assert_eq!(gnu_gprof(&[&prog, &bsd], d), flat);
     // `gprof -s` of the two processes sums what gmon merge sums.
     stdout_of(
         Command::new("gprof").arg("-s").arg(&prog).arg(&a).arg(&b),
