@@ -90,14 +90,14 @@ fn to_i64(v: u64, what: &'static str) -> Result<i64, PprofError> {
 }
 
 /// The profile's mappings (spec/stacks.md §7, "Mappings"): one per code range of each object
-/// that a location uses, the main executable's first; and one `[unknown]` mapping over the
-/// addresses outside every object.
+/// that a location uses, the main executable's first; and `[unknown]` mappings over the
+/// addresses outside every object, one per run of them that no object's code interrupts.
 struct Mappings<'a> {
     objects: &'a [LoadedObject],
-    /// (object index, range index) -> mapping id; `None` as object: the `[unknown]` mapping.
+    /// (object index, range index) -> mapping id; `None` as object: an `[unknown]` run.
     ids: BTreeMap<(Option<usize>, usize), u64>,
-    /// The span of the addresses outside every object, `[lo, hi)`.
-    unknown: Option<(u64, u64)>,
+    /// Runs of the addresses outside every object, `[lo, hi)`, ascending.
+    unknown: Vec<(u64, u64)>,
 }
 
 impl<'a> Mappings<'a> {
@@ -105,7 +105,7 @@ impl<'a> Mappings<'a> {
         let mut m = Mappings {
             objects,
             ids: BTreeMap::new(),
-            unknown: None,
+            unknown: Vec::new(),
         };
         // The main executable's mappings come first, used or not: pprof takes the first
         // mapping for the program.
@@ -114,15 +114,31 @@ impl<'a> Mappings<'a> {
                 m.id(Some(main), r);
             }
         }
-        let unknown = placed
+        let mut unknown: Vec<u64> = placed
             .iter()
             .flat_map(|s| s.places.iter().flatten())
             .filter(|p| p.object.is_none())
-            .map(|p| p.address);
-        m.unknown = unknown.fold(None, |span, a| match span {
-            None => Some((a, a.saturating_add(1))),
-            Some((lo, hi)) => Some((lo.min(a), hi.max(a.saturating_add(1)))),
-        });
+            .map(|p| p.address)
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        // A run ends where an object's code lies between two addresses (mappings must not
+        // overlap) or after a gap of more than 1 MiB (separate regions of generated code).
+        let code: Vec<(u64, u64)> = objects
+            .iter()
+            .flat_map(|o| o.code.iter().map(|r| (r.start, r.end)))
+            .collect();
+        for a in unknown {
+            let end = a.saturating_add(1);
+            match m.unknown.last_mut() {
+                Some((_, hi))
+                    if a - *hi < 1 << 20 && !code.iter().any(|&(s, _)| *hi <= s && s <= a) =>
+                {
+                    *hi = end
+                }
+                _ => m.unknown.push((a, end)),
+            }
+        }
         m
     }
 
@@ -136,9 +152,13 @@ impl<'a> Mappings<'a> {
     /// holds it.
     fn place(&mut self, path: Option<&str>, address: u64) -> (u64, u64) {
         let Some(path) = path else {
-            return match self.unknown {
-                Some((lo, hi)) if lo <= address && address < hi => (self.id(None, 0), address),
-                _ => (0, address),
+            return match self
+                .unknown
+                .iter()
+                .position(|&(lo, hi)| lo <= address && address < hi)
+            {
+                Some(run) => (self.id(None, run), address),
+                None => (0, address),
             };
         };
         let Some(k) = self.objects.iter().position(|o| o.path == path) else {
@@ -173,7 +193,7 @@ impl<'a> Mappings<'a> {
                 let (functions, files, lines) = filled.get(&id).copied().unwrap_or_default();
                 let (start, limit, offset, file, build_id) = match object {
                     None => {
-                        let (lo, hi) = self.unknown?;
+                        let &(lo, hi) = self.unknown.get(range)?;
                         (lo, hi, 0, "[unknown]".to_owned(), String::new())
                     }
                     Some(k) => {

@@ -339,3 +339,75 @@ fn code_inlined_into_a_function_is_a_location_with_its_inline_chain() {
         "{inlined} of {total} samples in inlined code"
     );
 }
+
+#[test]
+fn unknown_addresses_get_mappings_that_overlap_no_object() {
+    use gmon_tools::model::{
+        CodeRange, Frame, LoadedObject, NodeId, Place, PlacedStack, StackSource, Stacks,
+        WeightedCallGraph,
+    };
+    use gmon_tools::pprof::{PprofOptions, build_profile, check_valid};
+    let mut g = WeightedCallGraph::new();
+    let jit = g.add_node("[unknown]", 3);
+    let object = |path: &str, main: bool, start: u64| LoadedObject {
+        path: path.to_owned(),
+        build_id: vec![1, 2],
+        main,
+        vdso: false,
+        bias: 0,
+        code: vec![CodeRange {
+            start,
+            end: start + 0x1000,
+            file_offset: start,
+        }],
+    };
+    let mut opts = PprofOptions::default();
+    opts.prof_rate = 100;
+    opts.objects = vec![object("/p", true, 0x1000), object("/lib.so", false, 0x5000)];
+    // Generated code on both sides of the library, and far away.
+    let placed = [0x4000u64, 0x4010, 0x7000, 0x9000_0000]
+        .iter()
+        .map(|&address| PlacedStack {
+            frames: vec![Frame::Function(jit)],
+            places: vec![Some(Place {
+                object: None,
+                address,
+                line: 0,
+                file: None,
+            })],
+            samples: 1,
+        })
+        .collect();
+    let stacks = Stacks {
+        stacks: vec![gmon_tools::model::Stack {
+            frames: vec![Frame::Function(NodeId(0))],
+            samples: 4,
+        }],
+        source: StackSource::Exact,
+        outside_samples: 0,
+        sampled: Vec::new(),
+        call_sites: Vec::new(),
+        placed,
+    };
+    let p = build_profile(&g, &stacks, &[], None, &opts).unwrap();
+    check_valid(&p).unwrap();
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let unknown: Vec<(u64, u64)> = p
+        .mapping
+        .iter()
+        .filter(|m| s(m.filename) == "[unknown]")
+        .map(|m| (m.memory_start, m.memory_limit))
+        .collect();
+    assert_eq!(
+        unknown,
+        [
+            (0x4000, 0x4011),
+            (0x7000, 0x7001),
+            (0x9000_0000, 0x9000_0001)
+        ]
+    );
+    for l in &p.location {
+        let m = p.mapping.iter().find(|m| m.id == l.mapping_id).unwrap();
+        assert!(m.memory_start <= l.address && l.address < m.memory_limit);
+    }
+}
