@@ -390,7 +390,7 @@ fn delete_timer(tid: i32, armed: Armed, hz: u32, settle: Option<&Session>) {
         let used = now.saturating_sub(armed.cpu_at_arm);
         let phased = matches!(armed.clock, Clock::Task(c) if c.phased);
         s.settle_thread(tid as u64, used, period_ns(hz) as u64, phased);
-        s.count_unclocked(armed.unclocked_ns, period_ns(hz) as u64);
+        s.count_unclocked(armed.unclocked_ns);
     }
 }
 

@@ -115,8 +115,6 @@ pub(crate) struct Session {
     carried_ns: AtomicU64,
     /// CPU time of threads before their clocks were armed (`count_unclocked`).
     unclocked_ns: AtomicU64,
-    /// The tick period `unclocked_ns` is counted in.
-    unclocked_period_ns: AtomicU64,
 }
 
 impl Session {
@@ -180,7 +178,6 @@ impl Session {
             unsampled: AtomicU64::new(0),
             carried_ns: AtomicU64::new(0),
             unclocked_ns: AtomicU64::new(0),
-            unclocked_period_ns: AtomicU64::new(1),
         };
         session.set_paths(false);
         Ok(session)
@@ -343,10 +340,8 @@ impl Session {
     /// Counts `ns` of CPU time a thread spent before its clock was armed (its start-up: the
     /// kernel's return from `clone`, libc's thread start, opening the clock): due ticks no
     /// clock could see, reported in `unsampled` (spec/runtime.md §4.1, "The tail").
-    pub(crate) fn count_unclocked(&self, ns: u64, period_ns: u64) {
+    pub(crate) fn count_unclocked(&self, ns: u64) {
         self.unclocked_ns.fetch_add(ns, Ordering::Relaxed);
-        self.unclocked_period_ns
-            .store(period_ns.max(1), Ordering::Relaxed);
     }
 
     /// Adds `rem_ns` to the carried fraction of a period; true when that made a whole period
@@ -426,7 +421,7 @@ impl Session {
             signals: self.signals.load(Ordering::Relaxed),
             unsampled: self.unsampled.load(Ordering::Relaxed)
                 + self.unclocked_ns.load(Ordering::Relaxed)
-                    / self.unclocked_period_ns.load(Ordering::Relaxed).max(1),
+                    / (1_000_000_000 / u64::from(self.hz.max(1))).max(1),
         }
     }
 
@@ -566,10 +561,11 @@ mod writer_tests {
     use super::*;
     use crate::arch::Registers;
     use crate::save::grid::CELL_BINS;
+    use crate::save::writer::HOST;
     use crate::save::writer::write_profile;
     use gmon_format::merge::fit_counts;
     use gmon_format::sidecar::{GmonLink, sidecar_to_vec};
-    use gmon_format::{Encoding, Histogram, Profile, Record, Variant};
+    use gmon_format::{Histogram, Profile, Record, Variant};
 
     fn session(dir: &std::path::Path) -> Session {
         let rec = Recording {
@@ -608,18 +604,6 @@ mod writer_tests {
                 }
             })
     }
-
-    const HOST: Encoding = if cfg!(target_endian = "little") {
-        if cfg!(target_pointer_width = "64") {
-            Encoding::LITTLE_64
-        } else {
-            Encoding::LITTLE_32
-        }
-    } else if cfg!(target_pointer_width = "64") {
-        Encoding::BIG_64
-    } else {
-        Encoding::BIG_32
-    };
 
     /// The allocation-free encoders write exactly what gmon-format's do: gmon.out as
     /// `to_vec(fit_counts(..))` (bins above 65535 split over further records), the sidecar as

@@ -487,24 +487,27 @@ pub(crate) fn collect_objects(b: &mut OutputBuffers) {
     });
 }
 
+/// The byte order and word size this host's gmon.out is written in (for the tests that hold
+/// the encoders to gmon-format's).
+#[cfg(test)]
+pub(crate) const HOST: gmon_format::Encoding = if cfg!(target_endian = "little") {
+    if cfg!(target_pointer_width = "64") {
+        gmon_format::Encoding::LITTLE_64
+    } else {
+        gmon_format::Encoding::LITTLE_32
+    }
+} else if cfg!(target_pointer_width = "64") {
+    gmon_format::Encoding::BIG_64
+} else {
+    gmon_format::Encoding::BIG_32
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::save::grid::CELL_BINS;
     use gmon_format::merge::fit_counts;
-    use gmon_format::{Encoding, Histogram, ProfRate, Profile, Record, Variant};
-
-    const HOST: Encoding = if cfg!(target_endian = "little") {
-        if cfg!(target_pointer_width = "64") {
-            Encoding::LITTLE_64
-        } else {
-            Encoding::LITTLE_32
-        }
-    } else if cfg!(target_pointer_width = "64") {
-        Encoding::BIG_64
-    } else {
-        Encoding::BIG_32
-    };
+    use gmon_format::{Histogram, ProfRate, Profile, Record, Variant};
 
     /// gmon.out as [`emit_gmon`] writes it for `counts` (bin, count) in `nbins` bins over
     /// `[low_pc, high_pc)` counted with `profil` scale `scale`.
