@@ -225,6 +225,18 @@ impl LineInfo {
         !self.units.is_empty()
     }
 
+    /// The file and line of `addr` in the line tables, as `addr2line` answers: unlike
+    /// [`LineInfo::locate`], no function name is needed. A stripped shared object whose
+    /// DWARF is in a separate debug file has no code symbol for its internal functions
+    /// (`__memcpy_avx_unaligned_erms`), so BFD's rule, which drops a line without a
+    /// function, would leave every line of them unknown. Leaves BFD's name memory alone.
+    pub fn source_line(&self, addr: u64) -> Option<(StrId, u32)> {
+        match self.units.find(addr)? {
+            (_, Some((Some(file), line)), _) if line != 0 => Some((file, line)),
+            _ => None,
+        }
+    }
+
     /// `get_src_info(addr)`: BFD's nearest line, kept only with a file, a function and a
     /// non-zero line. Updates BFD's per-function name memory (see the module docs).
     pub fn locate(&mut self, addr: u64) -> Option<Location> {

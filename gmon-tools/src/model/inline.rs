@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::rc::Rc;
 
+use super::place_lines::clean_file;
 use super::symbolize::display_name;
 
 /// One inlined function on the chain of an address.
@@ -122,15 +123,6 @@ fn chain_at(ctx: &addr2line::Context<Reader>, addr: u64) -> Option<InlineChain> 
         call_line: outer.line,
         call_file: outer.file,
     })
-}
-
-/// A file name as the views print it: without leading `./` segments.
-fn clean_file(name: &str) -> String {
-    let mut name = name;
-    while let Some(rest) = name.strip_prefix("./") {
-        name = rest;
-    }
-    name.to_owned()
 }
 
 /// The inline chains of every address the profile places samples at (the exact stacks' places,

@@ -9,15 +9,27 @@ use gmon_binary::dwarf::LineInfo;
 
 use super::addresses::PlacedStack;
 
-/// The source file and line of `addr` in `info`, the file without leading `./` segments.
+/// The source file and line of `addr` in `info` by BFD's rule (the executable's, as gprof
+/// reads it), the file without leading `./` segments.
 pub(super) fn line_at(info: &mut LineInfo, addr: u64) -> Option<(u32, String)> {
-    info.locate(addr).map(|loc| {
-        let mut name = info.string(loc.file);
-        while let Some(rest) = name.strip_prefix("./") {
-            name = rest;
-        }
-        (loc.line, name.to_owned())
-    })
+    let loc = info.locate(addr)?;
+    Some((loc.line, clean_file(info.string(loc.file))))
+}
+
+/// The source file and line of `addr` in a recorded object's `info`, as `addr2line` answers:
+/// from the line table alone, since a stripped library names its internal functions only in
+/// its debug file, whose symbols BFD's rule does not consult (spec/stacks.md §7).
+fn object_line_at(info: &LineInfo, addr: u64) -> Option<(u32, String)> {
+    let (file, line) = info.source_line(addr)?;
+    Some((line, clean_file(info.string(file))))
+}
+
+/// A file name as the views print it: without leading `./` segments.
+pub(super) fn clean_file(mut name: &str) -> String {
+    while let Some(rest) = name.strip_prefix("./") {
+        name = rest;
+    }
+    name.to_owned()
 }
 
 /// Fills in the line and file of every place of `placed`: in the executable (the object named
@@ -44,7 +56,9 @@ pub(super) fn locate_places(
                 let table = tables
                     .entry(object.clone())
                     .or_insert_with(|| object_lines(Path::new(object), &build_id_of(object)));
-                table.as_mut().and_then(|t| line_at(t, place.address))
+                table
+                    .as_ref()
+                    .and_then(|t| object_line_at(t, place.address))
             });
             if let Some((line, file)) = found {
                 place.line = *line;

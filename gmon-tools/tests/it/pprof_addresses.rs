@@ -109,12 +109,18 @@ fn recorded_profile(dir: &Path) -> (PathBuf, u64) {
         .output()
         .unwrap();
     assert!(cc.status.success(), "gcc: {}", text(&cc));
+    record_to_pprof(dir, &prog)
+}
+
+/// `gmon record` of `prog` into `dir/run.out`, then `gmon pprof` of it into `dir/run.pb.gz`:
+/// (profile path, samples the run counted).
+fn record_to_pprof(dir: &Path, prog: &Path) -> (PathBuf, u64) {
     let out = dir.join("run.out");
     let rec = gmon_cmd()
         .args(["record", "-q", "-o"])
         .arg(&out)
         .arg("--")
-        .arg(&prog)
+        .arg(prog)
         .output()
         .unwrap();
     assert!(rec.status.success(), "gmon record: {}", text(&rec));
@@ -414,4 +420,94 @@ fn unknown_addresses_get_mappings_that_overlap_no_object() {
         let m = p.mapping.iter().find(|m| m.id == l.mapping_id).unwrap();
         assert!(m.memory_start <= l.address && l.address < m.memory_limit);
     }
+}
+
+/// A program whose time is in libc's string functions.
+const LIBC_PROGRAM: &str = r#"
+#include <stdio.h>
+#include <string.h>
+static char src[1 << 20], dst[1 << 20];
+int main(void) {
+    unsigned long s = 0;
+    for (int r = 0; r < 3000; r++) {
+        memset(src, 'a' + (r & 7), sizeof src - 1);
+        memcpy(dst, src, sizeof src);
+        s += strlen(dst);
+    }
+    printf("%lu\n", s);
+    return 0;
+}
+"#;
+
+/// The separate debug file of libc (Debian's libc6-dbg), by build id, when it is installed.
+fn libc_debug_file() -> Option<PathBuf> {
+    let libc = std::fs::canonicalize("/lib/x86_64-linux-gnu/libc.so.6").ok()?;
+    let data = std::fs::read(libc).ok()?;
+    let elf = goblin::elf::Elf::parse(&data).ok()?;
+    let id = gmon_tools::model::gnu_build_id(&elf, &data)?;
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let path = PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        &hex[..2],
+        &hex[2..]
+    ));
+    path.is_file().then_some(path)
+}
+
+/// Issue 27: libc's frames of a recorded run had line 0 in `pprof -raw`/`-list` although
+/// libc6-dbg's debug file was found: the line of an address was kept only when a code symbol
+/// named its function, and stripped libc names none of its internal functions
+/// (`__memcpy_avx_unaligned_erms`, `__libc_start_call_main`): those symbols are in the debug file.
+#[test]
+fn libc_frames_of_a_recorded_run_have_the_debug_files_lines() {
+    const TEST: &str = "libc_frames_of_a_recorded_run_have_the_debug_files_lines";
+    if libc_debug_file().is_none() {
+        return common::skip(
+            TEST,
+            "libc's debug file is not installed (apt-get install libc6-dbg)",
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let prog = crate::record::compile_c(tmp.path(), "strings", LIBC_PROGRAM, &["-O2", "-g"]);
+    let (pb, _) = record_to_pprof(tmp.path(), &prog);
+    let p = decode(&pb);
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    let libc: BTreeSet<u64> = p
+        .mapping
+        .iter()
+        .filter(|m| s(m.filename).contains("/libc.so"))
+        .map(|m| m.id)
+        .collect();
+    let lines: Vec<(String, String, i64)> = p
+        .location
+        .iter()
+        .filter(|l| libc.contains(&l.mapping_id))
+        .flat_map(|l| &l.line)
+        .map(|x| {
+            let f = p.function.iter().find(|f| f.id == x.function_id).unwrap();
+            (s(f.name).to_owned(), s(f.filename).to_owned(), x.line)
+        })
+        .collect();
+    assert!(lines.len() > 3, "libc locations: {lines:?}");
+    // Every libc frame, the string functions (assembly) and libc's start (C) alike.
+    let unknown: Vec<_> = lines
+        .iter()
+        .filter(|l| l.2 == 0 || l.1.is_empty())
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "libc frames without a line: {unknown:?} of {lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.0.starts_with("__memcpy") && l.1.ends_with(".S")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.0 == "__libc_start_call_main" && l.1.ends_with("libc-start.c")),
+        "{lines:?}"
+    );
 }
