@@ -270,6 +270,13 @@ pub(crate) fn pread(fd: c_int, buf: &mut [u8], at: u64) -> Result<usize, c_int> 
     usize::try_from(n).map_err(|_| errno())
 }
 
+/// `read(fd, buf)`: bytes read (0 at the end of the file), or the `errno`.
+pub(crate) fn read(fd: c_int, buf: &mut [u8]) -> Result<usize, c_int> {
+    // SAFETY: read writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    usize::try_from(n).map_err(|_| errno())
+}
+
 /// `access(path, X_OK)`: whether the caller may execute `path`.
 pub(crate) fn executable(path: &CStr) -> bool {
     // SAFETY: a NUL-terminated path.

@@ -27,6 +27,8 @@ unsafe impl Zeroable for u32 {}
 unsafe impl Zeroable for u64 {}
 // SAFETY: as above.
 unsafe impl Zeroable for [u64; 2] {}
+// SAFETY: as above.
+unsafe impl Zeroable for crate::unwind::mappings::FileMapping {}
 // SAFETY: as above (an atomic has the layout of its integer).
 unsafe impl Zeroable for AtomicU32 {}
 // SAFETY: as above.

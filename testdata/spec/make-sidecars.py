@@ -71,6 +71,11 @@ def kinds(*k):
     return u32(len(k)) + bytes(k)
 
 
+def mappings(*m):
+    return u32(len(m)) + b"".join(u32(o) + u64(s) + u64(e) + u64(off) + u64(bias)
+                                  for o, s, e, off, bias in m)
+
+
 def valid_sections():
     """(kind, body) of a sidecar with every section, as the runtime writes them."""
     return [
@@ -82,6 +87,8 @@ def valid_sections():
         (6, u64(123) + u64(0x1234)),
         (7, kinds(1, 1)),
         (8, u32(2) + u32(0) + u64(9) + u64(0)),
+        (9, mappings((0, 0x7FF000000000, 0x7FF000001000, 0x1000, 0x7FF000000000 - 0x1000))),
+        (10, u64(1) + u64(1)),
     ]
 
 
@@ -205,6 +212,19 @@ def main():
     early = [base[0], (7, kinds(1)), *base[1:6]]
     bad("kinds-before-stacks-differs.gmonx", build(early), "bad-value",
         offset_of_section(early, 1) + 12, "rule 13: STACK_KINDS before STACKS")
+
+    # Rule 14: a mapping that names no object of OBJECTS (checked after the last section).
+    m_at = offset_of_section(base, 8)
+    bad("mapping-object-missing.gmonx",
+        build(base[:8] + [(9, mappings((2, 0x7FF000000000, 0x7FF000001000, 0, 0)))] + base[9:]),
+        "bad-value", m_at + 12 + 4, "rule 14")
+    # Rule 11 for a mapping's range, and rule 9 for its count.
+    bad("mapping-range-backwards.gmonx",
+        build(base[:8] + [(9, mappings((0, 0x7FF000001000, 0x7FF000000000, 0, 0)))] + base[9:]),
+        "bad-value", m_at + 12 + 4 + 4, "rule 11: a mapping")
+    bad("mapping-count-too-big.gmonx",
+        build(base[:8] + [(9, u32(2) + mappings((0, 0, 0, 0, 0))[4:])] + base[9:]),
+        "bad-value", m_at + 12, "rule 9: mappings")
 
     with open(os.path.join(OUT, "manifest.tsv"), "w") as f:
         f.write("# What a reader must make of every sidecar in this folder (spec/runtime.md §5,\n"

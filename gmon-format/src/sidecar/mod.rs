@@ -67,6 +67,15 @@ pub const SECTION_STACK_KINDS: u32 = 7;
 /// Section kind of the sampling clock's report ([`ClockReport`], `SECTION_CLOCK`), added
 /// after [`SECTION_STACK_KINDS`]: readers that predate it skip it.
 pub const SECTION_CLOCK: u32 = 8;
+/// Section kind of the further executable mappings of the objects' files
+/// ([`ObjectMapping`], `SECTION_MAPPINGS`), added after [`SECTION_CLOCK`]: readers that predate
+/// it skip it (and name those addresses `[unknown]`).
+pub const SECTION_MAPPINGS: u32 = 9;
+/// Section kind of the number of processes and threads a sidecar covers ([`ProcessCount`],
+/// `SECTION_PROCESSES`), added with [`SECTION_MAPPINGS`]: readers that predate it skip it.
+pub const SECTION_PROCESSES: u32 = 10;
+/// The last section kind this reader knows (each known kind may appear once).
+const LAST_KNOWN_SECTION: u32 = SECTION_PROCESSES;
 
 /// The clock that drove the samples (spec/runtime.md §4.1, "Clock"; §5.11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -104,6 +113,33 @@ pub struct ClockReport {
     /// Ticks due from CPU time no clock saw with a PC to give it: threads that ended before
     /// their first sample, and the start-up of threads before their clocks ran.
     pub unsampled: u64,
+}
+
+/// A further executable mapping of an object's file, beyond the object's own segments
+/// (spec/runtime.md §5.13): the program mapped part of the file again, at another address
+/// (V8 maps its builtins from the node binary a second time). Its addresses are named from the
+/// object, through their own load bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectMapping {
+    /// Index of the object in [`Sidecar::objects`].
+    pub object: u32,
+    /// The runtime addresses it covers.
+    pub range: AddressRange,
+    /// Offset in the object's file of the byte at `range.start`.
+    pub file_offset: u64,
+    /// Runtime − link-time address in this mapping: what subtracting from an address in it
+    /// gives the object's link-time address (the `PT_LOAD` segment whose file bytes it maps).
+    pub load_bias: u64,
+}
+
+/// How many processes and threads a sidecar covers (spec/runtime.md §5.14): 1 and the threads
+/// the runtime armed a clock for in one process's file; the sums of the inputs in a summed one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ProcessCount {
+    /// Processes whose samples the sidecar holds.
+    pub processes: u64,
+    /// Threads of those processes that were sampled.
+    pub threads: u64,
 }
 
 /// Bit of [`MappedObject::flags`]: this is the main executable (the first `dl_iterate_phdr`
@@ -297,6 +333,10 @@ pub struct Sidecar {
     pub gmon: Option<GmonLink>,
     /// What the sampling clock did, when the writer said.
     pub clock: Option<ClockReport>,
+    /// Further executable mappings of the objects' files, ascending by start.
+    pub mappings: Vec<ObjectMapping>,
+    /// How many processes and threads it covers, when the writer said.
+    pub processes: Option<ProcessCount>,
 }
 
 impl Sidecar {
@@ -305,10 +345,34 @@ impl Sidecar {
         self.objects.iter().find(|o| o.is_main())
     }
 
-    /// The object whose executable ranges hold `pc`, and `pc` as a link-time address in it.
+    /// The object whose executable ranges, or further mappings ([`ObjectMapping`]), hold `pc`,
+    /// and `pc` as a link-time address in it.
     pub fn resolve(&self, pc: u64) -> Option<(&MappedObject, u64)> {
-        let obj = self.objects.iter().find(|o| o.contains(pc))?;
-        Some((obj, pc.wrapping_sub(obj.load_bias)))
+        if let Some(obj) = self.objects.iter().find(|o| o.contains(pc)) {
+            return Some((obj, pc.wrapping_sub(obj.load_bias)));
+        }
+        let m = self.mapping_of(pc)?;
+        let obj = self.objects.get(m.object as usize)?;
+        Some((obj, pc.wrapping_sub(m.load_bias)))
+    }
+
+    /// The processes and threads it covers: what the PROCESSES section says, else one process
+    /// (the runtime writes a file per process) with the threads THREADS lists.
+    pub fn process_count(&self) -> ProcessCount {
+        self.processes.unwrap_or(ProcessCount {
+            processes: 1,
+            threads: self.threads.len() as u64,
+        })
+    }
+
+    /// The further mapping ([`Sidecar::mappings`]) that holds `pc`.
+    pub fn mapping_of(&self, pc: u64) -> Option<&ObjectMapping> {
+        self.mappings.iter().find(|m| m.range.contains(pc))
+    }
+
+    /// Whether `pc` lies in an object's code: its segments or a further mapping.
+    pub fn in_object(&self, pc: u64) -> bool {
+        self.resolve(pc).is_some()
     }
 
     /// The kind of `stacks[i]` ([`StackKind::UNKNOWN`] when not recorded).
@@ -455,6 +519,24 @@ pub fn sidecar_to_vec(sidecar: &Sidecar) -> io::Result<Vec<u8>> {
         put_u64(&mut b, c.unsampled);
         section(&mut out, SECTION_CLOCK, &b);
     }
+    if !sidecar.mappings.is_empty() {
+        b.clear();
+        put_count(&mut b, sidecar.mappings.len(), "mappings")?;
+        for m in &sidecar.mappings {
+            put_u32(&mut b, m.object);
+            put_u64(&mut b, m.range.start);
+            put_u64(&mut b, m.range.end);
+            put_u64(&mut b, m.file_offset);
+            put_u64(&mut b, m.load_bias);
+        }
+        section(&mut out, SECTION_MAPPINGS, &b);
+    }
+    if let Some(p) = &sidecar.processes {
+        b.clear();
+        put_u64(&mut b, p.processes);
+        put_u64(&mut b, p.threads);
+        section(&mut out, SECTION_PROCESSES, &b);
+    }
     Ok(out)
 }
 
@@ -574,6 +656,7 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
     let mut sidecar = Sidecar::default();
     let mut seen: Vec<u32> = Vec::new();
     let mut kinds_at = None;
+    let mut mappings_at = Vec::new();
     while c.remaining() > 0 {
         let header_at = c.offset();
         let kind = c.u32("section kind")?;
@@ -589,7 +672,7 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                 available: c.remaining() as u64,
             })?;
         let body_end = c.pos + len;
-        if (SECTION_INFO..=SECTION_CLOCK).contains(&kind) {
+        if (SECTION_INFO..=LAST_KNOWN_SECTION).contains(&kind) {
             if seen.contains(&kind) {
                 return Err(Error::SidecarDuplicateSection {
                     offset: header_at,
@@ -664,6 +747,36 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                     unsampled: s.u64("unsampled ticks")?,
                 });
             }
+            SECTION_MAPPINGS => {
+                let n = s.count("mapping count", 36)?;
+                for _ in 0..n {
+                    mappings_at.push(s.offset());
+                    let object = s.u32("mapping object")?;
+                    let at = s.offset();
+                    let start = s.u64("mapping start")?;
+                    let end = s.u64("mapping end")?;
+                    if end < start {
+                        return Err(Error::BadValue {
+                            offset: at,
+                            what: "mapping",
+                            found: end,
+                            expected: "end >= start",
+                        });
+                    }
+                    sidecar.mappings.push(ObjectMapping {
+                        object,
+                        range: AddressRange { start, end },
+                        file_offset: s.u64("mapping file offset")?,
+                        load_bias: s.u64("mapping load bias")?,
+                    });
+                }
+            }
+            SECTION_PROCESSES => {
+                sidecar.processes = Some(ProcessCount {
+                    processes: s.u64("process count")?,
+                    threads: s.u64("thread count")?,
+                });
+            }
             // Unknown kinds: skipped, so newer writers can add sections.
             _ => s.pos = body_end,
         }
@@ -685,6 +798,17 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
             found: sidecar.stack_kinds.len() as u64,
             expected: "the number of stacks in the STACKS section",
         });
+    }
+    // Whichever order the sections came in, a mapping names an object of OBJECTS.
+    for (m, &offset) in sidecar.mappings.iter().zip(&mappings_at) {
+        if m.object as usize >= sidecar.objects.len() {
+            return Err(Error::BadValue {
+                offset,
+                what: "mapping object",
+                found: u64::from(m.object),
+                expected: "the index of an object of the OBJECTS section",
+            });
+        }
     }
     Ok(sidecar)
 }
@@ -803,7 +927,56 @@ mod tests {
                 signals: 9,
                 unsampled: 4,
             }),
+            mappings: vec![ObjectMapping {
+                object: 0,
+                range: AddressRange {
+                    start: 0x7fff_0000_0000,
+                    end: 0x7fff_0000_1000,
+                },
+                file_offset: 0x1000,
+                load_bias: 0x7fff_0000_0000 - 0x1000,
+            }],
+            processes: Some(ProcessCount {
+                processes: 1,
+                threads: 1,
+            }),
         }
+    }
+
+    #[test]
+    fn an_address_in_a_further_mapping_is_named_from_its_object() {
+        // The executable's text mapped a second time, high up (as V8 does with node's builtins):
+        // an address there is the executable's, at the link-time address of the same file byte.
+        let e = sample();
+        let (obj, link) = e.resolve(0x7fff_0000_0234).expect("in the second mapping");
+        assert!(obj.is_main());
+        assert_eq!(link, 0x1234);
+        assert_eq!(e.resolve(0x7fff_0000_1000), None);
+        // Older readers skip the section: without it the address is in no object.
+        let mut old = e.clone();
+        old.mappings.clear();
+        assert_eq!(old.resolve(0x7fff_0000_0234), None);
+        // Kind 9 is 4 + 36 bytes per mapping; kind 10 is 16 bytes, and both come last.
+        let bytes = sidecar_to_vec(&e).unwrap();
+        let tail = &bytes[bytes.len() - (12 + 16) - (12 + 4 + 36)..];
+        assert_eq!(tail[..4], SECTION_MAPPINGS.to_le_bytes());
+        assert_eq!(tail[4..12], 40u64.to_le_bytes());
+        assert_eq!(tail[52..56], SECTION_PROCESSES.to_le_bytes());
+        assert_eq!(read_sidecar(&bytes).unwrap(), e);
+    }
+
+    #[test]
+    fn a_mapping_must_name_an_object() {
+        let mut e = sample();
+        e.mappings[0].object = 2;
+        let bytes = sidecar_to_vec(&e).unwrap();
+        let err = read_sidecar(&bytes).unwrap_err();
+        assert!(err.to_string().contains("mapping object"), "{err}");
+        // A range that ends before it starts.
+        let mut e = sample();
+        e.mappings[0].range.end = 0;
+        let err = read_sidecar(&sidecar_to_vec(&e).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("end >= start"), "{err}");
     }
 
     #[test]
@@ -831,6 +1004,8 @@ mod tests {
         // stack.
         let mut e = sample();
         e.clock = None;
+        e.mappings.clear();
+        e.processes = None;
         let bytes = sidecar_to_vec(&e).unwrap();
         assert_eq!(bytes[bytes.len() - 5..], [1, 0, 0, 0, 1]);
         assert_eq!(
@@ -934,8 +1109,9 @@ mod tests {
         );
 
         let full = sidecar_to_vec(&sample()).unwrap();
-        // A cut at a section boundary is a valid (shorter) file: 8 such points before the end
-        // (after the header and after each of the first seven sections). Every other cut fails.
+        // A cut at a section boundary is a valid (shorter) file: 10 such points before the end
+        // (after the header and after each of the first nine sections). Every other cut fails.
+        // A cut between a mapping and OBJECTS is still checked: sections come in order here.
         let mut whole = 0;
         for cut in 16..full.len() {
             match read_sidecar(&full[..cut]) {
@@ -946,7 +1122,7 @@ mod tests {
                 ),
             }
         }
-        assert_eq!(whole, 8);
+        assert_eq!(whole, 10);
 
         let mut dup = sidecar_to_vec(&Sidecar::default()).unwrap();
         let info_len = 4 + 4 + 5 * 8 + 4;

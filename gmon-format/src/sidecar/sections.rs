@@ -2,8 +2,9 @@
 //! offset, the ones this reader does not know included (spec/runtime.md §5.2).
 
 use super::{
-    GMONX_MAGIC, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
-    SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS, read_sidecar,
+    GMONX_MAGIC, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS, SECTION_OBJECTS,
+    SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
+    read_sidecar,
 };
 use crate::Result;
 
@@ -31,6 +32,8 @@ impl SectionSpan {
             SECTION_GMON_LINK => "GMON_LINK",
             SECTION_STACK_KINDS => "STACK_KINDS",
             SECTION_CLOCK => "CLOCK",
+            SECTION_MAPPINGS => "MAPPINGS",
+            SECTION_PROCESSES => "PROCESSES",
             _ => return None,
         })
     }

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{AddressRange, ClockKind, ClockReport, MappedObject, OBJECT_FLAG_MAIN, PcSample};
-use super::{Sidecar, StackKind};
+use super::{ObjectMapping, ProcessCount, Sidecar, StackKind};
 use super::{StackSample, ThreadTotal};
 
 /// A stack's frames (leaf first) and its kind: two processes' equal frames of different kinds
@@ -34,6 +34,8 @@ pub struct SidecarSum {
     any_kinds: bool,
     /// The inputs' clock reports, summed ([`merge_clocks`]).
     clock: Option<ClockReport>,
+    /// The inputs' processes and threads, summed ([`Sidecar::process_count`]).
+    processes: ProcessCount,
 }
 
 impl SidecarSum {
@@ -46,6 +48,9 @@ impl SidecarSum {
     pub fn add(&mut self, sidecar: &Sidecar) {
         self.any_kinds |= !sidecar.stack_kinds.is_empty();
         self.clock = merge_clocks([self.clock.take(), sidecar.clock]);
+        let p = sidecar.process_count();
+        self.processes.processes = self.processes.processes.saturating_add(p.processes);
+        self.processes.threads = self.processes.threads.saturating_add(p.threads);
         let Some(sum) = self.sum.as_mut() else {
             let mut first = sidecar.clone();
             first.pc_samples.clear();
@@ -58,17 +63,24 @@ impl SidecarSum {
             self.add_counters(sidecar);
             return;
         };
-        let shifts: Vec<u64> = sidecar
-            .objects
+        let placed: Vec<(usize, u64)> = sidecar.objects.iter().map(|o| place(sum, o)).collect();
+        let mapping_shifts: Vec<u64> = sidecar
+            .mappings
             .iter()
-            .map(|o| place(&mut sum.objects, o))
+            .map(|m| match placed.get(m.object as usize) {
+                Some(&(object, shift)) => place_mapping(sum, m, object, shift),
+                None => 0,
+            })
             .collect();
-        let objects = sum.objects.clone();
+        let before = self.sum.clone().unwrap_or_default();
         let fix = |pc: u64| -> u64 {
-            match sidecar.objects.iter().position(|o| o.contains(pc)) {
-                Some(i) => pc.wrapping_add(shifts.get(i).copied().unwrap_or(0)),
+            if let Some(i) = sidecar.objects.iter().position(|o| o.contains(pc)) {
+                return pc.wrapping_add(placed.get(i).map_or(0, |p| p.1));
+            }
+            match sidecar.mappings.iter().position(|m| m.range.contains(pc)) {
+                Some(i) => pc.wrapping_add(mapping_shifts.get(i).copied().unwrap_or(0)),
                 // In no object of its own process, it must not land in one of the sum's.
-                None if objects.iter().any(|o| o.contains(pc)) => 0,
+                None if before.in_object(pc) => 0,
                 None => pc,
             }
         };
@@ -145,6 +157,7 @@ impl SidecarSum {
             .map(|(tid, samples)| ThreadTotal { tid, samples })
             .collect();
         sum.clock = self.clock;
+        sum.processes = Some(self.processes);
         sum.gmon = None;
         sum
     }
@@ -181,30 +194,84 @@ pub fn merge_sidecars(all: &[&Sidecar]) -> Sidecar {
     sum.finish()
 }
 
-/// Finds `obj` (another process's) in `objects` (the sum's) or adds it at a free place; returns
-/// the amount to add to `obj`'s runtime addresses.
-fn place(objects: &mut Vec<MappedObject>, obj: &MappedObject) -> u64 {
-    let same = objects.iter().find(|o| {
+/// The first page boundary above every object range and mapping of the sum: where something
+/// the sum lacks is added without overlapping anything.
+fn free_base(sum: &Sidecar) -> u64 {
+    let top = sum
+        .objects
+        .iter()
+        .flat_map(|o| o.ranges.iter().map(|r| r.end))
+        .chain(sum.mappings.iter().map(|m| m.range.end))
+        .max()
+        .unwrap_or(0);
+    top.saturating_add(0xfff) & !0xfff
+}
+
+/// Finds mapping `m` (another process's, of the object now at `object` in the sum, moved by
+/// `shift`) in the sum, or adds it at a free place; returns the amount to add to its runtime
+/// addresses. The same mapping is one of the same object, file offset, length and link-time
+/// addresses; when the object itself moved, so does the mapping (its link-time addresses stay).
+fn place_mapping(sum: &mut Sidecar, m: &ObjectMapping, object: usize, shift: u64) -> u64 {
+    let link = m.range.start.wrapping_sub(m.load_bias);
+    let len = m.range.end.saturating_sub(m.range.start);
+    let same = sum.mappings.iter().find(|k| {
+        k.object as usize == object
+            && k.file_offset == m.file_offset
+            && k.range.end.saturating_sub(k.range.start) == len
+            && k.range.start.wrapping_sub(k.load_bias) == link
+    });
+    if let Some(k) = same {
+        return k.range.start.wrapping_sub(m.range.start);
+    }
+    let moved = |by: u64| ObjectMapping {
+        object: u32::try_from(object).unwrap_or(u32::MAX),
+        range: AddressRange {
+            start: m.range.start.wrapping_add(by),
+            end: m.range.end.wrapping_add(by),
+        },
+        file_offset: m.file_offset,
+        load_bias: m.load_bias.wrapping_add(by),
+    };
+    // Where the object's move puts it, when that overlaps nothing of the sum; else above all.
+    let overlaps = |r: AddressRange| {
+        sum.objects
+            .iter()
+            .flat_map(|o| o.ranges.iter())
+            .chain(sum.mappings.iter().map(|k| &k.range))
+            .any(|k| k.start < r.end && r.start < k.end)
+    };
+    let by = if overlaps(moved(shift).range) {
+        free_base(sum).wrapping_sub(m.range.start)
+    } else {
+        shift
+    };
+    let at = sum
+        .mappings
+        .partition_point(|k| k.range.start < m.range.start.wrapping_add(by));
+    sum.mappings.insert(at, moved(by));
+    by
+}
+
+/// Finds `obj` (another process's) in the sum's objects or adds it at a free place; returns
+/// its index in the sum and the amount to add to `obj`'s runtime addresses.
+fn place(sum: &mut Sidecar, obj: &MappedObject) -> (usize, u64) {
+    let objects = &sum.objects;
+    let same = objects.iter().position(|o| {
         o.path == obj.path
             && o.build_id == obj.build_id
             && o.is_main() == obj.is_main()
             && o.ranges.len() == obj.ranges.len()
     });
-    if let Some(o) = same {
+    if let Some((i, o)) = same.and_then(|i| Some((i, objects.get(i)?))) {
         let shift = o.load_bias.wrapping_sub(obj.load_bias);
         let fits = o.ranges.iter().zip(&obj.ranges).all(|(a, b)| {
             a.start == b.start.wrapping_add(shift) && a.end == b.end.wrapping_add(shift)
         });
         if fits {
-            return shift;
+            return (i, shift);
         }
     }
-    let top = objects
-        .iter()
-        .flat_map(|o| o.ranges.iter().map(|r| r.end))
-        .max()
-        .unwrap_or(0);
-    let base = top.saturating_add(0xfff) & !0xfff;
+    let base = free_base(sum);
     let low = obj.ranges.iter().map(|r| r.start).min().unwrap_or(0);
     let shift = base.wrapping_sub(low);
     let mut moved = obj.clone();
@@ -218,8 +285,8 @@ fn place(objects: &mut Vec<MappedObject>, obj: &MappedObject) -> u64 {
             end: r.end.wrapping_add(shift),
         })
         .collect();
-    objects.push(moved);
-    shift
+    sum.objects.push(moved);
+    (sum.objects.len() - 1, shift)
 }
 
 #[cfg(test)]
@@ -331,6 +398,72 @@ mod tests {
                 (0x2030, 5, StackKind::COMPLETE),
             ]
         );
+        assert!(super::super::sidecar_to_vec(&sum).is_ok());
+    }
+
+    #[test]
+    fn further_mappings_and_process_counts_are_summed() {
+        // Two processes of one executable, each with its text mapped a second time at its own
+        // address: the sum keeps one mapping and both processes' samples in it, named from
+        // the executable at the same link-time address; the process and thread counts add up
+        // (a sidecar that does not say counts as one process of its THREADS).
+        let mapping = |start: u64| ObjectMapping {
+            object: 0,
+            range: AddressRange {
+                start,
+                end: start + 0x1000,
+            },
+            file_offset: 0x1000,
+            load_bias: start - 0x1000,
+        };
+        let a = Sidecar {
+            objects: vec![object("/bin/node", 0x1000, 0x2000, true)],
+            mappings: vec![mapping(0x7000_0000)],
+            pc_samples: vec![PcSample {
+                pc: 0x7000_0010,
+                count: 3,
+            }],
+            threads: vec![ThreadTotal { tid: 1, samples: 3 }],
+            ..Sidecar::default()
+        };
+        let mut b = a.clone();
+        b.objects = vec![object("/bin/node", 0x5000, 0x6000, true)];
+        b.mappings = vec![mapping(0x9000_0000)];
+        b.pc_samples = vec![PcSample {
+            pc: 0x9000_0010,
+            count: 2,
+        }];
+        b.processes = Some(ProcessCount {
+            processes: 4,
+            threads: 9,
+        });
+        let sum = merge_sidecars(&[&a, &b]);
+        assert_eq!(sum.mappings, vec![mapping(0x7000_0000)]);
+        assert_eq!(
+            sum.pc_samples,
+            vec![PcSample {
+                pc: 0x7000_0010,
+                count: 5
+            }]
+        );
+        let (obj, link) = sum.resolve(0x7000_0010).expect("named");
+        assert_eq!((obj.path.as_str(), link), ("/bin/node", 0x1010));
+        assert_eq!(
+            sum.processes,
+            Some(ProcessCount {
+                processes: 5,
+                threads: 10
+            })
+        );
+        // A mapping the sum lacks (another file offset) is added where it overlaps nothing,
+        // its link-time addresses unchanged.
+        let mut c = b.clone();
+        c.mappings[0].file_offset = 0x2000;
+        c.mappings[0].load_bias -= 0x1000;
+        let sum = merge_sidecars(&[&a, &c]);
+        assert_eq!(sum.mappings.len(), 2);
+        let (obj, link) = sum.resolve(sum.pc_samples[1].pc).expect("named");
+        assert_eq!((obj.path.as_str(), link), ("/bin/node", 0x2010));
         assert!(super::super::sidecar_to_vec(&sum).is_ok());
     }
 }

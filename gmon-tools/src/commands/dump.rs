@@ -197,7 +197,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Dumped::Sidecar(s, sections) => JsonEntry::Sidecar(JsonSidecarFile {
                 file,
                 size: *size,
-                gmonx: JsonSidecar::new(s, sections),
+                gmonx: Box::new(JsonSidecar::new(s, sections)),
             }),
         })
         .collect();

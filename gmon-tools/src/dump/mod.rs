@@ -367,7 +367,7 @@ pub struct JsonSidecarFile<'a> {
     /// Its size in bytes.
     pub size: u64,
     /// The sidecar (spec/json.md, "SIDECAR").
-    pub gmonx: JsonSidecar<'a>,
+    pub gmonx: Box<JsonSidecar<'a>>,
 }
 
 /// One entry of a JSON dump's `files`: a profile or a sidecar.

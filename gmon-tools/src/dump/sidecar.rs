@@ -6,8 +6,9 @@ use std::io::{self, Write};
 
 use gmon_format::Sidecar;
 use gmon_format::sidecar::{
-    GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
-    SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS, SectionSpan,
+    GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
+    SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
+    SECTION_THREADS, SectionSpan,
 };
 use serde::Serialize;
 
@@ -193,6 +194,26 @@ pub fn print_sidecar<W: Write + ?Sized>(
                     )?;
                 }
             }
+            SECTION_MAPPINGS => {
+                writeln!(
+                    out,
+                    "  {} further mappings of objects' files",
+                    s.mappings.len()
+                )?;
+                for m in &s.mappings {
+                    let path = s.objects.get(m.object as usize).map_or("?", |o| &o.path);
+                    writeln!(
+                        out,
+                        "  {:#x}-{:#x} object {} ({path})  file offset {:#x}  load bias {:#x}",
+                        m.range.start, m.range.end, m.object, m.file_offset, m.load_bias
+                    )?;
+                }
+            }
+            SECTION_PROCESSES => {
+                if let Some(p) = s.processes {
+                    writeln!(out, "  processes: {}  threads: {}", p.processes, p.threads)?;
+                }
+            }
             _ => writeln!(out, "  skipped: written by a later runtime")?,
         }
     }
@@ -214,6 +235,23 @@ pub struct JsonSidecar<'a> {
     threads: Vec<[u64; 2]>,
     gmon_link: Option<JsonLink>,
     clock: Option<JsonClock>,
+    mappings: Vec<JsonMapping>,
+    processes: Option<JsonProcesses>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonMapping {
+    object: u32,
+    start: u64,
+    end: u64,
+    file_offset: u64,
+    load_bias: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonProcesses {
+    processes: u64,
+    threads: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -326,6 +364,21 @@ impl<'a> JsonSidecar<'a> {
                 refused_errno: c.refused_errno,
                 signals: c.signals,
                 unsampled: c.unsampled,
+            }),
+            mappings: s
+                .mappings
+                .iter()
+                .map(|m| JsonMapping {
+                    object: m.object,
+                    start: m.range.start,
+                    end: m.range.end,
+                    file_offset: m.file_offset,
+                    load_bias: m.load_bias,
+                })
+                .collect(),
+            processes: s.processes.map(|p| JsonProcesses {
+                processes: p.processes,
+                threads: p.threads,
             }),
         }
     }

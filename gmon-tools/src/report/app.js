@@ -73,7 +73,7 @@
   function treeTable() {
     const t = el("table", { cls: "calls", id: "process-tree" });
     t.append(el("caption", { cls: "muted", text: "Process tree: " + TREE.length + " executables, a root frame each in the graph" }));
-    t.append(el("tr", {}, el("th", { text: "Root frame" }), el("th", { text: "Executable" }), el("th", { cls: "num", text: "Profiles (processes)" }),
+    t.append(el("tr", {}, el("th", { text: "Root frame" }), el("th", { text: "Executable" }), el("th", { cls: "num", text: "Processes" }),
       el("th", { cls: "num", text: "Threads" }), el("th", { cls: "num", text: "Samples" }), el("th", { cls: "num", text: "%" })));
     for (const e of TREE) {
       t.append(el("tr", { "data-f": String(e.f) }, el("td", {}, fnButton(e.f)), el("td", { cls: "mono", text: e.exe }), el("td", { cls: "num", text: fmt(e.processes) }),
@@ -100,10 +100,10 @@
       const t = el("table", { cls: "calls" });
       t.append(el("caption", { cls: "muted", text: "Recorded executables (gmon record)" }));
       t.append(el("tr", {}, el("th", { text: "Executable" }), el("th", { text: "Profile" }), el("th", { cls: "num", text: "First pid" }),
-        el("th", { cls: "num", text: "Threads" }), el("th", { cls: "num", text: "Samples" }), el("th", { cls: "num", text: "Dropped" }), el("th", { text: "Clock" })));
+        el("th", { cls: "num", text: "Processes" }), el("th", { cls: "num", text: "Threads" }), el("th", { cls: "num", text: "Samples" }), el("th", { cls: "num", text: "Dropped" }), el("th", { text: "Clock" })));
       for (const p of META.processes) {
         t.append(el("tr", {}, el("td", { cls: "mono", text: p.exe }), el("td", { cls: "mono", text: p.profile }), el("td", { cls: "num", text: String(p.pid) }),
-          el("td", { cls: "num", text: fmt(p.threads) }), el("td", { cls: "num", text: fmt(p.samples) }), el("td", { cls: "num", text: fmt(p.dropped) }), el("td", { text: p.clock })));
+          el("td", { cls: "num", text: fmt(p.processes) }), el("td", { cls: "num", text: fmt(p.threads) }), el("td", { cls: "num", text: fmt(p.samples) }), el("td", { cls: "num", text: fmt(p.dropped) }), el("td", { text: p.clock })));
       }
       h.append(t);
     }

@@ -267,7 +267,8 @@ fn meta(l: &Loaded, opts: &ReportOptions, has_calls: bool, left_out: usize) -> s
                 .unwrap_or_default(),
             profile: p.display().to_string(),
             pid: side.pid,
-            threads: side.threads.len(),
+            processes: side.process_count().processes,
+            threads: side.process_count().threads,
             samples: side.counters.samples,
             dropped: side.counters.dropped,
             clock: side

@@ -71,11 +71,11 @@ pub struct TreeExecutable {
     pub exe: String,
     /// Its profiles (`gmon record` sums the processes of one executable into one).
     pub profiles: Vec<String>,
-    /// Processes that took samples, as far as the sidecars tell: the distinct first process
-    /// ids, one per profile (`gmon record`'s summary counts every process).
-    pub processes: usize,
+    /// Processes that ran it: the sum of its profiles' process counts (spec/runtime.md §5.14;
+    /// a sidecar that does not say counts as one).
+    pub processes: u64,
     /// Threads that took samples.
-    pub threads: usize,
+    pub threads: u64,
     /// Samples drawn under its root.
     pub samples: u64,
     /// Its function's index in [`Functions`] (the root frame's pseudo-function).
@@ -91,8 +91,10 @@ pub struct RecordedExecutable {
     pub profile: String,
     /// The (first) process id.
     pub pid: u32,
+    /// The processes its profile sums (`gmon record` writes one profile per executable).
+    pub processes: u64,
     /// Threads that took samples.
-    pub threads: usize,
+    pub threads: u64,
     /// Samples the runtime counted.
     pub samples: u64,
     /// Samples dropped (a full table, a busy handler).

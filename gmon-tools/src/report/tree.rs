@@ -10,7 +10,7 @@ use crate::flame::ExecutableGroup;
 use crate::model::Loaded;
 
 use super::collect::{DATA_VERSION, ReportOptions, build_report};
-use super::data::{Meta, ReportData, TreeExecutable};
+use super::data::{Meta, RecordedExecutable, ReportData, TreeExecutable};
 
 /// One report of every group (each loaded with its own executable), a root frame each.
 pub fn build_tree_report(groups: &[(ExecutableGroup, Loaded)]) -> ReportData {
@@ -88,16 +88,19 @@ pub fn build_tree_report(groups: &[(ExecutableGroup, Loaded)]) -> ReportData {
         );
         d.flame.f.extend(part.flame.f.iter().map(|&i| i + offset));
         d.flame.v.extend(&part.flame.v);
-        let threads = part.meta.processes.iter().map(|p| p.threads).sum();
-        let mut pids: Vec<u32> = part.meta.processes.iter().map(|p| p.pid).collect();
-        pids.sort_unstable();
-        pids.dedup();
+        let sum = |f: fn(&RecordedExecutable) -> u64| {
+            part.meta
+                .processes
+                .iter()
+                .map(f)
+                .fold(0u64, u64::saturating_add)
+        };
         d.meta.tree.push(TreeExecutable {
             root: g.root.clone(),
             exe: g.executable.display().to_string(),
             profiles: g.profiles.iter().map(|p| p.display().to_string()).collect(),
-            processes: pids.len(),
-            threads,
+            processes: sum(|p| p.processes),
+            threads: sum(|p| p.threads),
             samples,
             f: root_f,
         });

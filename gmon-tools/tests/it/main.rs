@@ -23,6 +23,7 @@ mod pprof_addresses;
 mod qa_regressions;
 mod record;
 mod record_files;
+mod record_mappings;
 mod record_private;
 mod record_programs;
 mod record_sparse;

@@ -511,6 +511,15 @@ fn spawn_watcher(c: &mut Control) {
             {
                 s.ranges.refresh();
             }
+            // Mappings of the objects' files the program may undo before it ends (node unmaps
+            // its builtins' copy at exit, spec §5.13): every wake-up of the first second, when
+            // most programs map them, and every second after.
+            if let Some(s) = c.session.as_ref()
+                && (new || ticks <= 10 || ticks.is_multiple_of(10))
+                && let Ok(mut seen) = s.seen_maps.try_lock()
+            {
+                seen.refresh();
+            }
             // The main thread gone (`pthread_exit`), the process lives on while the program
             // has a thread left; once none is, the runtime's threads must not keep it alive
             // (`lastthread.rs`).

@@ -3,15 +3,18 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use gmon_format::sidecar::{ClockReport, Counters, PcSample, Sidecar, StackSample, ThreadTotal};
+use gmon_format::sidecar::{
+    ClockReport, Counters, PcSample, ProcessCount, Sidecar, StackSample, ThreadTotal,
+};
 use gmon_format::{Dimension, ProfRate};
 
 use crate::arch::Registers;
 use crate::counts::profil::bin_index;
 use crate::save::writer::{
-    BIN_CHUNK, HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData, touched_words,
+    BIN_CHUNK, FurtherMaps, HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData, touched_words,
 };
 use crate::unwind::framepointers::{MAX_STACK_DEPTH, walk};
+use crate::unwind::mappings::SeenMaps;
 use crate::unwind::objects::{StackRanges, loaded_objects, main_text};
 use crate::unwind::{DwarfStacks, SpawnThread, Unwind, frame_pointer_kind};
 use crate::{Error, Result};
@@ -101,6 +104,8 @@ pub(crate) struct Session {
     pub ranges: StackRanges,
     /// Buffers for writing the profile, allocated now so that writing never allocates.
     pub buffers: Mutex<OutputBuffers>,
+    /// The executable file mappings the watcher saw as the program ran (spec §5.13).
+    pub seen_maps: Mutex<SeenMaps>,
     samples: AtomicU64,
     outside: AtomicU64,
     dropped: AtomicU64,
@@ -152,7 +157,7 @@ impl Session {
         );
         // The objects as they are now: what a write at exit keeps when it cannot list them
         // again (another thread kept the loader walk, spec §4.5).
-        crate::save::writer::collect_objects(&mut buffers);
+        crate::save::writer::collect_objects(&mut buffers, FurtherMaps::Skip);
         let session = Session {
             hz,
             out,
@@ -168,6 +173,7 @@ impl Session {
             threads: crate::counts::tables::CountTable::noting(THREAD_TABLE_SLOTS),
             ranges,
             buffers: Mutex::new(buffers),
+            seen_maps: Mutex::new(SeenMaps::new()),
             samples: AtomicU64::new(0),
             outside: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
@@ -409,6 +415,7 @@ impl Session {
             threads: &self.threads,
             stacks: self.stacks.as_deref(),
             clock: self.clock_report(),
+            seen: &self.seen_maps,
         }
     }
 
@@ -480,12 +487,29 @@ impl Session {
             .as_ref()
             .map(|t| t.entries())
             .unwrap_or_default();
+        let seen = self.seen_maps.lock().unwrap_or_else(|e| e.into_inner());
+        let (objects, mappings) = loaded_objects(Some(seen.kept()));
+        drop(seen);
+        let threads: Vec<ThreadTotal> = self
+            .threads
+            .entries()
+            .into_iter()
+            .map(|(tid, samples)| ThreadTotal {
+                tid: tid as u32,
+                samples,
+            })
+            .collect();
         Sidecar {
             writer: crate::save::writer::WRITER.to_string(),
             rate_hz: self.hz,
             pid: std::process::id(),
             counters: self.counters(),
-            objects: loaded_objects(),
+            objects,
+            mappings,
+            processes: Some(ProcessCount {
+                processes: 1,
+                threads: threads.len() as u64,
+            }),
             pc_samples: self
                 .pcs
                 .as_ref()
@@ -501,15 +525,7 @@ impl Session {
                 .into_iter()
                 .map(|(pcs, _, count)| StackSample { count, pcs })
                 .collect(),
-            threads: self
-                .threads
-                .entries()
-                .into_iter()
-                .map(|(tid, samples)| ThreadTotal {
-                    tid: tid as u32,
-                    samples,
-                })
-                .collect(),
+            threads,
             gmon: None,
             clock: Some(self.clock_report()),
         }
@@ -631,6 +647,11 @@ mod writer_tests {
             };
             s.record(&regs, 100 + (k as u64 % 2), 1 + k as u32);
         }
+        // A second mapping of the executable's code, which both encoders must list.
+        let _one = crate::unwind::mappings::tests::MAPS_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let copy = crate::unwind::mappings::tests::SecondCopy::of(main);
         let mut b = s.buffers.lock().expect("buffers");
         write_profile(&s.data(), &mut b, true).expect("written");
         let gmon = std::fs::read(dir.path().join("t.out")).expect("gmon.out");
@@ -656,5 +677,11 @@ mod writer_tests {
         sidecar.gmon = Some(GmonLink::of(&gmon));
         assert_eq!(written, sidecar_to_vec(&sidecar).expect("enc"));
         assert_eq!(sidecar.stacks.len(), 3);
+        assert!(
+            sidecar.mappings.iter().any(|m| m.range.start == copy.at),
+            "{:x?}",
+            sidecar.mappings
+        );
+        assert_eq!(sidecar.processes.map(|p| p.processes), Some(1));
     }
 }

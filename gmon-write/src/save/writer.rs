@@ -15,8 +15,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use gmon_format::merge::{MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS};
 use gmon_format::sidecar::{
-    GMONX_MAGIC, GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_OBJECTS,
-    SECTION_PC_SAMPLES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
+    GMONX_MAGIC, GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
+    SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
+    SECTION_THREADS,
 };
 use gmon_format::{Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION};
 
@@ -26,6 +27,7 @@ use crate::counts::tables::{CountTable, StackTable};
 use crate::save::files::{Scratch, Sink, write_file};
 use crate::save::grid::{Cell, Grid};
 use crate::save::path::{FixedPath, OsFail};
+use crate::unwind::mappings::{ExecMaps, SeenMaps};
 use crate::unwind::objects::for_each_object_bounded;
 use crate::zeroed::Zeroed;
 
@@ -39,6 +41,12 @@ pub(crate) const MAX_BIN_TOTAL: u32 = (MAX_SPLIT_HISTOGRAMS * MAX_BIN_COUNT) as 
 /// Bytes kept for the OBJECTS section (an object takes its path, build id and ranges, ~100
 /// bytes; objects that do not fit are left out).
 const OBJECTS_CAP: usize = 1 << 20;
+
+/// Bytes of one further mapping in the MAPPINGS section (spec/runtime.md §5.13).
+const MAPPING_BYTES: usize = 4 + 8 + 8 + 8 + 8;
+
+/// Bytes kept for the MAPPINGS section: 4096 mappings (further ones are left out).
+const MAPPINGS_CAP: usize = 4096 * MAPPING_BYTES;
 
 /// Bins per bit of a session's touched-chunk map: 1 KiB of gmon.out.
 pub(crate) const BIN_CHUNK: usize = 512;
@@ -98,6 +106,9 @@ pub(crate) struct OutputBuffers {
     stacks: Zeroed<u32>,
     objects: FixedBytes,
     object_count: u32,
+    maps: ExecMaps,
+    mappings: FixedBytes,
+    mapping_count: u32,
 }
 
 impl OutputBuffers {
@@ -115,6 +126,9 @@ impl OutputBuffers {
             stacks: Zeroed::new(stacks),
             objects: FixedBytes::new(OBJECTS_CAP),
             object_count: 0,
+            maps: ExecMaps::new(),
+            mappings: FixedBytes::new(MAPPINGS_CAP),
+            mapping_count: 0,
         }
     }
 }
@@ -138,6 +152,19 @@ pub(crate) struct ProfileData<'a> {
     pub stacks: Option<&'a StackTable>,
     /// What the sampling clock did.
     pub clock: gmon_format::sidecar::ClockReport,
+    /// The mappings the watcher saw as the program ran (spec/runtime.md §5.13).
+    pub seen: &'a std::sync::Mutex<SeenMaps>,
+}
+
+/// Which further mappings of the objects' files a list of objects takes (spec/runtime.md
+/// §5.13).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FurtherMaps<'a> {
+    /// None: the list made when a session starts, which must not cost a reading of the maps.
+    Skip,
+    /// Those mapped now, and those the watcher saw earlier (when its table is free: a write in
+    /// a signal handler must not wait for the watcher).
+    Read(&'a std::sync::Mutex<SeenMaps>),
 }
 
 /// Which file a failure is about.
@@ -162,7 +189,7 @@ pub(crate) fn write_profile(
     } else {
         None
     };
-    collect_objects(b);
+    collect_objects(b, FurtherMaps::Read(s.seen));
     let npcs = s.pcs.map_or(0, |t| t.fill_sorted(&mut b.pcs));
     let nthreads = s.threads.fill_sorted(&mut b.threads);
     let nstacks = s.stacks.map_or(0, |t| t.fill_sorted(&mut b.stacks));
@@ -177,11 +204,15 @@ pub(crate) fn write_profile(
         stacks,
         objects,
         object_count,
+        mappings,
+        mapping_count,
         ..
     } = b;
     let parts = SidecarParts {
         objects: objects.bytes(),
         object_count: *object_count,
+        mappings: mappings.bytes(),
+        mapping_count: *mapping_count,
         pcs: pcs.get(..npcs).unwrap_or(&[]),
         threads: threads.get(..nthreads).unwrap_or(&[]),
         stacks: stacks.get(..nstacks).unwrap_or(&[]),
@@ -320,6 +351,8 @@ pub(crate) struct HistRange {
 struct SidecarParts<'a> {
     objects: &'a [u8],
     object_count: u32,
+    mappings: &'a [u8],
+    mapping_count: u32,
     pcs: &'a [[u64; 2]],
     threads: &'a [[u64; 2]],
     stacks: &'a [u32],
@@ -423,6 +456,18 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
     put_u32(sink, k.refused_errno);
     put_u64(sink, k.signals);
     put_u64(sink, k.unsampled);
+
+    // Further mappings of the objects' files (spec §5.13), when there are any.
+    if p.mapping_count > 0 {
+        section(sink, SECTION_MAPPINGS, 4 + p.mappings.len() as u64);
+        put_u32(sink, p.mapping_count);
+        sink.put(p.mappings);
+    }
+
+    // One process, and the threads it sampled (spec §5.14).
+    section(sink, SECTION_PROCESSES, 16);
+    put_u64(sink, 1);
+    put_u64(sink, p.threads.len() as u64);
 }
 
 /// Sorted stack slots grouped into runs of equal stacks of one kind: (first slot, summed count).
@@ -445,21 +490,32 @@ fn merged_stacks<'a>(
     })
 }
 
-/// Encodes the loaded objects (sidecar §5.4, without the leading count) into `b.objects`; an
-/// object that does not fit is left out. When another thread keeps the runtime's loader walk
-/// (`sys::dl_iterate_phdr_bounded`), the list of the previous write, or of the session's start,
-/// stays (spec/runtime.md §4.5).
-pub(crate) fn collect_objects(b: &mut OutputBuffers) {
+/// Encodes the loaded objects (sidecar §5.4, without the leading count) into `b.objects`,
+/// and the further mappings of their files (§5.13) into `b.mappings`; an object or mapping
+/// that does not fit is left out. When another thread keeps the runtime's loader walk
+/// (`sys::dl_iterate_phdr_bounded`), the lists of the previous write, or of the session's
+/// start, stay (spec/runtime.md §4.5).
+pub(crate) fn collect_objects(b: &mut OutputBuffers, further: FurtherMaps<'_>) {
     // The calling thread's link, not the process's: `/proc/self/exe` is gone once the main
     // thread has called `pthread_exit` (spec §4.5, "The last program thread"). When it cannot
     // be read, the path read at the session's start stays (an exec makes a new session).
     let _ = b.exe.read_link(c"/proc/thread-self/exe");
+    let read_maps = match further {
+        FurtherMaps::Skip => false,
+        FurtherMaps::Read(seen) => {
+            let seen = seen.try_lock().ok();
+            b.maps.read_keeping(seen.as_deref().map(SeenMaps::kept))
+        }
+    };
     let (exe, objects, count) = (&b.exe, &mut b.objects, &mut b.object_count);
+    let (maps, mappings, mapping_count) = (&b.maps, &mut b.mappings, &mut b.mapping_count);
     for_each_object_bounded(|o| {
         if o.first {
             // Only once the walk is under way: a walk that could not start keeps the old list.
             objects.len = 0;
             *count = 0;
+            mappings.len = 0;
+            *mapping_count = 0;
         }
         let path = if o.first && !exe.bytes().is_empty() {
             exe.bytes()
@@ -482,6 +538,19 @@ pub(crate) fn collect_objects(b: &mut OutputBuffers) {
         for r in o.exec_ranges() {
             objects.put(&r.start.to_le_bytes());
             objects.put(&r.end.to_le_bytes());
+        }
+        if read_maps {
+            for f in maps.further(o) {
+                if mappings.room() < MAPPING_BYTES {
+                    break;
+                }
+                mappings.put(&count.to_le_bytes());
+                mappings.put(&f.range.start.to_le_bytes());
+                mappings.put(&f.range.end.to_le_bytes());
+                mappings.put(&f.file_offset.to_le_bytes());
+                mappings.put(&f.load_bias.to_le_bytes());
+                *mapping_count += 1;
+            }
         }
         *count += 1;
     });

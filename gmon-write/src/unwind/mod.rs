@@ -19,6 +19,7 @@
 //! through a [`SpawnThread`] the engine hands it, so nothing here calls up into the engine.
 
 pub(crate) mod framepointers;
+pub(crate) mod mappings;
 mod modules;
 pub(crate) mod objects;
 mod ring;

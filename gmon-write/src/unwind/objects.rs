@@ -8,7 +8,11 @@
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use gmon_format::sidecar::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, OBJECT_FLAG_VDSO};
+use gmon_format::sidecar::{
+    AddressRange, MappedObject, OBJECT_FLAG_MAIN, OBJECT_FLAG_VDSO, ObjectMapping,
+};
+
+use crate::unwind::mappings::ExecMaps;
 
 /// `NT_GNU_BUILD_ID`.
 const NT_GNU_BUILD_ID: u32 = 3;
@@ -38,6 +42,19 @@ impl ObjectView<'_> {
                     end: start.wrapping_add(ph.p_memsz),
                 }
             })
+    }
+
+    /// The link-time address of the byte at `offset` in the object's file: in the loadable
+    /// segment (`PT_LOAD`) whose file bytes hold it. `None` when no segment loads it.
+    pub(crate) fn link_address_of(&self, offset: u64) -> Option<u64> {
+        self.phdrs
+            .iter()
+            .find(|ph| {
+                ph.p_type == libc::PT_LOAD
+                    && ph.p_offset <= offset
+                    && offset - ph.p_offset < ph.p_filesz
+            })
+            .map(|ph| ph.p_vaddr.wrapping_add(offset - ph.p_offset))
     }
 
     /// The `NT_GNU_BUILD_ID` descriptor (empty when there is none).
@@ -135,10 +152,22 @@ unsafe extern "C" fn callback(
     0
 }
 
-/// Every loaded object, the main executable first (its path from `/proc/thread-self/exe`).
-pub(crate) fn loaded_objects() -> Vec<MappedObject> {
+/// Every loaded object, the main executable first (its path from `/proc/thread-self/exe`),
+/// and the further executable mappings of their files (spec/runtime.md §5.13), those mapped
+/// now and those `seen` earlier.
+pub(crate) fn loaded_objects(seen: Option<&ExecMaps>) -> (Vec<MappedObject>, Vec<ObjectMapping>) {
+    let mut maps = ExecMaps::new();
+    maps.read_keeping(seen);
     let mut out: Vec<MappedObject> = Vec::new();
+    let mut further: Vec<ObjectMapping> = Vec::new();
     for_each_object(|o| {
+        let object = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        further.extend(maps.further(o).map(|f| ObjectMapping {
+            object,
+            range: f.range,
+            file_offset: f.file_offset,
+            load_bias: f.load_bias,
+        }));
         let name = String::from_utf8_lossy(o.name).into_owned();
         let path = if o.first {
             // This thread's link: the process's is gone once `main` called `pthread_exit`.
@@ -156,7 +185,7 @@ pub(crate) fn loaded_objects() -> Vec<MappedObject> {
             ranges: o.exec_ranges().collect(),
         });
     });
-    out
+    (out, further)
 }
 
 /// The descriptor of the `NT_GNU_BUILD_ID` note in a note segment.
@@ -420,7 +449,7 @@ mod tests {
 
     #[test]
     fn main_object_first_with_text() {
-        let objs = loaded_objects();
+        let (objs, _) = loaded_objects(None);
         let main = &objs[0];
         assert!(main.is_main());
         assert!(!main.ranges.is_empty());
