@@ -168,28 +168,40 @@ fn second_mapping_named(prog: &Path, out: &Path, args: &[&str]) {
     );
 }
 
+/// Runs as N processes of itself (it forks N − 1 children), each spinning for a while.
+const FORKS: &str = r#"
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void spin(void) { volatile long x = 0; for (long i = 0; i < 30000000; i++) x += i; }
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 1;
+    for (int i = 1; i < n; i++)
+        if (fork() == 0) { spin(); return 0; }
+    spin();
+    while (wait(0) > 0) {}
+    return 0;
+}
+"#;
+
 #[test]
 fn a_summed_profile_says_how_many_processes_and_threads_it_holds() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let prog = compile_c(
-        dir.path(),
-        "spin",
-        "int main(void) { volatile long x = 0; for (long i = 0; i < 30000000; i++) x += i; return 0; }\n",
-        &[],
-    );
-    let p = prog.to_str().expect("utf-8 path");
-    let record = |out: &Path, script: &str| {
+    let prog = compile_c(dir.path(), "forks", FORKS, &[]);
+    let record = |out: &Path, n: &str| {
         let run = gmon_cmd()
             .args(["record", "-o"])
             .arg(out)
-            .args(["--", "sh", "-c", script])
+            .arg("--")
+            .arg(&prog)
+            .arg(n)
             .output()
             .expect("run gmon record");
         assert!(run.status.success(), "{}", text(&run));
     };
     let (three, two) = (dir.path().join("three.out"), dir.path().join("two.out"));
-    record(&three, &format!("{p}; {p}; {p}; exit 0"));
-    record(&two, &format!("{p}; {p}; exit 0"));
+    record(&three, "3");
+    record(&two, "2");
     let count = |out: &Path| {
         read_sidecar(out)
             .processes
