@@ -24,7 +24,9 @@ spread over its callers in proportion to call counts, up to the roots, with cycl
 gprof collapses them (spec/stacks.md). The subtitle says \"stacks estimated from call counts\". \
 When the gmon-write runtime stored sampled stacks next to the profile (GMON.gmonx), those exact \
 stacks are drawn instead and the subtitle says so. Samples outside every function are not drawn; \
-the subtitle gives their number.\n\nThe executable comes first (as gprof takes it) or with --exe. A \
+the subtitle gives their number. Functions the compiler inlined are frames above the function \
+holding their code, named \"NAME [inlined]\" (from the DWARF inline entries at the sampled \
+addresses; --no-inline leaves them out).\n\nThe executable comes first (as gprof takes it) or with --exe. A \
 profile that cannot belong to it is refused, naming the failed check (build id, histogram range, \
 arc addresses, arc callees, samples in functions; spec/stacks.md §10); --force reads it anyway.\n\nOptions have inferno's names and meanings. Changed: --reverse used to \
 draw an icicle graph; that is --inverted now, and --reverse reverses each stack as inferno's does. \
@@ -55,6 +57,11 @@ pub struct Args {
     /// Print folded stacks (`root;caller;leaf N`) instead of SVG.
     #[arg(long)]
     pub folded: bool,
+    /// Leave out the frames of inlined functions. By default, where a sample fell in code the
+    /// compiler inlined, the inlined functions are frames above the function holding the code
+    /// (innermost on top), named `NAME [inlined]`, from the DWARF inline entries.
+    #[arg(long)]
+    pub no_inline: bool,
     /// Differential flame graph of two profiles: GMON... must be BASE NEW.
     #[arg(long)]
     pub diff: bool,
@@ -158,10 +165,7 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 (None, None) => model::load_with(None, std::slice::from_ref(new), &load)?,
             };
             print_notes("flame", b.notes.iter().chain(&n.notes));
-            let (bl, nl) = (
-                folded_lines(&b.stacks, &b.graph),
-                folded_lines(&n.stacks, &n.graph),
-            );
+            let (bl, nl) = (lines_of(&b, &args), lines_of(&n, &args));
             if args.folded {
                 anyhow::bail!("--folded and --diff cannot be combined");
             }
@@ -179,11 +183,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         } else {
             let l = model::load_with(exe.as_deref(), &gmon, &load)?;
             print_notes("flame", l.notes.iter());
+            let lines = lines_of(&l, &args);
             if args.folded {
-                flame::write_folded(w, &l.stacks, &l.graph)?;
+                for line in &lines {
+                    writeln!(w, "{line}")?;
+                }
                 return Ok(());
             }
-            let lines = folded_lines(&l.stacks, &l.graph);
             if lines.is_empty() {
                 // Same as --folded (empty) and pprof (an empty profile): not an error.
                 return Ok(flame::write_no_samples_svg(
@@ -209,6 +215,14 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The folded lines to draw: with the frames of inlined functions unless `--no-inline`.
+fn lines_of(l: &model::Loaded, args: &Args) -> Vec<String> {
+    if args.no_inline {
+        return folded_lines(&l.stacks, &l.graph);
+    }
+    flame::folded_lines_inlined(l, &model::profile_inline_chains(l))
+}
+
 /// One graph of the profiles of several executables (a recorded process tree), each under a
 /// root frame named after its executable: each group is loaded with its own executable.
 fn process_tree(
@@ -225,7 +239,7 @@ fn process_tree(
     for g in groups {
         let l = model::load_with(Some(&g.executable), &g.profiles, load)?;
         print_notes("flame", l.notes.iter());
-        let own = folded_lines(&l.stacks, &l.graph);
+        let own = lines_of(&l, args);
         samples.push(flame::folded_samples(&own));
         lines.extend(flame::under_root(&g.root, &own));
         outside += l.stacks.outside_samples;

@@ -2,11 +2,13 @@
 //! from the stacks model ([`crate::model`]).
 
 mod folded;
+mod inline;
 mod svg;
 mod tree;
 pub(crate) use svg::escape;
 
 pub use folded::{folded_lines, write_folded};
+pub use inline::{Chains, INLINED_MARK, folded_lines_inlined};
 pub use svg::{
     DiffColours, NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg,
     write_svg,

@@ -28,6 +28,18 @@ pub struct FunctionInfo {
     pub object: Option<(String, u64)>,
 }
 
+impl FunctionInfo {
+    /// Where the samples of a stack that ends in this function are split (spec/stacks.md §7,
+    /// "Leaf locations"): the histogram's pieces, else the `gprof -l` line entries; empty when
+    /// neither is known (the stack's leaf is then the function's start).
+    pub fn leaf_pieces(&self) -> &[BinSample] {
+        match self.histogram.is_empty() {
+            true => &self.bins,
+            false => &self.histogram,
+        }
+    }
+}
+
 /// A place inside a function where samples fell: a source line as `gprof -l` credits it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BinSample {

@@ -592,13 +592,9 @@ pub fn build_profile(
             // The leaf's samples split over where its function's samples fell: the
             // histogram's pieces, else the `gprof -l` line entries.
             let bins = match (stacks.source, leaf) {
-                (StackSource::Estimated, Frame::Function(NodeId(i))) => functions
-                    .get(i)
-                    .map(|f| match f.histogram.is_empty() {
-                        true => f.bins.as_slice(),
-                        false => f.histogram.as_slice(),
-                    })
-                    .unwrap_or(&[]),
+                (StackSource::Estimated, Frame::Function(NodeId(i))) => {
+                    functions.get(i).map_or(&[][..], |f| f.leaf_pieces())
+                }
                 _ => &[],
             };
             let weights: Vec<u64> = bins.iter().map(|b| b.count).collect();

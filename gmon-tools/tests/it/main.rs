@@ -15,6 +15,7 @@ mod cli_dump_convert;
 mod cross_tools;
 mod diff_cli;
 mod flame;
+mod flame_inline;
 mod gprof_cli;
 mod merge_cli;
 mod outputs;
