@@ -35,6 +35,32 @@ pub struct InlineChain {
     pub call_file: Option<String>,
 }
 
+impl InlineChain {
+    /// The chain in words, innermost first, for the function `holder` that holds the code:
+    /// "inlined from mix at inlined.c:11 into work at inlined.c:21". Each place is where the
+    /// code is in that function: the innermost's own line, then each call's.
+    pub fn describe(&self, holder: &str) -> String {
+        let at = |file: &Option<String>, line: u32| match (file, line) {
+            (_, 0) => String::new(),
+            (Some(f), l) => format!(" at {f}:{l}"),
+            (None, l) => format!(" at line {l}"),
+        };
+        let mut s = String::from("inlined from ");
+        for (i, f) in self.inlined.iter().enumerate() {
+            if i > 0 {
+                s.push_str(" into ");
+            }
+            s.push_str(&f.name);
+            s.push_str(&at(&f.file, f.line));
+        }
+        s.push_str(&format!(
+            " into {holder}{}",
+            at(&self.call_file, self.call_line)
+        ));
+        s
+    }
+}
+
 type Reader = gimli::EndianRcSlice<gimli::RunTimeEndian>;
 
 /// The inline chains of link-time `addresses` of the object at `path` (the executable's file
@@ -147,22 +173,39 @@ pub fn profile_inline_chains(l: &super::Loaded) -> BTreeMap<(String, u64), Inlin
         v.extend(pieces.map(|b| b.address));
     }
     let mut out = BTreeMap::new();
-    for (object, mut addresses) in wanted {
-        addresses.sort_unstable();
-        addresses.dedup();
+    for (object, addresses) in wanted {
         let Some(o) = l.objects.iter().find(|o| o.path == object) else {
             continue;
         };
-        // The executable named by the user (a copy of the recorded one) is read where it is.
-        let path = match o.main {
-            true => l.executable.path.clone(),
-            false => std::path::PathBuf::from(&o.path),
-        };
-        if let Some(chains) = inline_chains(&path, &o.build_id, &addresses) {
-            for (addr, chain) in chains {
-                out.insert((object.clone(), addr), chain);
-            }
+        for (addr, chain) in object_inline_chains(l, o, addresses) {
+            out.insert((object.clone(), addr), chain);
         }
     }
     out
+}
+
+/// The inline chains of link-time `addresses` in the executable (the profile's main object).
+pub fn executable_inline_chains(
+    l: &super::Loaded,
+    addresses: Vec<u64>,
+) -> BTreeMap<u64, InlineChain> {
+    match l.objects.iter().find(|o| o.main) {
+        Some(o) => object_inline_chains(l, o, addresses),
+        None => BTreeMap::new(),
+    }
+}
+
+fn object_inline_chains(
+    l: &super::Loaded,
+    o: &super::LoadedObject,
+    mut addresses: Vec<u64>,
+) -> BTreeMap<u64, InlineChain> {
+    addresses.sort_unstable();
+    addresses.dedup();
+    // The executable named by the user (a copy of the recorded one) is read where it is.
+    let path = match o.main {
+        true => l.executable.path.clone(),
+        false => std::path::PathBuf::from(&o.path),
+    };
+    inline_chains(&path, &o.build_id, &addresses).unwrap_or_default()
 }

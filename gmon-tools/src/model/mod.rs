@@ -32,7 +32,9 @@ pub use executable::{Executable, gnu_build_id, sidecar_beside, sidecar_build_id}
 pub use function::{BinSample, FunctionInfo};
 pub use gprof_notes::recorded_profile_notes;
 pub use graph::{CycleGroup, Edge, GraphError, Node, NodeId, WeightedCallGraph};
-pub use inline::{InlineChain, InlinedFrame, inline_chains, profile_inline_chains};
+pub use inline::{
+    InlineChain, InlinedFrame, executable_inline_chains, inline_chains, profile_inline_chains,
+};
 pub use load::{
     LoadOptions, Loaded, check_profile, choose_executable, graph_from_analysis, load, load_with,
     recorded_executable, split_executable, views_symbol_table, whole_samples,

@@ -470,12 +470,15 @@
     const start = lineStart.get(f);
     const lt = el("table", { cls: "calls", id: "hot-lines" });
     lt.append(el("caption", { cls: "muted", text: "Hot source lines (gprof -l credit)" }));
-    lt.append(el("tr", {}, el("th", { text: "Line" }), el("th", { cls: "num", text: "Samples" }), el("th", { cls: "num", text: "% of self" })));
-    if (start === undefined) lt.append(el("tr", {}, el("td", { cls: "muted", colspan: "3", text: "no line information for this function's samples" })));
+    lt.append(el("tr", {}, el("th", { text: "Line" }), el("th", { cls: "num", text: "Samples" }), el("th", { cls: "num", text: "% of self" }), el("th", { text: "Inlined" })));
+    if (start === undefined) lt.append(el("tr", {}, el("td", { cls: "muted", colspan: "4", text: "no line information for this function's samples" })));
     else for (let k = start; k < D.lines.f.length && D.lines.f[k] === f; k++) {
       const file = D.lines.file[k] >= 0 ? D.files[D.lines.file[k]] : "??";
+      // Code the compiler inlined here: where from and into (absent when no line is).
+      const inl = D.lines.inlined ? D.lines.inlined[k] : "";
       lt.append(el("tr", {}, el("td", { cls: "mono", text: file + ":" + D.lines.line[k] }), el("td", { cls: "num", text: D.lines.samples[k].toFixed(2) }),
-        el("td", { cls: "num", text: F.self[f] ? (100 * D.lines.samples[k] / F.self[f]).toFixed(1) + "%" : "" })));
+        el("td", { cls: "num", text: F.self[f] ? (100 * D.lines.samples[k] / F.self[f]).toFixed(1) + "%" : "" }),
+        el("td", { cls: "mono", text: inl })));
     }
     kids.push(lt);
     box.replaceChildren(...kids);

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use crate::model::{Frame, Loaded, NodeId, StackSource, sidecar_beside};
+use crate::model::{Frame, Loaded, NodeId, StackSource, executable_inline_chains, sidecar_beside};
 
 use super::data::{RecordedExecutable, ReportData};
 use super::flame::{FlameTree, TOP};
@@ -202,27 +202,58 @@ fn add_flame(l: &Loaded, index: &Index, d: &mut ReportData) {
 }
 
 /// The source lines with samples, per function, most samples first; lines of one function
-/// at several addresses are added up.
+/// at several addresses are added up. A line of inlined code says where it was inlined from
+/// and into (spec/report.md §2, `lines`).
 fn add_lines(l: &Loaded, index: &Index, files: &mut HashMap<String, i64>, d: &mut ReportData) {
+    let listed = |n: usize| index.of(Frame::Function(NodeId(n))).is_some();
+    let addresses = l
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|&(n, _)| listed(n))
+        .flat_map(|(_, info)| info.bins.iter().map(|b| b.address))
+        .collect::<Vec<u64>>();
+    let chains = match addresses.is_empty() {
+        true => BTreeMap::new(),
+        false => executable_inline_chains(l, addresses),
+    };
     for (n, info) in l.functions.iter().enumerate() {
         let Some(f) = index.of(Frame::Function(NodeId(n))) else {
             continue;
         };
-        let mut by_line: BTreeMap<(Option<&str>, u32), u64> = BTreeMap::new();
+        let holder = l
+            .graph
+            .node(NodeId(n))
+            .map_or("", |node| node.name.as_str());
+        // (file, line) -> (samples, inline chain in words -> samples).
+        type Line = (u64, BTreeMap<String, u64>);
+        let mut by_line: BTreeMap<(Option<&str>, u32), Line> = BTreeMap::new();
         for b in &info.bins {
             let file = b.file.as_deref().or(info.file.as_deref());
-            *by_line.entry((file, b.line)).or_insert(0) += b.count;
+            let slot = by_line.entry((file, b.line)).or_default();
+            slot.0 += b.count;
+            if let Some(c) = chains.get(&b.address) {
+                *slot.1.entry(c.describe(holder)).or_insert(0) += b.count;
+            }
         }
         let mut lines: Vec<_> = by_line.into_iter().filter(|(k, _)| k.1 != 0).collect();
-        lines.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        for ((file, line), weight) in lines {
+        lines.sort_by(|a, b| b.1.0.cmp(&a.1.0).then(a.0.cmp(&b.0)));
+        for ((file, line), (weight, inlined)) in lines {
             let file = file.map_or(-1, |name| file_index(&mut d.files, files, name));
             d.lines.f.push(f);
             d.lines.file.push(file);
             d.lines.line.push(line);
             // Bins are weighted in billionths of a tick (gprof -l's fractional credit).
             d.lines.samples.push((weight as f64 / 1e7).round() / 100.0);
+            // The same line inlined at several places: each chain, the heaviest first.
+            let mut inlined: Vec<_> = inlined.into_iter().collect();
+            inlined.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let words: Vec<String> = inlined.into_iter().map(|(w, _)| w).collect();
+            d.lines.inlined.push(words.join("; "));
         }
+    }
+    if d.lines.inlined.iter().all(String::is_empty) {
+        d.lines.inlined.clear();
     }
 }
 

@@ -187,6 +187,11 @@ pub struct HotLines {
     pub line: Vec<u32>,
     /// Samples credited to the line (hundredths, as gprof -l credits fractions).
     pub samples: Vec<f64>,
+    /// Where the line's code was inlined from and into ("inlined from mix at inlined.c:11
+    /// into work at inlined.c:21"; several places joined by "; "), empty for a function's own
+    /// code. Absent when no line is inlined code.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<String>,
 }
 
 /// What a differential report adds (spec/report.md §4): the comparison's header, the palette of

@@ -204,6 +204,50 @@ fn report_of_a_pg_program_sorts_searches_selects_and_shows_exact_callers() {
     assert_eq!(strings(&steps[6]["colours"]), flame_colours(&svg, &names));
 }
 
+/// Issue 29: the hot lines of a function say which were code inlined into it, from which
+/// function and line, into which line of it (testdata inlined-pie-O2: mix(), inlined.c:9-15,
+/// inlined into work() at line 21; gprof -l credits "mix (inlined.c:11)" and the like).
+#[test]
+fn report_hot_lines_say_where_code_was_inlined_from() {
+    let Some(browser) = chromium("report_hot_lines_say_where_code_was_inlined_from") else {
+        return;
+    };
+    let case = case_dir("inlined-pie-O2");
+    let dir = tempfile::tempdir().unwrap();
+    let page = report(
+        dir.path(),
+        "inlined.html",
+        &[&case.join("prog"), &case.join("gmon.out")],
+    );
+    let v = open(&browser, &page, &json!([{"clickRow": "work"}]));
+    let step = &v["steps"][0];
+    assert_eq!(step["selected"], json!("work"));
+    let rows: Vec<Vec<String>> = step["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(strings)
+        .collect();
+    let inlined: Vec<&Vec<String>> = rows.iter().filter(|r| !r[3].is_empty()).collect();
+    assert!(!inlined.is_empty(), "no hot line is inlined code: {rows:?}");
+    for r in &inlined {
+        // The line is mix's own, and the chain ends at work's call of it.
+        let line: u32 = r[0].strip_prefix("inlined.c:").unwrap().parse().unwrap();
+        assert!((9..=15).contains(&line), "{r:?}");
+        assert_eq!(
+            r[3],
+            format!("inlined from mix at inlined.c:{line} into work at inlined.c:21"),
+            "{rows:?}"
+        );
+    }
+    // The inlined lines have most of work's samples (as gprof -l credits them).
+    let samples = |rs: &mut dyn Iterator<Item = &Vec<String>>| -> f64 {
+        rs.map(|r| r[1].parse::<f64>().unwrap()).sum()
+    };
+    let all = samples(&mut rows.iter());
+    assert!(samples(&mut inlined.into_iter()) * 2.0 > all, "{rows:?}");
+}
+
 #[test]
 fn report_of_a_recorded_python3_run_shows_its_executable_and_sampled_callers() {
     let Some(browser) = chromium("report_of_a_recorded_python3_run") else {
