@@ -156,6 +156,8 @@ extern "C" fn preload_init() {
     // The interposed signal functions may first be called from a signal handler, where dlsym
     // is not safe: look libc's definitions up now, profiling or not.
     crate::sys::resolve_all();
+    // What the exec and the loader cost before this constructor ran (spec §4.5).
+    let at_constructor = crate::sys::process_cpu_ns();
     // Nothing is read in a set-uid/set-gid process (env.rs).
     let Some(out) = env::var(env::RECORD_OUT) else {
         return;
@@ -208,6 +210,12 @@ extern "C" fn preload_init() {
     match p.start() {
         Ok(g) => {
             std::mem::forget(g);
+            if crate::save::record::dir().is_some() {
+                crate::engine::sampler::count_before_start(
+                    crate::save::record::take_cpu_at_exec(),
+                    at_constructor,
+                );
+            }
             // A command stopped by Ctrl-C or `kill` keeps its profile too.
             crate::interpose::stopsig::install();
         }

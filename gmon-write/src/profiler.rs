@@ -279,8 +279,9 @@ pub(crate) fn finish_at_exit() {
 /// name. If the exec fails, sampling goes on into the same counts and later writes replace
 /// this file, so nothing is counted twice. An image without a sample writes nothing (a shell's
 /// child between `fork` and `exec`). Same rules as [`finish_at_exit`]: no allocation, no
-/// unbounded wait.
-pub(crate) fn write_before_exec() {
+/// unbounded wait. Whether a profile was written: this image's CPU time is accounted for.
+pub(crate) fn write_before_exec() -> bool {
+    let mut written = false;
     sampler::with_session_before_exec(|s| {
         if s.samples() == 0 {
             return;
@@ -294,7 +295,9 @@ pub(crate) fn write_before_exec() {
             b.named_for_exec = crate::save::record::name_before_exec(&mut b.gmon, &mut b.sidecar);
         }
         write_reporting(s, &mut b);
+        written = true;
     });
+    written
 }
 
 /// Writes `s` with the buffers `b`; a failure is reported (`record::report`), never returned:

@@ -74,8 +74,12 @@ pub const SECTION_MAPPINGS: u32 = 9;
 /// Section kind of the number of processes and threads a sidecar covers ([`ProcessCount`],
 /// `SECTION_PROCESSES`), added with [`SECTION_MAPPINGS`]: readers that predate it skip it.
 pub const SECTION_PROCESSES: u32 = 10;
+/// Section kind of the CPU time no clock of the program saw, by cause
+/// ([`ClockReport::before_start_ns`], [`ClockReport::runtime_ns`]; `SECTION_UNCLOCKED`),
+/// added after [`SECTION_PROCESSES`]: readers that predate it skip it.
+pub const SECTION_UNCLOCKED: u32 = 11;
 /// The last section kind this reader knows (each known kind may appear once).
-const LAST_KNOWN_SECTION: u32 = SECTION_PROCESSES;
+const LAST_KNOWN_SECTION: u32 = SECTION_UNCLOCKED;
 
 /// The clock that drove the samples (spec/runtime.md §4.1, "Clock"; §5.11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -113,6 +117,14 @@ pub struct ClockReport {
     /// Ticks due from CPU time no clock saw with a PC to give it: threads that ended before
     /// their first sample, and the start-up of threads before their clocks ran.
     pub unsampled: u64,
+    /// CPU time (ns) of a process image before the runtime started sampling it: the `exec`,
+    /// the dynamic loader, the constructors that ran first (spec/runtime.md §4.5, "What no
+    /// clock sees"). Written in the UNCLOCKED section (§5.13); 0 when not said.
+    pub before_start_ns: u64,
+    /// CPU time (ns) of the runtime's own work that no clock sees: its start in an image before
+    /// the first clock runs, and its threads (the unwinder, the watcher), which are never
+    /// sampled. Part of the process's CPU time, not of the program's work (§5.13).
+    pub runtime_ns: u64,
 }
 
 /// A further executable mapping of an object's file, beyond the object's own segments
@@ -537,6 +549,13 @@ pub fn sidecar_to_vec(sidecar: &Sidecar) -> io::Result<Vec<u8>> {
         put_u64(&mut b, p.threads);
         section(&mut out, SECTION_PROCESSES, &b);
     }
+    // Last, as the runtime writes it (spec/runtime.md §5.15).
+    if let Some(c) = sidecar.clock.filter(|c| c.before_start_ns != 0 || c.runtime_ns != 0) {
+        b.clear();
+        put_u64(&mut b, c.before_start_ns);
+        put_u64(&mut b, c.runtime_ns);
+        section(&mut out, SECTION_UNCLOCKED, &b);
+    }
     Ok(out)
 }
 
@@ -657,6 +676,8 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
     let mut seen: Vec<u32> = Vec::new();
     let mut kinds_at = None;
     let mut mappings_at = Vec::new();
+    // An UNCLOCKED section read before the CLOCK section it completes.
+    let mut unclocked: Option<ClockReport> = None;
     while c.remaining() > 0 {
         let header_at = c.offset();
         let kind = c.u32("section kind")?;
@@ -745,6 +766,7 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                     refused_errno: s.u32("clock refusal")?,
                     signals: s.u64("signal count")?,
                     unsampled: s.u64("unsampled ticks")?,
+                    ..unclocked.unwrap_or_default()
                 });
             }
             SECTION_MAPPINGS => {
@@ -777,6 +799,20 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                     threads: s.u64("thread count")?,
                 });
             }
+            SECTION_UNCLOCKED => {
+                let u = ClockReport {
+                    before_start_ns: s.u64("CPU time before the runtime started")?,
+                    runtime_ns: s.u64("CPU time of the runtime's own work")?,
+                    ..ClockReport::default()
+                };
+                match sidecar.clock.as_mut() {
+                    Some(c) => {
+                        c.before_start_ns = u.before_start_ns;
+                        c.runtime_ns = u.runtime_ns;
+                    }
+                    None => unclocked = Some(u),
+                }
+            }
             // Unknown kinds: skipped, so newer writers can add sections.
             _ => s.pos = body_end,
         }
@@ -788,6 +824,9 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
             });
         }
         c.pos = body_end;
+    }
+    if sidecar.clock.is_none() {
+        sidecar.clock = unclocked;
     }
     if let Some(offset) = kinds_at
         && sidecar.stack_kinds.len() != sidecar.stacks.len()
@@ -926,6 +965,8 @@ mod tests {
                 refused_errno: 0,
                 signals: 9,
                 unsampled: 4,
+                before_start_ns: 1_200_000,
+                runtime_ns: 300_000,
             }),
             mappings: vec![ObjectMapping {
                 object: 0,
@@ -987,8 +1028,42 @@ mod tests {
         assert_eq!(read_sidecar(&with).unwrap().clock, s.clock);
         s.clock = None;
         let without = sidecar_to_vec(&s).unwrap();
-        assert_eq!(with.len(), without.len() + 12 + 24);
+        assert_eq!(with.len(), without.len() + 12 + 24 + 12 + 16);
         assert_eq!(read_sidecar(&without).unwrap(), s);
+    }
+
+    #[test]
+    fn the_unclocked_section_completes_the_clock_in_either_order() {
+        // Section 11 after section 8 (as written), before it, or absent (an older writer:
+        // the two times read as 0); alone it gives a report of an unknown clock.
+        let mut s = sample();
+        s.mappings.clear();
+        s.processes = None;
+        let c = s.clock.unwrap();
+        let bytes = sidecar_to_vec(&s).unwrap();
+        let (clock_len, unclocked_len) = (12 + 24, 12 + 16);
+        let end = bytes.len();
+        let (clock, unclocked) = (
+            &bytes[end - unclocked_len - clock_len..end - unclocked_len],
+            &bytes[end - unclocked_len..],
+        );
+        let body = &bytes[..end - unclocked_len - clock_len];
+        let swapped = [body, unclocked, clock].concat();
+        assert_eq!(read_sidecar(&swapped).unwrap().clock, Some(c));
+        let older = [body, clock].concat();
+        let read = read_sidecar(&older).unwrap().clock.unwrap();
+        assert_eq!((read.before_start_ns, read.runtime_ns), (0, 0));
+        assert_eq!(read.signals, c.signals);
+        let alone = [body, unclocked].concat();
+        let read = read_sidecar(&alone).unwrap().clock.unwrap();
+        assert_eq!(read.clock, ClockKind::UNKNOWN);
+        assert_eq!(
+            (read.before_start_ns, read.runtime_ns),
+            (c.before_start_ns, c.runtime_ns)
+        );
+        // Twice is an error, as for every known section.
+        let twice = [&bytes[..], unclocked].concat();
+        assert!(read_sidecar(&twice).is_err());
     }
 
     #[test]
@@ -1109,8 +1184,8 @@ mod tests {
         );
 
         let full = sidecar_to_vec(&sample()).unwrap();
-        // A cut at a section boundary is a valid (shorter) file: 10 such points before the end
-        // (after the header and after each of the first nine sections). Every other cut fails.
+        // A cut at a section boundary is a valid (shorter) file: 11 such points before the end
+        // (after the header and after each of the first ten sections). Every other cut fails.
         // A cut between a mapping and OBJECTS is still checked: sections come in order here.
         let mut whole = 0;
         for cut in 16..full.len() {
@@ -1122,7 +1197,7 @@ mod tests {
                 ),
             }
         }
-        assert_eq!(whole, 10);
+        assert_eq!(whole, 11);
 
         let mut dup = sidecar_to_vec(&Sidecar::default()).unwrap();
         let info_len = 4 + 4 + 5 * 8 + 4;

@@ -163,7 +163,8 @@ impl SidecarSum {
     }
 }
 
-/// Several processes' clock reports as one: signals and unsampled ticks summed (saturating);
+/// Several processes' clock reports as one: signals, unsampled ticks and unclocked CPU time
+/// summed (saturating);
 /// the clock is theirs when they agree, else the timer (some process fell back to it), with the
 /// first refusal's errno. `None` when no input said.
 pub fn merge_clocks(all: impl IntoIterator<Item = Option<ClockReport>>) -> Option<ClockReport> {
@@ -181,6 +182,8 @@ pub fn merge_clocks(all: impl IntoIterator<Item = Option<ClockReport>>) -> Optio
         }
         s.signals = s.signals.saturating_add(c.signals);
         s.unsampled = s.unsampled.saturating_add(c.unsampled);
+        s.before_start_ns = s.before_start_ns.saturating_add(c.before_start_ns);
+        s.runtime_ns = s.runtime_ns.saturating_add(c.runtime_ns);
     }
     sum
 }

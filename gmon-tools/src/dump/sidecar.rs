@@ -8,7 +8,7 @@ use gmon_format::Sidecar;
 use gmon_format::sidecar::{
     GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
     SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
-    SECTION_THREADS, SectionSpan,
+    SECTION_THREADS, SECTION_UNCLOCKED, SectionSpan,
 };
 use serde::Serialize;
 
@@ -214,6 +214,15 @@ pub fn print_sidecar<W: Write + ?Sized>(
                     writeln!(out, "  processes: {}  threads: {}", p.processes, p.threads)?;
                 }
             }
+            SECTION_UNCLOCKED => {
+                if let Some(c) = s.clock {
+                    writeln!(
+                        out,
+                        "  CPU time before the runtime started: {} ns  in the runtime's own work: {} ns",
+                        c.before_start_ns, c.runtime_ns
+                    )?;
+                }
+            }
             _ => writeln!(out, "  skipped: written by a later runtime")?,
         }
     }
@@ -260,6 +269,8 @@ struct JsonClock {
     refused_errno: u32,
     signals: u64,
     unsampled: u64,
+    before_start_ns: u64,
+    runtime_ns: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -364,6 +375,8 @@ impl<'a> JsonSidecar<'a> {
                 refused_errno: c.refused_errno,
                 signals: c.signals,
                 unsampled: c.unsampled,
+                before_start_ns: c.before_start_ns,
+                runtime_ns: c.runtime_ns,
             }),
             mappings: s
                 .mappings

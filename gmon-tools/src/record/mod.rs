@@ -303,6 +303,13 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> crate::Result<Wri
         return Ok((Vec::new(), TopFunctions::default(), Idle::default(), None));
     }
     let mut groups = profiles::group(found)?;
+    // Every process's clock report, those of executables without a sample too: what no clock
+    // saw in them is part of the run's CPU time (the summary's "not sampled" lines).
+    let clock = gmon_format::sidecar::merge_clocks(
+        groups
+            .iter()
+            .map(|g| g.sidecar.as_ref().and_then(|s| s.clock)),
+    );
     // Sorted with OUT's group first.
     profiles::name_groups(&mut groups);
     // An executable without a single sample (a shell shim's `readlink`, `basename`) gets no
@@ -333,7 +340,6 @@ fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> crate::Result<Wri
         .collect();
     let sidecars: Vec<&gmon_format::Sidecar> =
         groups.iter().filter_map(|g| g.sidecar.as_ref()).collect();
-    let clock = gmon_format::sidecar::merge_clocks(sidecars.iter().map(|s| s.clock));
     Ok((files, summary::top_functions(&sidecars, 5), idle, clock))
 }
 

@@ -208,30 +208,41 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64) -> String {
     s.push('\n');
     let due = cpu * f64::from(hz);
     if due >= 10.0 && (samples as f64) < COVERAGE_WARNING * due {
-        let reason = if c.clock == ClockKind::THREAD_TIMER {
-            "the thread CPU timer is checked at the kernel's tick, so threads shorter than a \
-             tick end before their first sample"
-        } else if c.unsampled * 10 >= due as u64 {
-            "threads started or ended before their clocks could sample them"
-        } else {
-            "CPU time no clock saw: the kernel's part, the sampler's own signal handling, \
-             or processes without the runtime"
-        };
-        let never = if c.unsampled > 0 {
-            format!(
-                "; {} more were due while no clock ran: threads starting, or ending before \
-                 their first sample",
-                c.unsampled
-            )
-        } else {
-            String::new()
-        };
         let _ = writeln!(
             s,
-            "gmon record: samples cover {:.0}% of the CPU time ({samples} of {due:.0} due{never}): \
-             {reason}",
+            "gmon record: samples cover {:.0}% of the CPU time ({samples} of {due:.0} ticks due); \
+             not sampled:",
             samples as f64 * 100.0 / due,
         );
+        let ticks = |ns: u64| ns as f64 * f64::from(hz) / 1e9;
+        let known = [
+            (
+                ticks(c.before_start_ns),
+                "before the runtime started in each program (fork to exec, exec, dynamic loading)",
+            ),
+            (
+                ticks(c.runtime_ns),
+                "the sampler's own work: its start in each process, and its threads",
+            ),
+            (
+                c.unsampled as f64,
+                "threads starting, or ending before their first sample",
+            ),
+        ];
+        for (n, what) in known.iter().filter(|(n, _)| *n >= 0.5) {
+            let _ = writeln!(s, "  {n:>9.0}  {what}");
+        }
+        let rest = due - samples as f64 - known.iter().map(|(n, _)| n).sum::<f64>();
+        if rest >= 0.5 {
+            let why = if c.clock == ClockKind::THREAD_TIMER {
+                "the thread CPU timer is checked at the kernel's tick, so threads shorter \
+                 than a tick end before their first sample"
+            } else {
+                "the kernel's work at process exit, the sampler's signal handling, or \
+                 processes without the runtime"
+            };
+            let _ = writeln!(s, "  {rest:>9.0}  the rest: {why}");
+        }
     }
     s
 }
@@ -246,6 +257,7 @@ mod tests {
             refused_errno,
             signals,
             unsampled,
+            ..ClockReport::default()
         }
     }
 
@@ -264,15 +276,46 @@ mod tests {
     }
 
     #[test]
-    fn samples_below_ninety_percent_of_the_cpu_time_are_said_with_a_reason() {
+    fn samples_below_ninety_percent_of_the_cpu_time_are_said_with_each_cause() {
         let c = report(ClockKind::THREAD_TIMER, 0, 300, 700);
         let s = clock_lines(&c, 350, 1000, 1.3);
-        let warning = s.lines().nth(1).expect("a second line");
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            lines[1],
+            "gmon record: samples cover 27% of the CPU time (350 of 1300 ticks due); not sampled:"
+        );
+        assert_eq!(
+            lines[2],
+            "        700  threads starting, or ending before their first sample"
+        );
         assert!(
-            warning.starts_with("gmon record: samples cover 27% of the CPU time (350 of 1300 due; 700 more were due while no clock ran: threads starting, or ending before their first sample): the thread CPU timer"),
+            lines[3].starts_with("        250  the rest: the thread CPU timer"),
             "{s}"
         );
+        assert_eq!(lines.len(), 4, "{s}");
         // 90 % and more: nothing to say.
         assert_eq!(clock_lines(&c, 1170, 1000, 1.3).lines().count(), 1);
+
+        // The task clock, with the time before the runtime started and the sampler's threads
+        // measured: each cause on its own line, the rest what none of them explains.
+        let c = ClockReport {
+            before_start_ns: 400_000_000,
+            runtime_ns: 100_000_000,
+            ..report(ClockKind::PERF_TASK_CLOCK, 0, 400, 50)
+        };
+        let s = clock_lines(&c, 400, 1000, 1.0);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(
+            &lines[2..],
+            [
+                "        400  before the runtime started in each program (fork to exec, exec, dynamic \
+                 loading)",
+                "        100  the sampler's own work: its start in each process, and its threads",
+                "         50  threads starting, or ending before their first sample",
+                "         50  the rest: the kernel's work at process exit, the sampler's signal \
+                 handling, or processes without the runtime",
+            ],
+            "{s}"
+        );
     }
 }

@@ -459,6 +459,64 @@ fn an_exec_that_fails_keeps_sampling_and_counts_nothing_twice() {
     );
 }
 
+/// Works 0.3 s, then execs itself to work 0.05 s more: two images of one executable, summed
+/// into one profile.
+const WORK_THEN_EXEC_ITSELF: &str = r#"
+#include <unistd.h>
+__attribute__((noinline)) static void work(double s) {
+    burn(CLOCK_PROCESS_CPUTIME_ID, s);
+}
+int main(int argc, char **argv) {
+    if (argc > 1) { work(0.35); return 0; }
+    work(0.3);
+    char *again[] = {argv[0], "again", NULL};
+    execv(argv[0], again);
+    return 1;
+}
+"#;
+
+#[test]
+fn the_cpu_time_before_the_runtime_started_is_measured_and_not_counted_twice() {
+    // The CPU time before an image's clock runs (the exec, the dynamic loader, the runtime's
+    // own start) is measured in each image (spec/runtime.md §4.5, "What no clock sees"). The
+    // process's CPU clock runs on through an exec, so the image after one counts only what
+    // came after the exec, which the image before it noted: not its 0.3 s of sampled work.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, out, run) = record_burner(
+        dir.path(),
+        "again",
+        WORK_THEN_EXEC_ITSELF,
+        "again.gmon",
+        &[],
+    );
+    let clock = read_sidecar(&out).clock.expect("a clock report");
+    assert!(
+        clock.before_start_ns > 0 && clock.before_start_ns < 100_000_000,
+        "{} ns counted before the runtime started:\n{}",
+        clock.before_start_ns,
+        text(&run)
+    );
+    assert!(clock.runtime_ns > 0, "{}", text(&run));
+
+    // Short processes: the summary says where the CPU time no sample holds went.
+    let out = dir.path().join("short.gmon");
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c"])
+        .arg("for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do /bin/true; done")
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if stderr.contains("samples cover") {
+        assert!(
+            stderr.contains("before the runtime started in each program"),
+            "{stderr}"
+        );
+    }
+}
+
 /// 200 forked children of 2.5 ms of CPU each, waited for one at a time.
 const SHORT_CHILDREN: &str = r#"
 #include <sys/wait.h>

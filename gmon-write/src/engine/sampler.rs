@@ -771,6 +771,7 @@ pub(crate) fn before_exec() {
     delete_timers(&mut c, s.as_deref());
     if let Some(s) = s.as_deref() {
         s.settle_remainder(gettid() as u64, period_ns(c.hz) as u64);
+        count_runtime(&c, s);
     }
     c.session = s;
     c.before_exec = signal::before_exec();
@@ -806,6 +807,41 @@ pub(crate) fn after_failed_exec() {
     }
     DISARMED.store(false, Ordering::SeqCst);
     rescan(&mut c, -1);
+}
+
+/// CPU time of the runtime's own threads (never sampled) so far, in nanoseconds.
+fn runtime_threads_cpu_ns(c: &Control) -> u64 {
+    c.excluded.iter().filter_map(|&t| thread_cpu_ns(t)).sum()
+}
+
+/// Counts the CPU time of the runtime's own threads into `s` as a process or an image ends
+/// (spec/runtime.md §4.5, "What no clock sees").
+fn count_runtime(c: &Control, s: &Session) {
+    s.count_runtime(runtime_threads_cpu_ns(c));
+}
+
+/// Right after the preload constructor started a session under `gmon record`: counts the CPU
+/// time of this image that no clock saw before the calling thread's clock was armed. Up to
+/// `at_constructor` (the process's CPU time when the constructor began) it is the exec, the
+/// dynamic loader and earlier constructors, less what the image before an exec had already
+/// accounted for (`handed_over`: the process's CPU time at that exec); after it, the runtime's
+/// own start. Spec §4.5, "What no clock sees".
+pub(crate) fn count_before_start(handed_over: Option<u64>, at_constructor: u64) {
+    let process = sys::process_cpu_ns();
+    let c = lock();
+    let tid = gettid();
+    let (Some(s), Some(a)) = (
+        c.session.as_deref(),
+        c.timers.as_ref().and_then(|t| t.get(&tid)),
+    ) else {
+        return;
+    };
+    let since_arm = thread_cpu_ns(tid).map_or(0, |now| now.saturating_sub(a.cpu_at_arm));
+    let unclocked = process
+        .saturating_sub(since_arm)
+        .saturating_sub(runtime_threads_cpu_ns(&c));
+    s.count_before_start(at_constructor.saturating_sub(handed_over.unwrap_or(0)));
+    s.count_runtime(unclocked.saturating_sub(at_constructor));
 }
 
 /// Takes the control lock at exit without risking a hang: the interrupted code may be the
@@ -849,6 +885,7 @@ pub(crate) fn stop_session_at_exit() -> Option<&'static Session> {
         ACTIVE.store(false, Ordering::SeqCst);
         delete_timers(&mut c, Some(&s));
         s.settle_remainder(gettid() as u64, period_ns(c.hz) as u64);
+        count_runtime(&c, &s);
         if !c.replaced && handler_is_ours() {
             signal::release();
         }

@@ -120,6 +120,10 @@ pub(crate) struct Session {
     carried_ns: AtomicU64,
     /// CPU time of threads before their clocks were armed (`count_unclocked`).
     unclocked_ns: AtomicU64,
+    /// CPU time of this image before the runtime started (`count_before_start`).
+    before_start_ns: AtomicU64,
+    /// CPU time of the runtime's own start and threads (`count_runtime`).
+    runtime_ns: AtomicU64,
 }
 
 impl Session {
@@ -184,6 +188,8 @@ impl Session {
             unsampled: AtomicU64::new(0),
             carried_ns: AtomicU64::new(0),
             unclocked_ns: AtomicU64::new(0),
+            before_start_ns: AtomicU64::new(0),
+            runtime_ns: AtomicU64::new(0),
         };
         session.set_paths(false);
         Ok(session)
@@ -350,6 +356,19 @@ impl Session {
         self.unclocked_ns.fetch_add(ns, Ordering::Relaxed);
     }
 
+    /// Counts `ns` of this image's CPU time spent before the runtime started sampling it (the
+    /// exec, the dynamic loader, earlier constructors): spec/runtime.md §4.5, "What no clock
+    /// sees".
+    pub(crate) fn count_before_start(&self, ns: u64) {
+        self.before_start_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    /// Counts `ns` of CPU time of the runtime's own work that no clock samples: its start before
+    /// the first clock, its threads (§4.5).
+    pub(crate) fn count_runtime(&self, ns: u64) {
+        self.runtime_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
     /// Adds `rem_ns` to the carried fraction of a period; true when that made a whole period
     /// (then taken out of it).
     fn carry(&self, rem_ns: u64, period: u64) -> bool {
@@ -395,6 +414,8 @@ impl Session {
             &self.signals,
             &self.unsampled,
             &self.unclocked_ns,
+            &self.before_start_ns,
+            &self.runtime_ns,
             &self.carried_ns,
         ] {
             c.store(0, Ordering::Relaxed);
@@ -429,6 +450,8 @@ impl Session {
             unsampled: self.unsampled.load(Ordering::Relaxed)
                 + self.unclocked_ns.load(Ordering::Relaxed)
                     / (1_000_000_000 / u64::from(self.hz.max(1))).max(1),
+            before_start_ns: self.before_start_ns.load(Ordering::Relaxed),
+            runtime_ns: self.runtime_ns.load(Ordering::Relaxed),
         }
     }
 

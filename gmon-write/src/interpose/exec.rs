@@ -44,10 +44,21 @@ macro_rules! wrap {
             $check;
             crate::engine::sampler::before_exec();
             // This image's work is kept: its profile is written now (spec/runtime.md §4.5).
-            crate::profiler::write_before_exec();
+            let written = crate::profiler::write_before_exec();
+            // The next image counts what no clock saw before it started, from this exec on
+            // when this image's profile accounts for the time before (spec §4.5, "What no
+            // clock sees"); else (a shell's child between fork and exec, unsampled) from the
+            // process's start.
+            let noted = written && crate::engine::sampler::owned_by_this_process();
+            if noted {
+                record::note_cpu_at_exec();
+            }
             // SAFETY: `real` is the next definition of this very function.
             let r = unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(real)($($arg),*) };
             let saved = sys::errno();
+            if noted {
+                record::forget_cpu_at_exec();
+            }
             crate::engine::sampler::after_failed_exec();
             sys::set_errno(saved);
             r

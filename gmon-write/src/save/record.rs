@@ -137,6 +137,85 @@ pub(crate) fn report(parts: &[&[u8]]) {
     sys::close(fd);
 }
 
+/// The file of the run directory through which an image about to exec tells the next image of
+/// the process how much CPU time the process had used (spec/runtime.md §4.5, "What no clock
+/// sees"): `exec-cpu.<pid>`, 16 bytes, the process's CPU time and `CLOCK_MONOTONIC` at the exec
+/// (nanoseconds, little-endian).
+fn exec_cpu_name(buf: &mut [u8; 32]) -> Option<&CStr> {
+    let mut num = [0u8; 12];
+    let pid = decimal(std::process::id(), &mut num);
+    let prefix = b"exec-cpu.";
+    let len = prefix.len() + pid.len();
+    buf.get_mut(..prefix.len())?.copy_from_slice(prefix);
+    buf.get_mut(prefix.len()..len)?.copy_from_slice(pid);
+    *buf.get_mut(len)? = 0;
+    CStr::from_bytes_with_nul(buf.get(..=len)?).ok()
+}
+
+/// Runs `f` on the run directory's descriptor and the exec-cpu file's name, under `gmon record`.
+fn with_exec_cpu_file(f: impl FnOnce(c_int, &CStr)) {
+    let Some(d) = dir() else {
+        return;
+    };
+    let mut buf = [0u8; 32];
+    let (Ok(fd), Some(name)) = (open_own_dir(d.c_str()), exec_cpu_name(&mut buf)) else {
+        return;
+    };
+    f(fd, name);
+    sys::close(fd);
+}
+
+/// Before an exec of a profiled image under `gmon record`: leaves the process's CPU time for the
+/// next image ([`take_cpu_at_exec`]), whose clock starts only once the loader has run its
+/// constructors. Async-signal-safe.
+pub(crate) fn note_cpu_at_exec() {
+    with_exec_cpu_file(|fd, name| {
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        if let Ok(f) = sys::open_at(fd, name, flags, 0o600) {
+            let mut b = [0u8; 16];
+            b[..8].copy_from_slice(&sys::process_cpu_ns().to_le_bytes());
+            b[8..].copy_from_slice(&sys::monotonic_ns().to_le_bytes());
+            let _ = sys::write(f, &b);
+            sys::close(f);
+        }
+    });
+}
+
+/// After an exec that failed: the note of [`note_cpu_at_exec`] is not for anyone.
+pub(crate) fn forget_cpu_at_exec() {
+    with_exec_cpu_file(sys::unlink_at);
+}
+
+/// How long a note of [`note_cpu_at_exec`] stays believable: an exec and a loader take far
+/// less; an older note is another process's of the same pid whose next image ran without the
+/// runtime.
+const EXEC_CPU_NOTE_LIFETIME_NS: u64 = 60_000_000_000;
+
+/// At the start of an image under `gmon record`: the process's CPU time at the exec that
+/// started it, when the image before it left a note ([`note_cpu_at_exec`]), which is then
+/// removed.
+pub(crate) fn take_cpu_at_exec() -> Option<u64> {
+    let mut b = [0u8; 16];
+    let mut read = 0;
+    with_exec_cpu_file(|fd, name| {
+        let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        if let Ok(f) = sys::open_at(fd, name, flags, 0) {
+            read = sys::pread(f, &mut b, 0).unwrap_or(0);
+            sys::close(f);
+            sys::unlink_at(fd, name);
+        }
+    });
+    let word = |at: usize| {
+        b.get(at..at + 8)
+            .and_then(|w| w.try_into().ok())
+            .map(u64::from_le_bytes)
+    };
+    let (cpu, at) = (word(0)?, word(8)?);
+    (read == b.len() && sys::monotonic_ns().wrapping_sub(at) < EXEC_CPU_NOTE_LIFETIME_NS)
+        .then_some(cpu)
+}
+
 /// `n` in decimal, in `buf`.
 pub(crate) fn decimal(mut n: u32, buf: &mut [u8; 12]) -> &[u8] {
     let mut at = buf.len();

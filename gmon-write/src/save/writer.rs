@@ -17,7 +17,7 @@ use gmon_format::merge::{MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS};
 use gmon_format::sidecar::{
     GMONX_MAGIC, GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
     SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
-    SECTION_THREADS,
+    SECTION_THREADS, SECTION_UNCLOCKED,
 };
 use gmon_format::{Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION};
 
@@ -468,6 +468,13 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
     section(sink, SECTION_PROCESSES, 16);
     put_u64(sink, 1);
     put_u64(sink, p.threads.len() as u64);
+
+    // What no clock saw, by cause (spec §5.15).
+    if k.before_start_ns != 0 || k.runtime_ns != 0 {
+        section(sink, SECTION_UNCLOCKED, 8 + 8);
+        put_u64(sink, k.before_start_ns);
+        put_u64(sink, k.runtime_ns);
+    }
 }
 
 /// Sorted stack slots grouped into runs of equal stacks of one kind: (first slot, summed count).
