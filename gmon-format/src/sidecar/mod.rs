@@ -119,11 +119,11 @@ pub struct ClockReport {
     pub unsampled: u64,
     /// CPU time (ns) of a process image before the runtime started sampling it: the `exec`,
     /// the dynamic loader, the constructors that ran first (spec/runtime.md §4.5, "What no
-    /// clock sees"). Written in the UNCLOCKED section (§5.13); 0 when not said.
+    /// clock sees"). Written in the UNCLOCKED section (§5.15); 0 when not said.
     pub before_start_ns: u64,
     /// CPU time (ns) of the runtime's own work that no clock sees: its start in an image before
     /// the first clock runs, and its threads (the unwinder, the watcher), which are never
-    /// sampled. Part of the process's CPU time, not of the program's work (§5.13).
+    /// sampled. Part of the process's CPU time, not of the program's work (§5.15).
     pub runtime_ns: u64,
 }
 
@@ -550,7 +550,10 @@ pub fn sidecar_to_vec(sidecar: &Sidecar) -> io::Result<Vec<u8>> {
         section(&mut out, SECTION_PROCESSES, &b);
     }
     // Last, as the runtime writes it (spec/runtime.md §5.15).
-    if let Some(c) = sidecar.clock.filter(|c| c.before_start_ns != 0 || c.runtime_ns != 0) {
+    if let Some(c) = sidecar
+        .clock
+        .filter(|c| c.before_start_ns != 0 || c.runtime_ns != 0)
+    {
         b.clear();
         put_u64(&mut b, c.before_start_ns);
         put_u64(&mut b, c.runtime_ns);
@@ -997,9 +1000,12 @@ mod tests {
         let mut old = e.clone();
         old.mappings.clear();
         assert_eq!(old.resolve(0x7fff_0000_0234), None);
-        // Kind 9 is 4 + 36 bytes per mapping; kind 10 is 16 bytes, and both come last.
+        // Kind 9 is 4 + 36 bytes per mapping; kind 10 is 16 bytes, and both come last but
+        // for kind 11 (16 bytes).
         let bytes = sidecar_to_vec(&e).unwrap();
-        let tail = &bytes[bytes.len() - (12 + 16) - (12 + 4 + 36)..];
+        let end = bytes.len() - (12 + 16);
+        assert_eq!(bytes[end..end + 4], SECTION_UNCLOCKED.to_le_bytes());
+        let tail = &bytes[end - (12 + 16) - (12 + 4 + 36)..end];
         assert_eq!(tail[..4], SECTION_MAPPINGS.to_le_bytes());
         assert_eq!(tail[4..12], 40u64.to_le_bytes());
         assert_eq!(tail[52..56], SECTION_PROCESSES.to_le_bytes());
