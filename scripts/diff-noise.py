@@ -228,6 +228,7 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
                     "hot_delta": hot["delta_share"] if hot else 0.0,
                     "gate": gate == 1,
                     "phi": d["dispersion"],
+                    "jitter": d.get("jitter", 0.0),
                     "hot_detectable": hot.get("detectable_delta_share", 0.0) if hot else 0.0,
                     "cool_detectable": next(
                         (e.get("detectable_slowdown") or 0.0 for e in d["entries"] if e["name"] == "cool"),
@@ -252,7 +253,7 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
         f"`hot` is 20% slower in B\n"
     )
     print(
-        "| profiles per side | pairs | model (mean φ) | samples per profile | hot's share in BASE | "
+        "| profiles per side | pairs | model (mean φ, mean τ) | samples per profile | hot's share in BASE | "
         "hot's Δshare | A/A: any change | A/B: hot a change | "
         f"--fail-above {a.fail_above:g}: A/A exit 1 | A/B exit 1 | "
         "A/A: hot's detectable Δshare | A/A: cool's detectable slowdown |"
@@ -260,7 +261,11 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for per in ("single", "three"):
         aa, ab = results[(per, "A/A")], results[(per, "A/B")]
-        model = "sampling" if per == "single" else f"run-to-run ({mean(aa + ab, 'phi'):.2f})"
+        model = (
+            "sampling"
+            if per == "single"
+            else f"run-to-run ({mean(aa + ab, 'phi'):.2f}, {100 * mean(aa + ab, 'jitter'):.1f}%)"
+        )
         print(
             f"| {1 if per == 'single' else 3} | {a.pairs} | {model} | {mean(aa, 'samples'):.0f} | "
             f"{100 * mean(ab, 'hot_share'):.1f}% | {100 * mean(ab, 'hot_delta'):+.2f} points | "

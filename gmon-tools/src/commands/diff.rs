@@ -33,8 +33,10 @@ NOISE MODELS (the header says which ran; spec/diff.md):
 its side's samples; the test is Fisher's exact test of the function's samples against the rest, \
 BASE against NEW.
   Several per side (--base A1 A2 A3 --new B1 B2 B3): the runs also differ from each other (CPU \
-time varies from run to run). That spread is measured across all functions as one dispersion \
-factor, and every sample counts that much less.
+time varies from run to run). That spread is measured across all functions in two parts: a \
+dispersion factor on the sampling noise, and a per-run jitter of each function's own time, which \
+spreads a function's share the more the larger the share is. Each function's samples count \
+less by its own part of both.
   Every function is tested, so the verdicts use Holm's correction: the chance that any unchanged \
 function is called a change stays at --level (default 0.05) however many functions there are. \
 Functions too small to reach the level whatever their samples did are not tested (Tarone) and \

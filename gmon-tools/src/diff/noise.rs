@@ -11,9 +11,11 @@
 //!
 //! Run-to-run spread (§3): with several profiles on a side, the per-run counts of each
 //! function spread more than sampling alone explains (the CPU runs a little differently each
-//! time). That extra spread is one factor `φ` (the dispersion), estimated across all functions
-//! from the runs' chi-square of homogeneity; every count is then worth `1/φ` of an independent
-//! sample, and the same test runs on the counts divided by `φ`.
+//! time). Two parts of it are measured across all functions ([`spread`]): a factor `φ` on the
+//! binomial variance, and a per-run jitter `τ` of each function's own time, whose variance in
+//! shares grows with the square of the share (the largest functions spread most). Each
+//! function gets its own dispersion from both ([`Spread::of_function`]): every count is then
+//! worth `1/φ_i` of an independent sample, and the same test runs on the counts divided by it.
 
 use serde::Serialize;
 
@@ -157,10 +159,12 @@ pub fn student_critical(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// The dispersion a comparison runs with (spec/diff.md §3).
+/// The dispersion a test runs with (spec/diff.md §3): the variance of a change in share over
+/// its binomial variance.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Dispersion {
-    /// The chi-square of homogeneity over its degrees of freedom, as measured (may be below 1).
+    /// As measured (may be below 1): the chi-square of homogeneity over its degrees of
+    /// freedom, or the line of [`spread`] at a function's share.
     pub measured: f64,
     /// Its degrees of freedom; 0 when nothing was measured (one profile per side).
     pub df: f64,
@@ -471,6 +475,212 @@ pub fn chi_square(rows: &[Vec<f64>], totals: &[f64]) -> (f64, f64) {
 /// Functions expected to hold fewer samples than this in a run do not take part in the
 /// dispersion estimate.
 pub const MIN_EXPECTED: f64 = 5.0;
+
+/// The run-to-run spread of a comparison (spec/diff.md §3): a run's share of function `i`
+/// varies by `φ · s(1 − s) / T` (sampling, widened by `φ`) plus `τ² · s²(1 − 2s + H)` (each
+/// function's own time varying by a factor `1 + ε`, `ε` of variance `τ²`, from run to run;
+/// `H` is the sum of the squared shares, the part the other functions' jitter adds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// `φ` and its degrees of freedom.
+    pub dispersion: Dispersion,
+    /// `τ²`, the variance of the per-run factor on a function's own time (0: none measured).
+    pub jitter: f64,
+    /// The degrees of freedom of `τ²` (0 when it is 0).
+    pub jitter_df: f64,
+}
+
+impl Spread {
+    /// One profile per side: the sampling model, nothing measured.
+    pub const SAMPLING: Spread = Spread {
+        dispersion: Dispersion::SAMPLING,
+        jitter: 0.0,
+        jitter_df: 0.0,
+    };
+
+    /// The dispersion of one function's change in share: the variance of the change over its
+    /// binomial variance, `φ + τ²·B / A`, with Satterthwaite's degrees of freedom for a sum of
+    /// two estimated variances. `share` is its share of both sides' samples together,
+    /// `herfindahl` the sum of all functions' squared shares, `totals` both sides' sums of
+    /// samples and `weights` each side's `Σ T_j² / (Σ T_j)²` (`1/R` for `R` equal runs: the
+    /// jitter of a side's summed runs averages over them).
+    pub fn of_function(
+        &self,
+        share: f64,
+        herfindahl: f64,
+        totals: (f64, f64),
+        weights: (f64, f64),
+    ) -> Dispersion {
+        let phi = self.dispersion.measured;
+        let s = share.clamp(0.0, 1.0);
+        let binomial = s * (1.0 - s) * (1.0 / totals.0.max(1e-300) + 1.0 / totals.1.max(1e-300));
+        let jitter =
+            self.jitter * s * s * (1.0 - 2.0 * s + herfindahl).max(0.0) * (weights.0 + weights.1);
+        if self.jitter <= 0.0 || binomial <= 0.0 || jitter <= 0.0 {
+            return self.dispersion;
+        }
+        let (a, b) = (phi * binomial, jitter);
+        // Both parts come from the same runs: together they have no more degrees of freedom
+        // than the chi-square of homogeneity, less the two the line through it costs.
+        let df = (a + b).powi(2) / (a * a / self.dispersion.df + b * b / self.jitter_df);
+        let df = df.min(self.dispersion.df - 2.0).max(1.0);
+        Dispersion {
+            measured: (a + b) / binomial,
+            df,
+        }
+    }
+}
+
+/// One side's runs for [`spread`]: `rows[i][j]` is function `i`'s samples in run `j`,
+/// `totals[j]` run `j`'s samples.
+pub struct SideRuns {
+    /// Per function, its samples in each run.
+    pub rows: Vec<Vec<f64>>,
+    /// Each run's samples.
+    pub totals: Vec<f64>,
+}
+
+/// Measures `φ` and `τ²` from the runs of both sides (spec/diff.md §3). Each function that
+/// every run expects [`MIN_EXPECTED`] samples of gives one point per side: its chi-square of
+/// homogeneity over its degrees of freedom, `y = Σ_j T_j (p_j − s)² / ((R − 1) s(1 − s))`,
+/// whose expectation under the model is `φ + τ²·x` with `x = s²(1 − 2s + H)(Σ T − Σ T²/Σ T) /
+/// ((R − 1) s(1 − s))`. The line through the points, weighted by the inverse of each point's
+/// variance (a chi-square's: `2 y² / (R − 1)`, iterated), gives both. A negative `τ²` is 0,
+/// leaving `φ` the chi-square of homogeneity of all functions; a `φ` below 1 is 1, so that the
+/// jitter does not borrow precision the binomial does not give.
+pub fn spread(sides: &[SideRuns]) -> Spread {
+    let (mut x2, mut df) = (0.0, 0.0);
+    for side in sides {
+        let (x, d) = chi_square(&side.rows, &side.totals);
+        x2 += x;
+        df += d;
+    }
+    if df <= 0.0 {
+        return Spread::SAMPLING;
+    }
+    let homogeneity = Dispersion {
+        measured: x2 / df,
+        df,
+    };
+    let (points, jitter_df) = jitter_points(sides);
+    // The jitter is measured from the same runs as the chi-square: never more freely.
+    let jitter_df = jitter_df.min(df - 1.0);
+    if let Some((phi, tau2)) = fit_line(&points)
+        && tau2 > 0.0
+        && jitter_df > 0.0
+    {
+        let (phi, tau2) = if phi >= 1.0 {
+            (phi, tau2)
+        } else {
+            (1.0, fit_slope(&points, 1.0))
+        };
+        if tau2 > 0.0 {
+            return Spread {
+                dispersion: Dispersion { measured: phi, df },
+                jitter: tau2,
+                jitter_df,
+            };
+        }
+    }
+    Spread {
+        dispersion: homogeneity,
+        ..Spread::SAMPLING
+    }
+}
+
+/// The points `(x, y, R − 1)` of [`spread`]'s line, and the degrees of freedom of its slope:
+/// per side `(R − 1)` times Kish's effective number of points, `(Σ x)² / Σ x²` (the slope
+/// rests on the few functions with the largest shares, not on all of them equally), less the
+/// one the shares' sum takes. A side of fewer than three functions gives none.
+fn jitter_points(sides: &[SideRuns]) -> (Vec<(f64, f64, f64)>, f64) {
+    let mut points = Vec::new();
+    let mut df = 0.0;
+    for side in sides {
+        let runs = side.totals.len();
+        let grand: f64 = side.totals.iter().sum();
+        if runs < 2 || grand <= 0.0 {
+            continue;
+        }
+        let r1 = (runs - 1) as f64;
+        let k = grand - side.totals.iter().map(|t| t * t).sum::<f64>() / grand;
+        let shares: Vec<f64> = side
+            .rows
+            .iter()
+            .map(|row| row.iter().sum::<f64>() / grand)
+            .collect();
+        let h: f64 = shares.iter().map(|s| s * s).sum();
+        let mut here = Vec::new();
+        for (row, &s) in side.rows.iter().zip(&shares) {
+            let fits = side.totals.iter().all(|t| s * t >= MIN_EXPECTED);
+            if !fits || s >= 1.0 {
+                continue;
+            }
+            let a = s * (1.0 - s);
+            let q: f64 = row
+                .iter()
+                .zip(&side.totals)
+                .filter(|(_, t)| **t > 0.0)
+                .map(|(c, t)| t * (c / t - s).powi(2))
+                .sum();
+            let x = s * s * (1.0 - 2.0 * s + h).max(0.0) * k / (r1 * a);
+            here.push((x, q / (r1 * a), r1));
+        }
+        // The shares of a side sum to 1: of `n` functions, `n − 1` vary freely, and two are one
+        // (a function and the rest): a line needs three.
+        if here.len() < 3 {
+            continue;
+        }
+        let sx: f64 = here.iter().map(|p| p.0).sum();
+        let sxx: f64 = here.iter().map(|p| p.0 * p.0).sum();
+        if sxx > 0.0 {
+            df += r1 * (sx * sx / sxx - 1.0).max(0.0);
+        }
+        points.extend(here);
+    }
+    (points, df)
+}
+
+/// The weighted least-squares line `y = φ + τ²·x` through `(x, y, R − 1)` points, each
+/// weighted by the inverse variance of a chi-square over its degrees of freedom at the line's
+/// value; `None` when the `x` do not spread enough to tell a slope.
+fn fit_line(points: &[(f64, f64, f64)]) -> Option<(f64, f64)> {
+    let (mut phi, mut tau2) = (1.0f64, 0.0f64);
+    for _ in 0..8 {
+        let (mut sw, mut swx, mut swy, mut swxx, mut swxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        for &(x, y, r1) in points {
+            let at = (phi + tau2 * x).max(0.1);
+            let w = r1 / (2.0 * at * at);
+            sw += w;
+            swx += w * x;
+            swy += w * y;
+            swxx += w * x * x;
+            swxy += w * x * y;
+        }
+        let det = sw * swxx - swx * swx;
+        if det <= 1e-12 * sw * swxx || sw <= 0.0 {
+            return None;
+        }
+        tau2 = (sw * swxy - swx * swy) / det;
+        phi = (swy - tau2 * swx) / sw;
+    }
+    Some((phi, tau2))
+}
+
+/// The slope of the line through `(0, phi)` (weighted as [`fit_line`]), at least 0.
+fn fit_slope(points: &[(f64, f64, f64)], phi: f64) -> f64 {
+    let mut tau2 = 0.0f64;
+    for _ in 0..8 {
+        let (mut num, mut den) = (0.0, 0.0);
+        for &(x, y, r1) in points {
+            let at = phi + tau2 * x;
+            let w = r1 / (2.0 * at * at);
+            num += w * x * (y - phi);
+            den += w * x * x;
+        }
+        tau2 = if den > 0.0 { (num / den).max(0.0) } else { 0.0 };
+    }
+    tau2
+}
 
 #[cfg(test)]
 mod tests {

@@ -27,10 +27,20 @@ fn model_line(d: &Diff) -> String {
         Model::Sampling => {
             "sampling noise (one profile per side: binomial counts, spec/diff.md §2)".to_string()
         }
+        Model::RunToRun if d.jitter > 0.0 => format!(
+            "sampling noise times the run-to-run dispersion ({:.2}), plus a per-run jitter of \
+             each function's own time ({:.1}%, which spreads a function's share the more the \
+             larger it is), both measured between the profiles of each side (with {} and {:.1} \
+             degrees of freedom: Student's t; spec/diff.md §3)",
+            d.dispersion,
+            d.jitter * 100.0,
+            d.dispersion_df,
+            d.jitter_df
+        ),
         Model::RunToRun => format!(
             "sampling noise times the run-to-run dispersion measured between the profiles of \
-             each side ({:.2}, estimated with {} degrees of freedom: Student's t; \
-             spec/diff.md §3)",
+             each side ({:.2}, estimated with {} degrees of freedom: Student's t; no jitter of \
+             single functions beyond it; spec/diff.md §3)",
             d.dispersion, d.dispersion_df
         ),
     };

@@ -56,7 +56,8 @@
     fact("New", H.new.join(", ") + " \u2014 " + fmt(H.new_samples) + " samples");
     fact("Compared", H.granularity === "function" ? "per function (" + META.stacks + " stacks)" : "per address range (no executable)");
     fact("Noise model", H.model === "sampling" ? "sampling noise: one profile a side, binomial counts"
-      : "run-to-run: several profiles a side, sampling noise times the measured spread between runs (dispersion " + H.dispersion.toFixed(2) + ")");
+      : "run-to-run: several profiles a side, sampling noise times the measured spread between runs (dispersion " + H.dispersion.toFixed(2) + ")" +
+        (H.jitter > 0 ? ", plus a per-run jitter of each function's own time (" + (100 * H.jitter).toFixed(1) + "%)" : ""));
     fact("Tests", fmt(H.tested) + " functions tested at level " + H.level + " over all of them, " + (H.correction === "holm" ? "Holm's correction" : H.correction) +
       "; fewer than " + H.min_samples + " samples in both sides together: too few to tell");
     fact("Verdicts", fmt(H.changes) + " change" + (H.changes === 1 ? "" : "s") + ", " + fmt(H.noise) + " within noise, " + fmt(H.too_few) + " too few samples");

@@ -224,6 +224,8 @@ pub struct DiffHead {
     pub model: String,
     /// The run-to-run dispersion (1 for the sampling model).
     pub dispersion: f64,
+    /// The per-run jitter of a function's own time (0: none measured; spec/diff.md §3).
+    pub jitter: f64,
     /// The family-wise level.
     pub level: f64,
     /// The multiple-testing correction (`holm`).

@@ -144,6 +144,7 @@ pub fn build_diff_report(
         }
         .to_owned(),
         dispersion: diff.dispersion,
+        jitter: diff.jitter,
         level: diff.level,
         correction: diff.correction.to_owned(),
         min_samples: diff.min_samples,
