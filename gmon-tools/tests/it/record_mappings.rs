@@ -1,6 +1,7 @@
 //! What the sidecar says beyond the loader's list (spec/runtime.md §5.13, §5.14): code run
-//! from a second mapping of an object's file is named from that object (V8 maps node's builtins
-//! a second time; they came out `[unknown]`, issue 27, record/03), and a summed profile says
+//! from a second mapping of an object's file is named from that object, and unwound with its
+//! CFI (V8 maps node's builtins a second time; they came out `[unknown]`, issue 27, record/03),
+//! and a summed profile says
 //! how many processes and threads it holds, through `gmon record`, `gmon merge`, `gmon dump`
 //! and the report's header.
 
@@ -147,6 +148,20 @@ fn second_mapping_named(prog: &Path, out: &Path, args: &[&str]) {
         "spin {} and [unknown] {} of {total}: {stacks:?}",
         leaf("spin"),
         leaf("[unknown]")
+    );
+
+    // The copy unwinds with the executable's CFI: its callers are there (without, the frame
+    // of `main` was lost in every stack). Ticks before the watcher first read the maps (10 ms)
+    // go without.
+    let under_main: u64 = stacks
+        .iter()
+        .filter(|(s, _)| s.ends_with(";main;spin"))
+        .map(|s| s.1)
+        .sum();
+    assert!(
+        under_main * 10 >= leaf("spin") * 9,
+        "{under_main} of {} spin samples under main: {stacks:?}",
+        leaf("spin")
     );
 
     // `gmon dump` of the sidecar shows the section and names the copy's samples.

@@ -105,7 +105,7 @@ pub(crate) struct Session {
     /// Buffers for writing the profile, allocated now so that writing never allocates.
     pub buffers: Mutex<OutputBuffers>,
     /// The executable file mappings the watcher saw as the program ran (spec §5.13).
-    pub seen_maps: Mutex<SeenMaps>,
+    pub seen_maps: Arc<Mutex<SeenMaps>>,
     samples: AtomicU64,
     outside: AtomicU64,
     dropped: AtomicU64,
@@ -149,10 +149,11 @@ impl Session {
                 rec.max_depth.clamp(1, MAX_STACK_DEPTH),
             ))
         });
+        let seen_maps = Arc::new(Mutex::new(SeenMaps::new()));
         let dwarf = stacks
             .as_ref()
             .filter(|_| rec.unwind == Unwind::Dwarf)
-            .map(|t| DwarfStacks::start(Arc::clone(t), spawn));
+            .map(|t| DwarfStacks::start(Arc::clone(t), spawn, Arc::clone(&seen_maps)));
         let mut buffers = OutputBuffers::new(
             geometry.nbins,
             if rec.pcs { PC_TABLE_SLOTS } else { 0 },
@@ -177,7 +178,7 @@ impl Session {
             threads: crate::counts::tables::CountTable::noting(THREAD_TABLE_SLOTS),
             ranges,
             buffers: Mutex::new(buffers),
-            seen_maps: Mutex::new(SeenMaps::new()),
+            seen_maps,
             samples: AtomicU64::new(0),
             outside: AtomicU64::new(0),
             dropped: AtomicU64::new(0),

@@ -157,28 +157,36 @@ impl ExecMaps {
         &'a self,
         o: &'a ObjectView<'_>,
     ) -> impl Iterator<Item = FurtherMapping> + 'a {
-        let file = o.exec_ranges().next().and_then(|r| {
-            self.entries()
-                .iter()
-                .find(|m| m.start <= r.start && r.start < m.end)
-                .map(|m| (m.dev, m.inode))
-        });
-        self.entries()
-            .iter()
-            .filter(move |m| file == Some((m.dev, m.inode)))
-            .filter(move |m| !o.exec_ranges().any(|r| r.start < m.end && m.start < r.end))
-            .filter_map(move |m| {
-                let link = o.link_address_of(m.offset)?;
-                Some(FurtherMapping {
-                    range: AddressRange {
-                        start: m.start,
-                        end: m.end,
-                    },
-                    file_offset: m.offset,
-                    load_bias: m.start.wrapping_sub(link),
-                })
-            })
+        further_in(self.entries(), o)
     }
+}
+
+/// [`ExecMaps::further`] over the entries of a reading.
+pub(crate) fn further_in<'a>(
+    entries: &'a [FileMapping],
+    o: &'a ObjectView<'_>,
+) -> impl Iterator<Item = FurtherMapping> + 'a {
+    let file = o.exec_ranges().next().and_then(|r| {
+        entries
+            .iter()
+            .find(|m| m.start <= r.start && r.start < m.end)
+            .map(|m| (m.dev, m.inode))
+    });
+    entries
+        .iter()
+        .filter(move |m| file == Some((m.dev, m.inode)))
+        .filter(move |m| !o.exec_ranges().any(|r| r.start < m.end && m.start < r.end))
+        .filter_map(move |m| {
+            let link = o.link_address_of(m.offset)?;
+            Some(FurtherMapping {
+                range: AddressRange {
+                    start: m.start,
+                    end: m.end,
+                },
+                file_offset: m.offset,
+                load_bias: m.start.wrapping_sub(link),
+            })
+        })
 }
 
 /// The `start-end` of any maps line.
@@ -194,6 +202,8 @@ fn parse_range(line: &[u8]) -> Option<(u64, u64)> {
 pub(crate) struct SeenMaps {
     kept: ExecMaps,
     next: ExecMaps,
+    /// Changes when `kept` does (the unwinder rebuilds its further modules then).
+    generation: u64,
 }
 
 impl SeenMaps {
@@ -201,14 +211,29 @@ impl SeenMaps {
         SeenMaps {
             kept: ExecMaps::new(),
             next: ExecMaps::new(),
+            generation: 0,
         }
     }
 
     /// Reads the maps again, keeping what earlier readings saw and nothing has replaced.
     pub(crate) fn refresh(&mut self) {
         if self.next.read_keeping(Some(&self.kept)) {
+            if self.next.entries() != self.kept.entries() {
+                self.generation += 1;
+            }
             std::mem::swap(&mut self.kept, &mut self.next);
         }
+    }
+
+    /// What was seen, as a number that changes with it, and a copy (for the unwinder thread,
+    /// which may allocate, and should not hold the table while it walks the loader's list).
+    pub(crate) fn snapshot(&self) -> (u64, Vec<FileMapping>) {
+        (self.generation, self.kept.entries().to_vec())
+    }
+
+    /// The number [`SeenMaps::snapshot`] gives now.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Everything seen so far.

@@ -77,12 +77,17 @@ pub(crate) struct DwarfStacks {
 impl DwarfStacks {
     /// Allocates the ring and starts the unwinder thread (which reads the objects' CFI only
     /// once it has work).
-    pub(crate) fn start(table: Arc<StackTable>, spawn: SpawnThread) -> DwarfStacks {
+    pub(crate) fn start(
+        table: Arc<StackTable>,
+        spawn: SpawnThread,
+        seen: Arc<Mutex<mappings::SeenMaps>>,
+    ) -> DwarfStacks {
         let shared = Arc::new(worker::Shared {
             ring: ring::Ring::new(),
             table,
             truncated: Default::default(),
             dropped: Default::default(),
+            seen,
         });
         let mut worker = worker::Worker::new();
         worker.start_thread(&shared, spawn);

@@ -12,10 +12,17 @@
 //!
 //! glibc counts every load and unload (`dlpi_adds`, `dlpi_subs`); the list is rebuilt when the
 //! counts change, so objects `dlopen`ed after sampling started are picked up at the next drain.
+//! A further mapping of an object's file that the watcher saw (spec/runtime.md §5.13: V8's
+//! copy of node's builtins) is a module of its own, at its addresses, with its object's CFI:
+//! code run there unwinds as in the object.
 
 use std::ops::Range;
 
+use std::sync::Mutex;
+
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
+
+use crate::unwind::mappings::{FileMapping, SeenMaps, further_in};
 
 /// `PT_GNU_EH_FRAME`.
 const PT_GNU_EH_FRAME: u32 = 0x6474_e550;
@@ -56,6 +63,8 @@ struct Loaded {
     text: Range<u64>,
     /// Whether its `.eh_frame` was found.
     has_cfi: bool,
+    /// A further mapping of an object's file, not the object's own text.
+    further: bool,
 }
 
 /// The loaded objects known to the unwinder.
@@ -65,6 +74,8 @@ pub(crate) struct Modules {
     generation: Option<(u64, u64)>,
     /// Sorted by text start.
     loaded: Vec<Loaded>,
+    /// [`SeenMaps::generation`] when the further mappings' modules were last made.
+    seen_generation: Option<u64>,
 }
 
 /// What the `dl_iterate_phdr` callback collects.
@@ -80,8 +91,61 @@ struct Scan {
 
 impl Modules {
     /// Reads the loaded objects again if any was loaded or unloaded since the last call, and
-    /// updates `unwinder` to match.
-    pub(crate) fn refresh(&mut self, unwinder: &mut NativeUnwinder) {
+    /// the further mappings of their files when those or the watcher's reading changed; updates
+    /// `unwinder` to match.
+    pub(crate) fn refresh(&mut self, unwinder: &mut NativeUnwinder, seen: &Mutex<SeenMaps>) {
+        let objects_changed = self.refresh_objects(unwinder);
+        // The watcher's table is held only to copy it (try: never wait for the watcher).
+        let snapshot = match seen.try_lock() {
+            Ok(g) if objects_changed || self.seen_generation != Some(g.generation()) => {
+                Some(g.snapshot())
+            }
+            _ => None,
+        };
+        if let Some((generation, entries)) = snapshot {
+            self.refresh_further(unwinder, &entries);
+            self.seen_generation = Some(generation);
+        }
+    }
+
+    /// Replaces the further mappings' modules with those of `entries`.
+    fn refresh_further(&mut self, unwinder: &mut NativeUnwinder, entries: &[FileMapping]) {
+        self.loaded.retain(|l| {
+            if l.further {
+                unwinder.remove_module(l.text.start);
+            }
+            !l.further
+        });
+        let mut found = Vec::new();
+        crate::unwind::objects::for_each_object(|o| {
+            for f in further_in(entries, o) {
+                let text = f.range.start..f.range.end;
+                // SAFETY: the object's segments are mapped during the callback, and until the
+                // process ends for the main executable (the first object).
+                let module =
+                    unsafe { module(o.bias, o.phdrs(), (text.clone(), f.load_bias), o.first) };
+                let has_cfi = module.is_some();
+                found.push((
+                    Loaded {
+                        text,
+                        has_cfi,
+                        further: true,
+                    },
+                    module,
+                ));
+            }
+        });
+        for (loaded, module) in found {
+            if let Some(m) = module {
+                unwinder.add_module(m);
+            }
+            self.loaded.push(loaded);
+        }
+        self.loaded.sort_by_key(|l| l.text.start);
+    }
+
+    /// The objects part of [`Modules::refresh`]; whether the list was read again.
+    fn refresh_objects(&mut self, unwinder: &mut NativeUnwinder) -> bool {
         let mut scan = Scan {
             generation: (0, 0),
             found: Vec::new(),
@@ -96,7 +160,7 @@ impl Modules {
                 crate::sys::dl_iterate_phdr(generation, (&mut now as *mut (u64, u64)).cast());
             }
             if now == g {
-                return;
+                return false;
             }
         }
         // SAFETY: the callback only reads the `dl_phdr_info` and the memory of the object it
@@ -105,7 +169,7 @@ impl Modules {
             crate::sys::dl_iterate_phdr(collect, (&mut scan as *mut Scan).cast());
         }
         self.loaded.retain(|l| {
-            let keep = scan.seen.contains(&l.text.start);
+            let keep = l.further || scan.seen.contains(&l.text.start);
             if !keep {
                 unwinder.remove_module(l.text.start);
             }
@@ -119,6 +183,7 @@ impl Modules {
         }
         self.loaded.sort_by_key(|l| l.text.start);
         self.generation = Some(scan.generation);
+        true
     }
 
     /// Whether `addr` lies in an object whose CFI the unwinder has.
@@ -189,11 +254,12 @@ unsafe extern "C" fn collect(
             .starts_with(b"linux-vdso");
     // SAFETY: as above; the segments described by `phdrs` are mapped during the callback, and
     // for the rest of the process when `permanent`.
-    let module = unsafe { module(bias, phdrs, &text, permanent) };
+    let module = unsafe { module(bias, phdrs, (text.clone(), bias), permanent) };
     scan.found.push((
         Loaded {
             text,
             has_cfi: module.is_some(),
+            further: false,
         },
         module,
     ));
@@ -201,7 +267,9 @@ unsafe extern "C" fn collect(
 }
 
 /// A framehop module with the object's `.eh_frame_hdr` and `.eh_frame` (in place when
-/// `permanent`, else copied), or None when it has none.
+/// `permanent`, else copied), or None when it has none. `place` is the code's runtime range
+/// and its load bias: the object's text and `bias`, or a further mapping of its file and that
+/// mapping's bias (the tables are still read from the object, at `bias`).
 ///
 /// # Safety
 /// `phdrs` must be the program headers of an object loaded at `bias` and still mapped, and
@@ -209,9 +277,10 @@ unsafe extern "C" fn collect(
 unsafe fn module(
     bias: u64,
     phdrs: &[libc::Elf64_Phdr],
-    text: &Range<u64>,
+    place: (Range<u64>, u64),
     permanent: bool,
 ) -> Option<Module<Data>> {
+    let (text, base) = place;
     let hdr_ph = phdrs.iter().find(|p| p.p_type == PT_GNU_EH_FRAME)?;
     let hdr_svma = hdr_ph.p_vaddr;
     // Every byte read must lie in a loaded segment (PT_GNU_EH_FRAME and .eh_frame are in one).
@@ -239,14 +308,14 @@ unsafe fn module(
     };
     let info = ExplicitModuleSectionInfo {
         base_svma: 0,
-        text_svma: Some(text.start.wrapping_sub(bias)..text.end.wrapping_sub(bias)),
+        text_svma: Some(text.start.wrapping_sub(base)..text.end.wrapping_sub(base)),
         eh_frame_svma: Some(eh_svma..eh_svma + eh_frame.len() as u64),
         eh_frame: Some(data(eh_frame)),
         eh_frame_hdr_svma: Some(hdr_svma..hdr_end),
         eh_frame_hdr: Some(data(hdr)),
         ..Default::default()
     };
-    Some(Module::new(String::new(), text.clone(), bias, info))
+    Some(Module::new(String::new(), text, base, info))
 }
 
 /// The bytes of a loaded object at link-time addresses `svma`.
@@ -352,7 +421,8 @@ mod tests {
     fn this_process_has_cfi() {
         let mut m = Modules::default();
         let mut u = NativeUnwinder::new();
-        m.refresh(&mut u);
+        let seen = Mutex::new(SeenMaps::new());
+        m.refresh(&mut u, &seen);
         let here = this_process_has_cfi as *const () as u64;
         assert!(m.has_cfi(here), "no CFI found for the test binary");
         assert!(
@@ -361,7 +431,33 @@ mod tests {
         );
         assert!(!m.has_cfi(8));
         let before = m.loaded.clone();
-        m.refresh(&mut u);
+        m.refresh(&mut u, &seen);
         assert_eq!(m.loaded, before);
+    }
+
+    #[test]
+    fn a_second_mapping_of_the_executable_has_its_cfi() {
+        use crate::unwind::mappings::tests::{MAPS_LOCK, SecondCopy};
+        let _one = MAPS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let here = a_second_mapping_of_the_executable_has_its_cfi as *const () as u64;
+        let copy = SecondCopy::of(here);
+        let in_copy = copy.at + (here - copy.page);
+        let (mut m, mut u) = (Modules::default(), NativeUnwinder::new());
+        let seen = Mutex::new(SeenMaps::new());
+        m.refresh(&mut u, &seen);
+        assert!(!m.has_cfi(in_copy), "before the watcher saw it");
+        seen.lock().unwrap_or_else(|e| e.into_inner()).refresh();
+        m.refresh(&mut u, &seen);
+        assert!(m.has_cfi(in_copy), "the copy has the executable's CFI");
+        assert!(m.has_cfi(here));
+        drop(copy);
+        // Unmapped and its place taken: the module goes at the next reading.
+        seen.lock().unwrap_or_else(|e| e.into_inner()).refresh();
+        m.refresh(&mut u, &seen);
+        assert!(
+            m.loaded
+                .windows(2)
+                .all(|w| w[0].text.start <= w[1].text.start)
+        );
     }
 }

@@ -44,6 +44,11 @@ impl ObjectView<'_> {
             })
     }
 
+    /// Its program headers.
+    pub(crate) fn phdrs(&self) -> &[libc::Elf64_Phdr] {
+        self.phdrs
+    }
+
     /// The link-time address of the byte at `offset` in the object's file: in the loadable
     /// segment (`PT_LOAD`) whose file bytes hold it. `None` when no segment loads it.
     pub(crate) fn link_address_of(&self, offset: u64) -> Option<u64> {

@@ -32,6 +32,8 @@ pub(crate) struct Shared {
     pub truncated: AtomicU64,
     /// Ticks whose stack did not fit in the table.
     pub dropped: AtomicU64,
+    /// The watcher's reading of the maps: further mappings of the objects' files.
+    pub seen: Arc<Mutex<crate::unwind::mappings::SeenMaps>>,
 }
 
 /// framehop's state: the loaded objects' CFI and its rule cache.
@@ -60,7 +62,7 @@ impl State {
         shared.ring.drain(|snap| {
             if !refreshed {
                 // Only when there is work: picks up objects dlopen'ed since the last drain.
-                self.modules.refresh(&mut self.unwinder);
+                self.modules.refresh(&mut self.unwinder, &shared.seen);
                 refreshed = true;
             }
             let kind = self.unwind(&snap, shared.table.depth());
