@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::diff::{
-    Granularity, NoiseOptions, PrintOptions, diff_runs, differential_folded, range_counts,
-    stack_counts,
+    ExecutableDiff, Granularity, NoiseOptions, OneSided, Pairing, PrintOptions, Recorded, TreeDiff,
+    diff_runs, differential_folded, pair_executables, range_counts, stack_counts,
 };
+use crate::flame::{root_names, under_root};
 use crate::input::read_input;
 use crate::model::{self, LoadOptions};
 
@@ -56,6 +57,14 @@ is described in spec/json.md). --folded prints differential folded stacks (`stac
 new_count`), estimated from the call graph with --exe, single frames without, for inferno's \
 differential flame graph; gmon flame --diff draws one that greys out noise.
 
+Profiles of a recorded process tree (gmon record of a script: OUT OUT.*, a profile per \
+process) are compared executable by executable: --base OUT_a OUT_a.* --new OUT_b OUT_b.*. Each \
+side's profiles of one executable are summed; executables are paired by path, else by build id, \
+else by a file name unique on both sides; each pair is compared as one program at the level \
+divided among the pairs, so that the whole tree keeps it. An executable only one side ran is \
+named, with its samples, and not compared. --json then prints a document of kind \
+`process-tree` (spec/json.md); --folded puts each executable's stacks under its root frame.
+
 A profile that cannot belong to its executable is refused, naming the check that failed (the \
 build id its runtime sidecar records, a histogram beyond the code, arcs outside it, most samples \
 outside every function); --force reads it anyway.
@@ -65,6 +74,7 @@ EXAMPLES:
   gmon diff --exe ./prog --base a1.out a2.out a3.out --new b1.out b2.out b3.out
   gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json
   gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg
+  gmon diff --base old/OUT old/OUT.* --new new/OUT new/OUT.*
 
 A CI GATE (fail the job when a function got more than 2 points of the time, beyond noise):
   for i in 1 2 3; do gmon record -o base.$i.out -- ./prog-main; done
@@ -147,6 +157,20 @@ pub struct DiffSides {
     pub min_samples: f64,
 }
 
+/// The comparison of two recorded process trees, with each executable's models (one per side:
+/// its profiles summed) for the views that draw stacks.
+#[derive(Debug)]
+pub struct TreeComparison {
+    /// The verdicts, per executable.
+    pub tree: TreeDiff,
+    /// Per entry of `tree.executables`: BASE's and NEW's model.
+    pub models: Vec<(model::Loaded, model::Loaded)>,
+    /// Per entry of `tree.only_base`: its model.
+    pub only_base: Vec<model::Loaded>,
+    /// Per entry of `tree.only_new`: its model.
+    pub only_new: Vec<model::Loaded>,
+}
+
 /// A comparison with its inputs: the executable and, with one, each profile's model (for the
 /// views that draw stacks: `--folded`, `gmon report --diff`).
 #[derive(Debug)]
@@ -217,6 +241,115 @@ impl DiffSides {
         let (exe, base) = model::executable_and_profiles(exe.as_deref(), &self.base)?;
         let (_, new) = model::executable_and_profiles(exe.as_deref(), &self.new)?;
         Ok((exe, base, new))
+    }
+
+    /// When no executable is named and the profiles' sidecars name more than one executable
+    /// on a side (`gmon record` of a process tree: a profile per process), compares the trees
+    /// executable by executable (spec/diff.md §11); `None` otherwise.
+    pub fn compare_tree(
+        &self,
+        command: &str,
+        exe: Option<&Path>,
+        operands: &[PathBuf],
+        force: bool,
+    ) -> anyhow::Result<Option<TreeComparison>> {
+        let noise = self.noise()?;
+        let Some(pairing) = self.tree_pairing(command, exe, operands)? else {
+            return Ok(None);
+        };
+        let executables: Vec<PathBuf> = pairing
+            .pairs
+            .iter()
+            .map(|(b, _, _)| &b.executable)
+            .chain(pairing.only_base.iter().map(|r| &r.executable))
+            .chain(pairing.only_new.iter().map(|r| &r.executable))
+            .cloned()
+            .collect();
+        let mut roots = root_names(&executables).into_iter();
+        // The level is shared among the executables compared, so that the whole tree keeps it.
+        let mut each = noise;
+        each.level = noise.level / pairing.pairs.len().max(1) as f64;
+        let opts = LoadOptions::STACKS_ONLY.with_force(force);
+        let label = |ps: &[PathBuf]| -> String {
+            ps.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut diffs = Vec::new();
+        let mut models = Vec::new();
+        for (b, n, by) in &pairing.pairs {
+            let bl = model::load_with(Some(&b.executable), &b.profiles, &opts)?;
+            let nl = model::load_with(Some(&n.executable), &n.profiles, &opts)?;
+            print_notes(command, bl.notes.iter().chain(&nl.notes));
+            let diff = diff_runs(
+                Granularity::Function,
+                &[stack_counts(&bl, &label(&b.profiles))],
+                &[stack_counts(&nl, &label(&n.profiles))],
+                &each,
+            );
+            diffs.push(ExecutableDiff {
+                root: roots.next().unwrap_or_default(),
+                base_executable: b.executable.display().to_string(),
+                new_executable: n.executable.display().to_string(),
+                matched_by: *by,
+                diff,
+            });
+            models.push((bl, nl));
+        }
+        let mut one_sided = |list: &[Recorded]| -> Vec<OneSided> {
+            list.iter()
+                .map(|r| OneSided::of(r, roots.next().unwrap_or_default()))
+                .collect()
+        };
+        let only_base = one_sided(&pairing.only_base);
+        let only_new = one_sided(&pairing.only_new);
+        let load = |list: &[Recorded]| -> anyhow::Result<Vec<model::Loaded>> {
+            list.iter()
+                .map(|r| {
+                    let l = model::load_with(Some(&r.executable), &r.profiles, &opts)?;
+                    print_notes(command, l.notes.iter());
+                    Ok(l)
+                })
+                .collect()
+        };
+        let (only_base_models, only_new_models) =
+            (load(&pairing.only_base)?, load(&pairing.only_new)?);
+        // The models follow their comparisons into root name order.
+        let mut both: Vec<(ExecutableDiff, (model::Loaded, model::Loaded))> =
+            diffs.into_iter().zip(models).collect();
+        both.sort_by(|a, b| a.0.root.cmp(&b.0.root));
+        let (diffs, models): (Vec<_>, Vec<_>) = both.into_iter().unzip();
+        Ok(Some(TreeComparison {
+            tree: TreeDiff::new(noise.level, diffs, only_base, only_new),
+            models,
+            only_base: only_base_models,
+            only_new: only_new_models,
+        }))
+    }
+
+    /// The executables of two recorded process trees, paired (`None` when the sides are no
+    /// trees: an executable is named, or a side's profiles name at most one each).
+    pub fn tree_pairing(
+        &self,
+        command: &str,
+        exe: Option<&Path>,
+        operands: &[PathBuf],
+    ) -> anyhow::Result<Option<Pairing>> {
+        if exe.is_some() || self.new_exe.is_some() {
+            return Ok(None);
+        }
+        let (exe, base_paths, new_paths) = self.split(command, None, operands)?;
+        if exe.is_some() {
+            return Ok(None);
+        }
+        let (Some(base), Some(new)) = (recorded(&base_paths), recorded(&new_paths)) else {
+            return Ok(None);
+        };
+        if base.len() < 2 && new.len() < 2 {
+            return Ok(None);
+        }
+        Ok(Some(pair_executables(base, new)))
     }
 
     /// Reads both sides and compares them: per function with an executable (named, or the one
@@ -338,6 +471,35 @@ pub fn print_notes<'a>(command: &str, notes: impl Iterator<Item = &'a String>) {
     }
 }
 
+/// The profiles grouped by the executable their sidecars name, in the order first named;
+/// `None` when a profile has no usable sidecar (then they are no recorded tree).
+fn recorded(profiles: &[PathBuf]) -> Option<Vec<Recorded>> {
+    let mut groups: Vec<Recorded> = Vec::new();
+    for p in profiles {
+        let exe = model::recorded_executable(p)?;
+        let side = model::sidecar_beside(p).ok().flatten();
+        let samples = side.as_ref().map_or(0, |s| s.counters.samples);
+        let build_id = side
+            .as_ref()
+            .and_then(|s| s.main_object())
+            .map(|m| m.build_id_hex())
+            .filter(|id| !id.is_empty());
+        match groups.iter_mut().find(|g| g.executable == exe) {
+            Some(g) => {
+                g.profiles.push(p.clone());
+                g.samples = g.samples.saturating_add(samples);
+            }
+            None => groups.push(Recorded {
+                executable: exe,
+                build_id,
+                profiles: vec![p.clone()],
+                samples,
+            }),
+        }
+    }
+    Some(groups)
+}
+
 /// Each profile with its label.
 fn pair<'a>(
     ps: &'a [gmon_format::Profile],
@@ -353,6 +515,12 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         && !(p.is_finite() && p >= 0.0)
     {
         anyhow::bail!("--fail-above must be a number of percentage points, not {p}");
+    }
+    if let Some(t) =
+        args.sides
+            .compare_tree("diff", args.exe.as_deref(), &args.operands, args.force)?
+    {
+        return print_tree(&args, &t, out);
     }
     let c = args
         .sides
@@ -381,6 +549,64 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let changed = match args.fail_above {
         Some(points) => diff.grew_above(points),
         None => diff.changes > 0,
+    };
+    Ok(if changed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+impl TreeComparison {
+    /// Each side's folded stacks, each executable's under its root frame (as `gmon flame OUT
+    /// OUT.*` draws a tree); an executable one side did not run has no stacks on that side.
+    pub fn folded(&self) -> (Vec<String>, Vec<String>) {
+        let under = |root: &str, l: &model::Loaded| -> Vec<String> {
+            let lines = crate::flame::folded_lines(&l.stacks, &l.graph);
+            under_root(root, &lines).collect()
+        };
+        let paired = |pick: fn(&(model::Loaded, model::Loaded)) -> &model::Loaded| {
+            self.tree
+                .executables
+                .iter()
+                .zip(&self.models)
+                .flat_map(move |(e, m)| under(&e.root, pick(m)))
+        };
+        let alone = |list: &[OneSided], models: &[model::Loaded]| -> Vec<String> {
+            list.iter()
+                .zip(models)
+                .flat_map(|(o, l)| under(&o.root, l))
+                .collect()
+        };
+        let mut base: Vec<String> = paired(|m| &m.0).collect();
+        base.extend(alone(&self.tree.only_base, &self.only_base));
+        let mut new: Vec<String> = paired(|m| &m.1).collect();
+        new.extend(alone(&self.tree.only_new, &self.only_new));
+        (base, new)
+    }
+}
+
+/// Prints a comparison of two process trees as `run` prints one of two programs, and exits as
+/// it does: 1 when any executable changed (or, with --fail-above, grew beyond it).
+fn print_tree(args: &Args, t: &TreeComparison, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    if args.folded {
+        let (base, new) = t.folded();
+        for l in differential_folded(&base, &new) {
+            writeln!(out, "{l}")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &t.tree)?;
+        writeln!(out)?;
+    } else {
+        let mut opts = PrintOptions::default();
+        opts.limit = args.limit;
+        crate::diff::print_tree_text(out, &t.tree, &opts)?;
+    }
+    let changed = match args.fail_above {
+        Some(points) => t.tree.grew_above(points),
+        None => t.tree.changed(),
     };
     Ok(if changed {
         ExitCode::from(1)

@@ -80,6 +80,26 @@ pub struct Args {
 /// Runs `gmon report`: exit 0 when the page was written (also for --diff, whatever changed).
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let data = if args.diff || args.sides.given() {
+        if let Some(p) = args.sides.tree_pairing(
+            "report --diff",
+            args.inputs.exe.as_deref(),
+            &args.inputs.gmon,
+        )? {
+            // Each executable would need its own root in the page's table and flame graph;
+            // until the page draws that, say so rather than read them as one program.
+            let names: Vec<String> = p
+                .pairs
+                .iter()
+                .map(|(b, _, _)| b.executable.display().to_string())
+                .collect();
+            anyhow::bail!(
+                "these profiles are recorded process trees ({} executables in both: {}): gmon \
+                 report --diff compares one program a side; compare the trees with gmon diff, \
+                 or give one executable's profiles (or --exe)",
+                names.len(),
+                names.join(", ")
+            );
+        }
         let c = args.sides.compare(
             "report --diff",
             args.inputs.exe.as_deref(),

@@ -29,6 +29,7 @@
 mod frames;
 mod noise;
 mod text;
+mod tree;
 mod verdict;
 
 use std::collections::{BTreeMap, HashMap};
@@ -43,6 +44,10 @@ use crate::model::{Frame, Loaded, StackSource, frame_name};
 pub use frames::{FrameVerdicts, frame_colour, frame_verdicts, grey_unchanged};
 pub use noise::{Model, POWER};
 pub use text::{PrintOptions, print_text};
+pub use tree::{
+    ExecutableDiff, MatchedBy, OneSided, Pairing, Recorded, TreeDiff, pair_executables,
+    print_tree_text,
+};
 pub use verdict::{CORRECTION, Verdict};
 
 /// How entries were formed.

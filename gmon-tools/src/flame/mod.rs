@@ -13,4 +13,6 @@ pub use svg::{
     DiffColours, NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg,
     write_svg,
 };
-pub use tree::{ExecutableGroup, folded_samples, group_by_executable, tree_subtitle, under_root};
+pub use tree::{
+    ExecutableGroup, folded_samples, group_by_executable, root_names, tree_subtitle, under_root,
+};

@@ -56,7 +56,7 @@ pub fn group_by_executable(profiles: &[PathBuf]) -> Option<Vec<ExecutableGroup>>
 
 /// File names, or whole paths where a file name is not unique in the tree. Frame separators
 /// (`;`) are replaced, since folded stacks split on them.
-fn root_names(executables: &[PathBuf]) -> Vec<String> {
+pub fn root_names(executables: &[PathBuf]) -> Vec<String> {
     let name = |e: &Path| {
         e.file_name()
             .map(|n| n.to_string_lossy().into_owned())

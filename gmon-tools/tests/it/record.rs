@@ -78,6 +78,26 @@ pub(crate) fn two_spinning_programs(dir: &Path) -> (PathBuf, PathBuf) {
     )
 }
 
+/// Records `sh -c SCRIPT` into a directory of its own and returns every file the run wrote
+/// (sidecars included, as `OUT OUT.*` names them).
+pub(crate) fn record_tree(dir: &Path, name: &str, script: &str) -> Vec<PathBuf> {
+    let rec = dir.join(name);
+    std::fs::create_dir(&rec).unwrap();
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(rec.join("tree.gmon"))
+        .args(["--", "sh", "-c", script])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", text(&run));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&rec)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    files
+}
+
 pub(crate) fn build_program(dir: &Path) -> PathBuf {
     compile_c(dir, "split", PROGRAM, &["-O1", "-fno-omit-frame-pointer"])
 }

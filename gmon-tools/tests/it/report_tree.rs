@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::record::{gmon_cmd, text, two_spinning_programs};
+use crate::record::{gmon_cmd, record_tree, text, two_spinning_programs};
 use crate::report::{chromium, open, report, strings};
 
 #[test]
@@ -18,23 +18,12 @@ fn report_of_a_process_tree_has_a_root_per_executable() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_spinning_programs(dir.path());
-    let rec = dir.path().join("rec");
-    std::fs::create_dir(&rec).unwrap();
-    let out = rec.join("tree.gmon");
-    let script = format!("{}; {}", a.display(), b.display());
-    let run = gmon_cmd()
-        .args(["record", "-o"])
-        .arg(&out)
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{}", text(&run));
     // Every file of the run, sidecars included, as `OUT OUT.*` names them.
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&rec)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
+    let files = record_tree(
+        dir.path(),
+        "rec",
+        &format!("{}; {}", a.display(), b.display()),
+    );
     let args: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let page = report(dir.path(), "tree.html", &args);
     // What gmon flame draws under each root.
