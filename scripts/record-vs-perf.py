@@ -16,7 +16,7 @@ one markdown row per workload:
   own process included) over the median unprofiled, minus one. One run's CPU time varies by
   5-10% on a shared machine: read these with --runs 5 or more;
 * agreement: per function, its share of the samples (self time: the leaf frame of
-  `gmon flame --folded OUT OUT.*`; for perf, the innermost user-space frame of each sample's
+  `gmon flame --folded --no-inline OUT OUT.*`; for perf, the innermost user-space frame of each sample's
   call chain, since a signal taken in the kernel is charged to the function that entered it);
   over the functions at 2% or more on either side, how many are within 3 points and the largest
   difference. Unnamed addresses (perf's `[unknown]`, gmon's `OBJECT+0x...`) are left out, and
@@ -131,13 +131,15 @@ def shares(counts):
 
 
 def gmon_self(gmon, files, cwd):
-    """Leaf-frame sample counts over every profile written (a root per executable)."""
+    """Leaf-frame sample counts over every profile written (a root per executable), without
+    inline frames: perf charges a sample to the symbol that holds the code, so the function
+    that inlined code is compared with perf's."""
     args = []
     for f in files:
         args.append(f)
         if os.path.exists(f + ".gmonx"):
             args.append(f + ".gmonx")
-    r = subprocess.run([gmon, "flame", "--folded"] + args, cwd=cwd, capture_output=True,
+    r = subprocess.run([gmon, "flame", "--folded", "--no-inline"] + args, cwd=cwd, capture_output=True,
                        text=True)
     counts = {}
     for line in r.stdout.splitlines():

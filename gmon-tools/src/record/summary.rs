@@ -238,8 +238,8 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64) -> String {
                 "the thread CPU timer is checked at the kernel's tick, so threads shorter \
                  than a tick end before their first sample"
             } else {
-                "the kernel's work at process exit, the sampler's signal handling, or \
-                 processes without the runtime"
+                "writing the profile and the kernel's work at process exit, the sampler's \
+                 signal handling, or processes without the runtime"
             };
             let _ = writeln!(s, "  {rest:>9.0}  the rest: {why}");
         }
@@ -312,8 +312,8 @@ mod tests {
                  loading)",
                 "        100  the sampler's own work: its start in each process, and its threads",
                 "         50  threads starting, or ending before their first sample",
-                "         50  the rest: the kernel's work at process exit, the sampler's signal \
-                 handling, or processes without the runtime",
+                "         50  the rest: writing the profile and the kernel's work at process \
+                 exit, the sampler's signal handling, or processes without the runtime",
             ],
             "{s}"
         );
