@@ -68,7 +68,7 @@ pub fn callgrind_from(l: &Loaded, command: &str) -> (Profile, CallSource) {
             let source = stack_calls(l, &mut functions);
             comments.push(
                 "costs: the samples of the exact sampled stacks, at their sampled program \
-                 counters (source lines of the executable's code from its DWARF)"
+                 counters (source lines from each object's DWARF, or its debug file's)"
                     .to_owned(),
             );
             comments.push(match source {
@@ -88,6 +88,7 @@ pub fn callgrind_from(l: &Loaded, command: &str) -> (Profile, CallSource) {
             source
         }
     };
+    name_files_from_costs(&mut functions);
     let mut profile = Profile {
         command: command.to_owned(),
         comments,
@@ -330,5 +331,33 @@ fn sampled_costs(l: &Loaded, leaves: &BTreeMap<usize, u64>, functions: &mut [Fun
                 samples: rest,
             });
         }
+    }
+}
+
+/// A function whose symbol names no source file (a shared object's: only its DWARF lines
+/// were read) takes the file most of its samples' lines are in, so that callgrind_annotate
+/// and KCachegrind show `file:function` and its annotated source instead of `???`.
+fn name_files_from_costs(functions: &mut [Function]) {
+    for f in functions.iter_mut().filter(|f| f.file.is_empty()) {
+        let mut by_file: BTreeMap<&str, u64> = BTreeMap::new();
+        for c in &f.costs {
+            if let Some(file) = &c.file {
+                *by_file.entry(file.as_str()).or_insert(0) += c.samples;
+            }
+        }
+        let Some(file) = by_file
+            .into_iter()
+            .max_by_key(|&(_, n)| n)
+            .map(|(file, _)| file.to_owned())
+        else {
+            continue;
+        };
+        // Costs in that file no longer say it (`fi=` is for lines of another file).
+        for c in &mut f.costs {
+            if c.file.as_deref() == Some(file.as_str()) {
+                c.file = None;
+            }
+        }
+        f.file = file;
     }
 }

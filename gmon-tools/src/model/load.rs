@@ -18,7 +18,7 @@ use super::function::{BinSample, FunctionInfo};
 use super::graph::{CycleGroup, GraphError, NodeId, WeightedCallGraph};
 use super::objects::{LoadedObject, executable_object, sidecar_objects};
 use super::operands::{OperandKind, executable_and_profiles, operand_kind};
-use super::place_lines::{line_at, locate_places};
+use super::place_lines::{line_at, locate_places, share_place_lines};
 use super::symbolize::{ObjectFunction, ObjectSymbols};
 use crate::error::Context;
 use crate::gprof::analysis::lines::{attach_function_sources, line_symbol_table};
@@ -356,6 +356,7 @@ pub fn load_with(exe: Option<&Path>, gmon: &[PathBuf], load: &LoadOptions) -> Re
         &mut line_info,
         &build_id_of,
     );
+    share_place_lines(&mut stacks, &functions);
     let cpu_stacks = match stacks.source {
         StackSource::Estimated if analysis.hz() > 0 => {
             let per_tick = 1e9 / f64::from(analysis.hz());

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use gmon_binary::dwarf::LineInfo;
 
+use super::Stacks;
 use super::addresses::PlacedStack;
+use super::function::FunctionInfo;
 
 /// The source file and line of `addr` in `info` by BFD's rule (the executable's, as gprof
 /// reads it), the file without leading `./` segments.
@@ -88,4 +90,36 @@ fn object_lines(path: &Path, build_id: &[u8]) -> Option<LineInfo> {
     }
     let info = LineInfo::for_executable(path, &data, Some(&elf), false);
     info.has_dwarf().then_some(info)
+}
+
+/// Gives the sampled addresses and call sites in shared objects the source lines their places
+/// got ([`locate_places`]): the same (object, address) pairs, so that views placing samples at
+/// instructions (callgrind) have the lines pprof has. Those of the executable have theirs
+/// already.
+pub(super) fn share_place_lines(stacks: &mut Stacks, functions: &[FunctionInfo]) {
+    let mut lines: BTreeMap<(&str, u64), (u32, &str)> = BTreeMap::new();
+    for place in stacks.placed.iter().flat_map(|s| s.places.iter().flatten()) {
+        if let (Some(object), Some(file)) = (&place.object, &place.file) {
+            lines.insert(
+                (object.as_str(), place.address),
+                (place.line, file.as_str()),
+            );
+        }
+    }
+    let found = |object: &str, address: u64| {
+        lines
+            .get(&(object, address))
+            .map(|&(line, file)| (line, Some(file.to_owned())))
+    };
+    for a in stacks.sampled.iter_mut().filter(|a| a.line == 0) {
+        if let Some(l) = a.object.as_deref().and_then(|o| found(o, a.address)) {
+            (a.line, a.file) = l;
+        }
+    }
+    for c in stacks.call_sites.iter_mut().filter(|c| c.line == 0) {
+        let object = functions.get(c.caller.0).and_then(|f| f.object.as_ref());
+        if let Some(l) = object.and_then(|(o, _)| found(o, c.address)) {
+            (c.line, c.file) = l;
+        }
+    }
 }

@@ -511,3 +511,51 @@ fn libc_frames_of_a_recorded_run_have_the_debug_files_lines() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn a_recorded_runs_callgrind_names_a_library_functions_source_file_and_lines() {
+    // A shared object's function has no source file in its symbol: before, callgrind wrote it
+    // as `???` with every cost on line 0, though pprof had the lines of the same addresses.
+    let tmp = tempfile::tempdir().unwrap();
+    recorded_profile(tmp.path());
+    let cg = tmp.path().join("run.cg");
+    let o = gmon_cmd()
+        .arg("callgrind")
+        .arg(tmp.path().join("run.out"))
+        .arg("-o")
+        .arg(&cg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "gmon callgrind: {}", text(&o));
+    let text = std::fs::read_to_string(&cg).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // Names are compressed: `fn=(4) lib_spin` once, `fn=(4)` after; files likewise.
+    let id_of = |prefixes: &[&str], name_ends: &str| {
+        lines.iter().find_map(|l| {
+            let (key, rest) = l.split_once('=')?;
+            let (id, name) = rest.split_once(' ')?;
+            (prefixes.contains(&key) && name.ends_with(name_ends)).then(|| id.to_owned())
+        })
+    };
+    let function = id_of(&["fn", "cfn"], "lib_spin").unwrap_or_else(|| panic!("{text}"));
+    let file = id_of(&["fl", "fi", "fe", "cfi"], "libhot.c")
+        .unwrap_or_else(|| panic!("no source file libhot.c:\n{text}"));
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(&format!("fn={function}")))
+        .unwrap_or_else(|| panic!("no costs of lib_spin:\n{text}"));
+    let fl = lines[..at]
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("fl="))
+        .unwrap_or_else(|| panic!("no fl= before lib_spin:\n{text}"));
+    assert!(fl.starts_with(&format!("fl={file}")), "{fl}\n{text}");
+    // Its costs sit on the loop's lines (`0xADDRESS LINE COST`, `positions: instr line`).
+    let costs: Vec<u64> = lines[at + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with("fn=") && !l.starts_with("fl="))
+        .filter(|l| l.starts_with("0x"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .collect();
+    assert!(costs.iter().any(|&line| line > 0), "{text}");
+}
