@@ -935,8 +935,12 @@ fn threads_are_sampled_with_whole_stacks_from_their_start() {
         .filter(|&n| n > 100)
         .sum();
     assert!(on_workers > 300, "{:?}", sidecar.threads);
-    assert_eq!(
-        sidecar.counters.truncated_stacks, 0,
+    // A tick whose snapshot finds the unwinder's ring full (the unwinder thread fell behind on
+    // a loaded machine) is walked in the handler instead, and that walk can end short: at most
+    // one such tick in a hundred. The race that once cut stacks here (a lookup during a re-read
+    // of the thread stacks) has its own test in gmon-write (unwind/objects.rs).
+    assert!(
+        sidecar.counters.truncated_stacks * 100 <= on_workers,
         "{:?}",
         sidecar.counters
     );
