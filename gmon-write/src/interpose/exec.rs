@@ -48,15 +48,15 @@ macro_rules! wrap {
             // The next image counts what no clock saw before it started, from this exec on
             // when this image's profile accounts for the time before (spec §4.5, "What no
             // clock sees"); else (a shell's child between fork and exec, unsampled) from the
-            // process's start.
-            let noted = written && crate::engine::sampler::owned_by_this_process();
-            if noted {
+            // process's start. (Only the process the session belongs to writes: never a vfork
+            // child.)
+            if written {
                 record::note_cpu_at_exec();
             }
             // SAFETY: `real` is the next definition of this very function.
             let r = unsafe { std::mem::transmute::<*mut libc::c_void, $ty>(real)($($arg),*) };
             let saved = sys::errno();
-            if noted {
+            if written {
                 record::forget_cpu_at_exec();
             }
             crate::engine::sampler::after_failed_exec();
