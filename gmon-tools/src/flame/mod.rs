@@ -8,7 +8,7 @@ mod tree;
 pub(crate) use svg::escape;
 
 pub use folded::{folded_lines, write_folded};
-pub use inline::{Chains, INLINED_MARK, folded_lines_inlined};
+pub use inline::{INLINED_MARK, folded_lines_inlined, stack_frame_name};
 pub use svg::{
     DiffColours, NothingToDraw, SvgOptions, subtitle, write_diff_svg, write_no_samples_svg,
     write_svg,

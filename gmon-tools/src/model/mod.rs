@@ -14,6 +14,7 @@ mod function;
 mod gprof_notes;
 mod graph;
 mod inline;
+mod inline_stacks;
 mod load;
 mod names;
 mod objects;
@@ -35,6 +36,7 @@ pub use graph::{CycleGroup, Edge, GraphError, Node, NodeId, WeightedCallGraph};
 pub use inline::{
     InlineChain, InlinedFrame, executable_inline_chains, inline_chains, profile_inline_chains,
 };
+pub use inline_stacks::{Chains, StackFrame, stacks_with_inline_frames};
 pub use load::{
     LoadOptions, Loaded, check_profile, choose_executable, graph_from_analysis, load, load_with,
     recorded_executable, split_executable, views_symbol_table, whole_samples,

@@ -5,7 +5,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use crate::model::{Frame, Loaded, NodeId, StackSource, executable_inline_chains, sidecar_beside};
+use crate::flame::INLINED_MARK;
+use crate::model::{
+    Frame, Loaded, NodeId, StackFrame, StackSource, executable_inline_chains,
+    profile_inline_chains, sidecar_beside, stacks_with_inline_frames,
+};
 
 use super::data::{RecordedExecutable, ReportData};
 use super::flame::{FlameTree, TOP};
@@ -23,7 +27,7 @@ pub struct ReportOptions {
 }
 
 /// Where a frame of the model went in the report: functions first, then one pseudo-function
-/// per cycle (`<cycle N>`), then nothing else.
+/// per cycle (`<cycle N>`); the flame tree adds one per inlined function after them.
 struct Index {
     /// Report index of each graph node, `None` when the node is not listed.
     of_node: Vec<Option<u32>>,
@@ -192,11 +196,44 @@ fn add_arcs(l: &Loaded, index: &Index, pairs: &HashMap<(Frame, Frame), u64>, d: 
     }
 }
 
-/// The stacks merged into a tree (spec/report.md §2).
+/// The stacks merged into a tree, with the frames of inlined functions above the function
+/// that holds their code (spec/report.md §2). Each inlined function is a pseudo-function
+/// `NAME [inlined]`, as `gmon flame` names it, whose total is the samples of the stacks through
+/// it; its self samples stay with the function that holds the code, as the table counts them.
 fn add_flame(l: &Loaded, index: &Index, d: &mut ReportData) {
+    let chains = profile_inline_chains(l);
     let mut tree = FlameTree::new();
-    for s in &l.stacks.stacks {
-        tree.add(TOP, s.frames.iter().filter_map(|&f| index.of(f)), s.samples);
+    let mut inlined: HashMap<String, (u32, u64)> = HashMap::new();
+    let mut path: Vec<u32> = Vec::new();
+    for (frames, samples) in stacks_with_inline_frames(l, &chains) {
+        path.clear();
+        for frame in &frames {
+            match frame {
+                StackFrame::Called(f) => path.extend(index.of(*f)),
+                StackFrame::Inlined(name) => {
+                    let (f, _) = *inlined.entry(name.clone()).or_insert_with(|| {
+                        let f = d.functions.push_pseudo(format!("{name}{INLINED_MARK}"), 0);
+                        (f, 0)
+                    });
+                    path.push(f);
+                }
+            }
+        }
+        // Each inlined function's total counts a stack once, however often it is on it.
+        let mut seen: Vec<u32> = Vec::new();
+        for frame in &frames {
+            if let StackFrame::Inlined(name) = frame
+                && let Some(e) = inlined.get_mut(name)
+                && !seen.contains(&e.0)
+            {
+                seen.push(e.0);
+                e.1 = e.1.saturating_add(samples);
+            }
+        }
+        tree.add(TOP, path.iter().copied(), samples);
+    }
+    for (f, total) in inlined.into_values() {
+        d.functions.total[f as usize] = total;
     }
     tree.write(&d.functions.name, None, &mut d.flame);
 }

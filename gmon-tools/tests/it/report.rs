@@ -249,6 +249,52 @@ fn report_hot_lines_say_where_code_was_inlined_from() {
 }
 
 #[test]
+fn report_flame_graph_draws_inlined_functions_above_the_function_that_holds_them() {
+    let Some(browser) = chromium("report_flame_graph_draws_inlined_functions") else {
+        return;
+    };
+    let case = case_dir("inlined-pie-O2");
+    let args = [case.join("prog"), case.join("gmon.out")];
+    let dir = tempfile::tempdir().unwrap();
+    let page = report(
+        dir.path(),
+        "inlined-flame.html",
+        &[args[0].as_path(), args[1].as_path()],
+    );
+    // What `gmon flame` draws: the samples of the stacks ending in mix inlined into work.
+    // (Before inline frames, the report drew work alone, with all 16.)
+    let folded = run_ok(gmon().args(["flame", "--folded"]).args(&args));
+    let folded = String::from_utf8(folded.stdout).unwrap();
+    let in_mix: u64 = folded
+        .lines()
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter(|(stack, _)| stack.ends_with(";work;mix [inlined]"))
+        .map(|(_, n)| n.parse::<u64>().unwrap())
+        .sum();
+    assert!(in_mix > 0, "{folded}");
+    let v = open(&browser, &page, &json!([{"frames": true}]));
+    let frames = v["steps"][0]["frames"].as_array().unwrap();
+    let named = |name: &str| -> Vec<(f64, f64)> {
+        frames
+            .iter()
+            .filter(|f| f[0] == json!(name))
+            .map(|f| (f[1].as_f64().unwrap(), f[2].as_f64().unwrap()))
+            .collect()
+    };
+    let mix = named("mix [inlined]");
+    let work = named("work");
+    assert_eq!(mix.len(), 1, "{frames:?}");
+    assert_eq!(work.len(), 1, "{frames:?}");
+    let ((mx, mw), (wx, ww)) = (mix[0], work[0]);
+    // The same split as `gmon flame`'s, to the rounding of one sample: the report credits
+    // lines (its hot lines need them), which cuts the histogram's pieces at line starts.
+    assert!((mw as u64).abs_diff(in_mix) <= 1, "{in_mix} in {frames:?}");
+    // Above work, inside its width: work keeps every sample, mix takes part of them.
+    assert!(wx <= mx && mx + mw <= wx + ww, "{frames:?}");
+    assert!(mw < ww, "{frames:?}");
+}
+
+#[test]
 fn report_of_a_recorded_python3_run_shows_its_executable_and_sampled_callers() {
     let Some(browser) = chromium("report_of_a_recorded_python3_run") else {
         return;
