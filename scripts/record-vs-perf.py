@@ -18,8 +18,10 @@ one markdown row per workload:
 * agreement: per function, its share of the samples (self time: the leaf frame of
   `gmon flame --folded --no-inline OUT OUT.*`; for perf, the innermost user-space frame of each sample's
   call chain, since a signal taken in the kernel is charged to the function that entered it);
-  over the functions at 2% or more on either side, how many are within 3 points and the largest
-  difference. Unnamed addresses (perf's `[unknown]`, gmon's `OBJECT+0x...`) are left out, and
+  over the functions at 2% or more on either side, with the samples of all N runs added up:
+  how many are within 3 points, the largest difference in standard errors of the two sides'
+  binomial sampling noise, and how many differ by more than 3 points and 2 standard errors
+  (a difference within the noise says nothing about either tool). Unnamed addresses (perf's `[unknown]`, gmon's `OBJECT+0x...`) are left out, and
   aliases are compared by one spelling (no `__GI_`, leading underscores or symbol version).
 
 Needs gcc, make, perl, python3, perf (linux-perf) and a release build of gmon (built here unless
@@ -185,14 +187,26 @@ def merged(counts):
 
 
 def agreement(g, p):
+    """Functions at 2% or more on either side: how many are within 3 points, the largest
+    difference with its sampling standard error, and how many differ by more than 3 points
+    *and* more than two standard errors (the binomial noise of both sides' sample counts, which
+    at a few hundred samples is itself about 3 points for a function near 40%)."""
+    ng, np_ = sum(g.values()), sum(p.values())
     g, p = shares(merged(g)), shares(merged(p))
     keys = [k for k in set(g) | set(p) if g.get(k, 0) >= 2 or p.get(k, 0) >= 2]
-    if not keys:
+    if not keys or not ng or not np_:
         return "-"
+
+    def se(k):
+        a, b = g.get(k, 0), p.get(k, 0)
+        return max((a * (100 - a) / ng + b * (100 - b) / np_) ** 0.5, 1e-9)
+
     diffs = sorted(((abs(g.get(k, 0) - p.get(k, 0)), k) for k in keys), reverse=True)
     within = sum(1 for d, _ in diffs if d <= 3)
+    beyond = sum(1 for d, k in diffs if d > 3 and d > 2 * se(k))
     worst, name = diffs[0]
-    return f"{within}/{len(keys)} within 3 pts; max {worst:.1f} ({name[:40]})"
+    return (f"{within}/{len(keys)} within 3 pts; max {worst:.1f} ({name[:40]}, "
+            f"{worst / se(name):.1f} SE); {beyond} beyond 3 pts and 2 SE")
 
 
 def main():
@@ -233,10 +247,13 @@ def main():
                 _, c, _ = cpu_of(["perf", "record", "-q", "-F", str(args.hz), "-g", "-o", data,
                                   "--"] + argv, work)
                 prf.append(c)
+                # Every run's samples count: one run's few hundred are too few to compare.
+                for counts, more in ((gcounts, gmon_self(gmon, FILE.findall(err), work)),
+                                     (pcounts, perf_self(data, work))):
+                    for k, v in more.items():
+                        counts[k] = counts.get(k, 0) + v
                 if i == args.runs - 1:
                     summary = err
-                    gcounts = gmon_self(gmon, FILE.findall(err), work)
-                    pcounts = perf_self(data, work)
                 os.unlink(data)
                 shutil.rmtree(os.path.dirname(out), ignore_errors=True)
             s = SUMMARY.search(summary)
