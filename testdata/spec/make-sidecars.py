@@ -89,6 +89,7 @@ def valid_sections():
         (8, u32(2) + u32(0) + u64(9) + u64(0)),
         (9, mappings((0, 0x7FF000000000, 0x7FF000001000, 0x1000, 0x7FF000000000 - 0x1000))),
         (10, u64(1) + u64(1)),
+        (11, u64(2_700_000) + u64(800_000)),
     ]
 
 
@@ -225,6 +226,26 @@ def main():
     bad("mapping-count-too-big.gmonx",
         build(base[:8] + [(9, u32(2) + mappings((0, 0, 0, 0, 0))[4:])] + base[9:]),
         "bad-value", m_at + 12, "rule 9: mappings")
+
+    # CLOCK (8), PROCESSES (10) and UNCLOCKED (11): fixed-size bodies, rules 7, 8 and 12.
+    c_at = offset_of_section(base, 7)
+    bad("clock-cut.gmonx", build(base[:7] + [(8, base[7][1][:20])] + base[8:]),
+        "eof", c_at + 12 + 16, "rule 8: CLOCK's unsampled cut short")
+    p_at = offset_of_section(base, 9)
+    bad("processes-trailing.gmonx", build(base[:9] + [(10, base[9][1] + b"\x00")] + base[10:]),
+        "sidecar-trailing-bytes", p_at + 12 + 16, "rule 12: PROCESSES")
+    u_at = offset_of_section(base, 10)
+    bad("unclocked-cut.gmonx", build(base[:10] + [(11, base[10][1][:12])]),
+        "eof", u_at + 12 + 8, "rule 8: UNCLOCKED's runtime_ns cut short")
+    bad("unclocked-trailing.gmonx", build(base[:10] + [(11, base[10][1] + u32(0))]),
+        "sidecar-trailing-bytes", u_at + 12 + 16, "rule 12: UNCLOCKED")
+    bad("unclocked-twice.gmonx", full + section(11, base[10][1]),
+        "sidecar-duplicate-section", len(full), "rule 7: UNCLOCKED, the last known kind")
+    # Valid: UNCLOCKED before the CLOCK it completes, and without any CLOCK.
+    early_u = base[:7] + [base[10], base[7]] + base[8:10]
+    ok("unclocked-before-clock.gmonx", build(early_u), "UNCLOCKED before CLOCK: kept for it")
+    ok("unclocked-without-clock.gmonx", build(base[:7] + base[8:]),
+       "UNCLOCKED without CLOCK: an unknown clock with its two times")
 
     with open(os.path.join(OUT, "manifest.tsv"), "w") as f:
         f.write("# What a reader must make of every sidecar in this folder (spec/runtime.md §5,\n"
