@@ -25,13 +25,12 @@ pub(crate) const CELL_BINS: usize = BIN_CHUNK;
 /// (gprof refuses records whose scales differ by more than 10⁻⁶), and a cell's bins must land
 /// on the addresses the runtime counted them at. So cells are used only when the runtime's bins
 /// are exactly 4 bytes ([`FOUR_BYTE_BINS`]), and a cell record claims 4 bytes per bin (gprof
-/// scale 2). glibc's `[lowpc, highpc)` does not: its bin count is rounded up to a multiple of
-/// 4, which makes its scale slightly under 2, different in every executable.
+/// scale 2). The runtime's geometry gives every text such bins (spec/runtime.md §4.3); glibc's
+/// rounded its bin count up, which made the scale slightly under 2 below 384 KiB of text.
 const CELL_BIN_BYTES: u64 = 4;
 
-/// The `profil` scale of 4-byte bins: `bin = (pc − lowpc) / 2 × scale / 65536`. glibc's
-/// geometry (spec/runtime.md §4.3) gives it to every text above 384 KiB, and to any text whose
-/// size is a multiple of 16.
+/// The `profil` scale of 4-byte bins: `bin = (pc − lowpc) / 2 × scale / 65536`, the scale of
+/// every histogram the runtime keeps (spec/runtime.md §4.3).
 const FOUR_BYTE_BINS: u32 = crate::counts::profil::SCALE_ONE_TO_ONE / 2;
 
 /// How a histogram of `nbins` bins over `range` is written.
@@ -57,8 +56,8 @@ impl Grid {
     }
 
     /// Whether the histogram is written as one record over the whole range (as before the
-    /// grid, byte for byte): it fits one cell, or its bins are not 4 bytes (a text under
-    /// 384 KiB, whose record is at most 192 KiB).
+    /// grid, byte for byte): it fits one cell, or its bins are not 4 bytes (a geometry other
+    /// than the runtime's, which cells could not place).
     fn whole(&self) -> bool {
         self.nbins <= CELL_BINS || self.range.scale != FOUR_BYTE_BINS
     }
@@ -122,7 +121,8 @@ mod tests {
         assert_eq!((c.low_pc, c.high_pc), (0x1000, 0x1000 + 1992));
         let g = Grid::new(range(0x1000, 0x1000 + 4 * CELL_BINS as u64), CELL_BINS);
         assert_eq!(g.len(), 1);
-        // Bins not of 4 bytes (a text under 384 KiB): one record, whatever its size.
+        // Bins not of 4 bytes (a geometry other than the runtime's): one record, whatever its
+        // size.
         let r = HistRange {
             scale: FOUR_BYTE_BINS + 1,
             ..range(0x1000, 0x1000 + 4 * 3 * CELL_BINS as u64 - 4)
