@@ -254,6 +254,44 @@ fn program_handlers_never_run_on_the_runtimes_threads() {
     }
 }
 
+/// tasks.c: the threads of the process as `main` starts, in a child forked then, and after
+/// 0.2 s of CPU. The unwinder thread starts at the watcher's first wake-up, not with the session
+/// (spec/runtime.md §4.4): a process, or a forked child, that ends within the first 10 ms has
+/// one runtime thread (the watcher), not two. Before: 3 tasks at the start and in the child.
+/// Once the process has run a while, both are there, and its stacks are unwound by the thread.
+#[test]
+fn a_short_process_starts_one_runtime_thread() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build(dir.path(), "tasks", &[]);
+    let gmon = dir.path().join("tasks.out");
+    let out = run(preloaded(Command::new(&prog), &gmon, 1000));
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert_eq!(field(&text, "start"), 2, "main and gmon-watcher: {text}");
+    assert_eq!(field(&text, "child"), 2, "in the forked child: {text}");
+    assert_eq!(field(&text, "later"), 3, "{text}");
+    let later = text.lines().find(|l| l.starts_with("later=")).unwrap_or("");
+    assert!(
+        later.contains("gmon-unwind") && later.contains("gmon-watcher"),
+        "{text}"
+    );
+    let sidecar = common::read_sidecar(&gmon);
+    assert!(
+        sidecar.counters.samples >= 150,
+        "{} samples for 0.2 s at 1 kHz",
+        sidecar.counters.samples
+    );
+    let complete = (0..sidecar.stacks.len())
+        .filter(|&i| sidecar.stack_kind(i) == gmon_format::sidecar::StackKind::COMPLETE)
+        .map(|i| sidecar.stacks[i].count)
+        .sum::<u64>();
+    assert!(
+        complete * 10 >= sidecar.counters.samples * 9,
+        "{complete} of {} ticks with a complete stack",
+        sidecar.counters.samples
+    );
+}
+
 /// Runs `cmd` and returns its exit status and its user + system CPU time in seconds (`wait4`'s
 /// resource usage: the program's threads and the runtime's).
 #[allow(

@@ -526,6 +526,12 @@ fn spawn_watcher(c: &mut Control) {
             main_ended = crate::engine::lastthread::main_thread_has_ended();
             let ended = main_ended
                 && crate::engine::lastthread::program_has_ended(&task_ids(), &c.excluded);
+            // The unwinder's thread starts here rather than with the session: a process that
+            // ends within the first period never creates it (spec/runtime.md §4.4). It excludes
+            // itself once this lock is released, before the next scan.
+            if !ended && let Some(s) = c.session.as_ref() {
+                s.start_unwinder();
+            }
             drop(c);
             if ended && !flag.load(Ordering::SeqCst) {
                 crate::engine::lastthread::end_process();

@@ -222,6 +222,14 @@ impl Session {
         self.stacks.is_some()
     }
 
+    /// Starts the unwinder thread, when stacks are unwound from DWARF and it is not running yet
+    /// (the watcher calls this, spec/runtime.md §4.4).
+    pub(crate) fn start_unwinder(&self) {
+        if let Some(d) = &self.dwarf {
+            d.start_thread();
+        }
+    }
+
     /// Counts one tick of `weight` (1 + timer overruns). Called from the signal handler:
     /// atomics only, no allocation, no locks.
     #[inline(always)]

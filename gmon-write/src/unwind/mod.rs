@@ -75,8 +75,9 @@ pub(crate) struct DwarfStacks {
 }
 
 impl DwarfStacks {
-    /// Allocates the ring and starts the unwinder thread (which reads the objects' CFI only
-    /// once it has work).
+    /// Allocates the ring. The unwinder thread is started later by [`DwarfStacks::start_thread`]
+    /// (the watcher's first wake-up, spec/runtime.md §4.4): a process that ends sooner never
+    /// creates it, and unwinds its few snapshots at exit.
     pub(crate) fn start(
         table: Arc<StackTable>,
         spawn: SpawnThread,
@@ -89,12 +90,21 @@ impl DwarfStacks {
             dropped: Default::default(),
             seen,
         });
-        let mut worker = worker::Worker::new();
-        worker.start_thread(&shared, spawn);
         DwarfStacks {
             shared,
-            worker: Mutex::new(Some(worker)),
+            worker: Mutex::new(Some(worker::Worker::new())),
             spawn,
+        }
+    }
+
+    /// Starts the unwinder thread (`gmon-unwind`) unless it runs already. Called by the
+    /// watcher at each wake-up, the first of which comes 10 ms after the session (or a forked
+    /// child) started: the thread's first drain with work came no sooner when it was started
+    /// with the session, as it slept 10 ms after finding the ring empty at its start.
+    pub(crate) fn start_thread(&self) {
+        let mut w = self.worker.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(w) = w.as_mut() {
+            w.start_thread(&self.shared, self.spawn);
         }
     }
 
@@ -123,19 +133,19 @@ impl DwarfStacks {
         )
     }
 
-    /// In a forked child: empties the ring, zeroes the counters and starts a new thread (the
-    /// parent's is not there, and its lock may be held).
+    /// In a forked child: empties the ring, zeroes the counters and replaces the worker by one
+    /// without a thread (the parent's is not there, and its lock may be held); the child's
+    /// watcher starts its thread ([`DwarfStacks::start_thread`]).
     pub(crate) fn reset(&self) {
         use std::sync::atomic::Ordering::Relaxed;
         self.shared.ring.clear();
         self.shared.truncated.store(0, Relaxed);
         self.shared.dropped.store(0, Relaxed);
         let mut w = self.worker.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut worker = w
-            .take()
-            .map_or_else(worker::Worker::new, worker::Worker::after_fork);
-        worker.start_thread(&self.shared, self.spawn);
-        *w = Some(worker);
+        *w = Some(
+            w.take()
+                .map_or_else(worker::Worker::new, worker::Worker::after_fork),
+        );
     }
 }
 
