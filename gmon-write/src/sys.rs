@@ -79,6 +79,16 @@ pub(crate) mod real {
     ];
 }
 
+/// Whether the process has never created a thread with `pthread_create`: glibc's
+/// `__libc_single_threaded` (2.32 and later), cleared when the first thread is created. False
+/// when this C library has no such flag. Not async-signal-safe (the first call looks it up).
+pub(crate) fn never_threaded() -> bool {
+    static FLAG: Real = Real::new(c"__libc_single_threaded");
+    let p = FLAG.get();
+    // SAFETY: glibc's one-byte flag, which lives as long as the process; only read here.
+    !p.is_null() && unsafe { std::ptr::read_volatile(p.cast::<std::ffi::c_char>()) } != 0
+}
+
 /// Looks up every real function now (outside any signal handler).
 pub(crate) fn resolve_all() {
     for r in real::ALL {

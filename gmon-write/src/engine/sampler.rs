@@ -403,6 +403,19 @@ fn task_ids() -> Vec<i32> {
         .unwrap_or_default()
 }
 
+/// Arms the calling thread's clock, in a process where it is the only thread: what a scan of
+/// `/proc/self/task` would find, without the scan (its directory reads, and the `/proc`
+/// entries they build, cost a short process about as much as a thread's clock).
+fn arm_only_this_thread(c: &mut Control) {
+    let (hz, tid) = (c.hz, gettid());
+    if let Some(timers) = c.timers.as_mut()
+        && !timers.contains_key(&tid)
+        && let Some(a) = arm(tid, hz)
+    {
+        timers.insert(tid, a);
+    }
+}
+
 /// Arms timers for threads not seen yet and deletes those of vanished threads. Returns whether
 /// a new thread was found.
 fn rescan(c: &mut Control, skip: i32) -> bool {
@@ -586,7 +599,14 @@ fn start_engine(c: &mut Control, hz: u32) -> Result<()> {
         SESSION_PID.store(c.pid, Ordering::SeqCst);
         c.timers = Some(HashMap::new());
         DISARMED.store(false, Ordering::SeqCst);
-        rescan(c, -1);
+        // A process that never created a thread (the preload constructor's, as a rule) has
+        // only this one; its watcher comes next, and is never sampled. A thread made without
+        // `pthread_create` (a raw `clone`) is found by the watcher's scans.
+        if sys::never_threaded() {
+            arm_only_this_thread(c);
+        } else {
+            rescan(c, -1);
+        }
         spawn_watcher(c);
     }
     c.users += 1;
@@ -754,7 +774,8 @@ extern "C" fn fork_child() {
         s.set_paths(true);
     }
     c.timers = Some(HashMap::new());
-    rescan(&mut c, -1);
+    // The forking thread is the child's only one.
+    arm_only_this_thread(&mut c);
     spawn_watcher(&mut c);
 }
 

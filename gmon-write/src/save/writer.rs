@@ -503,10 +503,14 @@ fn merged_stacks<'a>(
 /// (`sys::dl_iterate_phdr_bounded`), the lists of the previous write, or of the session's
 /// start, stay (spec/runtime.md §4.5).
 pub(crate) fn collect_objects(b: &mut OutputBuffers, further: FurtherMaps<'_>) {
-    // The calling thread's link, not the process's: `/proc/self/exe` is gone once the main
-    // thread has called `pthread_exit` (spec §4.5, "The last program thread"). When it cannot
-    // be read, the path read at the session's start stays (an exec makes a new session).
-    let _ = b.exe.read_link(c"/proc/thread-self/exe");
+    // Read once per session (an exec makes a new one, a forked child runs the same file): a
+    // lookup under `/proc/<pid>/task/<tid>` builds that process's entries afresh, and a second
+    // one at exit was a tenth of a short process's runtime cost (spec §6.2, fifth pass). The
+    // calling thread's link, not the process's: `/proc/self/exe` is gone once the main thread
+    // has called `pthread_exit` (spec §4.5, "The last program thread").
+    if b.exe.bytes().is_empty() {
+        let _ = b.exe.read_link(c"/proc/thread-self/exe");
+    }
     let read_maps = match further {
         FurtherMaps::Skip => false,
         FurtherMaps::Read(seen) => {
