@@ -68,6 +68,11 @@ fn main() {
     };
 
     let release = env::var("PROFILE").as_deref() == Ok("release");
+    // The runtime is loaded into the programs `gmon record` runs, so it is built for the
+    // architecture the `gmon` binary is built for: a cross build of gmon (`--target
+    // aarch64-unknown-linux-gnu`) embeds an aarch64 runtime, not one for the build machine.
+    let target = env::var("TARGET").expect("cargo sets TARGET for build scripts");
+    let cross = env::var("HOST").ok().as_deref() != Some(target.as_str());
     let target_dir = out_dir.join("runtime-target");
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
@@ -79,6 +84,9 @@ fn main() {
         .arg(&target_dir);
     if release {
         cmd.arg("--release");
+    }
+    if cross {
+        cmd.args(["--target", &target]);
     }
     // Without debug information the embedded copy is a few times smaller: less to compare
     // before each run and to map into every recorded process. (GMON_WRITE_LIB can name a build
@@ -93,9 +101,12 @@ fn main() {
     // this build script would otherwise leak into the nested build.
     for (key, _) in env::vars_os() {
         let Some(key) = key.to_str() else { continue };
+        // CARGO_TARGET_<TRIPLE>_LINKER and its kind say how to link for the target; the
+        // nested build needs them as the outer one did.
         let keep = key == "CARGO_HOME"
             || key == "CARGO_MAKEFLAGS"
             || key == "CARGO_NET_OFFLINE"
+            || (key.starts_with("CARGO_TARGET_") && key != "CARGO_TARGET_DIR")
             || key.starts_with("CARGO_REGISTRIES_")
             || key.starts_with("CARGO_HTTP_");
         if (key.starts_with("CARGO_") && !keep)
@@ -125,9 +136,13 @@ fn main() {
         status.success(),
         "building the gmon-write runtime (cargo build -p gmon-write --lib) failed: {status}"
     );
-    let built = target_dir
-        .join(if release { "release" } else { "debug" })
-        .join("libgmon_write.so");
+    let built = if cross {
+        target_dir.join(&target)
+    } else {
+        target_dir
+    }
+    .join(if release { "release" } else { "debug" })
+    .join("libgmon_write.so");
     copy(&built, &embedded);
     write_hash(&embedded, &out_dir);
 }

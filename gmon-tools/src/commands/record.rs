@@ -41,7 +41,8 @@ after the run (a full disk), the error is on stderr and the status is 1 if the c
 Before running anything: 127 when the command is not found, 126 when it cannot be executed, 2 \
 for a usage error (e.g. -o -, -o FIFO), 1 when the profile cannot be written (unwritable \
 directory, another user's link, FIFO or file in a sticky shared directory) or LD_PRELOAD cannot \
-reach the program (static, set-uid or set-gid: link it with gmon-write instead).
+reach the program (static, set-uid or set-gid: link it with gmon-write instead; built for \
+another architecture or word size than this gmon: use a gmon built for it).
 
 Call stacks are unwound with each object's .eh_frame, so programs built without frame pointers \
 get complete stacks (GMON_RECORD_UNWIND=fp: walk frame pointers only).

@@ -218,6 +218,9 @@ fn check_preloadable_depth(program: &Path, depth: u32) -> Result<(), Refusal> {
     ) else {
         return Ok(());
     };
+    if let Some(refusal) = other_architecture(&name, &header) {
+        return Err(refusal);
+    }
     let has_interp = phdrs
         .iter()
         .any(|p| p.p_type == goblin::elf::program_header::PT_INTERP);
@@ -234,6 +237,73 @@ fn check_preloadable_depth(program: &Path, depth: u32) -> Result<(), Refusal> {
         ));
     }
     Ok(())
+}
+
+/// The ELF machine and class of the programs this `gmon` can record: its own, since the runtime
+/// library it preloads is built for the architecture `gmon` is built for (gmon-tools/build.rs).
+const HOST_ELF: (u16, u8) = (
+    if cfg!(target_arch = "x86_64") {
+        goblin::elf::header::EM_X86_64
+    } else if cfg!(target_arch = "aarch64") {
+        goblin::elf::header::EM_AARCH64
+    } else if cfg!(target_arch = "x86") {
+        goblin::elf::header::EM_386
+    } else if cfg!(target_arch = "arm") {
+        goblin::elf::header::EM_ARM
+    } else if cfg!(target_arch = "riscv64") {
+        goblin::elf::header::EM_RISCV
+    } else if cfg!(any(target_arch = "powerpc64", target_arch = "powerpc")) {
+        if cfg!(target_pointer_width = "64") {
+            goblin::elf::header::EM_PPC64
+        } else {
+            goblin::elf::header::EM_PPC
+        }
+    } else if cfg!(target_arch = "s390x") {
+        goblin::elf::header::EM_S390
+    } else {
+        goblin::elf::header::EM_NONE
+    },
+    if cfg!(target_pointer_width = "64") {
+        goblin::elf::header::ELFCLASS64
+    } else {
+        goblin::elf::header::ELFCLASS32
+    },
+);
+
+/// A refusal for an executable of another architecture or word size than the runtime's: its
+/// loader cannot load the runtime library into it (a 32-bit program, an aarch64 one run through
+/// qemu), and under an emulator the library would land in the emulator, not in the program.
+/// An architecture this build does not know (`EM_NONE`) is left to the kernel.
+fn other_architecture(
+    name: &impl std::fmt::Display,
+    header: &goblin::elf::header::Header,
+) -> Option<Refusal> {
+    let (machine, class) = HOST_ELF;
+    let theirs = (
+        header.e_machine,
+        header.e_ident[goblin::elf::header::EI_CLASS],
+    );
+    if machine == goblin::elf::header::EM_NONE || theirs == (machine, class) {
+        return None;
+    }
+    let describe = |(m, c): (u16, u8)| {
+        let bits = if c == goblin::elf::header::ELFCLASS64 {
+            64
+        } else {
+            32
+        };
+        format!("{} ({bits}-bit)", goblin::elf::header::machine_to_str(m))
+    };
+    Some(refuse(
+        1,
+        format!(
+            "{name} is an executable for {}, and this gmon records programs for {}: the runtime \
+             library it preloads cannot be loaded into it; build gmon for that architecture \
+             (cargo build --target ...) and record the program there: nothing was run",
+            describe(theirs),
+            describe(HOST_ELF)
+        ),
+    ))
 }
 
 /// The first `n` bytes of the file at `path` (fewer when it is shorter).

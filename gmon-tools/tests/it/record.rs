@@ -1500,6 +1500,33 @@ fn what_cannot_be_recorded_is_refused_before_it_runs() {
             "{t}"
         );
     }
+    // Programs of another architecture or word size (testdata's cross builds, copied so that
+    // they are executable): the runtime cannot be loaded into them, nothing is run, and the
+    // message names both architectures. Before, an aarch64 program was handed to the kernel,
+    // which refused it, and posix_spawn ran it as a shell script.
+    let cross = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/cross");
+    for (case, arch) in [
+        ("cxx-aarch64-O2", "AARCH64 (64-bit)"),
+        ("recurse-i686-O2", "386 (32-bit)"),
+    ] {
+        let prog = d.join(case);
+        std::fs::copy(cross.join(case).join("prog"), &prog).expect("copy a cross program");
+        std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let run = gmon_cmd()
+            .current_dir(d)
+            .args(["record", "--"])
+            .arg(&prog)
+            .output()
+            .expect("run");
+        let t = text(&run);
+        assert_eq!(run.status.code(), Some(1), "{case}: {t}");
+        assert!(
+            t.contains(&format!("an executable for {arch}")) && t.contains("nothing was run"),
+            "{case}: {t}"
+        );
+        std::fs::remove_file(&prog).expect("rm");
+    }
     assert_eq!(listing(d), ["plain.txt", "static", "static.c"]);
 }
 
