@@ -82,6 +82,26 @@ int main(void) {
 }
 C
 gcc -O2 -fno-omit-frame-pointer -o "$WORK/work" "$WORK/work.c"
+# A process tree of short processes: the fixed cost per recorded process, as a build or a
+# shell loop pays it (spec/runtime.md §6.2, fifth pass).
+cat > "$WORK/spawn.c" <<'C'
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 200;
+    char *args[] = {"/bin/true", NULL};
+    for (int i = 0; i < n; i++) {
+        pid_t p;
+        int st;
+        if (posix_spawn(&p, "/bin/true", NULL, NULL, args, environ) || waitpid(p, &st, 0) < 0)
+            return 1;
+    }
+    return 0;
+}
+C
+gcc -O2 -o "$WORK/spawn" "$WORK/spawn.c"
 gcc -O2 -fno-omit-frame-pointer -pg -o "$WORK/work-pg" "$WORK/work.c"
 gcc -O2 -fomit-frame-pointer -o "$WORK/work-nofp" "$WORK/work.c"
 python3 -c '
@@ -120,6 +140,16 @@ def walks(prog, *args):
         ("record 1 kHz, fp", rec(prog, *args), env_fp),
         ("record 1 kHz, dwarf", rec(prog, *args), env_dwarf),
     ]
+def tree(prog, *args):
+    perf = [("perf record -F 1000 -g", ["perf", "record", "-q", "-F", "1000", "-g", "-o",
+             f"{work}/tree.perf", "--", prog, *args], None)] if have_perf else []
+    return [("plain", [prog, *args], None), ("gmon record --hz 1000", rec(prog, *args), None),
+            *perf]
+have_perf = subprocess.run(["perf", "record", "-q", "-o", f"{work}/probe.perf", "--", "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           cwd=work).returncode == 0 if any(
+    os.access(os.path.join(d, "perf"), os.X_OK)
+    for d in os.environ.get("PATH", "").split(os.pathsep)) else False
 groups = {
     "rust": [("plain", [bench], None), ("profiled 1 kHz", [bench], env_prof)],
     "c": walks(f"{work}/work") + [("gcc -pg", [f"{work}/work-pg"], None)],
@@ -134,7 +164,15 @@ groups = {
         ("gmon record --hz 1000", [gmon, "record", "-o", f"{work}/true.gmon", "--", "/bin/true"], None),
     ],
     "fixed cost (python3 -c pass)": walks(python, "-c", "pass"),
+    # The same per process of a tree: 200 `/bin/true` spawned one after another, and a shell
+    # loop of 200 `perl -e 1` (each a fork of the shell, then an exec), against perf recording
+    # the same tree at the same rate where perf may run.
+    "fixed cost per process (200 x posix_spawn /bin/true)": tree(f"{work}/spawn", "200"),
+    "fixed cost per process (sh loop of 200 perl -e 1)":
+        tree("sh", "-c", "for i in $(seq 200); do perl -e 1; done"),
 }
+# Processes per run of each tree group (the cost added is divided by it).
+per_run = {name: 200 for name in groups if name.startswith("fixed cost per process")}
 def interval(ratios, rounds=2000):
     """Bootstrap 95 % interval of the median of the paired ratios."""
     rnd = random.Random(1)
@@ -165,7 +203,8 @@ for name, variants in groups.items():
     for label, _, _ in variants:
         m = statistics.median(times[label])
         if fixed:
-            added = statistics.median(t - p for t, p in zip(times[label], plain))
+            n = per_run.get(name, 1)
+            added = statistics.median(t - p for t, p in zip(times[label], plain)) / n
             print(f"  {label:24} {m * 1e3:8.2f} ms  {added * 1e3:+.2f} ms per process"
                   f"  [min {min(times[label]) * 1e3:.2f}, max {max(times[label]) * 1e3:.2f}]")
             continue
