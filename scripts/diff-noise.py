@@ -18,9 +18,20 @@ are a pool of --pairs + 1 A runs and --pairs B runs: A/A pairs are neighbours (A
 A/B pairs (A_k, B_k), and triples are drawn from the pools, rotating; pairs share runs, so the
 rates are estimated from dependent pairs, each of which is a valid comparison.
 
+Besides the neighbouring pairs, --random-pairs N (default 400) A/A pairs of one profile per
+side are drawn at random from all A runs (a fixed seed): distinct runs each, so one unusual run
+weighs less than in the neighbours.
+
+--command 'CMD ARGS' records that command instead of the C program (A runs only, no B): a
+second workload for the A/A rates, e.g. a pure-Python benchmark (`python3 bench.py 150`) or
+`sort` of a fixed file; calibrate its arguments to about --cpu seconds yourself. --level L is
+passed to every `gmon diff`, and so is --dispersion PHI (the dispersion one profile per side
+assumes; default: gmon's own defaults).
+
 Usage (from anywhere in a checkout; needs gcc and a release build):
     cargo build --release -p gmon-tools
     python3 scripts/diff-noise.py [--pairs 40] [--cpu 2] [--hz 1000] [--fail-above 2]
+                                  [--level L] [--dispersion PHI] [--random-pairs 400] [--command 'CMD ARGS']
                                   [--pictures DIR] [--old-gmon PATH] [--keep | --from DIR]
 
 `gmon` is this checkout's target/release/gmon unless GMON names another. Work files go to a
@@ -35,7 +46,9 @@ slowdown of `cool` that an A/A comparison could have detected (spec/diff.md §9)
 import argparse
 import json
 import os
+import random
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -77,6 +90,10 @@ int main(int argc, char **argv) {
 """
 
 
+# Options for every `gmon diff` (--level, --dispersion; empty: gmon's defaults).
+OPTIONS = []
+
+
 def root():
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -97,6 +114,7 @@ def diff(gmon, base, new, extra=()):
         cmd = [gmon, "diff", "--json", *extra, base[0], new[0]]
     else:
         cmd = [gmon, "diff", "--json", *extra, "--base", *base, "--new", *new]
+    cmd[3:3] = OPTIONS
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 1):
         sys.exit(f"gmon diff failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
@@ -109,6 +127,12 @@ def main():
     ap.add_argument("--cpu", type=float, default=2.0, help="CPU seconds per run")
     ap.add_argument("--hz", type=int, default=1000)
     ap.add_argument("--fail-above", type=float, default=2.0)
+    ap.add_argument("--level", type=float, help="gmon diff --level (default: gmon's)")
+    ap.add_argument(
+        "--dispersion", type=float, help="gmon diff --dispersion (one profile a side; default: gmon's)"
+    )
+    ap.add_argument("--random-pairs", type=int, default=400, help="random A/A pairs, one a side")
+    ap.add_argument("--command", help="record this command (A/A only) instead of the C program")
     ap.add_argument("--pictures", help="directory for the differential flame graphs")
     ap.add_argument("--old-gmon", help="another gmon binary to draw before.svg with")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -119,11 +143,13 @@ def main():
         help="compare the runs an earlier --keep left in DIR instead of recording new ones",
     )
     a = ap.parse_args()
+    OPTIONS.extend(["--level", str(a.level)] if a.level is not None else [])
+    OPTIONS.extend(["--dispersion", str(a.dispersion)] if a.dispersion is not None else [])
 
     gmon = os.environ.get("GMON") or os.path.join(root(), "target", "release", "gmon")
     if not os.access(gmon, os.X_OK):
         sys.exit(f"{gmon}: missing; build it with `cargo build --release -p gmon-tools` or set GMON")
-    if shutil.which("gcc") is None:
+    if shutil.which("gcc") is None and not a.command:
         sys.exit("gcc is needed to build the measured program")
     if a.reuse:
         # Another gmon on the same runs: only the comparisons are made again.
@@ -150,7 +176,7 @@ def recorded(work, kind):
 def measure(a, gmon, work):
     if a.reuse:
         runs_a, runs_b = recorded(work, "a"), recorded(work, "b")
-        a.pairs = min(a.pairs, len(runs_a) - 1, len(runs_b))
+        a.pairs = min(a.pairs, len(runs_a) - 1, len(runs_b) if runs_b else len(runs_a))
         if a.pairs < 1:
             sys.exit(f"{work}: no runs a0.out, a1.out, b0.out ... of an earlier --keep")
         rounds, cpu = "the same", []
@@ -161,7 +187,18 @@ def measure(a, gmon, work):
 
 
 def record(a, gmon, work):
-    """Builds the program, calibrates it and records --pairs + 1 A runs and --pairs B runs."""
+    """Builds the program, calibrates it and records --pairs + 1 A runs and --pairs B runs
+    (--command: records --pairs + 1 runs of it, A runs only)."""
+    if a.command:
+        runs_a, cpu = [], []
+        for i in range(a.pairs + 1):
+            out = os.path.join(work, f"a{i}.out")
+            cmd = [gmon, "record", "-q", "--hz", str(a.hz), "-o", out, "--", *shlex.split(a.command)]
+            cpu.append(run_cpu(cmd))
+            runs_a.append(out)
+            print(f"\rrecorded {len(runs_a)} A", end="", file=sys.stderr)
+        print(file=sys.stderr)
+        return "its own", cpu, runs_a, []
     src = os.path.join(work, "prog.c")
     prog = os.path.join(work, "prog")
     with open(src, "w") as f:
@@ -200,13 +237,17 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
 
     def pairs(k):
         """(base, new) lists for pair index `k` of each experiment, k-per-side."""
-        return {
+        aa = {
             ("single", "A/A"): ([runs_a[k]], [runs_a[k + 1]]),
-            ("single", "A/B"): ([runs_a[k]], [runs_b[k]]),
             ("three", "A/A"): (
                 [runs_a[(6 * k + j) % n_a] for j in range(3)],
                 [runs_a[(6 * k + 3 + j) % n_a] for j in range(3)],
             ),
+        }
+        if not runs_b:
+            return aa
+        return aa | {
+            ("single", "A/B"): ([runs_a[k]], [runs_b[k]]),
             ("three", "A/B"): (
                 [runs_a[(3 * k + j) % n_a] for j in range(3)],
                 [runs_b[(3 * k + j) % n_b] for j in range(3)],
@@ -240,17 +281,25 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
         print(f"\rcompared {k + 1} of {a.pairs}", end="", file=sys.stderr)
     print(file=sys.stderr)
 
+    # Random A/A pairs of distinct runs (a fixed seed, so that --from compares the same ones).
+    rng = random.Random(28)
+    random_alarms = 0
+    for _ in range(a.random_pairs if n_a > 1 else 0):
+        i, k = rng.sample(range(n_a), 2)
+        random_alarms += diff(gmon, [runs_a[i]], [runs_a[k]])[1]["changes"] > 0
+
     def pct(rows, f):
-        return 100.0 * sum(1 for r in rows if r[f]) / len(rows)
+        return f"{100.0 * sum(1 for r in rows if r[f]) / len(rows):.1f}%" if rows else "-"
 
     def mean(rows, f):
-        return sum(r[f] for r in rows) / len(rows)
+        return sum(r[f] for r in rows) / len(rows) if rows else 0.0
 
+    what = "`hot` is 20% slower in B" if runs_b else f"{a.command or 'the kept runs'}, A/A only"
+    level = " ".join(OPTIONS) or "gmon diff's defaults"
     print(
         f"\n{a.pairs} pairs each; {n_a} A runs and {n_b} B runs of {rounds} rounds, "
         + (f"mean {sum(cpu) / len(cpu):.2f} s CPU per recorded run, " if cpu else "")
-        + f"--hz {a.hz}; "
-        f"`hot` is 20% slower in B\n"
+        + f"--hz {a.hz}, {level}; {what}\n"
     )
     print(
         "| profiles per side | pairs | model (mean φ, mean τ) | samples per profile | hot's share in BASE | "
@@ -260,7 +309,7 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for per in ("single", "three"):
-        aa, ab = results[(per, "A/A")], results[(per, "A/B")]
+        aa, ab = results[(per, "A/A")], results.get((per, "A/B"), [])
         model = (
             "sampling"
             if per == "single"
@@ -269,12 +318,17 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
         print(
             f"| {1 if per == 'single' else 3} | {a.pairs} | {model} | {mean(aa, 'samples'):.0f} | "
             f"{100 * mean(ab, 'hot_share'):.1f}% | {100 * mean(ab, 'hot_delta'):+.2f} points | "
-            f"{pct(aa, 'any'):.1f}% | {pct(ab, 'hot'):.1f}% | {pct(aa, 'gate'):.1f}% | "
-            f"{pct(ab, 'gate'):.1f}% | {100 * mean(aa, 'hot_detectable'):.2f} points | "
+            f"{pct(aa, 'any')} | {pct(ab, 'hot')} | {pct(aa, 'gate')} | "
+            f"{pct(ab, 'gate')} | {100 * mean(aa, 'hot_detectable'):.2f} points | "
             f"{100 * mean(aa, 'cool_detectable'):.0f}% |"
         )
+    if a.random_pairs and n_a > 1:
+        print(
+            f"\n{a.random_pairs} random A/A pairs of distinct runs, one profile per side: "
+            f"{100.0 * random_alarms / a.random_pairs:.2f}% with any change"
+        )
 
-    if a.pictures:
+    if a.pictures and runs_b:
         os.makedirs(a.pictures, exist_ok=True)
         base, new = runs_a[0], runs_b[0]
         for binary, name in [(gmon, "noise-aware.svg")] + (

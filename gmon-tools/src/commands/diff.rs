@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::diff::{
-    ExecutableDiff, Granularity, NoiseOptions, OneSided, Pairing, PrintOptions, Recorded, TreeDiff,
-    diff_runs, differential_folded, pair_executables, range_counts, stack_counts,
+    ASSUMED_DISPERSION, ExecutableDiff, Granularity, NoiseOptions, OneSided, Pairing, PrintOptions,
+    Recorded, TreeDiff, diff_runs, differential_folded, pair_executables, range_counts,
+    stack_counts,
 };
 use crate::flame::{root_names, under_root};
 use crate::input::read_input;
@@ -30,9 +31,11 @@ VERDICTS:
   too few         too few samples in both profiles together (--min-samples, default 10) to tell
 
 NOISE MODELS (the header says which ran; spec/diff.md):
-  One profile per side (BASE NEW): sampling noise. A function's samples are a binomial count of \
-its side's samples; the test is Fisher's exact test of the function's samples against the rest, \
-BASE against NEW.
+  One profile per side (BASE NEW): sampling noise, widened for the spread between runs that one \
+profile cannot measure. A function's samples are a binomial count of its side's samples; two \
+runs of one program spread up to twice as much (--dispersion, default 2: each sample counts as \
+half of one; 1 for sampling noise alone). The test is Fisher's exact test of the function's \
+samples against the rest, BASE against NEW, on the counts divided by it.
   Several per side (--base A1 A2 A3 --new B1 B2 B3): the runs also differ from each other (CPU \
 time varies from run to run). That spread is measured across all functions in two parts: a \
 dispersion factor on the sampling noise, and a per-run jitter of each function's own time, which \
@@ -52,7 +55,7 @@ EXIT STATUS (as diff(1)):
 samples call it a change, not noise)
   2  trouble (a file that cannot be read, a profile of another program, bad options)
 
---json prints one object with stable field names and a schema version (`version`, 2; every field \
+--json prints one object with stable field names and a schema version (`version`, 3; every field \
 is described in spec/json.md). --folded prints differential folded stacks (`stack base_count \
 new_count`), estimated from the call graph with --exe, single frames without, for inferno's \
 differential flame graph; gmon flame --diff draws one that greys out noise.
@@ -155,6 +158,11 @@ pub struct DiffSides {
     /// tell".
     #[arg(long, value_name = "N", default_value_t = 10.0)]
     pub min_samples: f64,
+
+    /// One profile per side: the run-to-run spread assumed, as a factor on the sampling
+    /// noise's variance (1: sampling noise alone). Several profiles a side measure it instead.
+    #[arg(long, value_name = "PHI", default_value_t = ASSUMED_DISPERSION)]
+    pub dispersion: f64,
 }
 
 /// The comparison of two recorded process trees, with each executable's models (one per side:
@@ -205,9 +213,16 @@ impl DiffSides {
                 self.min_samples
             );
         }
+        if !(self.dispersion >= 1.0 && self.dispersion.is_finite()) {
+            anyhow::bail!(
+                "--dispersion must be a factor of at least 1 (1: sampling noise alone), not {}",
+                self.dispersion
+            );
+        }
         let mut noise = NoiseOptions::default();
         noise.level = self.level;
         noise.min_samples = self.min_samples;
+        noise.dispersion = self.dispersion;
         Ok(noise)
     }
 

@@ -195,6 +195,13 @@ impl Dispersion {
     }
 }
 
+/// The dispersion assumed with one profile per side (spec/diff.md §2, "Run-to-run spread
+/// that one profile cannot measure"): two runs' shares of a function differed by up to twice
+/// the binomial variance on both workloads measured (spec/diff.md §9: 1.53 and 1.69 for the C
+/// program's functions, 1.75 and 1.98 for a Python interpreter's), which one profile per side
+/// cannot see; at 1 the A/A comparisons of the Python runs reported a change in 9% of pairs.
+pub const ASSUMED_DISPERSION: f64 = 2.0;
+
 /// Counts up to this many are tested exactly; above it the normal approximation is closer
 /// than any sampling profile needs (and the exact sum would cost O(count) per function).
 const EXACT_UP_TO: u64 = 20_000;
@@ -491,12 +498,26 @@ pub struct Spread {
 }
 
 impl Spread {
-    /// One profile per side: the sampling model, nothing measured.
+    /// The bare sampling model: binomial counts, nothing measured.
     pub const SAMPLING: Spread = Spread {
         dispersion: Dispersion::SAMPLING,
         jitter: 0.0,
         jitter_df: 0.0,
     };
+
+    /// One profile per side: the run-to-run spread cannot be measured, so a dispersion
+    /// `phi` is assumed for it (spec/diff.md §2, [`ASSUMED_DISPERSION`]): every count is worth
+    /// `1/phi` of an independent sample, and no degrees of freedom (the normal and the exact
+    /// test, not Student's t: nothing was estimated).
+    pub fn assumed(phi: f64) -> Spread {
+        Spread {
+            dispersion: Dispersion {
+                measured: phi,
+                df: 0.0,
+            },
+            ..Spread::SAMPLING
+        }
+    }
 
     /// The dispersion of one function's change in share: the variance of the change over its
     /// binomial variance, `φ + τ²·B / A`, with Satterthwaite's degrees of freedom for a sum of

@@ -24,8 +24,16 @@ fn side_line(t: &Totals) -> String {
 /// The model in words, as the header says it.
 fn model_line(d: &Diff) -> String {
     let model = match d.model {
+        Model::Sampling if d.dispersion > 1.0 => format!(
+            "sampling noise times a run-to-run dispersion of {} assumed (one profile per side: \
+             binomial counts, each worth 1/{} of a sample for the spread between runs that one \
+             profile cannot measure, --dispersion; spec/diff.md §2)",
+            d.dispersion, d.dispersion
+        ),
         Model::Sampling => {
-            "sampling noise (one profile per side: binomial counts, spec/diff.md §2)".to_string()
+            "sampling noise alone (one profile per side: binomial counts, --dispersion 1; \
+             spec/diff.md §2)"
+                .to_string()
         }
         Model::RunToRun if d.jitter > 0.0 => format!(
             "sampling noise times the run-to-run dispersion ({:.2}), plus a per-run jitter of \

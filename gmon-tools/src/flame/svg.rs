@@ -222,12 +222,13 @@ pub fn write_diff_svg(
         return Err(NothingToDraw.into());
     }
     // Only the frames whose change is more than noise keep their difference (spec/diff.md §10).
-    let tested =
-        crate::diff::frame_verdicts(base, new, share, &crate::diff::NoiseOptions::default());
+    let noise_opts = crate::diff::NoiseOptions::default();
+    let tested = crate::diff::frame_verdicts(base, new, share, &noise_opts);
     let noise = format!(
-        "grey = within noise or too few samples ({} of {} frames tested a change: sampling noise, \
-         Fisher's exact test, Holm, level 0.05; each frame's tooltip has its interval)",
-        tested.changes, tested.tested
+        "grey = within noise or too few samples ({} of {} frames tested a change: sampling noise \
+         times {} for the spread between runs, Fisher's exact test, Holm, level {}; each frame's \
+         tooltip has its interval)",
+        tested.changes, tested.tested, noise_opts.dispersion, noise_opts.level
     );
     let sub = opts.subtitle_with(if vanished {
         format!(

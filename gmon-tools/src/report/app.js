@@ -55,7 +55,8 @@
     fact("Base", H.base.join(", ") + " \u2014 " + fmt(H.base_samples) + " samples");
     fact("New", H.new.join(", ") + " \u2014 " + fmt(H.new_samples) + " samples");
     fact("Compared", H.granularity === "function" ? "per function (" + META.stacks + " stacks)" : "per address range (no executable)");
-    fact("Noise model", H.model === "sampling" ? "sampling noise: one profile a side, binomial counts"
+    fact("Noise model", H.model === "sampling" ? "sampling noise: one profile a side, binomial counts" +
+        (H.dispersion > 1 ? ", times a run-to-run dispersion of " + H.dispersion + " assumed (one profile cannot measure it)" : "")
       : "run-to-run: several profiles a side, sampling noise times the measured spread between runs (dispersion " + H.dispersion.toFixed(2) + ")" +
         (H.jitter > 0 ? ", plus a per-run jitter of each function's own time (" + (100 * H.jitter).toFixed(1) + "%)" : ""));
     fact("Tests", fmt(H.tested) + " functions tested at level " + H.level + " over all of them, " + (H.correction === "holm" ? "Holm's correction" : H.correction) +

@@ -222,7 +222,7 @@ pub struct DiffHead {
     pub new_samples: u64,
     /// `sampling` or `run-to-run`.
     pub model: String,
-    /// The run-to-run dispersion (1 for the sampling model).
+    /// The run-to-run dispersion (assumed for the sampling model, measured for run-to-run).
     pub dispersion: f64,
     /// The per-run jitter of a function's own time (0: none measured; spec/diff.md §3).
     pub jitter: f64,

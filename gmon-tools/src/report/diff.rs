@@ -36,9 +36,15 @@ pub fn build_diff_report(
         index.insert(name.clone(), d.functions.name.len() as u32);
         push_function(&mut d, &mut x, name, Some(e));
     }
+    // The frames are one summed profile a side: the sampling model, with the dispersion the
+    // comparison assumed for it (or the default one, when it measured the runs instead).
     let noise = NoiseOptions {
         level: diff.level,
         min_samples: diff.min_samples,
+        dispersion: match diff.model {
+            Model::Sampling => diff.dispersion,
+            Model::RunToRun => NoiseOptions::default().dispersion,
+        },
     };
     let fold = |ls: &[Loaded]| -> Vec<String> {
         ls.iter()

@@ -118,7 +118,7 @@ fn json_has_the_documented_fields() {
         &c.join("gmon.2.out"),
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["version"], 2);
+    assert_eq!(v["version"], 3);
     assert_eq!(v["granularity"], "function");
     for k in [
         "hz",
@@ -480,6 +480,18 @@ fn exit_status_is_diffs_and_fail_above_gates_on_changes_only() {
     assert_eq!(code, Some(2), "{err}");
     let (code, _, _) = run(&["--no-such-option"], &base, &grown);
     assert_eq!(code, Some(2));
+    // One profile a side assumes the runs' spread (spec/diff.md §2) and says so; a dispersion
+    // below 1 would claim more precision than sampling gives.
+    let (_, out, _) = run(&[], &base, &grown);
+    assert!(out.contains("run-to-run dispersion of 2 assumed"), "{out}");
+    let (_, out, _) = run(&["--dispersion", "1"], &base, &grown);
+    assert!(out.contains("sampling noise alone"), "{out}");
+    let (code, _, err) = run(&["--dispersion", "0.5"], &base, &grown);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--dispersion must be a factor of at least 1"),
+        "{err}"
+    );
 }
 
 /// Issue 28: several profiles per side are compared with their run-to-run spread, and the
