@@ -81,46 +81,100 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Counts per key (a PC or a thread id). Key 0 marks an empty slot, so keys are stored + 1.
+/// Fixed-width rows of atomics in one mapping: the fields of a slot side by side. A table
+/// spreads its few dozen entries over the slots by hash; with each field in an array of its
+/// own, every new entry first-touched one page per field (a short `cc1` faulted in 86 pages of
+/// the PC table's two arrays and 81 of the stack table's four), and with the fields of a slot
+/// together it touches one (spec/runtime.md §6.2, sixth pass).
+#[derive(Debug)]
+struct Rows {
+    words: Zeroed<AtomicU64>,
+    width: usize,
+}
+
+impl Rows {
+    fn new(rows: usize, width: usize) -> Rows {
+        Rows {
+            words: zeroed_u64(rows.saturating_mul(width)),
+            width,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.words.len() / self.width.max(1)
+    }
+
+    /// Field `field` of row `row`; None past the end (or past the row's width).
+    fn get(&self, row: usize, field: usize) -> Option<&AtomicU64> {
+        if field >= self.width {
+            return None;
+        }
+        self.words
+            .get(row.checked_mul(self.width)?.checked_add(field)?)
+    }
+
+    /// Field `field` of every row.
+    #[cfg(test)]
+    fn column(&self, field: usize) -> impl Iterator<Item = &AtomicU64> + '_ {
+        (0..self.len()).filter_map(move |r| self.get(r, field))
+    }
+}
+
+/// The fields of a [`CountTable`] row: the key + 1 (0: empty), its count, and (tables made
+/// with [`CountTable::noting`]) the last value noted with it.
+const KEY: usize = 0;
+const COUNT: usize = 1;
+const LAST: usize = 2;
+
+/// Counts per key (a PC or a thread id).
+///
+/// The keys are found through a hashed index of 4-byte entry numbers, and the entries (key,
+/// count, last value) are packed one after another in the order the keys were first counted:
+/// a short process's few dozen keys, hashed over the index, touch as many pages of it, but
+/// their entries fill one page after another (spec/runtime.md §6.2, sixth pass).
 #[derive(Debug)]
 pub(crate) struct CountTable {
-    keys: Zeroed<AtomicU64>,
-    counts: Zeroed<AtomicU64>,
-    /// The groups of slots that hold keys.
+    /// Per slot, 0 when empty, else the number + 1 of the slot's entry in `rows`.
+    index: Zeroed<AtomicU32>,
+    /// Per entry: [`KEY`] (the key + 1; 0 for an entry not yet written), [`COUNT`] and, when
+    /// noting, [`LAST`].
+    rows: Rows,
+    /// The first unused entry of `rows`.
+    next: AtomicUsize,
+    /// The groups of index slots that hold entries.
     occupied: Occupancy,
     /// Whether a key was ever inserted: a write of an empty table reads none of its pages (a
     /// short process that took no sample would otherwise fault in a megabyte of zero pages).
     used: AtomicBool,
-    /// Per slot, the last value given to [`CountTable::add_noting`] (the thread table keeps each
-    /// thread's last sampled PC there); empty for tables made with [`CountTable::new`].
-    last: Zeroed<AtomicU64>,
 }
 
 impl CountTable {
     pub(crate) fn new(capacity: usize) -> CountTable {
-        let cap = capacity.next_power_of_two().max(2);
-        CountTable {
-            keys: zeroed_u64(cap),
-            counts: zeroed_u64(cap),
-            occupied: Occupancy::new(cap),
-            used: AtomicBool::new(false),
-            last: Zeroed::new(0),
-        }
+        CountTable::with_width(capacity, 2)
     }
 
-    /// A table that also keeps, per key, the last value noted with it.
+    /// A table that also keeps, per key, the last value noted with it (the thread table keeps
+    /// each thread's last sampled PC there).
     pub(crate) fn noting(capacity: usize) -> CountTable {
-        let t = CountTable::new(capacity);
+        CountTable::with_width(capacity, 3)
+    }
+
+    fn with_width(capacity: usize, width: usize) -> CountTable {
+        // Entry numbers + 1 are kept in 32 bits.
+        let cap = capacity.next_power_of_two().clamp(2, 1 << 31);
         CountTable {
-            last: zeroed_u64(t.keys.len()),
-            ..t
+            index: zeroed_u32(cap),
+            rows: Rows::new(cap, width),
+            next: AtomicUsize::new(0),
+            occupied: Occupancy::new(cap),
+            used: AtomicBool::new(false),
         }
     }
 
     /// Adds `weight` to `key`. Returns false when the table is too full.
     pub(crate) fn add(&self, key: u64, weight: u64) -> bool {
         self.slot_of(key, true)
-            .and_then(|i| self.counts.get(i))
+            .and_then(|i| self.rows.get(i, COUNT))
             .map(|c| c.fetch_add(weight, Ordering::Relaxed))
             .is_some()
     }
@@ -130,11 +184,11 @@ impl CountTable {
         let Some(i) = self.slot_of(key, true) else {
             return false;
         };
-        if let Some(l) = self.last.get(i) {
+        if let Some(l) = self.rows.get(i, LAST) {
             l.store(last, Ordering::Relaxed);
         }
-        self.counts
-            .get(i)
+        self.rows
+            .get(i, COUNT)
             .map(|c| c.fetch_add(weight, Ordering::Relaxed))
             .is_some()
     }
@@ -142,37 +196,56 @@ impl CountTable {
     /// The count of `key` and the last value noted with it.
     pub(crate) fn get(&self, key: u64) -> Option<(u64, u64)> {
         let i = self.slot_of(key, false)?;
-        let count = self.counts.get(i)?.load(Ordering::Relaxed);
-        let last = self.last.get(i).map_or(0, |l| l.load(Ordering::Relaxed));
+        let count = self.rows.get(i, COUNT)?.load(Ordering::Relaxed);
+        let last = self
+            .rows
+            .get(i, LAST)
+            .map_or(0, |l| l.load(Ordering::Relaxed));
         Some((count, last))
     }
 
-    /// The slot holding `key`, claimed for it when `insert` and it has none; None when the
-    /// table is too full (or, without `insert`, when the key is absent).
+    /// The entry of `key`, claimed for it when `insert` and it has none; None when the table
+    /// is too full (or, without `insert`, when the key is absent).
     fn slot_of(&self, key: u64, insert: bool) -> Option<usize> {
         let stored = key.wrapping_add(1);
         if stored == 0 {
             return None;
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.index.len() - 1;
         let mut i = mix(key) as usize & mask;
+        // The entry this call reserved and wrote its key into, not yet in the index.
+        let mut mine = None;
         for _ in 0..MAX_PROBES {
-            let k = self.keys.get(i)?;
-            let cur = k.load(Ordering::Relaxed);
-            if cur == stored {
-                return Some(i);
-            }
-            if cur == 0 {
+            let slot = self.index.get(i)?;
+            let cur = slot.load(Ordering::Acquire);
+            if cur != 0 {
+                if self.key_of(cur) == stored {
+                    return Some(cur as usize - 1);
+                }
+            } else {
                 if !insert {
                     return None;
                 }
-                match k.compare_exchange(0, stored, Ordering::Relaxed, Ordering::Relaxed) {
+                let e = match mine {
+                    Some(e) => e,
+                    None => {
+                        let e = self.next.fetch_add(1, Ordering::Relaxed);
+                        self.rows.get(e, KEY)?.store(stored, Ordering::Relaxed);
+                        mine = Some(e);
+                        e
+                    }
+                };
+                // The key is written before the entry is published (Release), so a thread
+                // that finds the entry (Acquire) reads it.
+                match slot.compare_exchange(0, e as u32 + 1, Ordering::Release, Ordering::Acquire) {
                     Ok(_) => {
                         self.occupied.mark(i);
                         self.used.store(true, Ordering::Release);
-                        return Some(i);
+                        return Some(e);
                     }
-                    Err(seen) if seen == stored => return Some(i),
+                    // Another thread published the same key first: this call's entry stays
+                    // unused, with a count of 0 (it is never listed).
+                    Err(seen) if self.key_of(seen) == stored => return Some(seen as usize - 1),
                     Err(_) => {}
                 }
             }
@@ -181,17 +254,27 @@ impl CountTable {
         None
     }
 
-    /// Every (key, count) with a non-zero count, in slot order.
+    /// The stored key (key + 1) of the entry an index slot holding `slot` names.
+    fn key_of(&self, slot: u32) -> u64 {
+        (slot as usize)
+            .checked_sub(1)
+            .and_then(|e| self.rows.get(e, KEY))
+            .map_or(0, |k| k.load(Ordering::Relaxed))
+    }
+
+    /// Every (key, count) with a non-zero count, in the order first counted.
     fn filled(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         let used = self.used.load(Ordering::Acquire);
-        self.occupied
-            .slots(self.keys.len())
-            .take_while(move |_| used)
-            .filter_map(|i| {
-                let k = self.keys.get(i)?.load(Ordering::Relaxed);
-                let c = self.counts.get(i)?.load(Ordering::Relaxed);
-                (k != 0 && c != 0).then(|| (k - 1, c))
-            })
+        let n = if used {
+            self.next.load(Ordering::Relaxed).min(self.rows.len())
+        } else {
+            0
+        };
+        (0..n).filter_map(|e| {
+            let k = self.rows.get(e, KEY)?.load(Ordering::Relaxed);
+            let c = self.rows.get(e, COUNT)?.load(Ordering::Relaxed);
+            (k != 0 && c != 0).then(|| (k - 1, c))
+        })
     }
 
     /// Every (key, count) with a non-zero count, ascending by key.
@@ -214,18 +297,25 @@ impl CountTable {
         n
     }
 
+    /// Zeroes the table; only with no other thread counting (a forked child).
     pub(crate) fn clear(&self) {
         if !self.used.swap(false, Ordering::AcqRel) {
             return;
         }
-        for i in self.occupied.slots(self.keys.len()) {
-            for table in [&self.keys, &self.counts, &self.last] {
-                if let Some(x) = table.get(i) {
+        for i in self.occupied.slots(self.index.len()) {
+            if let Some(x) = self.index.get(i) {
+                x.store(0, Ordering::Relaxed);
+            }
+        }
+        self.occupied.clear();
+        let n = self.next.swap(0, Ordering::Relaxed).min(self.rows.len());
+        for e in 0..n {
+            for field in [KEY, COUNT, LAST] {
+                if let Some(x) = self.rows.get(e, field) {
                     x.store(0, Ordering::Relaxed);
                 }
             }
         }
-        self.occupied.clear();
     }
 }
 
@@ -244,11 +334,8 @@ const WRITING: u64 = 1;
 #[derive(Debug)]
 pub(crate) struct StackTable {
     depth: usize,
-    states: Zeroed<AtomicU64>,
-    lens: Zeroed<AtomicU32>,
-    counts: Zeroed<AtomicU64>,
-    /// Per slot, the index in `pcs` of its first frame.
-    starts: Zeroed<AtomicU32>,
+    /// Per slot: [`STATE`], [`STACK_COUNT`] and [`PLACE`].
+    rows: Rows,
     /// The frames of every stored stack, back to back.
     pcs: Zeroed<AtomicU64>,
     /// The first unused entry of `pcs`.
@@ -259,18 +346,22 @@ pub(crate) struct StackTable {
     used: AtomicBool,
 }
 
+/// The fields of a [`StackTable`] row: the slot state (see [`WRITING`]), the count, and where
+/// the frames are: the tag (depth in its low 16 bits, the kind above) in the high 32 bits, the
+/// index in `pcs` of the first frame in the low 32.
+const STATE: usize = 0;
+const STACK_COUNT: usize = 1;
+const PLACE: usize = 2;
+
 impl StackTable {
     pub(crate) fn new(capacity: usize, depth: usize) -> StackTable {
         let cap = capacity.next_power_of_two().max(2);
-        // The depth is kept in 16 bits of `lens`, and a frame's index in 32 bits of `starts`.
+        // The depth is kept in 16 bits of the tag, and a frame's index in 32 bits of `PLACE`.
         let depth = depth.clamp(1, usize::from(u16::MAX));
         let frames = cap.saturating_mul(depth).min(u32::MAX as usize);
         StackTable {
             depth,
-            states: zeroed_u64(cap),
-            lens: zeroed_u32(cap),
-            counts: zeroed_u64(cap),
-            starts: zeroed_u32(cap),
+            rows: Rows::new(cap, 3),
             pcs: zeroed_u64(frames),
             next: AtomicUsize::new(0),
             occupied: Occupancy::new(cap),
@@ -282,16 +373,21 @@ impl StackTable {
         self.depth
     }
 
+    /// The tag of a filled slot (its depth and kind, see [`PLACE`]).
+    fn tag(&self, slot: usize) -> u32 {
+        self.rows
+            .get(slot, PLACE)
+            .map_or(0, |p| (p.load(Ordering::Relaxed) >> 32) as u32)
+    }
+
     /// The frames stored in a filled slot.
     fn frames(&self, slot: usize) -> &[AtomicU64] {
-        let n = self
-            .lens
-            .get(slot)
-            .map_or(0, |l| (l.load(Ordering::Relaxed) & 0xffff) as usize);
-        let start = self
-            .starts
-            .get(slot)
-            .map_or(0, |s| s.load(Ordering::Relaxed) as usize);
+        let place = self
+            .rows
+            .get(slot, PLACE)
+            .map_or(0, |p| p.load(Ordering::Relaxed));
+        let n = ((place >> 32) & 0xffff) as usize;
+        let start = (place & 0xffff_ffff) as usize;
         self.pcs.get(start..start + n).unwrap_or(&[])
     }
 
@@ -299,19 +395,21 @@ impl StackTable {
     /// walked two ways are two entries). Returns false when it could not be stored.
     pub(crate) fn add(&self, pcs: &[u64], kind: StackKind, weight: u64) -> bool {
         let pcs = pcs.get(..pcs.len().min(self.depth)).unwrap_or(&[]);
-        // `lens` holds the depth in its low 16 bits and the kind above.
+        // The tag holds the depth in its low 16 bits and the kind above.
         let tag = pcs.len() as u32 | u32::from(kind.0) << 16;
         let hash = pcs.iter().fold(u64::from(tag), |h, &pc| mix(h ^ pc)) | 2;
-        let mask = self.states.len() - 1;
+        let mask = self.rows.len() - 1;
         let mut i = hash as usize & mask;
         for _ in 0..MAX_PROBES {
-            let (Some(state), Some(len), Some(count)) =
-                (self.states.get(i), self.lens.get(i), self.counts.get(i))
-            else {
+            let (Some(state), Some(place), Some(count)) = (
+                self.rows.get(i, STATE),
+                self.rows.get(i, PLACE),
+                self.rows.get(i, STACK_COUNT),
+            ) else {
                 return false;
             };
             let cur = state.load(Ordering::Acquire);
-            if cur == hash && self.same(i, len, tag, pcs) {
+            if cur == hash && self.same(i, tag, pcs) {
                 count.fetch_add(weight, Ordering::Relaxed);
                 return true;
             }
@@ -322,9 +420,7 @@ impl StackTable {
             {
                 self.occupied.mark(i);
                 let start = self.next.fetch_add(pcs.len(), Ordering::Relaxed);
-                let (Some(frames), Some(at)) =
-                    (self.pcs.get(start..start + pcs.len()), self.starts.get(i))
-                else {
+                let Some(frames) = self.pcs.get(start..start + pcs.len()) else {
                     // Never with one claim per slot (see the type); should it happen, the slot
                     // stays claimed and empty, and the sample is dropped.
                     return false;
@@ -332,8 +428,7 @@ impl StackTable {
                 for (slot, &pc) in frames.iter().zip(pcs) {
                     slot.store(pc, Ordering::Relaxed);
                 }
-                at.store(start as u32, Ordering::Relaxed);
-                len.store(tag, Ordering::Relaxed);
+                place.store(u64::from(tag) << 32 | start as u64, Ordering::Relaxed);
                 count.store(weight, Ordering::Relaxed);
                 state.store(hash, Ordering::Release);
                 self.used.store(true, Ordering::Release);
@@ -346,8 +441,8 @@ impl StackTable {
         false
     }
 
-    fn same(&self, slot: usize, len: &AtomicU32, tag: u32, pcs: &[u64]) -> bool {
-        len.load(Ordering::Relaxed) == tag
+    fn same(&self, slot: usize, tag: u32, pcs: &[u64]) -> bool {
+        self.tag(slot) == tag
             && self
                 .frames(slot)
                 .iter()
@@ -362,17 +457,13 @@ impl StackTable {
 
     /// How the stack of a filled slot was obtained.
     pub(crate) fn kind(&self, slot: usize) -> StackKind {
-        StackKind(
-            self.lens
-                .get(slot)
-                .map_or(0, |l| (l.load(Ordering::Relaxed) >> 16) as u8),
-        )
+        StackKind((self.tag(slot) >> 16) as u8)
     }
 
     /// The count of a slot.
     pub(crate) fn count(&self, slot: usize) -> u64 {
-        self.counts
-            .get(slot)
+        self.rows
+            .get(slot, STACK_COUNT)
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
@@ -402,9 +493,8 @@ impl StackTable {
     pub(crate) fn entries(&self) -> Vec<(Vec<u64>, StackKind, u64)> {
         let mut v: Vec<(Vec<u64>, StackKind, u64)> = Vec::new();
         for i in self.filled_slots() {
-            let tag = self.lens.get(i).map_or(0, |l| l.load(Ordering::Relaxed));
-            let kind = StackKind((tag >> 16) as u8);
-            let c = self.counts.get(i).map_or(0, |c| c.load(Ordering::Relaxed));
+            let kind = self.kind(i);
+            let c = self.count(i);
             let pcs: Vec<u64> = self.stack(i).collect();
             if c != 0 {
                 v.push((pcs, kind, c));
@@ -425,8 +515,8 @@ impl StackTable {
         if !self.used.swap(false, Ordering::AcqRel) {
             return;
         }
-        for i in self.occupied.slots(self.states.len()) {
-            if let Some(s) = self.states.get(i) {
+        for i in self.occupied.slots(self.rows.len()) {
+            if let Some(s) = self.rows.get(i, STATE) {
                 s.store(0, Ordering::Relaxed);
             }
         }
@@ -438,11 +528,11 @@ impl StackTable {
     fn filled_slots(&self) -> impl Iterator<Item = usize> + '_ {
         let used = self.used.load(Ordering::Acquire);
         self.occupied
-            .slots(self.states.len())
+            .slots(self.rows.len())
             .take_while(move |_| used)
             .filter(|&i| {
-                self.states
-                    .get(i)
+                self.rows
+                    .get(i, STATE)
                     .map(|s| s.load(Ordering::Acquire))
                     .is_some_and(|s| s != 0 && s != WRITING)
             })
@@ -481,8 +571,9 @@ mod tests {
         assert_eq!(out[2999], [want[2999].0, 2]);
         t.clear();
         assert!(t.entries().is_empty());
-        assert!(t.keys.iter().all(|k| k.load(Ordering::Relaxed) == 0));
-        assert!(t.last.iter().all(|k| k.load(Ordering::Relaxed) == 0));
+        assert!(t.rows.words.iter().all(|k| k.load(Ordering::Relaxed) == 0));
+        assert!(t.index.iter().all(|k| k.load(Ordering::Relaxed) == 0));
+        assert_eq!(t.next.load(Ordering::Relaxed), 0);
         assert!(t.add_noting(keys[5], 1, 9));
         assert_eq!(t.get(keys[5]), Some((1, 9)));
         assert_eq!(t.entries(), vec![(keys[5], 1)]);
@@ -496,7 +587,26 @@ mod tests {
         assert_eq!(s.fill_sorted(&mut idx), 600);
         s.clear();
         assert!(s.entries().is_empty());
-        assert!(s.states.iter().all(|x| x.load(Ordering::Relaxed) == 0));
+        assert!(s.rows.column(STATE).all(|x| x.load(Ordering::Relaxed) == 0));
+    }
+
+    #[test]
+    fn count_table_entries_are_packed_in_the_order_counted() {
+        let t = CountTable::new(1 << 16);
+        for k in 0..40u64 {
+            assert!(t.add(k * 4096, 1));
+        }
+        assert!(t.add(7 * 4096, 2)); // already there: no new entry
+        // 40 keys fill the first 40 entries, whatever index slots they hashed to.
+        assert_eq!(t.next.load(Ordering::Relaxed), 40);
+        let keys: Vec<u64> = t
+            .rows
+            .column(KEY)
+            .take(3)
+            .map(|k| k.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(keys, [1, 4097, 2 * 4096 + 1]);
+        assert_eq!(t.entries()[7], (7 * 4096, 3));
     }
 
     #[test]
