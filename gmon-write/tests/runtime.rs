@@ -629,9 +629,13 @@ fn program_sigprof_and_the_sample_signal_stay_the_programs() {
         libc::setitimer(libc::ITIMER_PROF, &zero, std::ptr::null_mut());
         libc::sigaction(libc::SIGPROF, &old_prof, std::ptr::null_mut());
 
+        // A loaded machine alone costs ITIMER_PROF up to half of its ticks (a pending SIGPROF
+        // absorbs the expirations behind it: 15 of 30 were seen), and the timer counts the
+        // runtime's threads too; the sampler's own 1 kHz ticks handed to this handler would
+        // make it about eleven times as many, and a sampler that steals SIGPROF none.
         let expected_hits = used.as_secs_f64() * 100.0;
         assert!(
-            (hits as f64) > 0.6 * expected_hits && (hits as f64) < 1.4 * expected_hits,
+            (hits as f64) > 0.25 * expected_hits && (hits as f64) < 2.0 * expected_hits,
             "the program's SIGPROF handler saw {hits} ticks in {used:?} at 100 Hz"
         );
         let expected = used.as_secs_f64() * 1000.0;
