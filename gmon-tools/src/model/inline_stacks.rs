@@ -31,21 +31,21 @@ pub fn stacks_with_inline_frames(l: &Loaded, chains: &Chains) -> Vec<(Vec<StackF
     let called = |frames: &[Frame]| -> Vec<StackFrame> {
         frames.iter().map(|&f| StackFrame::Called(f)).collect()
     };
+    let sampled = l.stacks.stacks.iter().filter(|s| s.samples > 0);
+    if chains.is_empty() {
+        return sampled.map(|s| (called(&s.frames), s.samples)).collect();
+    }
     // Exact stacks: the placed stacks with the same frames as each stack.
     let mut placed: HashMap<&[Frame], Vec<usize>> = HashMap::new();
-    if !chains.is_empty() {
-        for (i, p) in l.stacks.placed.iter().enumerate() {
-            placed.entry(p.frames.as_slice()).or_default().push(i);
-        }
+    for (i, p) in l.stacks.placed.iter().enumerate() {
+        placed.entry(p.frames.as_slice()).or_default().push(i);
     }
     let main = l.objects.iter().find(|o| o.main).map(|o| o.path.as_str());
     let mut out = Vec::new();
-    for s in l.stacks.stacks.iter().filter(|s| s.samples > 0) {
+    for s in sampled {
         // Frames with inline frames -> samples; what no chain takes stays on the plain stack.
         let mut inlined: BTreeMap<Vec<StackFrame>, u64> = BTreeMap::new();
-        if chains.is_empty() {
-            // Nothing inlined anywhere.
-        } else if let Some(ids) = placed.get(s.frames.as_slice()) {
+        if let Some(ids) = placed.get(s.frames.as_slice()) {
             for p in ids.iter().filter_map(|&i| l.stacks.placed.get(i)) {
                 let mut frames = Vec::with_capacity(p.frames.len());
                 let mut any = false;

@@ -147,7 +147,9 @@ fn record_with(
     }
     let output = preflight::check_output(&opts.output)?;
     let found = preflight::find_command(Path::new(program))?;
-    preflight::check_preloadable(&found)?;
+    // The library that will be preloaded decides which programs can load it.
+    let given = opts.library.clone().or_else(runtime::given_library);
+    preflight::check_preloadable(&found, preflight::library_target(given.as_deref()))?;
     let output = std::path::absolute(&output)
         .with_context(|| format!("{}: cannot make the path absolute", output.display()))?;
 

@@ -143,13 +143,18 @@ fn executable(path: &Path) -> io::Result<()> {
 
 /// Checks that `LD_PRELOAD` reaches `program` (found by [`find_command`]): an ELF executable
 /// must have an interpreter (`PT_INTERP`: dynamically linked) and must not change identity
-/// (set-uid to another user, set-gid to another group: the loader ignores `LD_PRELOAD` then); a
+/// (set-uid to another user, set-gid to another group: the loader ignores `LD_PRELOAD` then) and
+/// must be of the runtime library's machine and class (`library`, from [`library_target`]); a
 /// `#!` script is judged by its interpreter. Other files are left to the kernel.
-pub fn check_preloadable(program: &Path) -> Result<(), Refusal> {
-    check_preloadable_depth(program, 0)
+pub fn check_preloadable(program: &Path, library: Option<(u16, u8)>) -> Result<(), Refusal> {
+    check_preloadable_depth(program, library, 0)
 }
 
-fn check_preloadable_depth(program: &Path, depth: u32) -> Result<(), Refusal> {
+fn check_preloadable_depth(
+    program: &Path,
+    library: Option<(u16, u8)>,
+    depth: u32,
+) -> Result<(), Refusal> {
     let name = program.display();
     let meta =
         fs::metadata(program).map_err(|e| refuse(127, format!("{name}: {e}: nothing was run")))?;
@@ -189,6 +194,7 @@ fn check_preloadable_depth(program: &Path, depth: u32) -> Result<(), Refusal> {
         if let Some(interp) = interp {
             return check_preloadable_depth(
                 Path::new(std::ffi::OsStr::from_bytes(interp)),
+                library,
                 depth + 1,
             );
         }
@@ -218,7 +224,7 @@ fn check_preloadable_depth(program: &Path, depth: u32) -> Result<(), Refusal> {
     ) else {
         return Ok(());
     };
-    if let Some(refusal) = other_architecture(&name, &header) {
+    if let Some(refusal) = library.and_then(|l| other_architecture(&name, &header, l)) {
         return Err(refusal);
     }
     let has_interp = phdrs
@@ -239,51 +245,40 @@ fn check_preloadable_depth(program: &Path, depth: u32) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The ELF machine and class of the programs this `gmon` can record: its own, since the runtime
-/// library it preloads is built for the architecture `gmon` is built for (gmon-tools/build.rs).
-const HOST_ELF: (u16, u8) = (
-    if cfg!(target_arch = "x86_64") {
-        goblin::elf::header::EM_X86_64
-    } else if cfg!(target_arch = "aarch64") {
-        goblin::elf::header::EM_AARCH64
-    } else if cfg!(target_arch = "x86") {
-        goblin::elf::header::EM_386
-    } else if cfg!(target_arch = "arm") {
-        goblin::elf::header::EM_ARM
-    } else if cfg!(target_arch = "riscv64") {
-        goblin::elf::header::EM_RISCV
-    } else if cfg!(any(target_arch = "powerpc64", target_arch = "powerpc")) {
-        if cfg!(target_pointer_width = "64") {
-            goblin::elf::header::EM_PPC64
-        } else {
-            goblin::elf::header::EM_PPC
+/// The ELF machine and class (`e_machine`, `EI_CLASS`) of the runtime library that will be
+/// preloaded: `library` (given, or `GMON_WRITE_LIB`), else the copy embedded in this binary, built for
+/// the target `gmon` is built for (gmon-tools/build.rs). Only programs of the same machine and
+/// class can load it. None when the library's header cannot be read: the loader will say.
+pub fn library_target(library: Option<&Path>) -> Option<(u16, u8)> {
+    let given;
+    let bytes = match library {
+        Some(path) => {
+            given = read_prefix(path, 64).ok()?;
+            &given[..]
         }
-    } else if cfg!(target_arch = "s390x") {
-        goblin::elf::header::EM_S390
-    } else {
-        goblin::elf::header::EM_NONE
-    },
-    if cfg!(target_pointer_width = "64") {
-        goblin::elf::header::ELFCLASS64
-    } else {
-        goblin::elf::header::ELFCLASS32
-    },
-);
+        None => super::runtime::embedded_library(),
+    };
+    let header = goblin::elf::Elf::parse_header(bytes).ok()?;
+    Some((
+        header.e_machine,
+        header.e_ident[goblin::elf::header::EI_CLASS],
+    ))
+}
 
-/// A refusal for an executable of another architecture or word size than the runtime's: its
-/// loader cannot load the runtime library into it (a 32-bit program, an aarch64 one run through
-/// qemu), and under an emulator the library would land in the emulator, not in the program.
-/// An architecture this build does not know (`EM_NONE`) is left to the kernel.
+/// A refusal for an executable of another architecture or word size than the runtime
+/// library's (`library`, from [`library_target`]): its loader cannot load the library into it
+/// (a 32-bit program, an aarch64 one run through qemu), and under an emulator the library would
+/// land in the emulator, not in the program.
 fn other_architecture(
     name: &impl std::fmt::Display,
     header: &goblin::elf::header::Header,
+    library: (u16, u8),
 ) -> Option<Refusal> {
-    let (machine, class) = HOST_ELF;
     let theirs = (
         header.e_machine,
         header.e_ident[goblin::elf::header::EI_CLASS],
     );
-    if machine == goblin::elf::header::EM_NONE || theirs == (machine, class) {
+    if theirs == library {
         return None;
     }
     let describe = |(m, c): (u16, u8)| {
@@ -297,11 +292,11 @@ fn other_architecture(
     Some(refuse(
         1,
         format!(
-            "{name} is an executable for {}, and this gmon records programs for {}: the runtime \
-             library it preloads cannot be loaded into it; build gmon for that architecture \
-             (cargo build --target ...) and record the program there: nothing was run",
+            "{name} is an executable for {}, and the runtime library gmon preloads is built for \
+             {}: it cannot be loaded into the program; record it with a gmon built for that \
+             architecture (cargo build --target ...): nothing was run",
             describe(theirs),
-            describe(HOST_ELF)
+            describe(library)
         ),
     ))
 }

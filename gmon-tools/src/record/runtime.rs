@@ -99,13 +99,19 @@ fn home_of_euid() -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_vec(home))).filter(|h| h.is_absolute())
 }
 
+/// The library `$GMON_WRITE_LIB` names, when set and not empty.
+pub fn given_library() -> Option<PathBuf> {
+    std::env::var_os(LIB_ENV)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The library to preload: `$GMON_WRITE_LIB` (which must exist), else the embedded copy in the
 /// first of [`cache_dirs`] that can be used. When none can, nothing is run: a copy in a
 /// directory that goes away with the run would leave `LD_PRELOAD` naming a path another user
 /// could create once it is gone, in every process the command left running.
 pub fn locate() -> crate::Result<(PathBuf, RuntimeSource)> {
-    if let Some(p) = std::env::var_os(LIB_ENV).filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
+    if let Some(p) = given_library() {
         if p.is_file() {
             return Ok((p, RuntimeSource::Given));
         }

@@ -205,29 +205,27 @@ fn add_flame(l: &Loaded, index: &Index, d: &mut ReportData) {
     let mut tree = FlameTree::new();
     let mut inlined: HashMap<String, (u32, u64)> = HashMap::new();
     let mut path: Vec<u32> = Vec::new();
+    // The inlined functions already counted in this stack's total (once however often on it).
+    let mut counted: Vec<u32> = Vec::new();
     for (frames, samples) in stacks_with_inline_frames(l, &chains) {
         path.clear();
+        counted.clear();
         for frame in &frames {
             match frame {
                 StackFrame::Called(f) => path.extend(index.of(*f)),
                 StackFrame::Inlined(name) => {
-                    let (f, _) = *inlined.entry(name.clone()).or_insert_with(|| {
-                        let f = d.functions.push_pseudo(format!("{name}{INLINED_MARK}"), 0);
-                        (f, 0)
+                    let (f, total) = inlined.entry(name.clone()).or_insert_with(|| {
+                        (
+                            d.functions.push_pseudo(format!("{name}{INLINED_MARK}"), 0),
+                            0,
+                        )
                     });
-                    path.push(f);
+                    path.push(*f);
+                    if !counted.contains(f) {
+                        counted.push(*f);
+                        *total = total.saturating_add(samples);
+                    }
                 }
-            }
-        }
-        // Each inlined function's total counts a stack once, however often it is on it.
-        let mut seen: Vec<u32> = Vec::new();
-        for frame in &frames {
-            if let StackFrame::Inlined(name) = frame
-                && let Some(e) = inlined.get_mut(name)
-                && !seen.contains(&e.0)
-            {
-                seen.push(e.0);
-                e.1 = e.1.saturating_add(samples);
             }
         }
         tree.add(TOP, path.iter().copied(), samples);
