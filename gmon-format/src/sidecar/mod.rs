@@ -78,8 +78,11 @@ pub const SECTION_PROCESSES: u32 = 10;
 /// ([`ClockReport::before_start_ns`], [`ClockReport::runtime_ns`]; `SECTION_UNCLOCKED`),
 /// added after [`SECTION_PROCESSES`]: readers that predate it skip it.
 pub const SECTION_UNCLOCKED: u32 = 11;
+/// Section kind of the time the runtime sampled the image ([`SamplingWindow`],
+/// `SECTION_WINDOW`), added after [`SECTION_UNCLOCKED`]: readers that predate it skip it.
+pub const SECTION_WINDOW: u32 = 12;
 /// The last section kind this reader knows (each known kind may appear once).
-const LAST_KNOWN_SECTION: u32 = SECTION_UNCLOCKED;
+const LAST_KNOWN_SECTION: u32 = SECTION_WINDOW;
 
 /// The clock that drove the samples (spec/runtime.md §4.1, "Clock"; §5.11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -142,6 +145,18 @@ pub struct ObjectMapping {
     /// Runtime − link-time address in this mapping: what subtracting from an address in it
     /// gives the object's link-time address (the `PT_LOAD` segment whose file bytes it maps).
     pub load_bias: u64,
+}
+
+/// When one process image's clocks ran (spec/runtime.md §5.16): `CLOCK_MONOTONIC` times, in
+/// ns, of the session's start and of the write that made the file. What an observer outside
+/// the process sampled in that window the runtime sampled too; what it sampled outside the
+/// window (the exec, the dynamic loader, the exit) no clock of the runtime saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SamplingWindow {
+    /// When the session started (its first clock was being armed).
+    pub start_ns: u64,
+    /// When the profile was written (the clocks had stopped, or a flush read them running).
+    pub end_ns: u64,
 }
 
 /// How many processes and threads a sidecar covers (spec/runtime.md §5.14): 1 and the threads
@@ -257,13 +272,19 @@ impl StackKind {
     pub const FRAME_POINTER: StackKind = StackKind(2);
     /// Cut short: the depth limit, the stack snapshot's end, or an unreadable frame.
     pub const TRUNCATED: StackKind = StackKind(3);
+    /// The program counter alone, sampled from outside the process while no clock of the
+    /// runtime ran (the exec, the dynamic loader, the exit: `gmon record`'s outer clock,
+    /// spec/runtime.md §4.7). Its callers are unknown.
+    pub const OUTSIDE: StackKind = StackKind(4);
 
-    /// A short name for reports: `complete`, `frame-pointer`, `truncated` or `unknown`.
+    /// A short name for reports: `complete`, `frame-pointer`, `truncated`, `outside` or
+    /// `unknown`.
     pub fn name(self) -> &'static str {
         match self {
             StackKind::COMPLETE => "complete",
             StackKind::FRAME_POINTER => "frame-pointer",
             StackKind::TRUNCATED => "truncated",
+            StackKind::OUTSIDE => "outside",
             _ => "unknown",
         }
     }
@@ -349,6 +370,9 @@ pub struct Sidecar {
     pub mappings: Vec<ObjectMapping>,
     /// How many processes and threads it covers, when the writer said.
     pub processes: Option<ProcessCount>,
+    /// When the runtime sampled the one process image it covers (`None` for a sum of several,
+    /// or when the writer did not say).
+    pub window: Option<SamplingWindow>,
 }
 
 impl Sidecar {
@@ -558,6 +582,12 @@ pub fn sidecar_to_vec(sidecar: &Sidecar) -> io::Result<Vec<u8>> {
         put_u64(&mut b, c.before_start_ns);
         put_u64(&mut b, c.runtime_ns);
         section(&mut out, SECTION_UNCLOCKED, &b);
+    }
+    if let Some(w) = &sidecar.window {
+        b.clear();
+        put_u64(&mut b, w.start_ns);
+        put_u64(&mut b, w.end_ns);
+        section(&mut out, SECTION_WINDOW, &b);
     }
     Ok(out)
 }
@@ -816,6 +846,20 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                     None => unclocked = Some(u),
                 }
             }
+            SECTION_WINDOW => {
+                let at = s.offset();
+                let start_ns = s.u64("window start")?;
+                let end_ns = s.u64("window end")?;
+                if end_ns < start_ns {
+                    return Err(Error::BadValue {
+                        offset: at,
+                        what: "window",
+                        found: end_ns,
+                        expected: "end >= start",
+                    });
+                }
+                sidecar.window = Some(SamplingWindow { start_ns, end_ns });
+            }
             // Unknown kinds: skipped, so newer writers can add sections.
             _ => s.pos = body_end,
         }
@@ -984,6 +1028,7 @@ mod tests {
                 processes: 1,
                 threads: 1,
             }),
+            window: None,
         }
     }
 

@@ -4,7 +4,7 @@
 use super::{
     GMONX_MAGIC, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS, SECTION_OBJECTS,
     SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS, SECTION_THREADS,
-    SECTION_UNCLOCKED, read_sidecar,
+    SECTION_UNCLOCKED, SECTION_WINDOW, read_sidecar,
 };
 use crate::Result;
 
@@ -35,6 +35,7 @@ impl SectionSpan {
             SECTION_MAPPINGS => "MAPPINGS",
             SECTION_PROCESSES => "PROCESSES",
             SECTION_UNCLOCKED => "UNCLOCKED",
+            SECTION_WINDOW => "WINDOW",
             _ => return None,
         })
     }

@@ -36,6 +36,8 @@ pub struct SidecarSum {
     clock: Option<ClockReport>,
     /// The inputs' processes and threads, summed ([`Sidecar::process_count`]).
     processes: ProcessCount,
+    /// Sidecars added: the window of one process image means nothing for a sum of several.
+    inputs: usize,
 }
 
 impl SidecarSum {
@@ -46,6 +48,7 @@ impl SidecarSum {
 
     /// Adds one sidecar.
     pub fn add(&mut self, sidecar: &Sidecar) {
+        self.inputs += 1;
         self.any_kinds |= !sidecar.stack_kinds.is_empty();
         self.clock = merge_clocks([self.clock.take(), sidecar.clock]);
         let p = sidecar.process_count();
@@ -158,6 +161,9 @@ impl SidecarSum {
             .collect();
         sum.clock = self.clock;
         sum.processes = Some(self.processes);
+        if self.inputs > 1 {
+            sum.window = None;
+        }
         sum.gmon = None;
         sum
     }

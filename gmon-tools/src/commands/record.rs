@@ -72,6 +72,10 @@ pub struct Args {
     /// Profile the command's first process only, not the processes it starts.
     #[arg(long)]
     pub no_inherit: bool,
+    /// Do not sample what the runtime cannot see (each program's exec, dynamic loading and
+    /// exit) with gmon record's own clock on the whole process tree.
+    #[arg(long)]
+    pub no_outer_clock: bool,
     /// Print no summary: only problems (a profile lost or not written) are said on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -95,6 +99,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         stacks: !args.no_stacks,
         inherit: !args.no_inherit,
         library: None,
+        outer: !args.no_outer_clock,
     };
     let rec = match record::record_in_foreground(&opts, &args.command) {
         Ok(rec) => rec,
@@ -115,7 +120,8 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 opts.hz,
                 rec.cpu,
                 &rec.top,
-                rec.clock.as_ref()
+                rec.clock.as_ref(),
+                &rec.outer
             )
         );
     }

@@ -8,7 +8,7 @@ use gmon_format::Sidecar;
 use gmon_format::sidecar::{
     GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
     SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
-    SECTION_THREADS, SECTION_UNCLOCKED, SectionSpan,
+    SECTION_THREADS, SECTION_UNCLOCKED, SECTION_WINDOW, SectionSpan,
 };
 use serde::Serialize;
 
@@ -223,6 +223,17 @@ pub fn print_sidecar<W: Write + ?Sized>(
                     )?;
                 }
             }
+            SECTION_WINDOW => {
+                if let Some(w) = s.window {
+                    writeln!(
+                        out,
+                        "  sampled from {} ns to {} ns (CLOCK_MONOTONIC): {} ns",
+                        w.start_ns,
+                        w.end_ns,
+                        w.end_ns - w.start_ns
+                    )?;
+                }
+            }
             _ => writeln!(out, "  skipped: written by a later runtime")?,
         }
     }
@@ -246,6 +257,13 @@ pub struct JsonSidecar<'a> {
     clock: Option<JsonClock>,
     mappings: Vec<JsonMapping>,
     processes: Option<JsonProcesses>,
+    window: Option<JsonWindow>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonWindow {
+    start_ns: u64,
+    end_ns: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -392,6 +410,10 @@ impl<'a> JsonSidecar<'a> {
             processes: s.processes.map(|p| JsonProcesses {
                 processes: p.processes,
                 threads: p.threads,
+            }),
+            window: s.window.map(|w| JsonWindow {
+                start_ns: w.start_ns,
+                end_ns: w.end_ns,
             }),
         }
     }

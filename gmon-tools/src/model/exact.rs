@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use gmon_format::Sidecar;
+use gmon_format::sidecar::StackKind;
 
 use super::RUNTIME_LIBRARY;
 use super::addresses::{CallSite, Place, PlacedStack, SampledAddress};
@@ -13,6 +14,12 @@ use super::function::FunctionInfo;
 use super::graph::{NodeId, WeightedCallGraph};
 use super::symbolize::{ObjectSymbols, display_name};
 use crate::gprof::Analysis;
+
+/// The root of the outer clock's samples in every view (spec/runtime.md §4.7).
+pub const OUTSIDE_ROOT: &str = "[process start and exit]";
+
+/// The function every kernel address is named.
+pub const KERNEL: &str = "[kernel]";
 
 /// Whether the frame at `depth` (0: the sampled program counter) of a sampled stack is a caller
 /// inside the profiler's own shared library, which is left out: the runtime's thread-start
@@ -74,7 +81,7 @@ pub(super) fn exact_stacks(
         let main = sidecar.main_object();
         let is_main =
             |obj: &gmon_format::sidecar::MappedObject| main.is_some_and(|m| std::ptr::eq(m, obj));
-        for st in &sidecar.stacks {
+        for (index, st) in sidecar.stacks.iter().enumerate() {
             let mut frames = Vec::with_capacity(st.pcs.len());
             // Per kept frame, leaf first: its object (`None`: the executable) and address.
             let mut places: Vec<(Option<String>, u64)> = Vec::with_capacity(st.pcs.len());
@@ -133,6 +140,8 @@ pub(super) fn exact_stacks(
                         frames.push(Frame::Function(id));
                         continue;
                     }
+                    // Only the outer clock samples the kernel (spec/runtime.md §4.7).
+                    None if pc >> 63 == 1 => extra_node(plain(KERNEL), graph, functions),
                     None => extra_node(plain("[unknown]"), graph, functions),
                 };
                 let (object, addr) = match sidecar.resolve(pc).filter(|(obj, _)| is_main(obj)) {
@@ -160,6 +169,15 @@ pub(super) fn exact_stacks(
             }
             frames.reverse();
             whole.reverse();
+            // A PC the outer clock sampled while no clock of the runtime ran has no callers:
+            // it stands under one root that says when it ran (spec/runtime.md §4.7).
+            if sidecar.stack_kind(index) == StackKind::OUTSIDE {
+                frames.insert(
+                    0,
+                    Frame::Function(extra_node(plain(OUTSIDE_ROOT), graph, functions)),
+                );
+                whole.insert(0, None);
+            }
             if st.count == 0 {
                 continue;
             }

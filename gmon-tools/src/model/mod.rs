@@ -9,6 +9,7 @@ mod bins;
 mod drawn;
 mod estimate;
 mod exact;
+pub use exact::{KERNEL, OUTSIDE_ROOT};
 mod executable;
 mod function;
 mod gprof_notes;

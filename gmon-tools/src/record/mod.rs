@@ -22,7 +22,9 @@
 //! succeeded).
 
 pub mod files;
+pub mod gaps;
 pub mod lost;
+pub mod outer_clock;
 pub mod preflight;
 pub mod profiles;
 pub mod rundir;
@@ -60,6 +62,9 @@ pub struct RecordOptions {
     pub inherit: bool,
     /// The runtime library (found with [`runtime::locate`] when `None`).
     pub library: Option<PathBuf>,
+    /// Sample the time no clock of the runtime sees (the exec, the loader, the exit) with the
+    /// outer clock ([`outer_clock`], spec/runtime.md §4.7).
+    pub outer: bool,
 }
 
 impl RecordOptions {
@@ -71,6 +76,7 @@ impl RecordOptions {
             stacks: true,
             inherit: true,
             library: None,
+            outer: true,
         }
     }
 }
@@ -97,6 +103,19 @@ pub struct Recorded {
     pub notes: Vec<String>,
     /// The run's profiles could not be written (a note says which file and why).
     pub unwritten: bool,
+    /// What the outer clock did.
+    pub outer: Outer,
+}
+
+/// What the outer clock did in a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outer {
+    /// Not asked for.
+    Off,
+    /// The kernel refused it (why, in words).
+    Refused(String),
+    /// It ran; what became of its samples.
+    Ran(gaps::GapReport),
 }
 
 impl Recorded {
@@ -191,6 +210,8 @@ fn record_with(
     };
     let mut argv: Vec<&OsStr> = vec![program.as_os_str()];
     argv.extend(args.iter().map(OsString::as_os_str));
+    // Started on this thread, the one that spawns the command, so that it follows the command.
+    let clock = opts.outer.then(|| outer_clock::OuterClock::start(opts.hz));
     let waited = match run(&argv) {
         // A file the kernel cannot execute (a script without `#!`) is run by /bin/sh, as a
         // shell and execvp do; the command is started with posix_spawn (signals.rs), which
@@ -203,6 +224,11 @@ fn record_with(
         r => r,
     }
     .with_context(|| format!("cannot run {}", program.to_string_lossy()))?;
+    let (samples, mut outer) = match clock {
+        None => (None, Outer::Off),
+        Some(Err(outer_clock::Refused(e))) => (None, Outer::Refused(e.to_string())),
+        Some(Ok(c)) => (Some(c.stop()), Outer::Ran(gaps::GapReport::default())),
+    };
 
     let mut notes = Vec::new();
     let mut unwritten = false;
@@ -223,8 +249,14 @@ fn record_with(
         ));
         (Vec::new(), TopFunctions::default(), Idle::default(), None)
     } else {
-        match write_profiles(private.path(), &output, opts.inherit) {
-            Ok(w) => w,
+        let gaps = samples.as_ref().map(|s| (s, opts.stacks));
+        match write_profiles(private.path(), &output, opts.inherit, gaps) {
+            Ok((w, report)) => {
+                if let (Some(r), Outer::Ran(_)) = (report, &outer) {
+                    outer = Outer::Ran(r);
+                }
+                w
+            }
             Err(e) => {
                 unwritten = true;
                 notes.push(format!("cannot write the profile: {e:#}"));
@@ -280,6 +312,7 @@ fn record_with(
         runtime: source,
         notes,
         unwritten,
+        outer,
     })
 }
 
@@ -294,13 +327,32 @@ pub struct Idle {
     pub processes: usize,
 }
 
-/// Sums and writes the per-process profiles found in `dir` (see [`profiles`]).
-fn write_profiles(dir: &Path, output: &Path, inherit: bool) -> crate::Result<Written> {
+/// Sums and writes the per-process profiles found in `dir` (see [`profiles`]), with the outer
+/// clock's samples and whether stacks were recorded, when it ran ([`gaps`]).
+fn write_profiles(
+    dir: &Path,
+    output: &Path,
+    inherit: bool,
+    outer: Option<(&outer_clock::OuterSamples, bool)>,
+) -> crate::Result<(Written, Option<gaps::GapReport>)> {
     let mut found = profiles::collect(dir, STEM)?;
     if !inherit {
         // A forked child (no exec) keeps sampling in the runtime; its file is not kept.
         found.retain(|p| p.first);
     }
+    let report = outer.map(|(samples, stacks)| {
+        let mut r = gaps::attribute(samples, &mut found, stacks);
+        if !inherit {
+            // The processes the command started were not asked for.
+            r.unowned.clear();
+        }
+        r
+    });
+    Ok((write_found(found, output)?, report))
+}
+
+/// [`write_profiles`] once the profiles are read.
+fn write_found(found: Vec<profiles::ProcessProfile>, output: &Path) -> crate::Result<Written> {
     if found.is_empty() {
         return Ok((Vec::new(), TopFunctions::default(), Idle::default(), None));
     }

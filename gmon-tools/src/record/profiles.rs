@@ -25,6 +25,54 @@ pub struct ProcessProfile {
     pub first: bool,
     /// Its sidecar (`None` when missing or unreadable: the profile is then kept on its own).
     pub sidecar: Option<Sidecar>,
+    /// Its gmon.out as changed after the run (outer samples added to its histogram,
+    /// `record::gaps`); `None`: the file as the runtime wrote it.
+    pub changed: Option<Vec<u8>>,
+}
+
+impl ProcessProfile {
+    /// The gmon.out bytes: as changed, else as written.
+    fn bytes(&self) -> crate::Result<Vec<u8>> {
+        match &self.changed {
+            Some(b) => Ok(b.clone()),
+            None => std::fs::read(&self.path).with_context(|| format!("{}", self.path.display())),
+        }
+    }
+
+    /// Adds one tick to the histogram bin of each link-time address of the main executable in
+    /// `addresses`. The runtime writes only the histogram cells it counted into (spec/runtime.md
+    /// §1), so an address may have no bin in the file, or its bin may be full: those are
+    /// returned as a count, for the caller to count outside the histogram.
+    pub fn add_to_histogram(&mut self, addresses: &[u64]) -> u64 {
+        let Ok(mut profile) = self
+            .bytes()
+            .and_then(|b| gmon_format::read(&b).context("reading the profile"))
+        else {
+            return addresses.len() as u64;
+        };
+        let mut missed = 0;
+        for &pc in addresses {
+            let bin = profile.records.iter_mut().find_map(|r| match r {
+                gmon_format::Record::Histogram(h) if h.low_pc <= pc && pc < h.high_pc => {
+                    let span = u128::from(h.high_pc - h.low_pc);
+                    let i = u128::from(pc - h.low_pc) * h.bins.len() as u128 / span;
+                    h.bins.get_mut(usize::try_from(i).ok()?)
+                }
+                _ => None,
+            });
+            match bin {
+                Some(b) if *b < u64::from(u16::MAX) => *b += 1,
+                _ => missed += 1,
+            }
+        }
+        match gmon_format::to_vec(&profile) {
+            Ok(bytes) if missed < addresses.len() as u64 => {
+                self.changed = Some(bytes);
+                missed
+            }
+            _ => addresses.len() as u64,
+        }
+    }
 }
 
 /// The profiles written into `dir` by the run's processes: `<stem>` (the first process) and
@@ -55,6 +103,7 @@ pub fn collect(dir: &Path, stem: &str) -> crate::Result<Vec<ProcessProfile>> {
             path,
             first,
             sidecar,
+            changed: None,
         });
     }
     // The first process, then the others by pid.
@@ -131,7 +180,10 @@ fn sum_group(members: &[ProcessProfile]) -> crate::Result<Group> {
         // One process: its file is the profile, byte for byte (the runtime writes it whole or
         // not at all, spec/runtime.md §1). Reading, summing and rewriting a large executable's
         // histogram cost more than a short run of it, so the file is copied, holes and all.
-        [one] => GroupGmon::File(one.path.clone()),
+        [one] => match &one.changed {
+            Some(bytes) => GroupGmon::Summed(bytes.clone()),
+            None => GroupGmon::File(one.path.clone()),
+        },
         _ => GroupGmon::Summed(sum_profiles(members)?),
     };
     let sidecars: Option<Vec<&Sidecar>> = members.iter().map(|m| m.sidecar.as_ref()).collect();
@@ -187,7 +239,7 @@ fn file_link(path: &Path, sidecar: Option<&Sidecar>) -> crate::Result<GmonLink> 
 fn sum_profiles(members: &[ProcessProfile]) -> crate::Result<Vec<u8>> {
     let mut merger = Merger::new(MergeOptions::new());
     for m in members {
-        let bytes = std::fs::read(&m.path).with_context(|| format!("{}", m.path.display()))?;
+        let bytes = m.bytes()?;
         let profile = gmon_format::read(&bytes).with_context(|| format!("{}", m.path.display()))?;
         merger
             .add(&profile)

@@ -9,6 +9,7 @@ use std::path::Path;
 use gmon_format::Sidecar;
 use gmon_format::sidecar::{ClockKind, ClockReport};
 
+use super::Outer;
 use crate::model::{ObjectSymbols, display_name};
 
 /// One written profile, as the summary shows it.
@@ -55,6 +56,7 @@ pub fn top_functions(sidecars: &[&Sidecar], limit: usize) -> TopFunctions {
     type Key<'a> = (&'a str, &'a [u8]);
     let mut by_object: HashMap<Key<'_>, HashMap<u64, u64>> = HashMap::new();
     let mut unknown = 0u64;
+    let mut kernel = 0u64;
     let mut total = 0u64;
     for sidecar in sidecars {
         for s in &sidecar.pc_samples {
@@ -68,6 +70,8 @@ pub fn top_functions(sidecars: &[&Sidecar], limit: usize) -> TopFunctions {
                         .or_default();
                     *slot = slot.saturating_add(s.count);
                 }
+                // Only the outer clock samples the kernel (spec/runtime.md §4.7).
+                None if s.pc >> 63 == 1 => kernel = kernel.saturating_add(s.count),
                 None => unknown = unknown.saturating_add(s.count),
             }
         }
@@ -79,6 +83,9 @@ pub fn top_functions(sidecars: &[&Sidecar], limit: usize) -> TopFunctions {
     let mut counts: HashMap<String, u64> = HashMap::new();
     if unknown > 0 {
         counts.insert("[unknown]".to_string(), unknown);
+    }
+    if kernel > 0 {
+        counts.insert(crate::model::KERNEL.to_string(), kernel);
     }
     for ((path, build_id), addrs) in by_object {
         let wanted: Vec<u64> = addrs.keys().copied().collect();
@@ -122,6 +129,7 @@ pub fn render(
     cpu: std::time::Duration,
     top: &TopFunctions,
     clock: Option<&ClockReport>,
+    outer: &Outer,
 ) -> String {
     let processes: usize = files.iter().map(|f| f.processes).sum::<usize>() + idle.1;
     let samples: u64 = files.iter().map(|f| f.samples).sum();
@@ -135,8 +143,9 @@ pub fn render(
         if files.len() == 1 { "" } else { "s" },
     );
     if let Some(c) = clock {
-        s.push_str(&clock_lines(c, samples, hz, cpu.as_secs_f64()));
+        s.push_str(&clock_lines(c, samples, hz, cpu.as_secs_f64(), outer));
     }
+    s.push_str(&outer_lines(outer));
     for f in files {
         let exe = Path::new(&f.executable)
             .file_name()
@@ -189,7 +198,7 @@ const COVERAGE_WARNING: f64 = 0.9;
 /// Which clock drove the samples and at what real rate (signals per CPU second); and, when the
 /// samples cover less than [`COVERAGE_WARNING`] of `cpu × hz`, one line that says so with the
 /// likely reason (spec/runtime.md §4.1, "Clock").
-fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64) -> String {
+fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64, outer: &Outer) -> String {
     let mut s = String::new();
     let rate = if cpu > 0.0 {
         format!("{:.0}", c.signals as f64 / cpu)
@@ -215,26 +224,45 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64) -> String {
             samples as f64 * 100.0 / due,
         );
         let ticks = |ns: u64| ns as f64 * f64::from(hz) / 1e9;
-        let known = [
-            (
-                ticks(c.before_start_ns),
-                "before the runtime started in each program (fork to exec, exec, dynamic loading)",
-            ),
-            (
-                ticks(c.runtime_ns),
-                "the sampler's own work: its start in each process, and its threads",
-            ),
-            (
-                c.unsampled as f64,
-                "threads starting, or ending before their first sample",
-            ),
-        ];
+        // With the outer clock, the time before each runtime started and the runtime's own
+        // work are sampled; what is left of them is the programs that wrote no profile.
+        let known: Vec<(f64, &str)> = match outer {
+            Outer::Ran(r) => vec![
+                (
+                    r.unowned_ticks() as f64,
+                    "programs that wrote no profile (static or set-uid programs, or killed)",
+                ),
+                (
+                    c.unsampled as f64,
+                    "threads starting, or ending before their first sample",
+                ),
+            ],
+            _ => vec![
+                (
+                    ticks(c.before_start_ns),
+                    "before the runtime started in each program (fork to exec, exec, dynamic \
+                     loading)",
+                ),
+                (
+                    ticks(c.runtime_ns),
+                    "the sampler's own work: its start in each process, and its threads",
+                ),
+                (
+                    c.unsampled as f64,
+                    "threads starting, or ending before their first sample",
+                ),
+            ],
+        };
         for (n, what) in known.iter().filter(|(n, _)| *n >= 0.5) {
             let _ = writeln!(s, "  {n:>9.0}  {what}");
         }
         let rest = due - samples as f64 - known.iter().map(|(n, _)| n).sum::<f64>();
         if rest >= 0.5 {
-            let why = if c.clock == ClockKind::THREAD_TIMER {
+            let why = if matches!(outer, Outer::Ran(_)) {
+                "CPU time no clock could see: set-uid programs (the kernel stops every \
+                 observer at their exec), creating and reaping each process, each thread's \
+                 last period"
+            } else if c.clock == ClockKind::THREAD_TIMER {
                 "the thread CPU timer is checked at the kernel's tick, so threads shorter \
                  than a tick end before their first sample"
             } else {
@@ -242,6 +270,56 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64) -> String {
                  signal handling, or processes without the runtime"
             };
             let _ = writeln!(s, "  {rest:>9.0}  the rest: {why}");
+        }
+    }
+    s
+}
+
+/// What the outer clock did: one line, and one more for samples no file holds.
+fn outer_lines(outer: &Outer) -> String {
+    let mut s = String::new();
+    match outer {
+        Outer::Off => {}
+        Outer::Refused(why) => {
+            let _ = writeln!(
+                s,
+                "  outer clock: refused by the kernel ({why}): each program's exec, loading and \
+                 exit are not sampled"
+            );
+        }
+        Outer::Ran(r) => {
+            let _ = write!(
+                s,
+                "  outer clock: {} samples of process start and exit",
+                r.kept
+            );
+            if r.kernel {
+                let _ = write!(s, " ({} in the kernel)", r.kernel_kept);
+            } else {
+                let _ = write!(s, " (user space only: the kernel refused its own part)");
+            }
+            if r.lost > 0 {
+                let _ = write!(s, "; {} of its samples lost (ring full)", r.lost);
+            }
+            s.push('\n');
+            let unowned = r.unowned_ticks();
+            if unowned > 0 {
+                let names: Vec<String> = r
+                    .unowned
+                    .iter()
+                    .take(5)
+                    .map(|(name, n)| format!("{name} {n}"))
+                    .collect();
+                let more = if r.unowned.len() > 5 { ", ..." } else { "" };
+                let _ = writeln!(
+                    s,
+                    "gmon record: {unowned} sample{} of programs that wrote no profile {} in no \
+                     file: {}{more}",
+                    if unowned == 1 { "" } else { "s" },
+                    if unowned == 1 { "is" } else { "are" },
+                    names.join(", ")
+                );
+            }
         }
     }
     s
@@ -264,13 +342,13 @@ mod tests {
     #[test]
     fn the_clock_and_its_real_rate_are_said() {
         let c = report(ClockKind::PERF_TASK_CLOCK, 0, 990, 0);
-        let s = clock_lines(&c, 990, 1000, 1.0);
+        let s = clock_lines(&c, 990, 1000, 1.0, &Outer::Off);
         assert_eq!(
             s,
             "  clock: perf task clock, 990 signals per CPU second for 1000 Hz\n"
         );
         let c = report(ClockKind::THREAD_TIMER, 13, 250, 0);
-        let s = clock_lines(&c, 995, 1000, 1.0);
+        let s = clock_lines(&c, 995, 1000, 1.0, &Outer::Off);
         assert!(s.starts_with("  clock: thread CPU timer, 250 signals per CPU second for 1000 Hz (the perf task clock was refused: Permission denied"), "{s}");
         assert_eq!(s.lines().count(), 1, "{s}");
     }
@@ -278,7 +356,7 @@ mod tests {
     #[test]
     fn samples_below_ninety_percent_of_the_cpu_time_are_said_with_each_cause() {
         let c = report(ClockKind::THREAD_TIMER, 0, 300, 700);
-        let s = clock_lines(&c, 350, 1000, 1.3);
+        let s = clock_lines(&c, 350, 1000, 1.3, &Outer::Off);
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             lines[1],
@@ -294,7 +372,12 @@ mod tests {
         );
         assert_eq!(lines.len(), 4, "{s}");
         // 90 % and more: nothing to say.
-        assert_eq!(clock_lines(&c, 1170, 1000, 1.3).lines().count(), 1);
+        assert_eq!(
+            clock_lines(&c, 1170, 1000, 1.3, &Outer::Off)
+                .lines()
+                .count(),
+            1
+        );
 
         // The task clock, with the time before the runtime started and the sampler's threads
         // measured: each cause on its own line, the rest what none of them explains.
@@ -303,7 +386,7 @@ mod tests {
             runtime_ns: 100_000_000,
             ..report(ClockKind::PERF_TASK_CLOCK, 0, 400, 50)
         };
-        let s = clock_lines(&c, 400, 1000, 1.0);
+        let s = clock_lines(&c, 400, 1000, 1.0, &Outer::Off);
         let lines: Vec<&str> = s.lines().collect();
         assert_eq!(
             &lines[2..],

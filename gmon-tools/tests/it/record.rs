@@ -518,10 +518,11 @@ fn the_cpu_time_before_the_runtime_started_is_measured_and_not_counted_twice() {
     );
     assert!(clock.runtime_ns > 0, "{}", text(&run));
 
-    // Short processes: the summary says where the CPU time no sample holds went.
+    // Short processes: the summary says where the CPU time no sample holds went (without the
+    // outer clock, which samples that time).
     let out = dir.path().join("short.gmon");
     let run = gmon_cmd()
-        .args(["record", "-o"])
+        .args(["record", "--no-outer-clock", "-o"])
         .arg(&out)
         .args(["--", "sh", "-c"])
         .arg("for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do /bin/true; done")
@@ -534,6 +535,83 @@ fn the_cpu_time_before_the_runtime_started_is_measured_and_not_counted_twice() {
             stderr.contains("before the runtime started in each program"),
             "{stderr}"
         );
+    }
+}
+
+#[test]
+fn the_outer_clock_samples_each_programs_exec_loading_and_exit() {
+    // A loop of short processes spends most of its CPU time where no clock of the runtime
+    // runs: the exec, the dynamic loader, the exit. Before the outer clock, 60 `/bin/true`
+    // under a shell were covered at about 37 %; `true`'s profile held almost nothing.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("loop.gmon");
+    let run = gmon_cmd()
+        .args(["record", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c"])
+        .arg("i=0; while [ $i -lt 60 ]; do /bin/true; i=$((i+1)); done")
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if stderr.contains("outer clock: refused") {
+        runtime_common::skip(
+            "the_outer_clock_samples_each_programs_exec_loading_and_exit",
+            "the kernel refused the outer clock (perf_event_open)",
+        );
+        return;
+    }
+    let outer: u64 = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("outer clock: "))
+        .and_then(|l| l.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no outer clock line:\n{stderr}"));
+    assert!(outer >= 10, "{outer} outer samples:\n{stderr}");
+    samples_cover_cpu(&run, 0.02, 0.5);
+    // `true`'s own profile holds them, under one root that says when they ran, with the
+    // dynamic loader's functions or the kernel's among them.
+    let true_out = dir.path().join("loop.gmon.true");
+    let folded = gmon_cmd()
+        .args(["flame", "--folded"])
+        .arg(&true_out)
+        .output()
+        .expect("flame");
+    assert!(folded.status.success(), "{}", text(&folded));
+    let folded = String::from_utf8_lossy(&folded.stdout).into_owned();
+    let outside: Vec<&str> = folded
+        .lines()
+        .filter(|l| l.starts_with("[process start and exit];"))
+        .collect();
+    assert!(!outside.is_empty(), "{folded}\n{stderr}");
+    let sidecar = read_sidecar(&true_out);
+    let kinds: u64 = (0..sidecar.stacks.len())
+        .filter(|&i| sidecar.stack_kind(i) == gmon_format::sidecar::StackKind::OUTSIDE)
+        .map(|i| sidecar.stacks[i].count)
+        .sum();
+    assert!(kinds > 0, "{stderr}");
+
+    // Without it, no such stack.
+    let out = dir.path().join("off.gmon");
+    let run = gmon_cmd()
+        .args(["record", "--no-outer-clock", "-o"])
+        .arg(&out)
+        .args(["--", "sh", "-c"])
+        .arg("i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done")
+        .output()
+        .expect("run gmon record");
+    assert!(run.status.success(), "{}", text(&run));
+    assert!(!String::from_utf8_lossy(&run.stderr).contains("outer clock"));
+    for f in std::fs::read_dir(dir.path()).expect("dir").flatten() {
+        let p = f.path();
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if name.starts_with("off.gmon") && name.ends_with(".gmonx") {
+            let s = gmon_format::read_sidecar(&std::fs::read(&p).expect("read")).expect("sidecar");
+            assert!(
+                (0..s.stacks.len())
+                    .all(|i| s.stack_kind(i) != gmon_format::sidecar::StackKind::OUTSIDE),
+                "{name}"
+            );
+        }
     }
 }
 

@@ -129,6 +129,9 @@ pub(crate) struct Session {
     before_start_ns: AtomicU64,
     /// CPU time of the runtime's own start and threads (`count_runtime`).
     runtime_ns: AtomicU64,
+    /// `CLOCK_MONOTONIC` when the session started, or a forked child's copy of it was reset:
+    /// the start of the sidecar's WINDOW (spec/runtime.md §5.16).
+    started_ns: AtomicU64,
 }
 
 impl Session {
@@ -196,6 +199,7 @@ impl Session {
             unclocked_ns: AtomicU64::new(0),
             before_start_ns: AtomicU64::new(0),
             runtime_ns: AtomicU64::new(0),
+            started_ns: AtomicU64::new(crate::sys::monotonic_ns()),
         };
         session.set_paths(false);
         Ok(session)
@@ -434,10 +438,18 @@ impl Session {
         ] {
             c.store(0, Ordering::Relaxed);
         }
+        self.started_ns
+            .store(crate::sys::monotonic_ns(), Ordering::Relaxed);
     }
 
     /// What a write reads (queued stack snapshots are unwound first).
     pub(crate) fn data(&self) -> ProfileData<'_> {
+        // The window ends before the queued stacks are unwound: that work at exit is the
+        // runtime's, which an observer outside the process may sample (spec §5.16).
+        let window = gmon_format::sidecar::SamplingWindow {
+            start_ns: self.started_ns.load(Ordering::Relaxed),
+            end_ns: crate::sys::monotonic_ns(),
+        };
         if let Some(d) = &self.dwarf {
             d.flush();
         }
@@ -451,6 +463,7 @@ impl Session {
             stacks: self.stacks.as_deref(),
             clock: self.clock_report(),
             seen: &self.seen_maps,
+            window,
         }
     }
 
@@ -565,6 +578,10 @@ impl Session {
             threads,
             gmon: None,
             clock: Some(self.clock_report()),
+            window: Some(gmon_format::sidecar::SamplingWindow {
+                start_ns: self.started_ns.load(Ordering::Relaxed),
+                end_ns: crate::sys::monotonic_ns(),
+            }),
         }
     }
 
@@ -718,6 +735,15 @@ mod writer_tests {
 
         let mut sidecar = s.sidecar();
         sidecar.gmon = Some(GmonLink::of(&gmon));
+        // Both say when the session started; each its own moment of writing.
+        let window = gmon_format::read_sidecar(&written)
+            .expect("read")
+            .window
+            .expect("a window");
+        let now = sidecar.window.expect("a window");
+        assert_eq!(window.start_ns, now.start_ns);
+        assert!(window.start_ns <= window.end_ns && window.end_ns <= now.end_ns);
+        sidecar.window = Some(window);
         assert_eq!(written, sidecar_to_vec(&sidecar).expect("enc"));
         assert_eq!(sidecar.stacks.len(), 3);
         assert!(

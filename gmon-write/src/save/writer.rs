@@ -17,7 +17,7 @@ use gmon_format::merge::{MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS};
 use gmon_format::sidecar::{
     GMONX_MAGIC, GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
     SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
-    SECTION_THREADS, SECTION_UNCLOCKED,
+    SECTION_THREADS, SECTION_UNCLOCKED, SECTION_WINDOW,
 };
 use gmon_format::{Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION};
 
@@ -154,6 +154,8 @@ pub(crate) struct ProfileData<'a> {
     pub clock: gmon_format::sidecar::ClockReport,
     /// The mappings the watcher saw as the program ran (spec/runtime.md §5.13).
     pub seen: &'a std::sync::Mutex<SeenMaps>,
+    /// When the session sampled this image (spec/runtime.md §5.16).
+    pub window: gmon_format::sidecar::SamplingWindow,
 }
 
 /// Which further mappings of the objects' files a list of objects takes (spec/runtime.md
@@ -475,6 +477,11 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
         put_u64(sink, k.before_start_ns);
         put_u64(sink, k.runtime_ns);
     }
+
+    // When this image was sampled (spec §5.16).
+    section(sink, SECTION_WINDOW, 8 + 8);
+    put_u64(sink, s.window.start_ns);
+    put_u64(sink, s.window.end_ns);
 }
 
 /// Sorted stack slots grouped into runs of equal stacks of one kind: (first slot, summed count).

@@ -1,0 +1,492 @@
+//! The CPU time between the runtime's windows, sampled by the outer clock and put into the
+//! profiles of the images that spent it (spec/runtime.md §4.7).
+//!
+//! Each process image's sidecar says when its runtime sampled it (WINDOW, §5.16). An outer
+//! sample inside the window was already counted by the runtime, with its stack; one outside it
+//! (the exec and the loader before, the exit after) was not. Those are added to the image's
+//! profile as one-frame stacks of kind [`StackKind::OUTSIDE`]: the PC is exact, the callers are
+//! unknown.
+//!
+//! Which image: the outer clock's fork, exec and exit events cut each process's life into
+//! images; a profile belongs to the image its window starts in. An image without a profile of
+//! its own that began with a fork (a shell's child between `fork` and `exec`, a `vfork` child)
+//! runs its parent's code in a copy of its parent's memory: its samples go to the parent's
+//! image. Any other image without a profile (a static or set-uid program, which cannot load the
+//! runtime) keeps its samples out of every file, and the summary counts them by program name.
+//!
+//! The outer clock ticks [`OVERSAMPLING`] times faster than the runtime's rate (see there why);
+//! of an image's samples outside its window, one in [`OVERSAMPLING`] is kept, from a random
+//! first one, so each kept sample stands for one period of the runtime's rate.
+
+use std::collections::HashMap;
+
+use gmon_format::sidecar::{PcSample, StackKind, StackSample, ThreadTotal};
+
+use super::outer_clock::{OVERSAMPLING, OuterSamples, TaskEvent};
+use super::profiles::ProcessProfile;
+
+/// What happened to the outer clock's samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GapReport {
+    /// Samples kept in the profiles (after thinning: in ticks of the runtime's rate).
+    pub kept: u64,
+    /// Kept samples whose PC was in the kernel.
+    pub kernel_kept: u64,
+    /// Outer samples inside a window (the runtime counted that time itself).
+    pub in_windows: u64,
+    /// Ticks (after thinning) of images that wrote no profile, by program name, most first.
+    pub unowned: Vec<(String, u64)>,
+    /// Outer samples the kernel or the collector could not keep.
+    pub lost: u64,
+    /// Whether the kernel's code was sampled.
+    pub kernel: bool,
+    /// The outer clock's period (ns).
+    pub period_ns: u64,
+}
+
+impl GapReport {
+    /// Ticks of images without a profile.
+    pub fn unowned_ticks(&self) -> u64 {
+        self.unowned.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// How an image began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Began {
+    /// Forked from this process (same program, copied memory).
+    Fork(u32),
+    /// By executing the program of this name.
+    Exec(String),
+    /// Before the clock saw it.
+    Unknown,
+}
+
+/// One image of one process: `[begin, end)`.
+#[derive(Debug)]
+struct Image {
+    begin: u64,
+    end: u64,
+    began: Began,
+    /// The profile whose window starts in it.
+    profile: Option<usize>,
+}
+
+/// Adds the outer samples that fall outside the runtime's windows to `profiles` (their sidecars,
+/// and the gmon.out histogram bin of a PC in the main executable when the file has that bin).
+/// `stacks`: the run records stacks, so a sample gets a one-frame stack too.
+pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: bool) -> GapReport {
+    let mut report = GapReport {
+        lost: outer.lost,
+        kernel: outer.kernel,
+        period_ns: outer.period_ns,
+        ..GapReport::default()
+    };
+    let mut images = images_of(&outer.tasks);
+    // The runtime's own threads: sampled by no clock of the runtime, inside its window too.
+    let runtime_threads: std::collections::HashSet<(u32, u32)> = outer
+        .tasks
+        .iter()
+        .filter_map(|t| match t {
+            TaskEvent::RuntimeThread { pid, tid, .. } => Some((*pid, *tid)),
+            _ => None,
+        })
+        .collect();
+    // A profile belongs to the image of its process in which its window starts.
+    for (i, p) in profiles.iter().enumerate() {
+        let Some((pid, w)) = p.sidecar.as_ref().and_then(|s| Some((s.pid, s.window?))) else {
+            continue;
+        };
+        let list = images.entry(pid).or_insert_with(|| {
+            vec![Image {
+                begin: 0,
+                end: u64::MAX,
+                began: Began::Unknown,
+                profile: None,
+            }]
+        });
+        if let Some(img) = list
+            .iter_mut()
+            .find(|m| m.begin <= w.start_ns && w.start_ns < m.end)
+        {
+            // Two files of one image (cannot happen with one runtime): the later write wins.
+            let later = img
+                .profile
+                .is_none_or(|j| window_of(&profiles[j]).is_none_or(|o| o.end_ns <= w.end_ns));
+            if later {
+                img.profile = Some(i);
+            }
+        }
+    }
+    // Each sample outside every window, by the profile that gets it (or the unowned name).
+    let mut owed: HashMap<Owner, Vec<(u64, u64, u32)>> = HashMap::new();
+    for s in &outer.samples {
+        let Some(img) = image_at(&images, s.pid, s.time) else {
+            owed.entry(Owner::Nobody(String::from("[unknown]")))
+                .or_default()
+                .push((s.time, s.ip, s.tid));
+            continue;
+        };
+        if let Some(i) = img.profile {
+            let inside =
+                window_of(&profiles[i]).is_some_and(|w| w.start_ns <= s.time && s.time <= w.end_ns);
+            if inside && !runtime_threads.contains(&(s.pid, s.tid)) {
+                report.in_windows += 1;
+                continue;
+            }
+            owed.entry(Owner::Profile(i))
+                .or_default()
+                .push((s.time, s.ip, s.tid));
+            continue;
+        }
+        let owner = match &img.began {
+            // `gmon record`'s own child between its spawn and the command's exec.
+            Began::Fork(ppid) if *ppid == outer.recorder => {
+                Owner::Nobody(String::from("[gmon record starting the command]"))
+            }
+            // A forked child that wrote nothing runs its parent's code, at its parent's addresses.
+            Began::Fork(ppid) => image_at(&images, *ppid, img.begin)
+                .and_then(|parent| parent.profile)
+                .map(Owner::Profile)
+                .unwrap_or_else(|| Owner::Nobody(name_of(&images, *ppid, img.begin))),
+            Began::Exec(name) => Owner::Nobody(name.clone()),
+            Began::Unknown => Owner::Nobody(String::from("[unknown]")),
+        };
+        owed.entry(owner).or_default().push((s.time, s.ip, s.tid));
+    }
+    let mut unowned: HashMap<String, u64> = HashMap::new();
+    for (owner, mut samples) in owed {
+        samples.sort_unstable();
+        let kept = thin(&samples);
+        match owner {
+            Owner::Profile(i) => {
+                report.kept += kept.len() as u64;
+                report.kernel_kept += kept.iter().filter(|k| is_kernel(k.1)).count() as u64;
+                add_to_profile(&mut profiles[i], &kept, stacks);
+            }
+            Owner::Nobody(name) => *unowned.entry(name).or_default() += kept.len() as u64,
+        }
+    }
+    report.unowned = unowned.into_iter().filter(|(_, n)| *n > 0).collect();
+    report
+        .unowned
+        .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    report
+}
+
+/// Who gets a sample: a profile, or nobody (the program's name, for the summary).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Owner {
+    Profile(usize),
+    Nobody(String),
+}
+
+fn window_of(p: &ProcessProfile) -> Option<gmon_format::sidecar::SamplingWindow> {
+    p.sidecar.as_ref()?.window
+}
+
+/// Kernel addresses are in the upper half on every 64-bit architecture the runtime supports.
+fn is_kernel(ip: u64) -> bool {
+    ip >> 63 == 1
+}
+
+/// Each process's images, in time order, from the fork, exec and exit events.
+fn images_of(tasks: &[TaskEvent]) -> HashMap<u32, Vec<Image>> {
+    let mut sorted: Vec<&TaskEvent> = tasks.iter().collect();
+    sorted.sort_by_key(|t| t.time());
+    let mut images: HashMap<u32, Vec<Image>> = HashMap::new();
+    let close = |list: &mut Vec<Image>, at: u64| {
+        if let Some(last) = list.last_mut().filter(|l| l.end == u64::MAX) {
+            last.end = at;
+        }
+    };
+    for t in sorted {
+        match t {
+            TaskEvent::Fork { pid, ppid, time } => {
+                let list = images.entry(*pid).or_default();
+                close(list, *time);
+                list.push(Image {
+                    begin: *time,
+                    end: u64::MAX,
+                    began: Began::Fork(*ppid),
+                    profile: None,
+                });
+            }
+            TaskEvent::Exec { pid, comm, time } => {
+                let list = images.entry(*pid).or_default();
+                if list.is_empty() {
+                    list.push(Image {
+                        begin: 0,
+                        end: u64::MAX,
+                        began: Began::Unknown,
+                        profile: None,
+                    });
+                }
+                close(list, *time);
+                list.push(Image {
+                    begin: *time,
+                    end: u64::MAX,
+                    began: Began::Exec(comm.clone()),
+                    profile: None,
+                });
+            }
+            TaskEvent::RuntimeThread { .. } => {}
+            TaskEvent::Exit { pid, time } => {
+                // Samples of the exit itself carry a time at or just after the record's.
+                if let Some(list) = images.get_mut(pid) {
+                    close(list, time.saturating_add(1));
+                }
+            }
+        }
+    }
+    images
+}
+
+/// The image of process `pid` at `time`.
+fn image_at(images: &HashMap<u32, Vec<Image>>, pid: u32, time: u64) -> Option<&Image> {
+    images
+        .get(&pid)?
+        .iter()
+        .rev()
+        .find(|m| m.begin <= time && time < m.end)
+}
+
+/// The program a process was running at `time`, for the summary.
+fn name_of(images: &HashMap<u32, Vec<Image>>, pid: u32, time: u64) -> String {
+    match image_at(images, pid, time).map(|m| &m.began) {
+        Some(Began::Exec(name)) => name.clone(),
+        Some(Began::Fork(ppid)) if *ppid != pid => {
+            // One level up is enough for the summary's name.
+            match image_at(images, *ppid, time).map(|m| &m.began) {
+                Some(Began::Exec(name)) => name.clone(),
+                _ => String::from("[unknown]"),
+            }
+        }
+        _ => String::from("[unknown]"),
+    }
+}
+
+/// One sample in [`OVERSAMPLING`] of a time-ordered list, from a random first one.
+fn thin(samples: &[(u64, u64, u32)]) -> Vec<(u64, u64, u32)> {
+    use std::hash::{BuildHasher, Hasher};
+    let k = OVERSAMPLING as usize;
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_usize(samples.len());
+    let phase = (h.finish() % OVERSAMPLING) as usize;
+    samples.iter().skip(phase).step_by(k).copied().collect()
+}
+
+/// Adds `kept` samples (time, PC, tid) to one process's profile.
+fn add_to_profile(p: &mut ProcessProfile, kept: &[(u64, u64, u32)], stacks: bool) {
+    let Some(s) = p.sidecar.as_mut() else {
+        return;
+    };
+    let mut pcs: HashMap<u64, u64> = s.pc_samples.iter().map(|x| (x.pc, x.count)).collect();
+    let mut threads: HashMap<u32, u64> = s.threads.iter().map(|t| (t.tid, t.samples)).collect();
+    let mut alone: HashMap<u64, u64> = HashMap::new();
+    let mut binned: Vec<u64> = Vec::new();
+    let main = s.main_object().cloned();
+    for &(_, ip, tid) in kept {
+        *pcs.entry(ip).or_default() += 1;
+        *threads.entry(tid).or_default() += 1;
+        *alone.entry(ip).or_default() += 1;
+        s.counters.samples += 1;
+        match main.as_ref().filter(|m| m.contains(ip)) {
+            Some(m) => binned.push(ip.wrapping_sub(m.load_bias)),
+            None => s.counters.outside_histogram += 1,
+        }
+    }
+    if !binned.is_empty() {
+        let missed = p.add_to_histogram(&binned);
+        if let Some(s) = p.sidecar.as_mut() {
+            s.counters.outside_histogram += missed;
+        }
+    }
+    let Some(s) = p.sidecar.as_mut() else {
+        return;
+    };
+    s.pc_samples = {
+        let mut v: Vec<PcSample> = pcs
+            .into_iter()
+            .map(|(pc, count)| PcSample { pc, count })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    s.threads = {
+        let mut v: Vec<ThreadTotal> = threads
+            .into_iter()
+            .map(|(tid, samples)| ThreadTotal { tid, samples })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    if stacks {
+        if s.stack_kinds.len() != s.stacks.len() {
+            s.stack_kinds.resize(s.stacks.len(), StackKind::UNKNOWN);
+        }
+        let mut alone: Vec<(u64, u64)> = alone.into_iter().collect();
+        alone.sort_unstable();
+        for (pc, count) in alone {
+            s.stacks.push(StackSample {
+                count,
+                pcs: vec![pc],
+            });
+            s.stack_kinds.push(StackKind::OUTSIDE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::outer_clock::OuterSample;
+    use super::*;
+    use gmon_format::Sidecar;
+    use gmon_format::sidecar::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, SamplingWindow};
+
+    fn profile(pid: u32, window: (u64, u64)) -> ProcessProfile {
+        ProcessProfile {
+            path: std::path::PathBuf::from(format!("/nonexistent/gmon.out.{pid}")),
+            first: false,
+            sidecar: Some(Sidecar {
+                pid,
+                window: Some(SamplingWindow {
+                    start_ns: window.0,
+                    end_ns: window.1,
+                }),
+                objects: vec![MappedObject {
+                    path: "/bin/prog".into(),
+                    build_id: Vec::new(),
+                    load_bias: 0,
+                    flags: OBJECT_FLAG_MAIN,
+                    ranges: vec![AddressRange {
+                        start: 0x1000,
+                        end: 0x2000,
+                    }],
+                }],
+                ..Sidecar::default()
+            }),
+            changed: None,
+        }
+    }
+
+    fn samples(pid: u32, times: impl Iterator<Item = u64>, ip: u64) -> Vec<OuterSample> {
+        times
+            .map(|time| OuterSample {
+                time,
+                ip,
+                pid,
+                tid: pid,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn samples_outside_the_windows_go_to_the_image_that_spent_them() {
+        let loader = 0x7f00_0000_1000;
+        let kernel = 0xffff_ffff_8100_0000;
+        let mut all = Vec::new();
+        // Process 10 execs `prog` at 200; its runtime samples 300..=800; it ends at 1000.
+        all.extend(samples(10, (210..300).step_by(10), loader)); // 9 before the window
+        all.extend(samples(10, (300..=800).step_by(100), 0x1500)); // 6 inside
+        all.extend(samples(10, (810..1000).step_by(10), kernel)); // 19 after
+        // Its child 11, forked at 500, writes nothing: its parent's code, its parent's file.
+        all.extend(samples(11, (510..590).step_by(10), loader)); // 8
+        // Its child 12 execs a static program at 710: no profile anywhere.
+        all.extend(samples(12, (720..880).step_by(10), 0x40_1000)); // 16
+        let outer = OuterSamples {
+            samples: all,
+            tasks: vec![
+                TaskEvent::Fork {
+                    pid: 10,
+                    ppid: 2,
+                    time: 100,
+                },
+                TaskEvent::Exec {
+                    pid: 10,
+                    comm: "prog".into(),
+                    time: 200,
+                },
+                TaskEvent::Fork {
+                    pid: 11,
+                    ppid: 10,
+                    time: 500,
+                },
+                TaskEvent::Exit { pid: 11, time: 600 },
+                TaskEvent::Fork {
+                    pid: 12,
+                    ppid: 10,
+                    time: 700,
+                },
+                TaskEvent::Exec {
+                    pid: 12,
+                    comm: "static".into(),
+                    time: 710,
+                },
+                TaskEvent::Exit { pid: 12, time: 900 },
+                TaskEvent::Exit {
+                    pid: 10,
+                    time: 1000,
+                },
+            ],
+            lost: 3,
+            period_ns: 250_000,
+            kernel: true,
+            recorder: 1,
+        };
+        let mut profiles = vec![profile(10, (300, 800))];
+        let r = attribute(&outer, &mut profiles, true);
+        assert_eq!(r.in_windows, 6);
+        assert_eq!(r.lost, 3);
+        // 9 + 19 + 8 = 36 outside the window, one in four kept.
+        assert_eq!(r.kept, 9);
+        assert_eq!(r.unowned, vec![("static".to_string(), 4)]);
+        let s = profiles[0].sidecar.as_ref().expect("sidecar");
+        assert_eq!(s.counters.samples, 9);
+        assert_eq!(s.counters.outside_histogram, 9);
+        let outside: u64 = (0..s.stacks.len())
+            .filter(|&i| s.stack_kind(i) == StackKind::OUTSIDE)
+            .map(|i| s.stacks[i].count)
+            .sum();
+        assert_eq!(outside, 9);
+        assert!(s.stacks.iter().all(|st| st.pcs.len() == 1));
+        assert_eq!(s.pc_samples.iter().map(|p| p.count).sum::<u64>(), 9);
+        assert_eq!(
+            r.kernel_kept,
+            s.pc_samples
+                .iter()
+                .filter(|p| p.pc == kernel)
+                .map(|p| p.count)
+                .sum::<u64>()
+        );
+        assert_eq!(s.threads.iter().map(|t| t.samples).sum::<u64>(), 9);
+    }
+
+    #[test]
+    fn the_runtimes_own_threads_are_kept_inside_the_window_too() {
+        let mut all = samples(20, (100..200).step_by(10), 0x1500);
+        all.extend((100..200).step_by(10).map(|time| OuterSample {
+            time,
+            ip: 0x7f00_0000_2000,
+            pid: 20,
+            tid: 21,
+        }));
+        let outer = OuterSamples {
+            samples: all,
+            tasks: vec![TaskEvent::RuntimeThread {
+                pid: 20,
+                tid: 21,
+                time: 90,
+            }],
+            ..OuterSamples::default()
+        };
+        let mut profiles = vec![profile(20, (50, 500))];
+        let r = attribute(&outer, &mut profiles, false);
+        assert_eq!(r.in_windows, 10);
+        // The thread's 10 samples, one in four: 2 or 3 by the random first one.
+        assert!((2..=3).contains(&r.kept), "{r:?}");
+        // Without stacks recorded, none is made up.
+        let s = profiles[0].sidecar.as_ref().expect("sidecar");
+        assert!(s.stacks.is_empty());
+    }
+}

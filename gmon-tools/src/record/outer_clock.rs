@@ -1,0 +1,513 @@
+//! The outer clock: `gmon record`'s own sampler of the whole process tree (spec/runtime.md
+//! §4.7).
+//!
+//! The runtime samples a process image only between its start and its last write: the exec,
+//! the dynamic loader, the constructors that run before the runtime's and the exit are outside
+//! every clock it has, and in a build or a shell loop of short processes that is half the CPU
+//! time. The kernel can sample that time for us: a task clock opened by `gmon record` on itself
+//! with `inherit` follows every process and thread the command starts, from its first
+//! instruction to its last, and its samples (PC, pid, tid, time) land in rings that this module
+//! drains. [`super::gaps`] keeps the samples that fall outside every window the runtime sampled.
+//!
+//! The kernel refuses to map a ring for an inherited event that counts on every CPU, so there is
+//! one event and one ring per CPU, as `perf record` has. The events also report the tree's
+//! forks, execs (`comm` with `comm_exec`) and exits, which tell which image of a process a
+//! sample belongs to.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How many times faster than `--hz` the outer clock ticks: a process's task clock starts at
+/// zero when it is forked, so a clock at `--hz` would sample every short process at the same
+/// moments of its life (1 ms, 2 ms, ...) and never the first millisecond, where the exec and
+/// the loader are. At four times the rate a sample falls every quarter period, and one in four
+/// of those outside the runtime's windows is kept (`gaps`), with a random phase per image.
+pub const OVERSAMPLING: u64 = 4;
+
+/// The outer clock's shortest period: 10 kHz (a sample costs the kernel about a microsecond).
+const MIN_PERIOD_NS: u64 = 100_000;
+
+/// Samples kept at most (24 bytes each): about 2 hours of CPU at 4 kHz. Beyond, samples are
+/// counted in [`OuterSamples::lost`].
+const MAX_SAMPLES: usize = 32 << 20;
+
+/// Data pages of each CPU's ring (256 KiB: within the kernel's default locked-memory allowance
+/// for an unprivileged user, 516 KiB per CPU, even with another profiler running).
+const RING_PAGES: usize = 64;
+
+/// How often the rings are drained: each holds about 8,000 samples, 2 s at 4 kHz.
+const DRAIN_EVERY: Duration = Duration::from_millis(20);
+
+/// The names the runtime gives its own threads (gmon-write's engine).
+const RUNTIME_THREADS: [&[u8]; 2] = [b"gmon-watcher", b"gmon-unwind"];
+
+/// One sample of the outer clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OuterSample {
+    /// `CLOCK_MONOTONIC`, ns (the runtime's windows use the same clock).
+    pub time: u64,
+    /// The program counter (a kernel address when the kernel was sampled).
+    pub ip: u64,
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+}
+
+/// A change in the process tree that the events reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TaskEvent {
+    /// A process was created (a thread's creation is not listed).
+    Fork {
+        /// The new process.
+        pid: u32,
+        /// The process that created it.
+        ppid: u32,
+        /// When.
+        time: u64,
+    },
+    /// A process executed a program.
+    Exec {
+        /// The process.
+        pid: u32,
+        /// The program's name as the kernel keeps it (at most 15 bytes).
+        comm: String,
+        /// When.
+        time: u64,
+    },
+    /// A thread named itself as one of the runtime's own (`gmon-watcher`, `gmon-unwind`):
+    /// no clock of the runtime samples it, so the outer clock's samples of it are kept.
+    RuntimeThread {
+        /// Its process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+        /// When.
+        time: u64,
+    },
+    /// A process ended (its main thread exited).
+    Exit {
+        /// The process.
+        pid: u32,
+        /// When.
+        time: u64,
+    },
+}
+
+impl TaskEvent {
+    /// When it happened (`CLOCK_MONOTONIC`, ns).
+    pub fn time(&self) -> u64 {
+        match *self {
+            TaskEvent::Fork { time, .. }
+            | TaskEvent::Exec { time, .. }
+            | TaskEvent::RuntimeThread { time, .. }
+            | TaskEvent::Exit { time, .. } => time,
+        }
+    }
+}
+
+/// What the outer clock collected.
+#[derive(Debug, Default)]
+pub struct OuterSamples {
+    /// Samples of the command's processes, in no particular order.
+    pub samples: Vec<OuterSample>,
+    /// Forks, execs and exits, in no particular order.
+    pub tasks: Vec<TaskEvent>,
+    /// Samples the kernel could not put into a full ring, or beyond the most kept (32 Mi).
+    pub lost: u64,
+    /// The outer clock's period (ns).
+    pub period_ns: u64,
+    /// Whether the kernel's own code was sampled too (else `exclude_kernel`: a tick that ends in
+    /// the kernel is not recorded).
+    pub kernel: bool,
+    /// The pid of `gmon record` itself, whose own samples were not kept.
+    pub recorder: u32,
+}
+
+/// A running outer clock.
+#[derive(Debug)]
+pub struct OuterClock {
+    events: Vec<OwnedFd>,
+    stop: Arc<AtomicBool>,
+    reader: Option<JoinHandle<OuterSamples>>,
+    period_ns: u64,
+    kernel: bool,
+}
+
+impl Drop for OuterClock {
+    /// A clock dropped without [`OuterClock::stop`] (the command could not start) still ends
+    /// its reader thread.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Why the outer clock did not run.
+#[derive(Debug)]
+pub struct Refused(pub io::Error);
+
+impl OuterClock {
+    /// Starts the clock on the calling thread, for every process and thread it creates from now
+    /// on, at [`OVERSAMPLING`] times `hz`. Call it on the thread that spawns the command, just
+    /// before.
+    pub fn start(hz: u32) -> Result<OuterClock, Refused> {
+        let period_ns = (1_000_000_000 / (u64::from(hz.max(1)) * OVERSAMPLING)).max(MIN_PERIOD_NS);
+        let cpus = possible_cpus();
+        // The reader thread exists before the events do, so it does not inherit them.
+        let (tx, rx) = mpsc::channel::<Vec<Ring>>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let stop = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .name("gmon-outer".into())
+                .spawn(move || read_rings(rx, &stop))
+                .map_err(Refused)?
+        };
+        let mut events = Vec::new();
+        let mut rings = Vec::new();
+        let mut kernel = true;
+        let opened = (|| {
+            for cpu in cpus {
+                let fd = match open_event(period_ns, cpu, kernel) {
+                    // Unprivileged (perf_event_paranoid 2): user space only.
+                    Err(e) if kernel && e.raw_os_error() == Some(libc::EACCES) => {
+                        kernel = false;
+                        open_event(period_ns, cpu, false)
+                    }
+                    // A CPU that is possible but offline.
+                    Err(e) if e.raw_os_error() == Some(libc::ENODEV) => continue,
+                    r => r,
+                }?;
+                rings.push(Ring::map(&fd)?);
+                events.push(fd);
+            }
+            if events.is_empty() {
+                return Err(io::Error::from_raw_os_error(libc::ENODEV));
+            }
+            Ok(())
+        })();
+        let sent = match opened {
+            Ok(()) => tx
+                .send(rings)
+                .map_err(|_| io::Error::other("the reader thread ended")),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = sent {
+            drop(tx);
+            stop.store(true, Ordering::SeqCst);
+            let _ = reader.join();
+            return Err(Refused(e));
+        }
+        Ok(OuterClock {
+            events,
+            stop,
+            reader: Some(reader),
+            period_ns,
+            kernel,
+        })
+    }
+
+    /// Stops the clock and returns what it collected.
+    pub fn stop(mut self) -> OuterSamples {
+        for fd in &self.events {
+            // SAFETY: PERF_EVENT_IOC_DISABLE takes no argument; `fd` is our open event.
+            unsafe { libc::ioctl(fd.as_raw_fd(), PERF_EVENT_IOC_DISABLE as _, 0) };
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        let mut out = self
+            .reader
+            .take()
+            .and_then(|r| r.join().ok())
+            .unwrap_or_default();
+        out.period_ns = self.period_ns;
+        out.kernel = self.kernel;
+        out
+    }
+}
+
+/// The CPUs the kernel may run a task on (`/sys/devices/system/cpu/possible`, e.g. `0-3`).
+fn possible_cpus() -> Vec<i32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap_or_default();
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
+            cpus.extend(a..=b.min(a + 4095));
+        }
+    }
+    if cpus.is_empty() {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        cpus.extend(0..i32::try_from(n.max(1)).unwrap_or(1));
+    }
+    cpus
+}
+
+// ---------------------------------------------------------------------------------------------
+// The kernel's interface (include/uapi/linux/perf_event.h)
+
+/// `struct perf_event_attr` up to `clockid` and `sample_regs_intr` (`PERF_ATTR_SIZE_VER4`,
+/// 104 bytes).
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+    config2: u64,
+    branch_sample_type: u64,
+    sample_regs_user: u64,
+    sample_stack_user: u32,
+    clockid: i32,
+    sample_regs_intr: u64,
+}
+
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+const SAMPLE_IP: u64 = 1 << 0;
+const SAMPLE_TID: u64 = 1 << 1;
+const SAMPLE_TIME: u64 = 1 << 2;
+const FLAG_INHERIT: u64 = 1 << 1;
+const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
+const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+const FLAG_COMM: u64 = 1 << 9;
+const FLAG_TASK: u64 = 1 << 13;
+const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
+const FLAG_COMM_EXEC: u64 = 1 << 24;
+const FLAG_USE_CLOCKID: u64 = 1 << 25;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+/// `_IO('$', 1)`.
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+
+const RECORD_LOST: u32 = 2;
+const RECORD_COMM: u32 = 3;
+const RECORD_EXIT: u32 = 4;
+const RECORD_FORK: u32 = 7;
+const RECORD_SAMPLE: u32 = 9;
+const MISC_COMM_EXEC: u16 = 1 << 13;
+
+/// The event on `cpu` for the calling thread and everything it creates.
+fn open_event(period_ns: u64, cpu: i32, kernel: bool) -> io::Result<OwnedFd> {
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: PERF_COUNT_SW_TASK_CLOCK,
+        sample_period: period_ns,
+        sample_type: SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME,
+        flags: FLAG_INHERIT
+            | FLAG_EXCLUDE_HV
+            | FLAG_COMM
+            | FLAG_COMM_EXEC
+            | FLAG_TASK
+            | FLAG_SAMPLE_ID_ALL
+            | FLAG_USE_CLOCKID
+            | if kernel { 0 } else { FLAG_EXCLUDE_KERNEL },
+        // Woken by the drain's timer, not by the kernel.
+        wakeup_events: 0,
+        clockid: libc::CLOCK_MONOTONIC,
+        ..PerfEventAttr::default()
+    };
+    // SAFETY: a valid attr of the size it says; pid 0 (this thread), one CPU, no group.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            0 as libc::pid_t,
+            cpu,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor the kernel just gave us, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// One CPU's ring: a control page, then [`RING_PAGES`] pages of records.
+struct Ring {
+    base: *mut u8,
+    len: usize,
+    data: usize,
+}
+
+// SAFETY: the mapping is only read (and its tail written) by the reader thread that owns it.
+unsafe impl Send for Ring {}
+
+/// Offsets of `data_head` and `data_tail` in the control page (`struct perf_event_mmap_page`).
+const DATA_HEAD: usize = 1024;
+const DATA_TAIL: usize = 1032;
+
+impl Ring {
+    fn map(fd: &OwnedFd) -> io::Result<Ring> {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+        let len = page * (RING_PAGES + 1);
+        // SAFETY: a shared read-write mapping of a perf event, as the kernel documents; the
+        // result is checked.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Ring {
+            base: base.cast(),
+            len,
+            data: page,
+        })
+    }
+
+    fn head(&self) -> &AtomicU64 {
+        // SAFETY: the control page is mapped, 8-aligned at this offset, and lives as long as
+        // `self`; the kernel writes it atomically.
+        unsafe { &*self.base.add(DATA_HEAD).cast::<AtomicU64>() }
+    }
+
+    fn tail(&self) -> &AtomicU64 {
+        // SAFETY: as `head`; only this reader writes it.
+        unsafe { &*self.base.add(DATA_TAIL).cast::<AtomicU64>() }
+    }
+
+    /// Hands every complete record to `each`, then frees their space.
+    fn drain(&self, mut each: impl FnMut(&[u8])) {
+        let size = self.len - self.data;
+        let head = self.head().load(Ordering::Acquire);
+        let mut tail = self.tail().load(Ordering::Relaxed);
+        // SAFETY: the data pages are mapped for `size` bytes after the control page.
+        let data = unsafe { std::slice::from_raw_parts(self.base.add(self.data), size) };
+        let mut record = Vec::new();
+        while tail < head {
+            let at = (tail % size as u64) as usize;
+            let byte = |i: usize| data[(at + i) % size];
+            let len = usize::from(u16::from_le_bytes([byte(6), byte(7)]));
+            if len < 8 || tail + len as u64 > head {
+                break;
+            }
+            record.clear();
+            record.extend((0..len).map(byte));
+            each(&record);
+            tail += len as u64;
+        }
+        self.tail().store(tail, Ordering::Release);
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `map`, unmapped once.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
+
+/// The reader thread: drains every ring until told to stop, then once more.
+fn read_rings(rx: mpsc::Receiver<Vec<Ring>>, stop: &AtomicBool) -> OuterSamples {
+    let Ok(rings) = rx.recv() else {
+        return OuterSamples::default();
+    };
+    let me = std::process::id();
+    let mut out = OuterSamples {
+        recorder: me,
+        ..OuterSamples::default()
+    };
+    loop {
+        let last = stop.load(Ordering::SeqCst);
+        for ring in &rings {
+            ring.drain(|r| parse(r, me, &mut out));
+        }
+        if last {
+            break;
+        }
+        std::thread::sleep(DRAIN_EVERY);
+    }
+    out
+}
+
+/// Adds one record to `out` (those of `gmon record` itself, `me`, are skipped).
+fn parse(r: &[u8], me: u32, out: &mut OuterSamples) {
+    let u16_at = |i: usize| {
+        r.get(i..i + 2)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u32_at = |i: usize| {
+        r.get(i..i + 4)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or_default()))
+    };
+    let u64_at = |i: usize| {
+        r.get(i..i + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    };
+    let kind = u32_at(0);
+    let misc = u16_at(4);
+    // Records other than samples end with the sample id: pid, tid, time (sample_id_all).
+    let trailer_time = || u64_at(r.len() - 8);
+    match kind {
+        RECORD_SAMPLE => {
+            let (ip, pid, tid, time) = (u64_at(8), u32_at(16), u32_at(20), u64_at(24));
+            if pid == me {
+                return;
+            }
+            if out.samples.len() >= MAX_SAMPLES {
+                out.lost += 1;
+                return;
+            }
+            out.samples.push(OuterSample { time, ip, pid, tid });
+        }
+        RECORD_LOST => out.lost += u64_at(16),
+        RECORD_COMM => {
+            let (pid, tid) = (u32_at(8), u32_at(12));
+            // The name, NUL-padded to 8 bytes, before the 16-byte sample id.
+            let name = r.get(16..r.len().saturating_sub(16)).unwrap_or_default();
+            let name = name.split(|&b| b == 0).next().unwrap_or_default();
+            if pid == me {
+                return;
+            }
+            if misc & MISC_COMM_EXEC != 0 && pid == tid {
+                out.tasks.push(TaskEvent::Exec {
+                    pid,
+                    comm: String::from_utf8_lossy(name).into_owned(),
+                    time: trailer_time(),
+                });
+            } else if pid != tid && RUNTIME_THREADS.contains(&name) {
+                out.tasks.push(TaskEvent::RuntimeThread {
+                    pid,
+                    tid,
+                    time: trailer_time(),
+                });
+            }
+        }
+        RECORD_FORK | RECORD_EXIT => {
+            // pid, ppid, tid, ptid, time.
+            let (pid, ppid, tid, time) = (u32_at(8), u32_at(12), u32_at(16), u64_at(24));
+            if pid != tid || pid == me && kind == RECORD_EXIT {
+                return;
+            }
+            out.tasks.push(if kind == RECORD_FORK {
+                TaskEvent::Fork { pid, ppid, time }
+            } else {
+                TaskEvent::Exit { pid, time }
+            });
+        }
+        _ => {}
+    }
+}
