@@ -119,12 +119,12 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
         }
     }
     // Each sample outside every window, by the profile that gets it (or the unowned name).
-    let mut owed: HashMap<Owner, Vec<(u64, u64, u32)>> = HashMap::new();
+    let mut owed: HashMap<Owner, Vec<Sampled>> = HashMap::new();
     for s in &outer.samples {
         let Some(img) = image_at(&images, s.pid, s.time) else {
             owed.entry(Owner::Nobody(String::from("[unknown]")))
                 .or_default()
-                .push((s.time, s.ip, s.tid));
+                .push((s.time, s.ip, s.tid, s.user_ip));
             continue;
         };
         if let Some(i) = img.profile {
@@ -136,7 +136,7 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
             }
             owed.entry(Owner::Profile(i))
                 .or_default()
-                .push((s.time, s.ip, s.tid));
+                .push((s.time, s.ip, s.tid, s.user_ip));
             continue;
         }
         let owner = match &img.began {
@@ -152,7 +152,9 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
             Began::Exec(name) => Owner::Nobody(name.clone()),
             Began::Unknown => Owner::Nobody(String::from("[unknown]")),
         };
-        owed.entry(owner).or_default().push((s.time, s.ip, s.tid));
+        owed.entry(owner)
+            .or_default()
+            .push((s.time, s.ip, s.tid, s.user_ip));
     }
     let mut unowned: HashMap<String, u64> = HashMap::new();
     for (owner, mut samples) in owed {
@@ -173,6 +175,9 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
         .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     report
 }
+
+/// An outer sample as kept: time, PC, thread, and the user-space PC of a tick in the kernel.
+type Sampled = (u64, u64, u32, u64);
 
 /// Who gets a sample: a profile, or nobody (the program's name, for the summary).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -267,7 +272,7 @@ fn name_of(images: &HashMap<u32, Vec<Image>>, pid: u32, time: u64) -> String {
 }
 
 /// One sample in [`OVERSAMPLING`] of a time-ordered list, from a random first one.
-fn thin(samples: &[(u64, u64, u32)]) -> Vec<(u64, u64, u32)> {
+fn thin(samples: &[Sampled]) -> Vec<Sampled> {
     use std::hash::{BuildHasher, Hasher};
     let k = OVERSAMPLING as usize;
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -277,19 +282,21 @@ fn thin(samples: &[(u64, u64, u32)]) -> Vec<(u64, u64, u32)> {
 }
 
 /// Adds `kept` samples (time, PC, tid) to one process's profile.
-fn add_to_profile(p: &mut ProcessProfile, kept: &[(u64, u64, u32)], stacks: bool) {
+fn add_to_profile(p: &mut ProcessProfile, kept: &[Sampled], stacks: bool) {
     let Some(s) = p.sidecar.as_mut() else {
         return;
     };
     let mut pcs: HashMap<u64, u64> = s.pc_samples.iter().map(|x| (x.pc, x.count)).collect();
     let mut threads: HashMap<u32, u64> = s.threads.iter().map(|t| (t.tid, t.samples)).collect();
-    let mut alone: HashMap<u64, u64> = HashMap::new();
+    let mut alone: HashMap<Vec<u64>, u64> = HashMap::new();
     let mut binned: Vec<u64> = Vec::new();
     let main = s.main_object().cloned();
-    for &(_, ip, tid) in kept {
+    for &(_, ip, tid, user) in kept {
         *pcs.entry(ip).or_default() += 1;
         *threads.entry(tid).or_default() += 1;
-        *alone.entry(ip).or_default() += 1;
+        // A tick in the kernel stands above the user-space code that entered it.
+        let frames = if user != 0 { vec![ip, user] } else { vec![ip] };
+        *alone.entry(frames).or_default() += 1;
         s.counters.samples += 1;
         match main.as_ref().filter(|m| m.contains(ip)) {
             Some(m) => binned.push(ip.wrapping_sub(m.load_bias)),
@@ -325,13 +332,10 @@ fn add_to_profile(p: &mut ProcessProfile, kept: &[(u64, u64, u32)], stacks: bool
         if s.stack_kinds.len() != s.stacks.len() {
             s.stack_kinds.resize(s.stacks.len(), StackKind::UNKNOWN);
         }
-        let mut alone: Vec<(u64, u64)> = alone.into_iter().collect();
+        let mut alone: Vec<(Vec<u64>, u64)> = alone.into_iter().collect();
         alone.sort_unstable();
-        for (pc, count) in alone {
-            s.stacks.push(StackSample {
-                count,
-                pcs: vec![pc],
-            });
+        for (pcs, count) in alone {
+            s.stacks.push(StackSample { count, pcs });
             s.stack_kinds.push(StackKind::OUTSIDE);
         }
     }
@@ -377,6 +381,7 @@ mod tests {
                 ip,
                 pid,
                 tid: pid,
+                user_ip: if ip >> 63 == 1 { 0x7f00_0000_3000 } else { 0 },
             })
             .collect()
     }
@@ -449,7 +454,11 @@ mod tests {
             .map(|i| s.stacks[i].count)
             .sum();
         assert_eq!(outside, 9);
-        assert!(s.stacks.iter().all(|st| st.pcs.len() == 1));
+        // A tick in the kernel stands above the user-space PC that entered it.
+        for st in &s.stacks {
+            let want = if st.pcs[0] == kernel { 2 } else { 1 };
+            assert_eq!(st.pcs.len(), want, "{st:?}");
+        }
         assert_eq!(s.pc_samples.iter().map(|p| p.count).sum::<u64>(), 9);
         assert_eq!(
             r.kernel_kept,
@@ -470,6 +479,7 @@ mod tests {
             ip: 0x7f00_0000_2000,
             pid: 20,
             tid: 21,
+            user_ip: 0,
         }));
         let outer = OuterSamples {
             samples: all,

@@ -57,6 +57,9 @@ pub struct OuterSample {
     pub pid: u32,
     /// Thread id.
     pub tid: u32,
+    /// For a sample in the kernel, the user-space PC where the thread entered it (a system
+    /// call's return address, a faulting instruction); 0 when unknown or not in the kernel.
+    pub user_ip: u64,
 }
 
 /// A change in the process tree that the events reported.
@@ -251,8 +254,7 @@ fn possible_cpus() -> Vec<i32> {
 // ---------------------------------------------------------------------------------------------
 // The kernel's interface (include/uapi/linux/perf_event.h)
 
-/// `struct perf_event_attr` up to `clockid` and `sample_regs_intr` (`PERF_ATTR_SIZE_VER4`,
-/// 104 bytes).
+/// `struct perf_event_attr` up to `sample_max_stack` (`PERF_ATTR_SIZE_VER5`, 112 bytes).
 #[repr(C)]
 #[derive(Default)]
 struct PerfEventAttr {
@@ -272,6 +274,9 @@ struct PerfEventAttr {
     sample_stack_user: u32,
     clockid: i32,
     sample_regs_intr: u64,
+    aux_watermark: u32,
+    sample_max_stack: u16,
+    reserved: u16,
 }
 
 const PERF_TYPE_SOFTWARE: u32 = 1;
@@ -279,12 +284,14 @@ const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
 const SAMPLE_IP: u64 = 1 << 0;
 const SAMPLE_TID: u64 = 1 << 1;
 const SAMPLE_TIME: u64 = 1 << 2;
+const SAMPLE_CALLCHAIN: u64 = 1 << 5;
 const FLAG_INHERIT: u64 = 1 << 1;
 const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
 const FLAG_COMM: u64 = 1 << 9;
 const FLAG_TASK: u64 = 1 << 13;
 const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
+const FLAG_EXCLUDE_CALLCHAIN_KERNEL: u64 = 1 << 21;
 const FLAG_COMM_EXEC: u64 = 1 << 24;
 const FLAG_USE_CLOCKID: u64 = 1 << 25;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
@@ -297,6 +304,10 @@ const RECORD_EXIT: u32 = 4;
 const RECORD_FORK: u32 = 7;
 const RECORD_SAMPLE: u32 = 9;
 const MISC_COMM_EXEC: u16 = 1 << 13;
+/// The call chain's marker before its user-space part (`PERF_CONTEXT_USER`, -512); every value
+/// from `PERF_CONTEXT_MAX` (-4095) up is a marker, not an address.
+const CONTEXT_USER: u64 = (-512i64) as u64;
+const CONTEXT_MAX: u64 = (-4095i64) as u64;
 
 /// The event on `cpu` for the calling thread and everything it creates.
 fn open_event(period_ns: u64, cpu: i32, kernel: bool) -> io::Result<OwnedFd> {
@@ -305,8 +316,13 @@ fn open_event(period_ns: u64, cpu: i32, kernel: bool) -> io::Result<OwnedFd> {
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config: PERF_COUNT_SW_TASK_CLOCK,
         sample_period: period_ns,
-        sample_type: SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME,
+        // The call chain's user part, one entry deep: for a tick in the kernel, where the thread
+        // entered it (regs->ip at entry, exact; a deeper walk would follow frame pointers that
+        // Debian's libraries do not keep).
+        sample_type: SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CALLCHAIN,
+        sample_max_stack: 1,
         flags: FLAG_INHERIT
+            | FLAG_EXCLUDE_CALLCHAIN_KERNEL
             | FLAG_EXCLUDE_HV
             | FLAG_COMM
             | FLAG_COMM_EXEC
@@ -467,11 +483,25 @@ fn parse(r: &[u8], me: u32, out: &mut OuterSamples) {
             if pid == me {
                 return;
             }
+            // The call chain: its length, then entries; the first address after the user marker.
+            let nr = usize::try_from(u64_at(32)).unwrap_or(0).min(r.len() / 8);
+            let chain = (0..nr).map(|k| u64_at(40 + 8 * k));
+            let user_ip = chain
+                .skip_while(|&e| e != CONTEXT_USER)
+                .find(|&e| e < CONTEXT_MAX)
+                .filter(|_| ip >> 63 == 1)
+                .unwrap_or(0);
             if out.samples.len() >= MAX_SAMPLES {
                 out.lost += 1;
                 return;
             }
-            out.samples.push(OuterSample { time, ip, pid, tid });
+            out.samples.push(OuterSample {
+                time,
+                ip,
+                pid,
+                tid,
+                user_ip,
+            });
         }
         RECORD_LOST => out.lost += u64_at(16),
         RECORD_COMM => {
