@@ -90,6 +90,7 @@ def valid_sections():
         (9, mappings((0, 0x7FF000000000, 0x7FF000001000, 0x1000, 0x7FF000000000 - 0x1000))),
         (10, u64(1) + u64(1)),
         (11, u64(2_700_000) + u64(800_000)),
+        (12, u64(5_000_000_000) + u64(5_004_000_000)),
     ]
 
 
@@ -240,7 +241,17 @@ def main():
     bad("unclocked-trailing.gmonx", build(base[:10] + [(11, base[10][1] + u32(0))]),
         "sidecar-trailing-bytes", u_at + 12 + 16, "rule 12: UNCLOCKED")
     bad("unclocked-twice.gmonx", full + section(11, base[10][1]),
-        "sidecar-duplicate-section", len(full), "rule 7: UNCLOCKED, the last known kind")
+        "sidecar-duplicate-section", len(full), "rule 7: UNCLOCKED")
+    # WINDOW (12): fixed size, and its end not before its start (rule 11).
+    w_at = offset_of_section(base, 11)
+    bad("window-cut.gmonx", build(base[:11] + [(12, base[11][1][:12])]),
+        "eof", w_at + 12 + 8, "rule 8: WINDOW's end cut short")
+    bad("window-backwards.gmonx", build(base[:11] + [(12, u64(7) + u64(6))]),
+        "bad-value", w_at + 12, "rule 11: a WINDOW that ends before it starts")
+    bad("window-twice.gmonx", full + section(12, base[11][1]),
+        "sidecar-duplicate-section", len(full), "rule 7: WINDOW, the last known kind")
+    ok("window-empty.gmonx", build(base[:11] + [(12, u64(7) + u64(7))]),
+       "a WINDOW that ends where it starts (a write at once)")
     # Valid: UNCLOCKED before the CLOCK it completes, and without any CLOCK.
     early_u = base[:7] + [base[10], base[7]] + base[8:10]
     ok("unclocked-before-clock.gmonx", build(early_u), "UNCLOCKED before CLOCK: kept for it")
