@@ -9,7 +9,8 @@ use crate::input_args::ViewInputs;
 use crate::model;
 use crate::output::write_output;
 use crate::report::{
-    ReportOptions, build_diff_report, build_report, build_tree_report, write_page,
+    ReportOptions, build_diff_report, build_report, build_tree_diff_report, build_tree_report,
+    write_page,
 };
 
 use super::diff::DiffSides;
@@ -47,7 +48,12 @@ as `gmon flame OUT OUT.*` draws it (spec/stacks.md §12).\n\n--diff compares BAS
 samples, the change with its interval, the verdict in words (change, noise, too few) and the \
 call counts of both; the header says which noise model ran, how many functions were tested, the \
 correction (Holm) and how many changed; the flame graph has NEW's shape and `gmon flame --diff`'s \
-colours, red or blue only where the frame's stack is a change, grey where it is noise.\n\nEXIT \
+colours, red or blue only where the frame's stack is a change, grey where it is noise. Two \
+recorded process trees (--base OUT_a OUT_a.* --new OUT_b OUT_b.*) are compared executable by \
+executable as `gmon diff` compares them: a root frame per executable, each pair's verdicts at the \
+level divided among the pairs, an Executable column, and the executables only one side ran drawn \
+with their samples, all red (only in NEW) or all blue (only in BASE), their functions listed as \
+not compared.\n\nEXIT \
 STATUS: 0 when the page was written, whatever the comparison found (unlike `gmon diff`, whose \
 status says whether something changed); 1 on trouble (a file that cannot be read, a profile of \
 another program, bad options).\n\nThe executable and the checks that a profile belongs to \
@@ -57,7 +63,8 @@ writes profile.html (said on stderr)\n  gmon record -o sort.out -- sort big.txt 
 gmon report ./prog gmon.out -o - | gzip > profile.html.gz\n  \
 gmon report build.out build.out.* -o build.html   a recorded `make`: a root per executable\n  \
 gmon report --diff ./prog old.out new.out -o diff.html\n  \
-gmon report --diff --exe ./prog --base a1.out a2.out --new b1.out b2.out -o diff.html"
+gmon report --diff --exe ./prog --base a1.out a2.out --new b1.out b2.out -o diff.html\n  \
+gmon report --diff --base old/OUT old/OUT.* --new new/OUT new/OUT.* -o tree.html"
 )]
 pub struct Args {
     /// The executable, the profiles and --force, as every view takes them.
@@ -80,37 +87,28 @@ pub struct Args {
 /// Runs `gmon report`: exit 0 when the page was written (also for --diff, whatever changed).
 pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let data = if args.diff || args.sides.given() {
-        if let Some(p) = args.sides.tree_pairing(
-            "report --diff",
-            args.inputs.exe.as_deref(),
-            &args.inputs.gmon,
-        )? {
-            // Each executable would need its own root in the page's table and flame graph;
-            // until the page draws that, say so rather than read them as one program.
-            let names: Vec<String> = p
-                .pairs
-                .iter()
-                .map(|(b, _, _)| b.executable.display().to_string())
-                .collect();
-            anyhow::bail!(
-                "these profiles are recorded process trees ({} executables in both: {}): gmon \
-                 report --diff compares one program a side; compare the trees with gmon diff, \
-                 or give one executable's profiles (or --exe)",
-                names.len(),
-                names.join(", ")
-            );
-        }
-        let c = args.sides.compare(
+        if let Some(t) = args.sides.compare_tree(
             "report --diff",
             args.inputs.exe.as_deref(),
             &args.inputs.gmon,
             args.inputs.force,
-        )?;
-        let program = c.exe.as_ref().map_or_else(
-            || "address ranges (no executable)".to_owned(),
-            |e| e.display().to_string(),
-        );
-        build_diff_report(&c.diff, &c.base, &c.new, &program)
+        )? {
+            // Recorded process trees: each executable compared with its counterpart, as gmon
+            // diff compares them, under a root frame of its own.
+            build_tree_diff_report(&t.tree, &t.models, &t.only_base, &t.only_new)
+        } else {
+            let c = args.sides.compare(
+                "report --diff",
+                args.inputs.exe.as_deref(),
+                &args.inputs.gmon,
+                args.inputs.force,
+            )?;
+            let program = c.exe.as_ref().map_or_else(
+                || "address ranges (no executable)".to_owned(),
+                |e| e.display().to_string(),
+            );
+            build_diff_report(&c.diff, &c.base, &c.new, &program)
+        }
     } else {
         if args.sides.new_exe.is_some() {
             anyhow::bail!("--new-exe is for --diff: the executable of NEW");

@@ -19,7 +19,8 @@
   // A differential report (gmon report --diff) and a process tree change the table, the
   // colours and the header; everything else is the same page.
   const DIFF = D.kind === "diff" ? D.diff : null, X = DIFF ? DIFF.fn : null;
-  const TREE = META.tree || [];
+  // A process tree's executables: a comparison's pairs (and those one side ran), or a profile's.
+  const TREE = (DIFF && DIFF.tree) || META.tree || [];
   const TOTAL = Math.max(1, META.samples);
   const fmt = (n) => n.toLocaleString("en-US");
   const pct = (n) => (100 * n / TOTAL).toFixed(n * 1000 < TOTAL && n > 0 ? 3 : 1) + "%";
@@ -44,7 +45,8 @@
 
   // ---- header ----
   const VERDICTS = ["change", "noise", "too few"];
-  const verdict = (i) => X.vd[i] < 0 ? "\u2014" : VERDICTS[X.vd[i]] + (X.vd[i] === 0 && X.cc[i] ? " (calls)" : "");
+  // A function of an executable only one side ran is not compared: it says which side.
+  const verdict = (i) => X.vd[i] < 0 ? (X.st[i] === "added" ? "NEW only" : X.st[i] === "removed" ? "BASE only" : "\u2014") : VERDICTS[X.vd[i]] + (X.vd[i] === 0 && X.cc[i] ? " (calls)" : "");
   const points = (x) => (x >= 0 ? "+" : "\u2212") + Math.abs(100 * x).toFixed(2);
   const share = (x) => (100 * x).toFixed(2) + "%";
   function diffHeader(h) {
@@ -59,12 +61,15 @@
         (H.dispersion > 1 ? ", times a run-to-run dispersion of " + H.dispersion + " assumed (one profile cannot measure it)" : "")
       : "run-to-run: several profiles a side, sampling noise times the measured spread between runs (dispersion " + H.dispersion.toFixed(2) + ")" +
         (H.jitter > 0 ? ", plus a per-run jitter of each function's own time (" + (100 * H.jitter).toFixed(1) + "%)" : ""));
-    fact("Tests", fmt(H.tested) + " functions tested at level " + H.level + " over all of them, " + (H.correction === "holm" ? "Holm's correction" : H.correction) +
+    const pairs = TREE.filter((e) => e.matched_by).length;
+    fact("Tests", fmt(H.tested) + " functions tested at level " + H.level + " over all of them, " +
+      (TREE.length ? "the level divided among the " + pairs + " executables both sides ran (" + (H.level / Math.max(1, pairs)).toPrecision(3) + " each), Holm's correction within each" : H.correction === "holm" ? "Holm's correction" : H.correction) +
       "; fewer than " + H.min_samples + " samples in both sides together: too few to tell");
     fact("Verdicts", fmt(H.changes) + " change" + (H.changes === 1 ? "" : "s") + ", " + fmt(H.noise) + " within noise, " + fmt(H.too_few) + " too few samples");
     fact("Shares", H.normalized ? "the totals differ: changes are of each function's share of its side's samples" : "the totals are equal");
     fact("Flame graph", H.colours);
     h.append(facts);
+    if (TREE.length) h.append(diffTreeTable());
     if (META.notes.length) {
       h.append(el("h3", { text: "Notes" }));
       const ul = el("ul", { cls: "notes" });
@@ -80,6 +85,20 @@
     for (const e of TREE) {
       t.append(el("tr", { "data-f": String(e.f) }, el("td", {}, fnButton(e.f)), el("td", { cls: "mono", text: e.exe }), el("td", { cls: "num", text: fmt(e.processes) }),
         el("td", { cls: "num", text: fmt(e.threads) }), el("td", { cls: "num", text: fmt(e.samples) }), el("td", { cls: "num", text: pct(e.samples) })));
+    }
+    return t;
+  }
+  // Two process trees: each executable, how it was paired and what its comparison found.
+  function diffTreeTable() {
+    const t = el("table", { cls: "calls", id: "process-tree" });
+    t.append(el("caption", { cls: "muted", text: "Process trees: " + TREE.length + " executables, a root frame each in the graph" }));
+    t.append(el("tr", {}, el("th", { text: "Root frame" }), el("th", { text: "Base executable" }), el("th", { text: "New executable" }), el("th", { text: "Paired by" }),
+      el("th", { cls: "num", text: "Base samples" }), el("th", { cls: "num", text: "New samples" }), el("th", { text: "Verdicts" })));
+    for (const e of TREE) {
+      const found = !e.matched_by ? "not compared: only in " + (e.new_exe ? "NEW" : "BASE")
+        : fmt(e.tested) + " tested at " + e.level.toPrecision(3) + ": " + fmt(e.changes) + " change" + (e.changes === 1 ? "" : "s") + ", " + fmt(e.noise) + " within noise, " + fmt(e.too_few) + " too few";
+      t.append(el("tr", { "data-f": String(e.f) }, el("td", {}, fnButton(e.f)), el("td", { cls: "mono", text: e.base_exe || "\u2014" }), el("td", { cls: "mono", text: e.new_exe || "\u2014" }),
+        el("td", { text: e.matched_by ? e.matched_by.replace("-", " ") : "\u2014" }), el("td", { cls: "num", text: fmt(e.base_samples) }), el("td", { cls: "num", text: fmt(e.new_samples) }), el("td", { text: found })));
     }
     return t;
   }
@@ -441,7 +460,8 @@
     const facts = el("dl", { cls: "facts" });
     const fact = (k, v) => { if (v) facts.append(el("dt", { text: k }), el("dd", { text: v })); };
     const secs = (n) => META.rate ? " (" + (n / META.rate).toFixed(3) + " s)" : "";
-    if (X.vd[f] < 0) fact("Verdict", "not compared: no samples of its own and no calls in either profile (a caller in the graph)");
+    if (X.vd[f] < 0 && X.st[f]) fact("Verdict", "not compared: its executable ran only in " + (X.st[f] === "added" ? "NEW" : "BASE") + "; " + X.bs[f] + " \u2192 " + X.ns[f] + " samples of its own, " + share(X.sb[f] + X.sn[f]) + " of the executable's");
+    else if (X.vd[f] < 0) fact("Verdict", "not compared: no samples of its own and no calls in either profile (a caller in the graph)");
     else {
       fact("Verdict", verdict(f) + (X.vd[f] === 0 && X.cc[f] ? ": the exact call count changed" : X.vd[f] === 2 ? ": fewer than " + DIFF.head.min_samples + " samples in both sides together" : ""));
       fact("Share", share(X.sb[f]) + " \u2192 " + share(X.sn[f]) + ", change " + points(X.ds[f]) + " points, interval [" + points(X.lo[f]) + ", " + points(X.hi[f]) + "]");
@@ -450,7 +470,8 @@
       fact("Adjusted p", X.p[f] < 0 ? "not tested" : X.p[f].toPrecision(3) + " (Holm)");
       fact("In", X.st[f] === "both" ? "both profiles" : X.st[f] === "added" ? "NEW only (added)" : "BASE only (removed)");
     }
-    fact("Total", fmt(F.total[f]) + " samples of NEW in the stacks through it");
+    fact("Total", fmt(F.total[f]) + " samples of " + (X.st[f] === "removed" ? "BASE" : "NEW") + " in the stacks through it");
+    if (F.exe) fact("Executable", TREE[F.exe[f]].root);
     fact("Address", F.addr[f]);
     return [facts];
   }

@@ -144,6 +144,20 @@ impl Functions {
         self.rec.push(0);
         i
     }
+
+    /// Appends a part's functions (a process tree's executable), their files through `file`
+    /// into this report's table, all of executable `exe`.
+    pub(super) fn append(&mut self, part: &Functions, file: impl Fn(i64) -> i64, exe: u32) {
+        self.name.extend(part.name.iter().cloned());
+        self.file.extend(part.file.iter().map(|&i| file(i)));
+        self.line.extend(&part.line);
+        self.addr.extend(part.addr.iter().cloned());
+        self.self_samples.extend(&part.self_samples);
+        self.total.extend(&part.total);
+        self.calls.extend(&part.calls);
+        self.rec.extend(&part.rec);
+        self.exe.extend(std::iter::repeat_n(exe, part.name.len()));
+    }
 }
 
 /// Per arc, one entry per column.
@@ -176,6 +190,25 @@ pub struct FlameNodes {
     pub c: Vec<u32>,
 }
 
+impl FlameNodes {
+    /// Appends a part's tree (a process tree's executable) under a new root node of function
+    /// `root_f` holding `samples`; the part's functions start at `offset`. The part is depth
+    /// first already, so the root goes just before its nodes. Colours are the caller's.
+    pub(super) fn graft(&mut self, root_f: u32, samples: u64, part: &FlameNodes, offset: u32) {
+        let root_node = self.parent.len() as u32 + 1;
+        self.parent.push(0);
+        self.f.push(root_f);
+        self.v.push(samples);
+        self.parent.extend(
+            part.parent
+                .iter()
+                .map(|&p| if p == 0 { root_node } else { p + root_node }),
+        );
+        self.f.extend(part.f.iter().map(|&i| i + offset));
+        self.v.extend(&part.v);
+    }
+}
+
 /// Per hot source line, one entry per column, grouped by function in function order.
 #[derive(Debug, Default, Serialize)]
 pub struct HotLines {
@@ -205,6 +238,39 @@ pub struct DiffData {
     /// Per function, one entry per column.
     #[serde(rename = "fn")]
     pub functions: DiffColumns,
+    /// For two process trees: one entry per executable, whose root frame the flame graph draws
+    /// and whose index [`Functions::exe`] gives (absent otherwise; spec/report.md §6).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tree: Vec<DiffExecutable>,
+}
+
+/// One executable of two compared process trees: a pair, or one only a side ran.
+#[derive(Debug, Default, Serialize)]
+pub struct DiffExecutable {
+    /// Its root frame's name (the file name, or the path when two share one).
+    pub root: String,
+    /// Its function's index in [`Functions`] (the root frame's pseudo-function).
+    pub f: u32,
+    /// BASE's executable (empty: only NEW ran it).
+    pub base_exe: String,
+    /// NEW's executable (empty: only BASE ran it).
+    pub new_exe: String,
+    /// How the two were paired: `path`, `build-id`, `file-name`; empty for one side only.
+    pub matched_by: String,
+    /// BASE's samples of it.
+    pub base_samples: u64,
+    /// NEW's samples of it.
+    pub new_samples: u64,
+    /// The level its comparison ran at (the tree's divided among the pairs; 0: not compared).
+    pub level: f64,
+    /// Its functions tested.
+    pub tested: usize,
+    /// Its functions called a change.
+    pub changes: usize,
+    /// Its functions within noise.
+    pub noise: usize,
+    /// Its functions with too few samples.
+    pub too_few: usize,
 }
 
 /// The comparison's header.
@@ -280,4 +346,23 @@ pub struct DiffColumns {
     pub p: Vec<f64>,
     /// `both`, `added` or `removed` (empty: not compared).
     pub st: Vec<&'static str>,
+}
+
+impl DiffColumns {
+    /// Appends a part's rows (a process tree's executable).
+    pub(super) fn append(&mut self, part: &DiffColumns) {
+        self.sb.extend(&part.sb);
+        self.sn.extend(&part.sn);
+        self.ds.extend(&part.ds);
+        self.lo.extend(&part.lo);
+        self.hi.extend(&part.hi);
+        self.bs.extend(&part.bs);
+        self.ns.extend(&part.ns);
+        self.cb.extend(&part.cb);
+        self.cn.extend(&part.cn);
+        self.vd.extend(&part.vd);
+        self.cc.extend(&part.cc);
+        self.p.extend(&part.p);
+        self.st.extend(&part.st);
+    }
 }

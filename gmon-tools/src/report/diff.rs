@@ -233,7 +233,7 @@ fn graph_names<'a>(ls: impl Iterator<Item = &'a Loaded>) -> HashMap<String, Stri
 
 /// A function row: an entry of the comparison, or (`None`) a frame of the graph that is none
 /// (a caller without samples of its own).
-fn push_function(d: &mut ReportData, x: &mut DiffData, name: &str, e: Option<&Entry>) {
+pub(super) fn push_function(d: &mut ReportData, x: &mut DiffData, name: &str, e: Option<&Entry>) {
     let f = &mut d.functions;
     f.name.push(name.to_owned());
     f.file.push(-1);

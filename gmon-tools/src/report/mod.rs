@@ -7,6 +7,7 @@ mod collect;
 mod csp;
 mod data;
 mod diff;
+mod diff_tree;
 mod flame;
 mod page;
 mod tree;
@@ -15,10 +16,11 @@ mod when;
 pub use collect::{ReportOptions, build_report};
 pub use csp::{base64, sha256};
 pub use data::{
-    Arcs, DiffColumns, DiffData, DiffHead, FlameNodes, Functions, HotLines, Meta,
+    Arcs, DiffColumns, DiffData, DiffExecutable, DiffHead, FlameNodes, Functions, HotLines, Meta,
     RecordedExecutable, ReportData, TreeExecutable,
 };
 pub use diff::build_diff_report;
+pub use diff_tree::build_tree_diff_report;
 pub use page::write_page;
 pub use tree::build_tree_report;
 pub use when::utc_timestamp;

@@ -46,18 +46,7 @@ pub fn build_tree_report(groups: &[(ExecutableGroup, Loaded)]) -> ReportData {
             })
             .collect();
         let file = |i: i64| if i < 0 { -1 } else { fmap[i as usize] };
-        let f = &part.functions;
-        d.functions.name.extend(f.name.iter().cloned());
-        d.functions.file.extend(f.file.iter().map(|&i| file(i)));
-        d.functions.line.extend(&f.line);
-        d.functions.addr.extend(f.addr.iter().cloned());
-        d.functions.self_samples.extend(&f.self_samples);
-        d.functions.total.extend(&f.total);
-        d.functions.calls.extend(&f.calls);
-        d.functions.rec.extend(&f.rec);
-        d.functions
-            .exe
-            .extend(std::iter::repeat_n(exe, f.name.len()));
+        d.functions.append(&part.functions, file, exe);
         d.arcs
             .from
             .extend(part.arcs.from.iter().map(|&i| i + offset));
@@ -74,20 +63,7 @@ pub fn build_tree_report(groups: &[(ExecutableGroup, Loaded)]) -> ReportData {
         let samples = part.meta.samples;
         let root_f = d.functions.push_pseudo(g.root.clone(), samples);
         d.functions.exe.push(exe);
-        // The part's tree under the root node; it is depth first already, so the root goes
-        // just before its nodes.
-        let root_node = d.flame.parent.len() as u32 + 1;
-        d.flame.parent.push(0);
-        d.flame.f.push(root_f);
-        d.flame.v.push(samples);
-        d.flame.parent.extend(
-            part.flame
-                .parent
-                .iter()
-                .map(|&p| if p == 0 { root_node } else { p + root_node }),
-        );
-        d.flame.f.extend(part.flame.f.iter().map(|&i| i + offset));
-        d.flame.v.extend(&part.flame.v);
+        d.flame.graft(root_f, samples, &part.flame, offset);
         let sum = |f: fn(&RecordedExecutable) -> u64| {
             part.meta
                 .processes

@@ -129,22 +129,128 @@ fn diff_of_process_trees_compares_each_executable() {
     // The executable only NEW ran: its stacks with no samples in BASE.
     let (cb, cn) = counts("spinc");
     assert!(cb == 0 && cn > 0, "{f}");
-    // The differential report does not draw a tree yet: it says so, rather than reading
-    // every executable's profiles with the first one's.
+    // The differential report: the same comparison, a root frame per executable.
+    let html = dir.path().join("tree.html");
     let page = gmon_cmd()
         .args(["report", "--diff", "-o"])
-        .arg(dir.path().join("tree.html"))
+        .arg(&html)
         .arg("--base")
         .args(&base)
         .arg("--new")
         .args(&new)
         .output()
         .unwrap();
-    assert!(!page.status.success(), "{}", text(&page));
-    let said = String::from_utf8_lossy(&page.stderr);
-    assert!(
-        said.contains("process trees") && said.contains("gmon diff"),
-        "{said}"
+    assert!(page.status.success(), "{}", text(&page));
+    let r = page_data(&std::fs::read_to_string(&html).unwrap());
+    check_tree_report(&r, &v);
+}
+
+/// The data a report page embeds (spec/report.md §2), parsed as the page parses it.
+fn page_data(html: &str) -> Value {
+    let start = "<script type=\"application/json\" id=\"gmon-data\">";
+    let from = html.find(start).expect("the page embeds its data") + start.len();
+    let to = from + html[from..].find("</script>").unwrap();
+    serde_json::from_str(&html[from..to]).unwrap()
+}
+
+/// `gmon report --diff` of two trees says what `gmon diff --json` of them (`tree`) says: an
+/// executable a root frame, each function's verdict that of its executable's comparison, the
+/// noise model in the header, and the executable only NEW ran drawn red with its samples.
+fn check_tree_report(r: &Value, tree: &Value) {
+    assert_eq!(r["kind"], "diff");
+    let x = &r["diff"];
+    let exes = x["tree"].as_array().unwrap();
+    let roots: Vec<&str> = exes.iter().map(|e| e["root"].as_str().unwrap()).collect();
+    let pairs = tree["executables"].as_array().unwrap();
+    assert_eq!(
+        roots.len(),
+        pairs.len()
+            + tree["only_base"].as_array().unwrap().len()
+            + tree["only_new"].as_array().unwrap().len(),
+        "{roots:?}"
     );
-    assert!(!dir.path().join("tree.html").exists());
+    // The header: the model that ran, at the tree's level.
+    let head = &x["head"];
+    assert_eq!(head["model"], "sampling", "{head}");
+    assert_eq!(head["dispersion"], 2.0, "{head}");
+    assert_eq!(head["level"], 0.05, "{head}");
+    let names = r["fn"]["name"].as_array().unwrap();
+    let exe_of = r["fn"]["exe"].as_array().unwrap();
+    let verdicts = ["change", "within-noise", "too-few-samples"];
+    let fl = &r["flame"];
+    let (parent, f, v, c) = (
+        fl["parent"].as_array().unwrap(),
+        fl["f"].as_array().unwrap(),
+        fl["v"].as_array().unwrap(),
+        fl["c"].as_array().unwrap(),
+    );
+    let palette = x["palette"].as_array().unwrap();
+    for (k, e) in exes.iter().enumerate() {
+        let root = e["root"].as_str().unwrap();
+        // Its root frame: the pseudo-function named after it, at the top of the graph.
+        let rf = e["f"].as_u64().unwrap() as usize;
+        assert_eq!(names[rf], root);
+        let node = f
+            .iter()
+            .zip(parent)
+            .position(|(ff, p)| ff.as_u64() == Some(rf as u64) && p == 0)
+            .unwrap_or_else(|| panic!("no root frame {root}"));
+        let drawn = v[node].as_u64().unwrap();
+        // Every row of it says it is in this executable.
+        let rows: Vec<usize> = (0..names.len())
+            .filter(|&i| exe_of[i].as_u64() == Some(k as u64))
+            .collect();
+        if let Some(d) = pairs.iter().find(|p| p["root"] == root) {
+            assert_eq!(e["matched_by"], d["matched_by"]);
+            assert_eq!(e["tested"], d["diff"]["tested"], "{root}");
+            assert_eq!(e["changes"], d["diff"]["changes"], "{root}");
+            // Each entry's verdict is the one gmon diff gave it.
+            for entry in d["diff"]["entries"].as_array().unwrap() {
+                let i = rows
+                    .iter()
+                    .copied()
+                    .find(|&i| names[i] == entry["name"])
+                    .unwrap_or_else(|| panic!("{root}: no row {}", entry["name"]));
+                let vd = x["fn"]["vd"][i].as_i64().unwrap();
+                assert_eq!(
+                    verdicts[vd as usize], entry["verdict"],
+                    "{root}: {}",
+                    entry["name"]
+                );
+            }
+            // NEW's stacks (samples outside every function are in no stack).
+            assert!(
+                drawn <= d["diff"]["new"]["samples"].as_u64().unwrap(),
+                "{root}"
+            );
+        } else {
+            // Only NEW ran it: its samples drawn, all red, its rows not compared.
+            let only = tree["only_new"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["root"] == root)
+                .unwrap_or_else(|| panic!("{root} is in no list"));
+            assert_eq!(e["base_exe"], "");
+            assert_eq!(e["new_exe"], only["executable"]);
+            assert!(drawn > 0 && e["new_samples"] == drawn, "{e}");
+            let below: Vec<&str> = (node + 1..parent.len())
+                .take_while(|&i| parent[i].as_u64().unwrap() as usize > node)
+                .map(|i| palette[c[i].as_u64().unwrap() as usize].as_str().unwrap())
+                .collect();
+            assert!(
+                !below.is_empty() && below.iter().all(|c| *c == "rgb(255,100,100)"),
+                "{below:?}"
+            );
+            for &i in rows.iter().filter(|&&i| i != rf) {
+                assert_eq!(x["fn"]["vd"][i], -1, "{}", names[i]);
+                assert_eq!(x["fn"]["st"][i], "added", "{}", names[i]);
+            }
+            let own: f64 = rows
+                .iter()
+                .map(|&i| x["fn"]["ns"][i].as_f64().unwrap())
+                .sum();
+            assert_eq!(own as u64, drawn, "{root}");
+        }
+    }
 }
