@@ -183,6 +183,23 @@ impl Dispersion {
         self.measured.max(1.0)
     }
 
+    /// The dispersion of one function whose own runs spread by `own` (its chi-square of
+    /// homogeneity over its degrees of freedom, and those; `None` when its counts are too small
+    /// to measure): the model's value, worth [`FUNCTION_PRIOR_DF`] degrees of freedom, and the
+    /// function's own, weighted by their degrees of freedom (spec/diff.md §3, "Each function's
+    /// own spread"). Nothing measured (one profile per side): unchanged.
+    pub fn with_own(self, own: Option<(f64, f64)>) -> Dispersion {
+        if self.df <= 0.0 {
+            return self;
+        }
+        let (y, d) = own.unwrap_or((0.0, 0.0));
+        let prior = FUNCTION_PRIOR_DF;
+        Dispersion {
+            measured: (prior * self.measured + d * y) / (prior + d),
+            df: (prior + d).min(self.df),
+        }
+    }
+
     /// The critical value at two-sided level `p`: the normal one, or Student's with the
     /// dispersion's degrees of freedom when it was measured (an estimated variance has a
     /// wider tail than a known one).
@@ -194,6 +211,15 @@ impl Dispersion {
         }
     }
 }
+
+/// The degrees of freedom a function's dispersion takes from the other functions' (spec/diff.md
+/// §3, "Each function's own spread"). The model's line gives the dispersion of a typical
+/// function at its share; over 41 runs of each workload (spec/diff.md §9) single functions
+/// spread up to 1.75 times the typical one (the Python interpreter's `_PyLong_Add`, 1.98 against
+/// 1.13), which one chi-square over 10 degrees of freedom reaches one time in twenty (its 95th
+/// percentile over its degrees of freedom is 1.83). However many functions the line was fitted
+/// through, it is worth this much to any one of them.
+pub const FUNCTION_PRIOR_DF: f64 = 10.0;
 
 /// The dispersion assumed with one profile per side (spec/diff.md §2, "Run-to-run spread
 /// that one profile cannot measure"): two runs' shares of a function differed by up to twice
@@ -659,6 +685,32 @@ fn jitter_points(sides: &[SideRuns]) -> (Vec<(f64, f64, f64)>, f64) {
         points.extend(here);
     }
     (points, df)
+}
+
+/// One function's own spread over the runs of each side (spec/diff.md §3): its chi-square of
+/// homogeneity, `Σ_j T_j (p_j − s)² / (s(1 − s))` summed over the sides whose every run expects
+/// [`MIN_EXPECTED`] of its samples, over the degrees of freedom `Σ (R − 1)`; `None` when no side
+/// of several runs does. `sides` are `(its samples per run, the runs' totals)`.
+pub fn own_spread(sides: &[(&[f64], &[f64])]) -> Option<(f64, f64)> {
+    let (mut q, mut df) = (0.0, 0.0);
+    for (counts, totals) in sides {
+        let grand: f64 = totals.iter().sum();
+        if totals.len() < 2 || grand <= 0.0 {
+            continue;
+        }
+        let s = counts.iter().sum::<f64>() / grand;
+        if s >= 1.0 || totals.iter().any(|t| s * t < MIN_EXPECTED) {
+            continue;
+        }
+        q += counts
+            .iter()
+            .zip(*totals)
+            .map(|(c, t)| t * (c / t - s).powi(2))
+            .sum::<f64>()
+            / (s * (1.0 - s));
+        df += (totals.len() - 1) as f64;
+    }
+    (df > 0.0).then(|| (q / df, df))
 }
 
 /// The weighted least-squares line `y = φ + τ²·x` through `(x, y, R − 1)` points, each
