@@ -4,15 +4,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 use crate::diff::{
     ASSUMED_DISPERSION, ExecutableDiff, Granularity, NoiseOptions, OneSided, Pairing, PrintOptions,
     Recorded, TreeDiff, diff_runs, differential_folded, pair_executables, range_counts,
     stack_counts,
 };
 use crate::flame::{root_names, under_root};
-use crate::input::read_input;
 use crate::model::{self, LoadOptions};
 
 /// What `gmon diff --help` teaches: the verdicts, the models, the exit status, a CI gate.
@@ -440,8 +437,10 @@ impl DiffSides {
 }
 
 fn read_profile(path: &Path) -> anyhow::Result<gmon_format::Profile> {
-    let bytes = read_input(path)?;
-    gmon_format::read(&bytes).with_context(|| format!("{}", path.display()))
+    // As every command reads a profile: a file that is none (a sidecar given in its profile's
+    // place, an executable, text) is said to be what it is.
+    let (profile, _) = crate::input::read_profile(path, &gmon_format::ReadOptions::default())?;
+    Ok(profile)
 }
 
 /// Loads NEW with `exe` (BASE's, when `own` is false: the error then says how to give NEW's).

@@ -266,7 +266,9 @@ pub fn load_with(exe: Option<&Path>, gmon: &[PathBuf], load: &LoadOptions) -> Re
     let mut raw = Vec::with_capacity(gmon.len());
     for path in gmon {
         let bytes = crate::input::read_input(path)?;
-        let p = gmon_format::read(&bytes).with_context(|| path.display())?;
+        // Read as every command reads a profile, so that a file that is none (a sidecar, an
+        // executable, text) is said to be what it is.
+        let p = crate::input::parse_profile(path, &bytes, &gmon_format::ReadOptions::default())?;
         let checked = check_profile(&executable, path, &p)
             .and_then(|()| check_arc_entries(main_symbols.as_ref(), &image, &p, &exe_path));
         if let Err(failed) = checked {

@@ -602,3 +602,39 @@ fn recorded_profiles_compare_every_objects_samples() {
     );
     assert!(credited >= 0.95 * total, "{credited} of {total} credited");
 }
+
+/// A `gmon record` sidecar (`OUT.gmonx`) given where a profile goes, as `--base a/OUT.gmonx`
+/// or a shell glob that picked it alone: said to be a sidecar, as every other command says it,
+/// not "unsupported version 0x747865" (its magic's "ext\0" read as a version), which `gmon
+/// diff` said when it compared per address range (no executable).
+#[test]
+fn a_sidecar_given_as_a_profile_is_named_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let sidecar = dir.path().join("run.out.gmonx");
+    let mut bytes = b"gmonext\0".to_vec();
+    bytes.extend([1, 0, 0, 0, 0, 0, 0, 0]);
+    std::fs::write(&sidecar, &bytes).unwrap();
+    let profile = case().join("gmon.out");
+    // With the executable (per function) and without (per address range).
+    let prog = case().join("prog");
+    for (exe, base, new) in [
+        (Some(&prog), &sidecar, &profile),
+        (Some(&prog), &profile, &sidecar),
+        (None, &sidecar, &profile),
+        (None, &profile, &sidecar),
+    ] {
+        let o = gmon()
+            .arg("diff")
+            .args(exe)
+            .arg(base)
+            .arg(new)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            said.contains("run.out.gmonx: not a gmon.out profile") && said.contains("sidecar"),
+            "{said}"
+        );
+    }
+}
