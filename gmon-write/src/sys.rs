@@ -843,6 +843,19 @@ pub(crate) fn block_all_signals() -> libc::sigset_t {
     old
 }
 
+/// How many pages of `[ptr, ptr + len)` (page-aligned `ptr`) are resident (`mincore`): of an
+/// anonymous mapping, those first touched. For the tests of what the runtime touches.
+#[cfg(test)]
+pub(crate) fn resident_pages(ptr: *const u8, len: usize) -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let mut v = vec![0u8; len.div_ceil(page)];
+    // SAFETY: `v` holds one byte per page of the range, which the caller owns mapped.
+    let r = unsafe { libc::mincore(ptr.cast_mut().cast(), len, v.as_mut_ptr()) };
+    assert_eq!(r, 0, "mincore");
+    v.iter().filter(|&&b| b & 1 != 0).count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

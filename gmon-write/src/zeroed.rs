@@ -79,6 +79,15 @@ impl<T: Zeroable> Zeroed<T> {
     fn bytes(&self) -> usize {
         self.len * std::mem::size_of::<T>()
     }
+
+    /// How many of its pages were touched (made resident) so far.
+    #[cfg(test)]
+    pub(crate) fn resident_pages(&self) -> usize {
+        if self.bytes() == 0 {
+            return 0;
+        }
+        crate::sys::resident_pages(self.ptr.as_ptr().cast(), self.bytes())
+    }
 }
 
 impl<T: Zeroable> Deref for Zeroed<T> {

@@ -171,12 +171,12 @@ impl CountTable {
         }
     }
 
-    /// Adds `weight` to `key`. Returns false when the table is too full.
-    pub(crate) fn add(&self, key: u64, weight: u64) -> bool {
+    /// Adds `weight` to `key` and returns the key's count before it; None when the table is
+    /// too full.
+    pub(crate) fn add(&self, key: u64, weight: u64) -> Option<u64> {
         self.slot_of(key, true)
             .and_then(|i| self.rows.get(i, COUNT))
             .map(|c| c.fetch_add(weight, Ordering::Relaxed))
-            .is_some()
     }
 
     /// Adds `weight` to `key` and notes `last` for it. Returns false when the table is too full.
@@ -546,9 +546,9 @@ mod tests {
     #[test]
     fn count_table_adds_and_lists() {
         let t = CountTable::new(16);
-        assert!(t.add(5, 1));
-        assert!(t.add(5, 2));
-        assert!(t.add(0, 1));
+        assert!(t.add(5, 1).is_some());
+        assert_eq!(t.add(5, 2), Some(1));
+        assert!(t.add(0, 1).is_some());
         assert_eq!(t.entries(), vec![(0, 1), (5, 3)]);
         t.clear();
         assert!(t.entries().is_empty());
@@ -594,9 +594,9 @@ mod tests {
     fn count_table_entries_are_packed_in_the_order_counted() {
         let t = CountTable::new(1 << 16);
         for k in 0..40u64 {
-            assert!(t.add(k * 4096, 1));
+            assert!(t.add(k * 4096, 1).is_some());
         }
-        assert!(t.add(7 * 4096, 2)); // already there: no new entry
+        assert!(t.add(7 * 4096, 2).is_some()); // already there: no new entry
         // 40 keys fill the first 40 entries, whatever index slots they hashed to.
         assert_eq!(t.next.load(Ordering::Relaxed), 40);
         let keys: Vec<u64> = t
@@ -612,7 +612,7 @@ mod tests {
     #[test]
     fn count_table_fills_up() {
         let t = CountTable::new(4);
-        let ok = (0..10u64).filter(|&k| t.add(k, 1)).count();
+        let ok = (0..10u64).filter(|&k| t.add(k, 1).is_some()).count();
         assert_eq!(ok, 4);
     }
 

@@ -10,8 +10,9 @@ use gmon_format::{Dimension, ProfRate};
 
 use crate::arch::Registers;
 use crate::counts::profil::bin_index;
+use crate::save::histogram::{DIRECT_BIN_CAP, PcBins, TABLE_TICKS_PER_PC};
 use crate::save::writer::{
-    BIN_CHUNK, FurtherMaps, HistRange, MAX_BIN_TOTAL, OutputBuffers, ProfileData, touched_words,
+    BIN_CHUNK, FurtherMaps, HistRange, OutputBuffers, ProfileData, touched_words,
 };
 use crate::unwind::framepointers::{MAX_STACK_DEPTH, walk};
 use crate::unwind::mappings::SeenMaps;
@@ -261,34 +262,53 @@ impl Session {
     }
 
     /// Counts `weight` ticks at `pc` in thread `tid`: everything but the stack.
+    ///
+    /// The PC table's ticks reach the histogram when it is written (spec/runtime.md §4.3, "Bins
+    /// from the PC table"): only what the table cannot take is counted into the bins here.
     #[inline(always)]
     fn count_pc(&self, pc: u64, tid: u64, weight: u32) {
         let w = u64::from(weight);
         self.samples.fetch_add(w, Ordering::Relaxed);
+        let in_table = match self.pcs.as_ref().map(|pcs| pcs.add(pc, w)) {
+            Some(Some(before)) => w.min(TABLE_TICKS_PER_PC.saturating_sub(before)),
+            Some(None) => {
+                self.dropped.fetch_add(w, Ordering::Relaxed);
+                0
+            }
+            None => 0,
+        };
         let g = &self.geometry;
         match bin_index(pc, g.low, g.scale, self.bins.len())
             .and_then(|i| Some((i, self.bins.get(i)?)))
         {
             Some((i, bin)) => {
-                self.touch(i);
-                let (lost, reached) = add_capped(bin, weight);
-                if reached {
-                    self.saturated.fetch_add(1, Ordering::Relaxed);
-                }
-                if lost != 0 {
-                    self.overflows.fetch_add(u64::from(lost), Ordering::Relaxed);
+                let direct = u32::try_from(w - in_table).unwrap_or(weight);
+                if direct != 0 {
+                    self.touch(i);
+                    let (lost, reached) = add_capped(bin, direct);
+                    if reached {
+                        self.saturated.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if lost != 0 {
+                        self.overflows.fetch_add(u64::from(lost), Ordering::Relaxed);
+                    }
                 }
             }
             None => {
                 self.outside.fetch_add(w, Ordering::Relaxed);
             }
         }
-        if let Some(pcs) = &self.pcs
-            && !pcs.add(pc, w)
-        {
-            self.dropped.fetch_add(w, Ordering::Relaxed);
-        }
         self.threads.add_noting(tid, w, pc);
+    }
+
+    /// Where the PC table's ticks go in the histogram (None without a table: then every tick
+    /// is counted into the bins).
+    fn pc_bins(&self) -> Option<PcBins> {
+        self.pcs.as_ref().map(|_| PcBins {
+            low: self.geometry.low,
+            scale: self.geometry.scale,
+            nbins: self.bins.len(),
+        })
     }
 
     /// Marks bin `i`'s chunk as touched (async-signal-safe: one load, rarely an `or`).
@@ -456,6 +476,7 @@ impl Session {
         ProfileData {
             bins: &self.bins,
             touched: &self.touched,
+            pc_bins: self.pc_bins(),
             range: self.histogram_range(),
             counters: self.counters(),
             pcs: self.pcs.as_ref(),
@@ -519,11 +540,11 @@ impl Session {
             high_pc: r.high_pc,
             prof_rate: ProfRate(r.rate),
             dimension: Dimension::SECONDS,
-            bins: self
-                .bins
-                .iter()
-                .map(|b| u64::from(b.load(Ordering::Relaxed)))
-                .collect(),
+            bins: crate::save::histogram::dense(
+                &self.bins,
+                self.pcs.iter().flat_map(|t| t.entries()),
+                self.pc_bins(),
+            ),
         }
     }
 
@@ -591,18 +612,18 @@ impl Session {
     }
 }
 
-/// Adds `weight` to a bin, up to [`MAX_BIN_TOTAL`]. Returns the part that did not fit and
+/// Adds `weight` to a bin, up to [`DIRECT_BIN_CAP`]. Returns the part that did not fit and
 /// whether this call made the bin reach the cap. Lock-free, for the signal handler.
 #[inline]
 fn add_capped(bin: &AtomicU32, weight: u32) -> (u32, bool) {
     let r = bin.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cur| {
-        let add = weight.min(MAX_BIN_TOTAL.saturating_sub(cur));
+        let add = weight.min(DIRECT_BIN_CAP.saturating_sub(cur));
         (add != 0).then(|| cur + add)
     });
     match r {
         Ok(prev) => {
-            let add = weight.min(MAX_BIN_TOTAL - prev);
-            (weight - add, prev + add == MAX_BIN_TOTAL)
+            let add = weight.min(DIRECT_BIN_CAP - prev);
+            (weight - add, prev + add == DIRECT_BIN_CAP)
         }
         Err(_) => (weight, false),
     }
@@ -752,5 +773,49 @@ mod writer_tests {
             sidecar.mappings
         );
         assert_eq!(sidecar.processes.map(|p| p.processes), Some(1));
+    }
+
+    /// Ticks spread over the text touch no page of the histogram's bins, in the handler or at
+    /// the write: they are counted in the PC table, whose entries are packed, and put in their
+    /// bins as the histogram is written (spec/runtime.md §4.3, "Bins from the PC table"). Each
+    /// of them first-touched a page of bins and one of the write's copy before (a short `cc1`:
+    /// about 3,000 page faults).
+    #[test]
+    fn ticks_over_the_text_touch_no_page_of_bins() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = session(dir.path());
+        let g = s.geometry;
+        let pcs: Vec<u64> = (g.low..g.high).step_by(8192).take(200).collect();
+        assert!(pcs.len() >= 100, "{} PCs: text too small", pcs.len());
+        let mut weights = 0;
+        for (k, &pc) in pcs.iter().enumerate() {
+            let regs = Registers {
+                pc: pc + 2,
+                fp: 0,
+                sp: 0,
+                lr: 0,
+            };
+            let w = 1 + (k % 3) as u32;
+            s.record(&regs, 100, w);
+            weights += u64::from(w);
+        }
+        assert_eq!(s.bins.resident_pages(), 0, "bins touched by the handler");
+        let mut b = s.buffers.lock().expect("buffers");
+        write_profile(&s.data(), &mut b, true).expect("written");
+        assert_eq!(b.histogram_copy_pages(), 0, "bins touched by the write");
+        drop(b);
+        assert_eq!(s.bins.resident_pages(), 0, "bins read by the write");
+        let gmon = gmon_format::read(&std::fs::read(dir.path().join("t.out")).expect("gmon.out"))
+            .expect("read");
+        // Every tick in the bin of its PC: one record per sampled cell.
+        let mut p = Profile::new_gnu(HOST);
+        p.records
+            .extend(sampled_cells(&s.histogram()).map(Record::Histogram));
+        assert_eq!(gmon.histograms().count(), pcs.len());
+        assert!(gmon.histograms().eq(p.histograms()));
+        assert_eq!(
+            gmon.histograms().map(Histogram::total).sum::<u64>(),
+            weights
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 pub(crate) mod files;
 pub(crate) mod grid;
+pub(crate) mod histogram;
 pub mod output;
 pub(crate) mod path;
 pub(crate) mod record;

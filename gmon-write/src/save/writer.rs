@@ -26,6 +26,7 @@ use gmon_format::sidecar::Counters;
 use crate::counts::tables::{CountTable, StackTable};
 use crate::save::files::{Scratch, Sink, write_file};
 use crate::save::grid::{Cell, Grid};
+use crate::save::histogram::{Bins, PcBins, copy_map, mark_sampled};
 use crate::save::path::{FixedPath, OsFail};
 use crate::unwind::mappings::{ExecMaps, SeenMaps};
 use crate::unwind::objects::for_each_object_bounded;
@@ -101,6 +102,8 @@ pub(crate) struct OutputBuffers {
     exe: FixedPath,
     bins: Zeroed<u32>,
     touched: Zeroed<u64>,
+    /// The chunks of the histogram that hold a tick, directly counted or from the PC table.
+    sampled: Zeroed<u64>,
     pcs: Zeroed<[u64; 2]>,
     threads: Zeroed<[u64; 2]>,
     stacks: Zeroed<u32>,
@@ -121,6 +124,7 @@ impl OutputBuffers {
             exe: FixedPath::new(),
             bins: Zeroed::new(nbins),
             touched: Zeroed::new(touched_words(nbins)),
+            sampled: Zeroed::new(touched_words(nbins)),
             pcs: Zeroed::new(pcs),
             threads: Zeroed::new(threads),
             stacks: Zeroed::new(stacks),
@@ -131,15 +135,24 @@ impl OutputBuffers {
             mapping_count: 0,
         }
     }
+
+    /// Pages of the histogram's copy touched so far.
+    #[cfg(test)]
+    pub(crate) fn histogram_copy_pages(&self) -> usize {
+        self.bins.resident_pages()
+    }
 }
 
 /// What a write reads: a session's counters, borrowed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ProfileData<'a> {
-    /// The live histogram bins.
+    /// The live histogram bins (the ticks counted into them directly, spec/runtime.md §4.3).
     pub bins: &'a [AtomicU32],
     /// Which [`BIN_CHUNK`]s of them were counted into (one bit each).
     pub touched: &'a [AtomicU64],
+    /// Where the PC table's ticks go in the histogram; None when they were counted into the
+    /// bins as well (no PC table).
+    pub pc_bins: Option<PcBins>,
     /// The histogram's range and the rate.
     pub range: HistRange,
     /// The sidecar's counters.
@@ -182,17 +195,20 @@ pub(crate) fn write_profile(
     b: &mut OutputBuffers,
     histogram: bool,
 ) -> Result<(), (Which, OsFail)> {
+    // The sorted PCs are both the sidecar's list and most of the histogram.
+    let npcs = s.pcs.map_or(0, |t| t.fill_sorted(&mut b.pcs));
     let link = if histogram {
         snapshot_bins(s, &mut b.bins, &mut b.touched);
+        let pcs = b.pcs.get(..npcs).unwrap_or(&[]);
+        mark_sampled(&mut b.sampled, &b.touched, pcs, s.pc_bins);
         let mut probe = [0u8; 0];
         let mut measure = Sink::measure(&mut probe);
-        emit_gmon(&mut measure, s.range, &b.bins, &b.touched);
+        emit_gmon(&mut measure, s.range, &histogram_of(b, npcs, s.pc_bins));
         Some(measure.digest())
     } else {
         None
     };
     collect_objects(b, FurtherMaps::Read(s.seen));
-    let npcs = s.pcs.map_or(0, |t| t.fill_sorted(&mut b.pcs));
     let nthreads = s.threads.fill_sorted(&mut b.threads);
     let nstacks = s.stacks.map_or(0, |t| t.fill_sorted(&mut b.stacks));
     let OutputBuffers {
@@ -201,6 +217,7 @@ pub(crate) fn write_profile(
         files,
         bins,
         touched,
+        sampled,
         pcs,
         threads,
         stacks,
@@ -223,12 +240,28 @@ pub(crate) fn write_profile(
     write_file(sidecar.bytes(), files, |sink| emit_sidecar(sink, s, &parts))
         .map_err(|e| (Which::Sidecar, e))?;
     if histogram {
-        write_file(gmon.bytes(), files, |sink| {
-            emit_gmon(sink, s.range, bins, touched)
-        })
-        .map_err(|e| (Which::Gmon, e))?;
+        let h = Bins {
+            copy: bins,
+            direct: touched,
+            sampled,
+            pcs: pcs.get(..npcs).unwrap_or(&[]),
+            at: s.pc_bins,
+        };
+        write_file(gmon.bytes(), files, |sink| emit_gmon(sink, s.range, &h))
+            .map_err(|e| (Which::Gmon, e))?;
     }
     Ok(())
+}
+
+/// The histogram `b` holds once [`snapshot_bins`] and [`mark_sampled`] filled it.
+fn histogram_of(b: &OutputBuffers, npcs: usize, at: Option<PcBins>) -> Bins<'_> {
+    Bins {
+        copy: &b.bins,
+        direct: &b.touched,
+        sampled: &b.sampled,
+        pcs: b.pcs.get(..npcs).unwrap_or(&[]),
+        at,
+    }
 }
 
 /// Copies the touched-chunk map and the live bins of the chunks it marks, so that the measuring
@@ -236,9 +269,7 @@ pub(crate) fn write_profile(
 /// are neither read (their pages are never faulted in) nor copied: the writer treats them as
 /// zero.
 fn snapshot_bins(s: &ProfileData<'_>, copy: &mut [u32], touched: &mut [u64]) {
-    for (t, live) in touched.iter_mut().zip(s.touched) {
-        *t = live.load(Ordering::Relaxed);
-    }
+    copy_map(touched, s.touched);
     for chunk in touched_chunks(touched) {
         let range = chunk * BIN_CHUNK..((chunk + 1) * BIN_CHUNK).min(copy.len());
         if let (Some(c), Some(l)) = (copy.get_mut(range.clone()), s.bins.get(range)) {
@@ -258,20 +289,14 @@ fn touched_chunks(touched: &[u64]) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-fn is_touched(touched: &[u64], chunk: usize) -> bool {
-    touched
-        .get(chunk / 64)
-        .is_some_and(|w| w & (1u64 << (chunk % 64)) != 0)
-}
-
 /// gmon.out: the GNU header, then one histogram record per cell of the grid that holds a
 /// sample ([`Grid`]; one record over the whole range when the histogram fits one cell), each
 /// split into `k = ⌈max / 65535⌉` records of the same range when one of its bins exceeds 65535
 /// (spec/merge.md §3), in the host's byte order and word size as glibc writes it. With no
 /// sample at all, the first cell is written, empty: a profile always has a histogram record.
-/// Only the chunks `touched` marks are read from `bins`; the others are zero, put as runs of
-/// zeros (hashed in one step, left as holes in the file).
-fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32], touched: &[u64]) {
+/// Only the chunks that hold a tick are put together ([`Bins::chunk`]); the others are zero,
+/// put as runs of zeros (hashed in one step, left as holes in the file).
+fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &Bins<'_>) {
     sink.put(&GMON_MAGIC);
     sink.put(&GMON_VERSION.to_ne_bytes());
     sink.put(&[0u8; 12]);
@@ -279,54 +304,66 @@ fn emit_gmon(sink: &mut Sink<'_>, h: HistRange, bins: &[u32], touched: &[u64]) {
     let mut written = false;
     for k in 0..grid.len() {
         let cell = grid.cell(k);
-        let max = cell_max(bins, touched, cell.bins);
+        let max = cell_max(bins, cell.bins);
         if max > 0 {
-            emit_cell(sink, h.rate, cell, max, bins, touched);
+            emit_cell(sink, h.rate, cell, max, bins);
             written = true;
         }
     }
     if !written {
-        emit_cell(sink, h.rate, grid.cell(0), 0, bins, touched);
+        emit_cell(sink, h.rate, grid.cell(0), 0, bins);
     }
 }
 
-/// The largest count in the touched chunks of bins `[first, end)`.
-fn cell_max(bins: &[u32], touched: &[u64], (first, end): (usize, usize)) -> u64 {
+/// The chunks of bins `[first, end)` (a cell starts on a chunk boundary), each with the
+/// number of its bins in the cell.
+fn cell_chunks((first, end): (usize, usize)) -> impl Iterator<Item = (usize, usize)> {
     (first / BIN_CHUNK..end.div_ceil(BIN_CHUNK))
-        .filter(|&c| is_touched(touched, c))
-        .filter_map(|c| bins.get(c * BIN_CHUNK..((c + 1) * BIN_CHUNK).min(end)))
-        .flat_map(|b| b.iter().copied())
+        .map(move |c| (c, ((c + 1) * BIN_CHUNK).min(end) - c * BIN_CHUNK))
+}
+
+/// The largest count in bins `[first, end)`.
+fn cell_max(bins: &Bins<'_>, cell: (usize, usize)) -> u64 {
+    let mut out = [0u32; BIN_CHUNK];
+    cell_chunks(cell)
+        .filter(|&(c, _)| bins.is_sampled(c))
+        .filter_map(|(c, n)| {
+            let counts = bins.chunk(c, &mut out);
+            counts.get(..n.min(counts.len()))?.iter().copied().max()
+        })
         .max()
         .map_or(0, u64::from)
 }
 
 /// The records of one cell whose largest bin is `max`.
-fn emit_cell(sink: &mut Sink<'_>, rate: u32, cell: Cell, max: u64, bins: &[u32], touched: &[u64]) {
+fn emit_cell(sink: &mut Sink<'_>, rate: u32, cell: Cell, max: u64, bins: &Bins<'_>) {
     let (first, end) = cell.bins;
-    let cell_bins = bins.get(first..end).unwrap_or(&[]);
+    let len = end.min(bins.len()).saturating_sub(first);
     let copies = max.div_ceil(MAX_BIN_COUNT).clamp(1, MAX_SPLIT_HISTOGRAMS);
     for j in 0..copies {
         sink.put(&[GMON_TAG_TIME_HIST]);
         sink.put(&(cell.low_pc as usize).to_ne_bytes());
         sink.put(&(cell.high_pc as usize).to_ne_bytes());
-        sink.put(&(cell_bins.len() as u32).to_ne_bytes());
+        sink.put(&(len as u32).to_ne_bytes());
         sink.put(&rate.to_ne_bytes());
         sink.put(&Dimension::SECONDS.name);
         sink.put(&[Dimension::SECONDS.abbrev]);
         let floor = j * MAX_BIN_COUNT;
-        // In chunks: one `put` per bin costs more than the bins themselves. A cell starts on a
-        // chunk boundary.
+        // In chunks: one `put` per bin costs more than the bins themselves.
+        let mut counts = [0u32; BIN_CHUNK];
         let mut chunk = [0u8; 2 * BIN_CHUNK];
         let mut zeros = 0u64;
-        for (i, group) in cell_bins.chunks(BIN_CHUNK).enumerate() {
-            if !is_touched(touched, first / BIN_CHUNK + i) {
-                zeros += 2 * group.len() as u64;
+        for (c, n) in cell_chunks((first, first + len)) {
+            if !bins.is_sampled(c) {
+                zeros += 2 * n as u64;
                 continue;
             }
             if zeros > 0 {
                 sink.put_zeros(zeros);
                 zeros = 0;
             }
+            let group = bins.chunk(c, &mut counts);
+            let group = group.get(..n.min(group.len())).unwrap_or(&[]);
             for (dst, &c) in chunk.chunks_exact_mut(2).zip(group) {
                 let v = u64::from(c).saturating_sub(floor).min(MAX_BIN_COUNT) as u16;
                 dst.copy_from_slice(&v.to_ne_bytes());
@@ -620,8 +657,15 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("gmon.out");
         let mut files = Scratch::new();
+        let b = Bins {
+            copy: &bins,
+            direct: &touched,
+            sampled: &touched,
+            pcs: &[],
+            at: None,
+        };
         write_file(path.as_os_str().as_encoded_bytes(), &mut files, |sink| {
-            emit_gmon(sink, h, &bins, &touched)
+            emit_gmon(sink, h, &b)
         })
         .expect("written");
         std::fs::read(&path).expect("read")
