@@ -415,3 +415,48 @@ fn bins_above_65535_reach_gnu_gprof_in_full() {
         "gprof's total {ticks:.0} ticks vs {in_bins} in the histogram:\n{text}"
     );
 }
+
+/// An idle process (`make`, or a compiler driver waiting for `cc1`) costs the watcher no scans:
+/// threads that used no CPU time since its last wake-up cannot have created a thread, mapped a
+/// file or ended (spec/runtime.md §4.1, "New threads"). Counted with strace on `sleep 1.5`: the
+/// watcher's scans of `/proc/self/task`, 14 before (one every 100 ms, about 3 ms of CPU a
+/// second), now the one of its second wake-up.
+#[test]
+fn an_idle_process_costs_the_watcher_no_scans() {
+    let Ok(strace) = which("strace") else {
+        common::skip(
+            "an_idle_process_costs_the_watcher_no_scans",
+            "strace is not installed (apt-get install strace)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gmon = dir.path().join("sleep.out");
+    let log = dir.path().join("trace");
+    // The runtime goes to `sleep` only (`-E`), not to strace.
+    let sleep = preloaded(Command::new("sleep"), &gmon, 1000);
+    let mut cmd = Command::new(strace);
+    cmd.args(["-f", "-qq", "-e", "trace=openat", "-o"])
+        .arg(&log);
+    for (k, v) in sleep.get_envs() {
+        if let Some(v) = v {
+            let mut e = k.to_os_string();
+            e.push("=");
+            e.push(v);
+            cmd.arg("-E").arg(e);
+        }
+    }
+    cmd.args(["sleep", "1.5"]);
+    let out = run(cmd);
+    assert!(out.status.success(), "{out:?}");
+    let trace = std::fs::read_to_string(&log).expect("strace's log");
+    let scans = trace
+        .lines()
+        .filter(|l| l.contains("\"/proc/self/task\""))
+        .count();
+    assert!(
+        (1..=2).contains(&scans),
+        "{scans} scans of /proc/self/task in 1.5 s of sleep:\n{trace}"
+    );
+    assert!(common::read_sidecar(&gmon).counters.samples <= 5);
+}
