@@ -140,10 +140,9 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
             continue;
         }
         let owner = match &img.began {
-            // `gmon record`'s own child between its spawn and the command's exec.
-            Began::Fork(ppid) if *ppid == outer.recorder => {
-                Owner::Nobody(String::from("[gmon record starting the command]"))
-            }
+            // `gmon record`'s own child between its spawn and the command's exec: the
+            // recorder's work, not the command's (perf does not count its own either).
+            Began::Fork(ppid) if *ppid == outer.recorder => continue,
             // A forked child that wrote nothing runs its parent's code, at its parent's addresses.
             Began::Fork(ppid) => image_at(&images, *ppid, img.begin)
                 .and_then(|parent| parent.profile)
@@ -155,6 +154,19 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
         owed.entry(owner)
             .or_default()
             .push((s.time, s.ip, s.tid, s.user_ip));
+    }
+    // The middles of long images, counted, not kept: inside their windows, unless the window
+    // does not cover them (then they are lost, and said so).
+    for k in &outer.skipped {
+        let covered = image_at(&images, k.pid, k.from)
+            .and_then(|img| img.profile)
+            .and_then(|i| window_of(&profiles[i]))
+            .is_some_and(|w| w.start_ns <= k.from && k.to <= w.end_ns);
+        if covered {
+            report.in_windows += k.count;
+        } else {
+            report.lost += k.count;
+        }
     }
     let mut unowned: HashMap<String, u64> = HashMap::new();
     for (owner, mut samples) in owed {
@@ -438,10 +450,17 @@ mod tests {
             period_ns: 250_000,
             kernel: true,
             recorder: 1,
+            skipped: vec![super::super::outer_clock::Skipped {
+                pid: 10,
+                from: 400,
+                to: 700,
+                count: 5,
+            }],
         };
         let mut profiles = vec![profile(10, (300, 800))];
         let r = attribute(&outer, &mut profiles, true);
-        assert_eq!(r.in_windows, 6);
+        // 6 kept inside, and 5 counted in the middle of the image, inside its window too.
+        assert_eq!(r.in_windows, 6 + 5);
         assert_eq!(r.lost, 3);
         // 9 + 19 + 8 = 36 outside the window, one in four kept.
         assert_eq!(r.kept, 9);

@@ -32,9 +32,19 @@ pub const OVERSAMPLING: u64 = 4;
 /// The outer clock's shortest period: 10 kHz (a sample costs the kernel about a microsecond).
 const MIN_PERIOD_NS: u64 = 100_000;
 
-/// Samples kept at most (24 bytes each): about 2 hours of CPU at 4 kHz. Beyond, samples are
-/// counted in [`OuterSamples::lost`].
-const MAX_SAMPLES: usize = 32 << 20;
+/// Samples kept at most (32 bytes each, 256 MiB): a build of about 30 minutes of CPU time in
+/// short processes at 4 kHz. Beyond, samples are counted in [`OuterSamples::lost`].
+const MAX_SAMPLES: usize = 8 << 20;
+
+/// A process image's samples are all kept for its first 2 s (the runtime's window starts
+/// within milliseconds of the exec); after that, only its last [`TAIL`] samples are, for the
+/// time after its window ends (the write and the exit). What falls between is counted in
+/// [`OuterSamples::skipped`], to be checked against the window once it is known: a long
+/// program then costs the collector a bounded amount of memory.
+const HEAD_NS: u64 = 2_000_000_000;
+
+/// Samples kept at the end of each image: half a second at 4 kHz.
+const TAIL: usize = 2000;
 
 /// Data pages of each CPU's ring (256 KiB: within the kernel's default locked-memory allowance
 /// for an unprivileged user, 516 KiB per CPU, even with another profiler running).
@@ -130,6 +140,100 @@ pub struct OuterSamples {
     pub kernel: bool,
     /// The pid of `gmon record` itself, whose own samples were not kept.
     pub recorder: u32,
+    /// Samples not kept from the middle of long images (see `HEAD_NS`), each run with its
+    /// process and its first and last time.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Samples of one image's middle that were counted, not kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skipped {
+    /// The process.
+    pub pid: u32,
+    /// The first one's time.
+    pub from: u64,
+    /// The last one's time.
+    pub to: u64,
+    /// How many.
+    pub count: u64,
+}
+
+/// What the collector keeps per live process: when its image began, its last samples, and
+/// the run it skipped.
+#[derive(Debug, Default)]
+struct Live {
+    began: u64,
+    tail: std::collections::VecDeque<OuterSample>,
+    skipped: Option<Skipped>,
+}
+
+/// The reader's state: what it collected, and the live processes.
+#[derive(Debug, Default)]
+struct Collector {
+    out: OuterSamples,
+    live: std::collections::HashMap<u32, Live>,
+}
+
+impl Collector {
+    fn keep(&mut self, s: OuterSample) {
+        let live = self.live.entry(s.pid).or_insert_with(|| Live {
+            began: s.time,
+            ..Live::default()
+        });
+        if s.time < live.began.saturating_add(HEAD_NS) {
+            push(&mut self.out, s);
+            return;
+        }
+        live.tail.push_back(s);
+        if live.tail.len() > TAIL
+            && let Some(old) = live.tail.pop_front()
+        {
+            let run = live.skipped.get_or_insert(Skipped {
+                pid: old.pid,
+                from: old.time,
+                to: old.time,
+                count: 0,
+            });
+            run.from = run.from.min(old.time);
+            run.to = run.to.max(old.time);
+            run.count += 1;
+        }
+    }
+
+    /// The image of `pid` ends at `time` (an exec, an exit, or a fork that reuses the pid).
+    fn image_ends(&mut self, pid: u32, time: u64, next: bool) {
+        if let Some(mut live) = self.live.remove(&pid) {
+            for s in live.tail.drain(..) {
+                push(&mut self.out, s);
+            }
+            self.out.skipped.extend(live.skipped);
+        }
+        if next {
+            self.live.insert(
+                pid,
+                Live {
+                    began: time,
+                    ..Live::default()
+                },
+            );
+        }
+    }
+
+    fn finish(mut self) -> OuterSamples {
+        let pids: Vec<u32> = self.live.keys().copied().collect();
+        for pid in pids {
+            self.image_ends(pid, 0, false);
+        }
+        self.out
+    }
+}
+
+fn push(out: &mut OuterSamples, s: OuterSample) {
+    if out.samples.len() >= MAX_SAMPLES {
+        out.lost += 1;
+    } else {
+        out.samples.push(s);
+    }
 }
 
 /// A running outer clock.
@@ -442,25 +546,23 @@ fn read_rings(rx: mpsc::Receiver<Vec<Ring>>, stop: &AtomicBool) -> OuterSamples 
         return OuterSamples::default();
     };
     let me = std::process::id();
-    let mut out = OuterSamples {
-        recorder: me,
-        ..OuterSamples::default()
-    };
+    let mut c = Collector::default();
+    c.out.recorder = me;
     loop {
         let last = stop.load(Ordering::SeqCst);
         for ring in &rings {
-            ring.drain(|r| parse(r, me, &mut out));
+            ring.drain(|r| parse(r, me, &mut c));
         }
         if last {
             break;
         }
         std::thread::sleep(DRAIN_EVERY);
     }
-    out
+    c.finish()
 }
 
 /// Adds one record to `out` (those of `gmon record` itself, `me`, are skipped).
-fn parse(r: &[u8], me: u32, out: &mut OuterSamples) {
+fn parse(r: &[u8], me: u32, c: &mut Collector) {
     let u16_at = |i: usize| {
         r.get(i..i + 2)
             .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
@@ -491,11 +593,7 @@ fn parse(r: &[u8], me: u32, out: &mut OuterSamples) {
                 .find(|&e| e < CONTEXT_MAX)
                 .filter(|_| ip >> 63 == 1)
                 .unwrap_or(0);
-            if out.samples.len() >= MAX_SAMPLES {
-                out.lost += 1;
-                return;
-            }
-            out.samples.push(OuterSample {
+            c.keep(OuterSample {
                 time,
                 ip,
                 pid,
@@ -503,7 +601,7 @@ fn parse(r: &[u8], me: u32, out: &mut OuterSamples) {
                 user_ip,
             });
         }
-        RECORD_LOST => out.lost += u64_at(16),
+        RECORD_LOST => c.out.lost += u64_at(16),
         RECORD_COMM => {
             let (pid, tid) = (u32_at(8), u32_at(12));
             // The name, NUL-padded to 8 bytes, before the 16-byte sample id.
@@ -513,13 +611,14 @@ fn parse(r: &[u8], me: u32, out: &mut OuterSamples) {
                 return;
             }
             if misc & MISC_COMM_EXEC != 0 && pid == tid {
-                out.tasks.push(TaskEvent::Exec {
+                c.image_ends(pid, trailer_time(), true);
+                c.out.tasks.push(TaskEvent::Exec {
                     pid,
                     comm: String::from_utf8_lossy(name).into_owned(),
                     time: trailer_time(),
                 });
             } else if pid != tid && RUNTIME_THREADS.contains(&name) {
-                out.tasks.push(TaskEvent::RuntimeThread {
+                c.out.tasks.push(TaskEvent::RuntimeThread {
                     pid,
                     tid,
                     time: trailer_time(),
@@ -532,12 +631,63 @@ fn parse(r: &[u8], me: u32, out: &mut OuterSamples) {
             if pid != tid || pid == me && kind == RECORD_EXIT {
                 return;
             }
-            out.tasks.push(if kind == RECORD_FORK {
+            c.image_ends(pid, time, kind == RECORD_FORK);
+            c.out.tasks.push(if kind == RECORD_FORK {
                 TaskEvent::Fork { pid, ppid, time }
             } else {
                 TaskEvent::Exit { pid, time }
             });
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(pid: u32, time: u64) -> OuterSample {
+        OuterSample {
+            time,
+            ip: 0x1000,
+            pid,
+            tid: pid,
+            user_ip: 0,
+        }
+    }
+
+    #[test]
+    fn a_long_image_keeps_its_first_two_seconds_and_its_end_and_counts_its_middle() {
+        let mut c = Collector::default();
+        let ms = 1_000_000;
+        c.image_ends(7, 0, true);
+        // 10 s at one sample per ms.
+        for t in 0..10_000 {
+            c.keep(sample(7, t * ms));
+        }
+        c.image_ends(7, 10_000 * ms, false);
+        // A short process alongside keeps everything.
+        for t in 0..50 {
+            c.keep(sample(8, t * ms));
+        }
+        let out = c.finish();
+        let of = |pid| out.samples.iter().filter(|s| s.pid == pid).count();
+        assert_eq!(of(7), 2000 + TAIL);
+        assert_eq!(of(8), 50);
+        assert_eq!(
+            out.skipped,
+            vec![Skipped {
+                pid: 7,
+                from: 2000 * ms,
+                to: (10_000 - TAIL as u64 - 1) * ms,
+                count: 8000 - TAIL as u64,
+            }]
+        );
+        // The last samples are the image's last.
+        assert!(
+            out.samples
+                .iter()
+                .any(|s| s.pid == 7 && s.time == 9_999 * ms)
+        );
     }
 }

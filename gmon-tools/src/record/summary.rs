@@ -230,7 +230,7 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64, outer: &Outer) 
             Outer::Ran(r) => vec![
                 (
                     r.unowned_ticks() as f64,
-                    "programs that wrote no profile (static or set-uid programs, or killed)",
+                    "programs that wrote no profile (too short for a sample of their own, static or set-uid, or killed)",
                 ),
                 (
                     c.unsampled as f64,
