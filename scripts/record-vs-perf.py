@@ -146,7 +146,12 @@ def gmon_self(gmon, files, cwd):
     counts = {}
     for line in r.stdout.splitlines():
         stack, _, n = line.rpartition(" ")
-        leaf = stack.split(";")[-1]
+        frames = stack.split(";")
+        # The outer clock's tick in the kernel stands above the user-space code that entered
+        # it: charged there, as perf's are below.
+        if len(frames) > 1 and frames[-1] == "[kernel]":
+            frames.pop()
+        leaf = frames[-1]
         if re.search(r"\+0x[0-9a-f]+$", leaf) or leaf.startswith("["):
             continue
         counts[leaf] = counts.get(leaf, 0) + int(n)
