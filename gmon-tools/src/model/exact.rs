@@ -21,6 +21,13 @@ pub const OUTSIDE_ROOT: &str = "[process start and exit]";
 /// The function every kernel address is named.
 pub const KERNEL: &str = "[kernel]";
 
+/// Whether `pc` is a kernel address: the upper half of the address space, on every 64-bit
+/// architecture the runtime supports. Only `gmon record`'s outer clock samples the kernel
+/// (spec/runtime.md §4.7).
+pub fn is_kernel_address(pc: u64) -> bool {
+    pc >> 63 == 1
+}
+
 /// Whether the frame at `depth` (0: the sampled program counter) of a sampled stack is a caller
 /// inside the profiler's own shared library, which is left out: the runtime's thread-start
 /// wrapper would otherwise be the root of every thread's stack, where users look for the thread
@@ -140,8 +147,7 @@ pub(super) fn exact_stacks(
                         frames.push(Frame::Function(id));
                         continue;
                     }
-                    // Only the outer clock samples the kernel (spec/runtime.md §4.7).
-                    None if pc >> 63 == 1 => extra_node(plain(KERNEL), graph, functions),
+                    None if is_kernel_address(pc) => extra_node(plain(KERNEL), graph, functions),
                     None => extra_node(plain("[unknown]"), graph, functions),
                 };
                 let (object, addr) = match sidecar.resolve(pc).filter(|(obj, _)| is_main(obj)) {

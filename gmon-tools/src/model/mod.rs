@@ -9,7 +9,7 @@ mod bins;
 mod drawn;
 mod estimate;
 mod exact;
-pub use exact::{KERNEL, OUTSIDE_ROOT};
+pub use exact::{KERNEL, OUTSIDE_ROOT, is_kernel_address};
 mod executable;
 mod function;
 mod gprof_notes;

@@ -24,6 +24,7 @@ use gmon_format::sidecar::{PcSample, StackKind, StackSample, ThreadTotal};
 
 use super::outer_clock::{OVERSAMPLING, OuterSamples, TaskEvent};
 use super::profiles::ProcessProfile;
+use crate::model::is_kernel_address;
 
 /// What happened to the outer clock's samples.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,6 +73,18 @@ struct Image {
     profile: Option<usize>,
 }
 
+impl Image {
+    /// A process's image from before the clock saw its start, until told otherwise.
+    fn before_the_clock() -> Image {
+        Image {
+            begin: 0,
+            end: u64::MAX,
+            began: Began::Unknown,
+            profile: None,
+        }
+    }
+}
+
 /// Adds the outer samples that fall outside the runtime's windows to `profiles` (their sidecars,
 /// and the gmon.out histogram bin of a PC in the main executable when the file has that bin).
 /// `stacks`: the run records stacks, so a sample gets a one-frame stack too.
@@ -97,14 +110,9 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
         let Some((pid, w)) = p.sidecar.as_ref().and_then(|s| Some((s.pid, s.window?))) else {
             continue;
         };
-        let list = images.entry(pid).or_insert_with(|| {
-            vec![Image {
-                begin: 0,
-                end: u64::MAX,
-                began: Began::Unknown,
-                profile: None,
-            }]
-        });
+        let list = images
+            .entry(pid)
+            .or_insert_with(|| vec![Image::before_the_clock()]);
         if let Some(img) = list
             .iter_mut()
             .find(|m| m.begin <= w.start_ns && w.start_ns < m.end)
@@ -175,7 +183,7 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
         match owner {
             Owner::Profile(i) => {
                 report.kept += kept.len() as u64;
-                report.kernel_kept += kept.iter().filter(|k| is_kernel(k.1)).count() as u64;
+                report.kernel_kept += kept.iter().filter(|k| is_kernel_address(k.1)).count() as u64;
                 add_to_profile(&mut profiles[i], &kept, stacks);
             }
             Owner::Nobody(name) => *unowned.entry(name).or_default() += kept.len() as u64,
@@ -200,11 +208,6 @@ enum Owner {
 
 fn window_of(p: &ProcessProfile) -> Option<gmon_format::sidecar::SamplingWindow> {
     p.sidecar.as_ref()?.window
-}
-
-/// Kernel addresses are in the upper half on every 64-bit architecture the runtime supports.
-fn is_kernel(ip: u64) -> bool {
-    ip >> 63 == 1
 }
 
 /// Each process's images, in time order, from the fork, exec and exit events.
@@ -232,12 +235,7 @@ fn images_of(tasks: &[TaskEvent]) -> HashMap<u32, Vec<Image>> {
             TaskEvent::Exec { pid, comm, time } => {
                 let list = images.entry(*pid).or_default();
                 if list.is_empty() {
-                    list.push(Image {
-                        begin: 0,
-                        end: u64::MAX,
-                        began: Began::Unknown,
-                        profile: None,
-                    });
+                    list.push(Image::before_the_clock());
                 }
                 close(list, *time);
                 list.push(Image {
@@ -393,7 +391,11 @@ mod tests {
                 ip,
                 pid,
                 tid: pid,
-                user_ip: if ip >> 63 == 1 { 0x7f00_0000_3000 } else { 0 },
+                user_ip: if is_kernel_address(ip) {
+                    0x7f00_0000_3000
+                } else {
+                    0
+                },
             })
             .collect()
     }

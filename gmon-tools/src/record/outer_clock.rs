@@ -591,7 +591,7 @@ fn parse(r: &[u8], me: u32, c: &mut Collector) {
             let user_ip = chain
                 .skip_while(|&e| e != CONTEXT_USER)
                 .find(|&e| e < CONTEXT_MAX)
-                .filter(|_| ip >> 63 == 1)
+                .filter(|_| crate::model::is_kernel_address(ip))
                 .unwrap_or(0);
             c.keep(OuterSample {
                 time,

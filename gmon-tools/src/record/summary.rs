@@ -71,7 +71,9 @@ pub fn top_functions(sidecars: &[&Sidecar], limit: usize) -> TopFunctions {
                     *slot = slot.saturating_add(s.count);
                 }
                 // Only the outer clock samples the kernel (spec/runtime.md §4.7).
-                None if s.pc >> 63 == 1 => kernel = kernel.saturating_add(s.count),
+                None if crate::model::is_kernel_address(s.pc) => {
+                    kernel = kernel.saturating_add(s.count)
+                }
                 None => unknown = unknown.saturating_add(s.count),
             }
         }
@@ -226,17 +228,11 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64, outer: &Outer) 
         let ticks = |ns: u64| ns as f64 * f64::from(hz) / 1e9;
         // With the outer clock, the time before each runtime started and the runtime's own
         // work are sampled; what is left of them is the programs that wrote no profile.
-        let known: Vec<(f64, &str)> = match outer {
-            Outer::Ran(r) => vec![
-                (
-                    r.unowned_ticks() as f64,
-                    "programs that wrote no profile (too short for a sample of their own, static or set-uid, or killed)",
-                ),
-                (
-                    c.unsampled as f64,
-                    "threads starting, or ending before their first sample",
-                ),
-            ],
+        let mut known: Vec<(f64, &str)> = match outer {
+            Outer::Ran(r) => vec![(
+                r.unowned_ticks() as f64,
+                "programs that wrote no profile (too short for a sample of their own, static or set-uid, or killed)",
+            )],
             _ => vec![
                 (
                     ticks(c.before_start_ns),
@@ -247,12 +243,12 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64, outer: &Outer) 
                     ticks(c.runtime_ns),
                     "the sampler's own work: its start in each process, and its threads",
                 ),
-                (
-                    c.unsampled as f64,
-                    "threads starting, or ending before their first sample",
-                ),
             ],
         };
+        known.push((
+            c.unsampled as f64,
+            "threads starting, or ending before their first sample",
+        ));
         for (n, what) in known.iter().filter(|(n, _)| *n >= 0.5) {
             let _ = writeln!(s, "  {n:>9.0}  {what}");
         }

@@ -462,14 +462,19 @@ impl Session {
             .store(crate::sys::monotonic_ns(), Ordering::Relaxed);
     }
 
+    /// The sidecar's WINDOW: from the session's start until now (spec §5.16).
+    fn window_until_now(&self) -> gmon_format::sidecar::SamplingWindow {
+        gmon_format::sidecar::SamplingWindow {
+            start_ns: self.started_ns.load(Ordering::Relaxed),
+            end_ns: crate::sys::monotonic_ns(),
+        }
+    }
+
     /// What a write reads (queued stack snapshots are unwound first).
     pub(crate) fn data(&self) -> ProfileData<'_> {
         // The window ends before the queued stacks are unwound: that work at exit is the
         // runtime's, which an observer outside the process may sample (spec §5.16).
-        let window = gmon_format::sidecar::SamplingWindow {
-            start_ns: self.started_ns.load(Ordering::Relaxed),
-            end_ns: crate::sys::monotonic_ns(),
-        };
+        let window = self.window_until_now();
         if let Some(d) = &self.dwarf {
             d.flush();
         }
@@ -599,10 +604,7 @@ impl Session {
             threads,
             gmon: None,
             clock: Some(self.clock_report()),
-            window: Some(gmon_format::sidecar::SamplingWindow {
-                start_ns: self.started_ns.load(Ordering::Relaxed),
-                end_ns: crate::sys::monotonic_ns(),
-            }),
+            window: Some(self.window_until_now()),
         }
     }
 
