@@ -89,6 +89,7 @@ pub(super) fn exact_stacks(
         let is_main =
             |obj: &gmon_format::sidecar::MappedObject| main.is_some_and(|m| std::ptr::eq(m, obj));
         for (index, st) in sidecar.stacks.iter().enumerate() {
+            let outside = sidecar.stack_kind(index) == StackKind::OUTSIDE;
             let mut frames = Vec::with_capacity(st.pcs.len());
             // Per kept frame, leaf first: its object (`None`: the executable) and address.
             let mut places: Vec<(Option<String>, u64)> = Vec::with_capacity(st.pcs.len());
@@ -96,7 +97,15 @@ pub(super) fn exact_stacks(
             let mut whole: Vec<Option<(Option<String>, u64)>> = Vec::with_capacity(st.pcs.len());
             for (depth, &pc) in st.pcs.iter().enumerate() {
                 // Return addresses point after the call: step back into it.
-                let pc = if depth == 0 { pc } else { pc.saturating_sub(1) };
+                // The outer clock's second frame is exact too: where the thread entered the
+                // kernel, a faulting instruction as often as a system call's return address
+                // (a first touch of a code page faults at a function's entry, where one byte
+                // back is the padding before it; spec/runtime.md §4.7).
+                let pc = if depth == 0 || outside {
+                    pc
+                } else {
+                    pc.saturating_sub(1)
+                };
                 let id = match sidecar.resolve(pc) {
                     Some((obj, _)) if is_runtime_caller(depth, obj, is_main(obj)) => continue,
                     Some((obj, addr)) if is_main(obj) => {
@@ -177,7 +186,7 @@ pub(super) fn exact_stacks(
             whole.reverse();
             // A PC the outer clock sampled while no clock of the runtime ran has no callers:
             // it stands under one root that says when it ran (spec/runtime.md §4.7).
-            if sidecar.stack_kind(index) == StackKind::OUTSIDE {
+            if outside {
                 frames.insert(
                     0,
                     Frame::Function(extra_node(plain(OUTSIDE_ROOT), graph, functions)),
