@@ -6,8 +6,12 @@ Usage: scripts/record-vs-perf.py [--runs N] [--hz HZ] [--only NAME,...] [--gmon 
 Workloads (built in a fresh temporary directory): `make -j2` of 30 generated C files, a shell
 loop of 200 short perl processes, work before an `exec` (perl and sh), a pool of 500 short C
 threads, a pure-Python loop, `sort` of 2 million lines. Each runs N times (default 3), plain,
-under `gmon record --hz HZ` and under `perf record -F HZ -g`, interleaved, and the script prints
-one markdown row per workload:
+under `gmon record --hz HZ` and under perf, interleaved, and the script prints one markdown row
+per workload. perf runs as `perf record -a -e cpu-clock -c 1e9/HZ -g`, keeping the workload's
+process tree (`--perf task`: `perf record -F HZ -g`, whose inherited per-task clocks stop before
+each process's exit teardown, sample a short process at about half the rate asked, and
+over-weight its dynamic loader: on 200 short perl processes, `_dl_relocate_object` held 15% of
+its samples against 5% of `perf record -a`'s):
 
 * samples / CPU: the samples gmon record kept over its measured CPU time x HZ (its summary
   prints both); issue 26 wants at least 95%;
@@ -166,13 +170,63 @@ def perf_self(data, cwd):
                        text=True, cwd=cwd)
     counts = {}
     for block in r.stdout.split("\n\n"):
-        for frame in block.splitlines():
-            m = re.match(r"\s*[0-9a-f]+ (.+) \((.*)\)$", frame)
-            if not m or m.group(2).startswith("[kernel") or m.group(2).startswith("[vdso"):
+        charge_user_leaf(block.splitlines(), counts)
+    return counts
+
+
+def charge_user_leaf(frames, counts):
+    """Adds one to the innermost named user-space frame of one sample's call chain."""
+    for frame in frames:
+        m = re.match(r"\s*[0-9a-f]+ (.+) \((.*)\)$", frame)
+        if not m or m.group(2).startswith("[kernel") or m.group(2).startswith("[vdso"):
+            continue
+        if m.group(1) != "[unknown]":
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+        return
+
+
+def perf_self_tree(data, cwd):
+    """As `perf_self`, for `perf record -a`: only the samples of the workload's process tree,
+    from perf's own child (named `perf-exec` until it executes the workload) down through the
+    fork records."""
+    r = subprocess.run(["perf", "script", "-i", data, "--show-task-events",
+                        "-F", "comm,pid,tid,ip,sym,dso"], capture_output=True, text=True, cwd=cwd)
+    parent, root, blocks = {}, None, []
+    for block in r.stdout.split("\n\n"):
+        lines = block.strip("\n").splitlines()
+        header = []
+        for i, line in enumerate(lines):
+            f = re.search(r"PERF_RECORD_FORK\((\d+):(\d+)\):\((\d+):\d+\)", line)
+            if f and f.group(1) == f.group(2):
+                parent[int(f.group(1))] = int(f.group(3))
                 continue
-            if m.group(1) != "[unknown]":
-                counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+            c = re.search(r"PERF_RECORD_COMM: perf-exec:(\d+)/", line)
+            if c:
+                root = int(c.group(1))
+                continue
+            if "PERF_RECORD_" in line:
+                continue
+            header = lines[i:]
             break
+        m = re.match(r"\s*\S.*?\s(\d+)/\d+\s*$", header[0]) if header else None
+        if m:
+            blocks.append((int(m.group(1)), header[1:]))
+
+    def in_tree(pid):
+        seen = set()
+        while pid not in seen:
+            if pid == root:
+                return True
+            seen.add(pid)
+            if pid not in parent:
+                return False
+            pid = parent[pid]
+        return False
+
+    counts = {}
+    for pid, frames in blocks:
+        if root is not None and in_tree(pid):
+            charge_user_leaf(frames, counts)
     return counts
 
 
@@ -220,6 +274,10 @@ def main():
     ap.add_argument("--hz", type=int, default=1000)
     ap.add_argument("--only", default="")
     ap.add_argument("--gmon")
+    ap.add_argument("--perf", choices=["system", "task"], default="system",
+                    help="perf's scope: `perf record -a` with a CPU clock at a fixed period, the "
+                    "workload's tree kept (the default; needs root), or `perf record -F HZ` with "
+                    "inherited per-task clocks")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="also print each side's ten largest shares")
     args = ap.parse_args()
@@ -249,12 +307,15 @@ def main():
                                    work)
                 rec.append(c)
                 data = os.path.join(work, f"perf{i}.data")
-                _, c, _ = cpu_of(["perf", "record", "-q", "-F", str(args.hz), "-g", "-o", data,
-                                  "--"] + argv, work)
+                scope = (["-a", "-e", "cpu-clock", "-c", str(1_000_000_000 // args.hz)]
+                         if args.perf == "system" else ["-F", str(args.hz)])
+                _, c, _ = cpu_of(["perf", "record", "-q"] + scope + ["-g", "-o", data, "--"]
+                                 + argv, work)
                 prf.append(c)
                 # Every run's samples count: one run's few hundred are too few to compare.
                 for counts, more in ((gcounts, gmon_self(gmon, FILE.findall(err), work)),
-                                     (pcounts, perf_self(data, work))):
+                                     (pcounts, perf_self_tree(data, work)
+                                      if args.perf == "system" else perf_self(data, work))):
                     for k, v in more.items():
                         counts[k] = counts.get(k, 0) + v
                 if i == args.runs - 1:

@@ -5,7 +5,23 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::record::outer_clock::{OuterMode, Scope};
 use crate::record::{self, RecordOptions};
+
+/// `--outer-clock`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OuterClockArg {
+    /// `system` where the kernel allows it, else `inherited`.
+    Auto,
+    /// A CPU clock on every CPU, keeping the command's processes (root, CAP_PERFMON, or
+    /// perf_event_paranoid <= 0): sees each process to its very end.
+    System,
+    /// Task clocks the command's processes inherit (any user; misses the end of each
+    /// process's exit).
+    Inherited,
+    /// No outer clock (as --no-outer-clock).
+    Off,
+}
 
 /// Arguments of `gmon record`.
 #[derive(Debug, clap::Args)]
@@ -72,9 +88,12 @@ pub struct Args {
     /// Profile the command's first process only, not the processes it starts.
     #[arg(long)]
     pub no_inherit: bool,
-    /// Do not sample what the runtime cannot see (each program's exec, dynamic loading and
-    /// exit) with gmon record's own clock on the whole process tree.
-    #[arg(long)]
+    /// gmon record's own clock on the whole process tree, which samples what the runtime cannot
+    /// see (each program's exec, dynamic loading and exit).
+    #[arg(long, value_name = "SCOPE", value_enum, default_value_t = OuterClockArg::Auto)]
+    pub outer_clock: OuterClockArg,
+    /// Do not run the outer clock (--outer-clock off).
+    #[arg(long, conflicts_with = "outer_clock")]
     pub no_outer_clock: bool,
     /// Print no summary: only problems (a profile lost or not written) are said on stderr.
     #[arg(short, long)]
@@ -99,7 +118,13 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         stacks: !args.no_stacks,
         inherit: !args.no_inherit,
         library: None,
-        outer: !args.no_outer_clock,
+        outer: match args.outer_clock {
+            _ if args.no_outer_clock => None,
+            OuterClockArg::Off => None,
+            OuterClockArg::Auto => Some(OuterMode::Auto),
+            OuterClockArg::System => Some(OuterMode::Only(Scope::System)),
+            OuterClockArg::Inherited => Some(OuterMode::Only(Scope::Inherited)),
+        },
     };
     let rec = match record::record_in_foreground(&opts, &args.command) {
         Ok(rec) => rec,

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 use gmon_format::sidecar::{PcSample, StackKind, StackSample, ThreadTotal};
 
-use super::outer_clock::{OVERSAMPLING, OuterSamples, TaskEvent};
+use super::outer_clock::{OVERSAMPLING, OuterSample, OuterSamples, Scope, TaskEvent};
 use super::profiles::ProcessProfile;
 use crate::model::is_kernel_address;
 
@@ -43,6 +43,8 @@ pub struct GapReport {
     pub kernel: bool,
     /// The outer clock's period (ns).
     pub period_ns: u64,
+    /// What its events watched.
+    pub scope: Scope,
 }
 
 impl GapReport {
@@ -93,6 +95,7 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
         lost: outer.lost,
         kernel: outer.kernel,
         period_ns: outer.period_ns,
+        scope: outer.scope,
         ..GapReport::default()
     };
     let mut images = images_of(&outer.tasks);
@@ -129,7 +132,9 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
     // Each sample outside every window, by the profile that gets it (or the unowned name).
     let mut owed: HashMap<Owner, Vec<Sampled>> = HashMap::new();
     for s in &outer.samples {
-        let Some(img) = image_at(&images, s.pid, s.time) else {
+        let Some(img) =
+            image_at(&images, s.pid, s.time).map(|img| exec_caller(&images, profiles, s, img))
+        else {
             owed.entry(Owner::Nobody(String::from("[unknown]")))
                 .or_default()
                 .push((s.time, s.ip, s.tid, s.user_ip));
@@ -206,6 +211,38 @@ enum Owner {
     Nobody(String),
 }
 
+/// The image a tick of `img` is charged to. The kernel names the new program at an exec before
+/// it has finished loading it: until the new program's first instruction, a tick in the kernel
+/// still carries the old program's registers, the `execve` call that is being served. A
+/// user-space PC outside every object of the new image is that call: the tick is the image's
+/// before the exec, whose objects name it, as perf charges it (spec/runtime.md §4.7).
+fn exec_caller<'a>(
+    images: &'a HashMap<u32, Vec<Image>>,
+    profiles: &[ProcessProfile],
+    s: &OuterSample,
+    img: &'a Image,
+) -> &'a Image {
+    // Only before the runtime's window: by then the new program has run.
+    let foreign = matches!(img.began, Began::Exec(_))
+        && is_kernel_address(s.ip)
+        && s.user_ip != 0
+        && img
+            .profile
+            .and_then(|i| profiles[i].sidecar.as_ref())
+            .is_some_and(|sc| {
+                sc.window.is_some_and(|w| s.time < w.start_ns)
+                    && !sc
+                        .objects
+                        .iter()
+                        .flat_map(|o| &o.ranges)
+                        .any(|r| r.start <= s.user_ip && s.user_ip < r.end)
+            });
+    if !foreign {
+        return img;
+    }
+    image_at(images, s.pid, img.begin.saturating_sub(1)).unwrap_or(img)
+}
+
 fn window_of(p: &ProcessProfile) -> Option<gmon_format::sidecar::SamplingWindow> {
     p.sidecar.as_ref()?.window
 }
@@ -246,12 +283,11 @@ fn images_of(tasks: &[TaskEvent]) -> HashMap<u32, Vec<Image>> {
                 });
             }
             TaskEvent::RuntimeThread { .. } => {}
-            TaskEvent::Exit { pid, time } => {
-                // Samples of the exit itself carry a time at or just after the record's.
-                if let Some(list) = images.get_mut(pid) {
-                    close(list, time.saturating_add(1));
-                }
-            }
+            // The image lasts past its exit record: the kernel writes it before it tears the
+            // address space down, and a clock of every CPU samples that too. Only a fork that
+            // gives the pid to a new process ends it (the collector keeps no sample of a pid
+            // given to a process outside the tree).
+            TaskEvent::Exit { .. } => {}
         }
     }
     images
@@ -353,7 +389,6 @@ fn add_to_profile(p: &mut ProcessProfile, kept: &[Sampled], stacks: bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::outer_clock::OuterSample;
     use super::*;
     use gmon_format::Sidecar;
     use gmon_format::sidecar::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, SamplingWindow};
@@ -391,11 +426,7 @@ mod tests {
                 ip,
                 pid,
                 tid: pid,
-                user_ip: if is_kernel_address(ip) {
-                    0x7f00_0000_3000
-                } else {
-                    0
-                },
+                user_ip: if is_kernel_address(ip) { 0x1800 } else { 0 },
             })
             .collect()
     }
@@ -408,7 +439,9 @@ mod tests {
         // Process 10 execs `prog` at 200; its runtime samples 300..=800; it ends at 1000.
         all.extend(samples(10, (210..300).step_by(10), loader)); // 9 before the window
         all.extend(samples(10, (300..=800).step_by(100), 0x1500)); // 6 inside
-        all.extend(samples(10, (810..1000).step_by(10), kernel)); // 19 after
+        // 23 after: 19 before its exit record, and 4 of the exit's teardown of its address
+        // space, which the kernel does after writing the record.
+        all.extend(samples(10, (810..1040).step_by(10), kernel));
         // Its child 11, forked at 500, writes nothing: its parent's code, its parent's file.
         all.extend(samples(11, (510..590).step_by(10), loader)); // 8
         // Its child 12 execs a static program at 710: no profile anywhere.
@@ -452,6 +485,7 @@ mod tests {
             period_ns: 250_000,
             kernel: true,
             recorder: 1,
+            scope: Scope::Inherited,
             skipped: vec![super::super::outer_clock::Skipped {
                 pid: 10,
                 from: 400,
@@ -464,23 +498,23 @@ mod tests {
         // 6 kept inside, and 5 counted in the middle of the image, inside its window too.
         assert_eq!(r.in_windows, 6 + 5);
         assert_eq!(r.lost, 3);
-        // 9 + 19 + 8 = 36 outside the window, one in four kept.
-        assert_eq!(r.kept, 9);
+        // 9 + 23 + 8 = 40 outside the window, one in four kept.
+        assert_eq!(r.kept, 10);
         assert_eq!(r.unowned, vec![("static".to_string(), 4)]);
         let s = profiles[0].sidecar.as_ref().expect("sidecar");
-        assert_eq!(s.counters.samples, 9);
-        assert_eq!(s.counters.outside_histogram, 9);
+        assert_eq!(s.counters.samples, 10);
+        assert_eq!(s.counters.outside_histogram, 10);
         let outside: u64 = (0..s.stacks.len())
             .filter(|&i| s.stack_kind(i) == StackKind::OUTSIDE)
             .map(|i| s.stacks[i].count)
             .sum();
-        assert_eq!(outside, 9);
+        assert_eq!(outside, 10);
         // A tick in the kernel stands above the user-space PC that entered it.
         for st in &s.stacks {
             let want = if st.pcs[0] == kernel { 2 } else { 1 };
             assert_eq!(st.pcs.len(), want, "{st:?}");
         }
-        assert_eq!(s.pc_samples.iter().map(|p| p.count).sum::<u64>(), 9);
+        assert_eq!(s.pc_samples.iter().map(|p| p.count).sum::<u64>(), 10);
         assert_eq!(
             r.kernel_kept,
             s.pc_samples
@@ -489,7 +523,69 @@ mod tests {
                 .map(|p| p.count)
                 .sum::<u64>()
         );
-        assert_eq!(s.threads.iter().map(|t| t.samples).sum::<u64>(), 9);
+        assert_eq!(s.threads.iter().map(|t| t.samples).sum::<u64>(), 10);
+    }
+
+    #[test]
+    fn a_tick_of_an_exec_still_in_the_old_programs_registers_is_the_callers() {
+        // Process 30 is a shell's child (forked at 100 from 29, whose profile is the shell's);
+        // it execs `prog` at 200. The kernel names the new program before it has loaded it:
+        // ticks at 210 and 220 carry the `execve` call's address in the shell's libc, which no
+        // object of `prog` holds; from 230 on, `prog`'s own addresses.
+        let kernel = 0xffff_ffff_8100_0000;
+        let shell_libc = 0x7f00_0000_5000;
+        let mut all = Vec::new();
+        for (time, user_ip) in [(210, shell_libc), (220, shell_libc), (230, 0x1800)] {
+            all.push(OuterSample {
+                time,
+                ip: kernel,
+                pid: 30,
+                tid: 30,
+                user_ip,
+            });
+        }
+        // Four of each, so that thinning one in four keeps one of each.
+        let all: Vec<OuterSample> = all
+            .iter()
+            .flat_map(|s| {
+                (0..4).map(move |k| OuterSample {
+                    time: s.time + k,
+                    ..*s
+                })
+            })
+            .collect();
+        let outer = OuterSamples {
+            samples: all,
+            tasks: vec![
+                TaskEvent::Fork {
+                    pid: 30,
+                    ppid: 29,
+                    time: 100,
+                },
+                TaskEvent::Exec {
+                    pid: 30,
+                    comm: "prog".into(),
+                    time: 200,
+                },
+            ],
+            period_ns: 250_000,
+            kernel: true,
+            recorder: 1,
+            ..OuterSamples::default()
+        };
+        let mut shell = profile(29, (50, 5000));
+        if let Some(sc) = shell.sidecar.as_mut() {
+            sc.objects[0].ranges = vec![AddressRange {
+                start: 0x7f00_0000_0000,
+                end: 0x7f00_0001_0000,
+            }];
+        }
+        let mut profiles = vec![shell, profile(30, (300, 400))];
+        let r = attribute(&outer, &mut profiles, true);
+        assert_eq!(r.kept, 3);
+        let ticks = |p: &ProcessProfile| p.sidecar.as_ref().map_or(0, |s| s.counters.samples);
+        // The two ticks of the `execve` call are the shell's; the third is `prog`'s.
+        assert_eq!((ticks(&profiles[0]), ticks(&profiles[1])), (2, 1));
     }
 
     #[test]

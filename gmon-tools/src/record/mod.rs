@@ -63,8 +63,8 @@ pub struct RecordOptions {
     /// The runtime library (found with [`runtime::locate`] when `None`).
     pub library: Option<PathBuf>,
     /// Sample the time no clock of the runtime sees (the exec, the loader, the exit) with the
-    /// outer clock ([`outer_clock`], spec/runtime.md §4.7).
-    pub outer: bool,
+    /// outer clock ([`outer_clock`], spec/runtime.md §4.7), in this scope; `None`: not.
+    pub outer: Option<outer_clock::OuterMode>,
 }
 
 impl RecordOptions {
@@ -76,7 +76,7 @@ impl RecordOptions {
             stacks: true,
             inherit: true,
             library: None,
-            outer: true,
+            outer: Some(outer_clock::OuterMode::Auto),
         }
     }
 }
@@ -211,7 +211,9 @@ fn record_with(
     let mut argv: Vec<&OsStr> = vec![program.as_os_str()];
     argv.extend(args.iter().map(OsString::as_os_str));
     // Started on this thread, the one that spawns the command, so that it follows the command.
-    let clock = opts.outer.then(|| outer_clock::OuterClock::start(opts.hz));
+    let clock = opts
+        .outer
+        .map(|mode| outer_clock::OuterClock::start(opts.hz, mode));
     let waited = match run(&argv) {
         // A file the kernel cannot execute (a script without `#!`) is run by /bin/sh, as a
         // shell and execvp do; the command is started with posix_spawn (signals.rs), which

@@ -9,10 +9,19 @@
 //! instruction to its last, and its samples (PC, pid, tid, time) land in rings that this module
 //! drains. [`super::gaps`] keeps the samples that fall outside every window the runtime sampled.
 //!
-//! The kernel refuses to map a ring for an inherited event that counts on every CPU, so there is
-//! one event and one ring per CPU, as `perf record` has. The events also report the tree's
+//! Two scopes (spec/runtime.md §4.7, "Scope"). Where the kernel allows it (root, or
+//! `CAP_PERFMON`, or `perf_event_paranoid` ≤ 0) the clock is one CPU clock per CPU that samples
+//! whatever runs there, and only the command's process tree is kept: it follows the tree by the
+//! fork records, from `gmon record`'s child down. This clock also sees what an inherited task
+//! clock cannot: a process's exit tears its address space down after the kernel has detached
+//! its own events, which is a tenth of a short process's CPU time. Elsewhere it is an inherited
+//! task clock, which an unprivileged user may open on their own processes.
+//!
+//! The kernel refuses to map a ring for an inherited event that counts on every CPU, so either
+//! way there is one event and one ring per CPU, as `perf record` has. The events also report the
 //! forks, execs (`comm` with `comm_exec`) and exits, which tell which image of a process a
-//! sample belongs to.
+//! sample belongs to. The rings are drained together and each round's records handled in time
+//! order, so that a process is known (by its fork) before its samples are judged.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -55,6 +64,35 @@ const DRAIN_EVERY: Duration = Duration::from_millis(20);
 
 /// The names the runtime gives its own threads (gmon-write's engine).
 const RUNTIME_THREADS: [&[u8]; 2] = [b"gmon-watcher", b"gmon-unwind"];
+
+/// Which outer clock to run (`gmon record --outer-clock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OuterMode {
+    /// [`Scope::System`] where the kernel allows it, else [`Scope::Inherited`].
+    Auto,
+    /// This scope only: refused when the kernel refuses it.
+    Only(Scope),
+}
+
+/// What the outer clock's events watch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Every CPU, everything that runs there; the command's tree is kept.
+    System,
+    /// The command's tree, by task clocks it inherits.
+    #[default]
+    Inherited,
+}
+
+impl Scope {
+    /// How the summary names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Scope::System => "every CPU, the command's processes kept",
+            Scope::Inherited => "task clocks inherited by the command's processes",
+        }
+    }
+}
 
 /// One sample of the outer clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +178,8 @@ pub struct OuterSamples {
     pub kernel: bool,
     /// The pid of `gmon record` itself, whose own samples were not kept.
     pub recorder: u32,
+    /// What the events watched.
+    pub scope: Scope,
     /// Samples not kept from the middle of long images (see `HEAD_NS`), each run with its
     /// process and its first and last time.
     pub skipped: Vec<Skipped>,
@@ -172,6 +212,11 @@ struct Live {
 struct Collector {
     out: OuterSamples,
     live: std::collections::HashMap<u32, Live>,
+    /// With a clock of every CPU, the processes of the command's tree: `gmon record` and, from
+    /// their fork records, its descendants (an exited one stays, for the samples of its last
+    /// moments, until its pid is given to a process outside the tree). `None`: every record is
+    /// the tree's (inherited task clocks).
+    tree: Option<std::collections::HashSet<u32>>,
 }
 
 impl Collector {
@@ -260,63 +305,57 @@ pub struct Refused(pub io::Error);
 
 impl OuterClock {
     /// Starts the clock on the calling thread, for every process and thread it creates from now
-    /// on, at [`OVERSAMPLING`] times `hz`. Call it on the thread that spawns the command, just
-    /// before.
-    pub fn start(hz: u32) -> Result<OuterClock, Refused> {
+    /// on, at [`OVERSAMPLING`] times `hz`, in the scope `mode` asks for. Call it on the thread
+    /// that spawns the command, just before.
+    pub fn start(hz: u32, mode: OuterMode) -> Result<OuterClock, Refused> {
         let period_ns = (1_000_000_000 / (u64::from(hz.max(1)) * OVERSAMPLING)).max(MIN_PERIOD_NS);
-        let cpus = possible_cpus();
         // The reader thread exists before the events do, so it does not inherit them.
-        let (tx, rx) = mpsc::channel::<Vec<Ring>>();
+        let (tx, rx) = mpsc::channel::<(Vec<Ring>, Scope)>();
         let stop = Arc::new(AtomicBool::new(false));
         let reader = {
             let stop = Arc::clone(&stop);
             std::thread::Builder::new()
                 .name("gmon-outer".into())
-                .spawn(move || read_rings(rx, &stop))
+                .spawn(move || match rx.recv() {
+                    Ok((rings, scope)) => read_rings(&rings, &stop, scope),
+                    Err(_) => OuterSamples::default(),
+                })
                 .map_err(Refused)?
         };
-        let mut events = Vec::new();
-        let mut rings = Vec::new();
-        let mut kernel = true;
-        let opened = (|| {
-            for cpu in cpus {
-                let fd = match open_event(period_ns, cpu, kernel) {
-                    // Unprivileged (perf_event_paranoid 2): user space only.
-                    Err(e) if kernel && e.raw_os_error() == Some(libc::EACCES) => {
-                        kernel = false;
-                        open_event(period_ns, cpu, false)
-                    }
-                    // A CPU that is possible but offline.
-                    Err(e) if e.raw_os_error() == Some(libc::ENODEV) => continue,
-                    r => r,
-                }?;
-                rings.push(Ring::map(&fd)?);
-                events.push(fd);
-            }
-            if events.is_empty() {
-                return Err(io::Error::from_raw_os_error(libc::ENODEV));
-            }
-            Ok(())
-        })();
-        let sent = match opened {
-            Ok(()) => tx
-                .send(rings)
-                .map_err(|_| io::Error::other("the reader thread ended")),
-            Err(e) => Err(e),
+        let scopes: &[Scope] = match mode {
+            OuterMode::Auto => &[Scope::System, Scope::Inherited],
+            OuterMode::Only(Scope::System) => &[Scope::System],
+            OuterMode::Only(Scope::Inherited) => &[Scope::Inherited],
         };
-        if let Err(e) = sent {
-            drop(tx);
-            stop.store(true, Ordering::SeqCst);
-            let _ = reader.join();
-            return Err(Refused(e));
+        let mut opened = Err(io::Error::from_raw_os_error(libc::ENODEV));
+        for &scope in scopes {
+            opened = open_all(period_ns, scope).map(|o| (o, scope));
+            match &opened {
+                // Not allowed to watch every CPU: the next scope.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {}
+                _ => break,
+            }
         }
-        Ok(OuterClock {
-            events,
-            stop,
-            reader: Some(reader),
-            period_ns,
-            kernel,
-        })
+        let sent = opened.and_then(|((events, rings, kernel), scope)| {
+            tx.send((rings, scope))
+                .map_err(|_| io::Error::other("the reader thread ended"))?;
+            Ok((events, kernel))
+        });
+        match sent {
+            Ok((events, kernel)) => Ok(OuterClock {
+                events,
+                stop,
+                reader: Some(reader),
+                period_ns,
+                kernel,
+            }),
+            Err(e) => {
+                drop(tx);
+                stop.store(true, Ordering::SeqCst);
+                let _ = reader.join();
+                Err(Refused(e))
+            }
+        }
     }
 
     /// Stops the clock and returns what it collected.
@@ -355,6 +394,36 @@ fn possible_cpus() -> Vec<i32> {
     cpus
 }
 
+/// One event and its ring on every CPU that is online, in `scope`; and whether the kernel's
+/// code is sampled (an unprivileged user's inherited clock sees user space only).
+fn open_all(period_ns: u64, scope: Scope) -> io::Result<(Vec<OwnedFd>, Vec<Ring>, bool)> {
+    let mut events = Vec::new();
+    let mut rings = Vec::new();
+    let mut kernel = true;
+    for cpu in possible_cpus() {
+        let fd = match open_event(period_ns, cpu, kernel, scope) {
+            // Unprivileged (perf_event_paranoid 2): user space only.
+            Err(e)
+                if kernel
+                    && scope == Scope::Inherited
+                    && e.raw_os_error() == Some(libc::EACCES) =>
+            {
+                kernel = false;
+                open_event(period_ns, cpu, false, scope)
+            }
+            // A CPU that is possible but offline.
+            Err(e) if e.raw_os_error() == Some(libc::ENODEV) => continue,
+            r => r,
+        }?;
+        rings.push(Ring::map(&fd)?);
+        events.push(fd);
+    }
+    if events.is_empty() {
+        return Err(io::Error::from_raw_os_error(libc::ENODEV));
+    }
+    Ok((events, rings, kernel))
+}
+
 // ---------------------------------------------------------------------------------------------
 // The kernel's interface (include/uapi/linux/perf_event.h)
 
@@ -384,6 +453,7 @@ struct PerfEventAttr {
 }
 
 const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
 const SAMPLE_IP: u64 = 1 << 0;
 const SAMPLE_TID: u64 = 1 << 1;
@@ -392,6 +462,7 @@ const SAMPLE_CALLCHAIN: u64 = 1 << 5;
 const FLAG_INHERIT: u64 = 1 << 1;
 const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
+const FLAG_EXCLUDE_IDLE: u64 = 1 << 7;
 const FLAG_COMM: u64 = 1 << 9;
 const FLAG_TASK: u64 = 1 << 13;
 const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
@@ -413,19 +484,24 @@ const MISC_COMM_EXEC: u16 = 1 << 13;
 const CONTEXT_USER: u64 = (-512i64) as u64;
 const CONTEXT_MAX: u64 = (-4095i64) as u64;
 
-/// The event on `cpu` for the calling thread and everything it creates.
-fn open_event(period_ns: u64, cpu: i32, kernel: bool) -> io::Result<OwnedFd> {
+/// The event on `cpu`: for everything that runs there ([`Scope::System`]), or for the calling
+/// thread and everything it creates ([`Scope::Inherited`]).
+fn open_event(period_ns: u64, cpu: i32, kernel: bool, scope: Scope) -> io::Result<OwnedFd> {
+    let (config, pid, watch) = match scope {
+        Scope::System => (PERF_COUNT_SW_CPU_CLOCK, -1, FLAG_EXCLUDE_IDLE),
+        Scope::Inherited => (PERF_COUNT_SW_TASK_CLOCK, 0, FLAG_INHERIT),
+    };
     let attr = PerfEventAttr {
         kind: PERF_TYPE_SOFTWARE,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
-        config: PERF_COUNT_SW_TASK_CLOCK,
+        config,
         sample_period: period_ns,
         // The call chain's user part, one entry deep: for a tick in the kernel, where the thread
         // entered it (regs->ip at entry, exact; a deeper walk would follow frame pointers that
         // Debian's libraries do not keep).
         sample_type: SAMPLE_IP | SAMPLE_TID | SAMPLE_TIME | SAMPLE_CALLCHAIN,
         sample_max_stack: 1,
-        flags: FLAG_INHERIT
+        flags: watch
             | FLAG_EXCLUDE_CALLCHAIN_KERNEL
             | FLAG_EXCLUDE_HV
             | FLAG_COMM
@@ -439,12 +515,13 @@ fn open_event(period_ns: u64, cpu: i32, kernel: bool) -> io::Result<OwnedFd> {
         clockid: libc::CLOCK_MONOTONIC,
         ..PerfEventAttr::default()
     };
-    // SAFETY: a valid attr of the size it says; pid 0 (this thread), one CPU, no group.
+    // SAFETY: a valid attr of the size it says; pid 0 (this thread) or -1 (every task), one
+    // CPU, no group.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
             &attr as *const PerfEventAttr,
-            0 as libc::pid_t,
+            pid as libc::pid_t,
             cpu,
             -1 as libc::c_int,
             PERF_FLAG_FD_CLOEXEC,
@@ -540,19 +617,80 @@ impl Drop for Ring {
     }
 }
 
+/// A record of the rings, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Record {
+    Sample(OuterSample),
+    /// A thread's new name; `exec` when a process executed a program.
+    Comm {
+        pid: u32,
+        tid: u32,
+        exec: bool,
+        name: Vec<u8>,
+        time: u64,
+    },
+    /// A process (not a thread) was created.
+    Fork {
+        pid: u32,
+        ppid: u32,
+        time: u64,
+    },
+    /// A process's main thread ended.
+    Exit {
+        pid: u32,
+        time: u64,
+    },
+    /// Samples the kernel could not put into a full ring.
+    Lost {
+        count: u64,
+        time: u64,
+    },
+}
+
+impl Record {
+    fn time(&self) -> u64 {
+        match *self {
+            Record::Sample(s) => s.time,
+            Record::Comm { time, .. }
+            | Record::Fork { time, .. }
+            | Record::Exit { time, .. }
+            | Record::Lost { time, .. } => time,
+        }
+    }
+
+    /// The process whose membership of the tree decides the record: a fork's parent.
+    fn owner(&self) -> Option<u32> {
+        match *self {
+            Record::Sample(s) => Some(s.pid),
+            Record::Comm { pid, .. } | Record::Exit { pid, .. } => Some(pid),
+            Record::Fork { ppid, .. } => Some(ppid),
+            Record::Lost { .. } => None,
+        }
+    }
+}
+
+/// Rounds a record of a process not (yet) known to be the tree's waits for its fork record,
+/// which another CPU's ring may hold and the previous round may have read just before it was
+/// written. After that it is another process's, and dropped.
+const WAIT_ROUNDS: u8 = 2;
+
 /// The reader thread: drains every ring until told to stop, then once more.
-fn read_rings(rx: mpsc::Receiver<Vec<Ring>>, stop: &AtomicBool) -> OuterSamples {
-    let Ok(rings) = rx.recv() else {
-        return OuterSamples::default();
-    };
+fn read_rings(rings: &[Ring], stop: &AtomicBool, scope: Scope) -> OuterSamples {
     let me = std::process::id();
     let mut c = Collector::default();
     c.out.recorder = me;
+    c.out.scope = scope;
+    if scope == Scope::System {
+        c.tree = Some(std::collections::HashSet::from([me]));
+    }
+    let mut waiting: Vec<(u8, Record)> = Vec::new();
     loop {
         let last = stop.load(Ordering::SeqCst);
-        for ring in &rings {
-            ring.drain(|r| parse(r, me, &mut c));
+        let mut round: Vec<(u8, Record)> = std::mem::take(&mut waiting);
+        for ring in rings {
+            ring.drain(|r| round.extend(decode(r).map(|rec| (0, rec))));
         }
+        waiting = c.round(round, me, last);
         if last {
             break;
         }
@@ -561,8 +699,8 @@ fn read_rings(rx: mpsc::Receiver<Vec<Ring>>, stop: &AtomicBool) -> OuterSamples 
     c.finish()
 }
 
-/// Adds one record to `out` (those of `gmon record` itself, `me`, are skipped).
-fn parse(r: &[u8], me: u32, c: &mut Collector) {
+/// Decodes one record of a ring; `None` for kinds the clock does not use.
+fn decode(r: &[u8]) -> Option<Record> {
     let u16_at = |i: usize| {
         r.get(i..i + 2)
             .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
@@ -578,13 +716,10 @@ fn parse(r: &[u8], me: u32, c: &mut Collector) {
     let kind = u32_at(0);
     let misc = u16_at(4);
     // Records other than samples end with the sample id: pid, tid, time (sample_id_all).
-    let trailer_time = || u64_at(r.len() - 8);
-    match kind {
+    let trailer_time = u64_at(r.len().saturating_sub(8));
+    Some(match kind {
         RECORD_SAMPLE => {
             let (ip, pid, tid, time) = (u64_at(8), u32_at(16), u32_at(20), u64_at(24));
-            if pid == me {
-                return;
-            }
             // The call chain: its length, then entries; the first address after the user marker.
             let nr = usize::try_from(u64_at(32)).unwrap_or(0).min(r.len() / 8);
             let chain = (0..nr).map(|k| u64_at(40 + 8 * k));
@@ -593,52 +728,128 @@ fn parse(r: &[u8], me: u32, c: &mut Collector) {
                 .find(|&e| e < CONTEXT_MAX)
                 .filter(|_| crate::model::is_kernel_address(ip))
                 .unwrap_or(0);
-            c.keep(OuterSample {
+            Record::Sample(OuterSample {
                 time,
                 ip,
                 pid,
                 tid,
                 user_ip,
-            });
+            })
         }
-        RECORD_LOST => c.out.lost += u64_at(16),
+        RECORD_LOST => Record::Lost {
+            count: u64_at(16),
+            time: trailer_time,
+        },
         RECORD_COMM => {
-            let (pid, tid) = (u32_at(8), u32_at(12));
             // The name, NUL-padded to 8 bytes, before the 16-byte sample id.
             let name = r.get(16..r.len().saturating_sub(16)).unwrap_or_default();
             let name = name.split(|&b| b == 0).next().unwrap_or_default();
-            if pid == me {
-                return;
-            }
-            if misc & MISC_COMM_EXEC != 0 && pid == tid {
-                c.image_ends(pid, trailer_time(), true);
-                c.out.tasks.push(TaskEvent::Exec {
-                    pid,
-                    comm: String::from_utf8_lossy(name).into_owned(),
-                    time: trailer_time(),
-                });
-            } else if pid != tid && RUNTIME_THREADS.contains(&name) {
-                c.out.tasks.push(TaskEvent::RuntimeThread {
-                    pid,
-                    tid,
-                    time: trailer_time(),
-                });
+            Record::Comm {
+                pid: u32_at(8),
+                tid: u32_at(12),
+                exec: misc & MISC_COMM_EXEC != 0,
+                name: name.to_vec(),
+                time: trailer_time,
             }
         }
         RECORD_FORK | RECORD_EXIT => {
             // pid, ppid, tid, ptid, time.
             let (pid, ppid, tid, time) = (u32_at(8), u32_at(12), u32_at(16), u64_at(24));
-            if pid != tid || pid == me && kind == RECORD_EXIT {
-                return;
+            if pid != tid {
+                // A thread's: its samples carry its process's pid.
+                return None;
             }
-            c.image_ends(pid, time, kind == RECORD_FORK);
-            c.out.tasks.push(if kind == RECORD_FORK {
-                TaskEvent::Fork { pid, ppid, time }
+            if kind == RECORD_FORK {
+                Record::Fork { pid, ppid, time }
             } else {
-                TaskEvent::Exit { pid, time }
-            });
+                Record::Exit { pid, time }
+            }
         }
-        _ => {}
+        _ => return None,
+    })
+}
+
+impl Collector {
+    /// Whether `owner` is the tree's; a fork's child joins it here, and a pid the tree had
+    /// that a process outside it now has leaves it.
+    fn in_tree(&mut self, rec: &Record) -> bool {
+        let Some(tree) = self.tree.as_mut() else {
+            return true;
+        };
+        let Some(owner) = rec.owner() else {
+            return true;
+        };
+        if let Record::Fork { pid, .. } = *rec {
+            if tree.contains(&owner) {
+                tree.insert(pid);
+                return true;
+            }
+            tree.remove(&pid);
+            return false;
+        }
+        tree.contains(&owner)
+    }
+
+    /// Handles one round's records (each with the rounds it has waited) in time order, and
+    /// returns those that wait for another round.
+    fn round(&mut self, mut records: Vec<(u8, Record)>, me: u32, last: bool) -> Vec<(u8, Record)> {
+        records.sort_by_key(|(_, r)| r.time());
+        let mut waiting = Vec::new();
+        for (age, rec) in records {
+            if !self.handle(&rec, me) && age < WAIT_ROUNDS && !last {
+                waiting.push((age + 1, rec));
+            }
+        }
+        waiting
+    }
+
+    /// Adds one record (those of `gmon record` itself, `me`, are skipped). `false`: the record
+    /// is of a process not known to be the tree's.
+    fn handle(&mut self, rec: &Record, me: u32) -> bool {
+        if !self.in_tree(rec) {
+            return false;
+        }
+        match rec {
+            Record::Sample(s) => {
+                if s.pid != me {
+                    self.keep(*s);
+                }
+            }
+            Record::Lost { count, .. } => self.out.lost += count,
+            &Record::Comm {
+                pid,
+                tid,
+                exec,
+                ref name,
+                time,
+            } => {
+                if pid == me {
+                    // gmon record's own threads.
+                } else if exec && pid == tid {
+                    self.image_ends(pid, time, true);
+                    self.out.tasks.push(TaskEvent::Exec {
+                        pid,
+                        comm: String::from_utf8_lossy(name).into_owned(),
+                        time,
+                    });
+                } else if pid != tid && RUNTIME_THREADS.contains(&name.as_slice()) {
+                    self.out
+                        .tasks
+                        .push(TaskEvent::RuntimeThread { pid, tid, time });
+                }
+            }
+            &Record::Fork { pid, ppid, time } => {
+                self.image_ends(pid, time, true);
+                self.out.tasks.push(TaskEvent::Fork { pid, ppid, time });
+            }
+            &Record::Exit { pid, time } => {
+                if pid != me {
+                    self.image_ends(pid, time, false);
+                    self.out.tasks.push(TaskEvent::Exit { pid, time });
+                }
+            }
+        }
+        true
     }
 }
 
@@ -654,6 +865,109 @@ mod tests {
             tid: pid,
             user_ip: 0,
         }
+    }
+
+    #[test]
+    fn a_clock_of_every_cpu_keeps_the_tree_only_and_waits_for_a_late_fork_record() {
+        let me = 100;
+        let mut c = Collector {
+            tree: Some(std::collections::HashSet::from([me])),
+            ..Collector::default()
+        };
+        let s = |pid, time| (0, Record::Sample(sample(pid, time)));
+        let fork = |pid, ppid, time| (0, Record::Fork { pid, ppid, time });
+        // Round 1: the command (200) forked by gmon record; another user's process (300) and
+        // the idle task; a sample of 201 whose fork record another ring has not given yet.
+        let waiting = c.round(
+            vec![
+                s(200, 20),
+                fork(200, me, 10),
+                s(300, 15),
+                s(0, 16),
+                s(201, 40),
+            ],
+            me,
+            false,
+        );
+        // Round 2: 201's fork record (by 200, before its sample); 300 is still nobody's.
+        let waiting = c.round(
+            [waiting, vec![fork(201, 200, 30), s(201, 50)]].concat(),
+            me,
+            false,
+        );
+        // Round 3: 200 exits; its address space is torn down after; then its pid is given to a
+        // process outside the tree, whose samples are not kept.
+        let waiting = c.round(
+            [
+                waiting,
+                vec![
+                    (0, Record::Exit { pid: 200, time: 60 }),
+                    s(200, 61),
+                    fork(200, 1, 70),
+                    s(200, 71),
+                ],
+            ]
+            .concat(),
+            me,
+            false,
+        );
+        let waiting = c.round(waiting, me, false);
+        let waiting = c.round(waiting, me, true);
+        assert!(waiting.is_empty());
+        let out = c.finish();
+        let mut kept: Vec<(u32, u64)> = out.samples.iter().map(|s| (s.pid, s.time)).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, vec![(200, 20), (200, 61), (201, 40), (201, 50)]);
+        assert_eq!(
+            out.tasks,
+            vec![
+                TaskEvent::Fork {
+                    pid: 200,
+                    ppid: me,
+                    time: 10
+                },
+                TaskEvent::Fork {
+                    pid: 201,
+                    ppid: 200,
+                    time: 30
+                },
+                TaskEvent::Exit { pid: 200, time: 60 },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_inherited_clock_keeps_every_record_in_time_order() {
+        let mut c = Collector::default();
+        let rest = c.round(
+            vec![
+                (0, Record::Sample(sample(7, 30))),
+                (
+                    0,
+                    Record::Comm {
+                        pid: 7,
+                        tid: 7,
+                        exec: true,
+                        name: b"true".to_vec(),
+                        time: 20,
+                    },
+                ),
+                (0, Record::Sample(sample(7, 10))),
+            ],
+            1,
+            false,
+        );
+        assert!(rest.is_empty());
+        let out = c.finish();
+        assert_eq!(out.samples.len(), 2);
+        assert_eq!(
+            out.tasks,
+            vec![TaskEvent::Exec {
+                pid: 7,
+                comm: "true".into(),
+                time: 20
+            }]
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use gmon_format::Sidecar;
 use gmon_format::sidecar::{ClockKind, ClockReport};
 
 use super::Outer;
+use super::outer_clock::Scope;
 use crate::model::{ObjectSymbols, display_name};
 
 /// One written profile, as the summary shows it.
@@ -254,10 +255,20 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64, outer: &Outer) 
         }
         let rest = due - samples as f64 - known.iter().map(|(n, _)| n).sum::<f64>();
         if rest >= 0.5 {
-            let why = if matches!(outer, Outer::Ran(_)) {
-                "CPU time no clock could see: set-uid programs (the kernel stops every \
-                 observer at their exec), creating and reaping each process, each thread's \
-                 last period"
+            let why = if let Outer::Ran(r) = outer {
+                if !r.kernel {
+                    "the kernel's work in each process (exec, page faults, exit): an \
+                     unprivileged user's outer clock samples user space only \
+                     (perf_event_paranoid 2 or more)"
+                } else if r.scope == Scope::Inherited {
+                    "CPU time an inherited task clock cannot see: each process's exit after \
+                     the kernel detaches it (the address space torn down), set-uid programs; \
+                     as root, --outer-clock system sees it"
+                } else {
+                    "each thread's last period of the outer clock, the variation of its \
+                     sampling, and the time between gmon record's fork of the command and \
+                     its exec"
+                }
             } else if c.clock == ClockKind::THREAD_TIMER {
                 "the thread CPU timer is checked at the kernel's tick, so threads shorter \
                  than a tick end before their first sample"
@@ -294,6 +305,7 @@ fn outer_lines(outer: &Outer) -> String {
             } else {
                 let _ = write!(s, " (user space only: the kernel refused its own part)");
             }
+            let _ = write!(s, "; {}", r.scope.describe());
             if r.lost > 0 {
                 let _ = write!(s, "; {} of its samples lost (ring full)", r.lost);
             }
