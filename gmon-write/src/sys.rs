@@ -663,11 +663,11 @@ pub(crate) fn signal_thread_on_events(fd: c_int, tid: i32, signo: c_int) -> Resu
     if ok { Ok(()) } else { Err(errno()) }
 }
 
-/// Enables a perf event for one more overflow (`PERF_EVENT_IOC_REFRESH`, 1): it signals then
-/// disables itself until refreshed again. Async-signal-safe.
-pub(crate) fn perf_refresh(fd: c_int) -> bool {
+/// Enables a perf event for `overflows` more overflows (`PERF_EVENT_IOC_REFRESH`): it signals
+/// each, and disables itself at the last until refreshed again. Async-signal-safe.
+pub(crate) fn perf_refresh(fd: c_int, overflows: c_int) -> bool {
     // SAFETY: no memory is passed.
-    unsafe { libc::ioctl(fd, PERF_EVENT_IOC_REFRESH, 1 as c_int) == 0 }
+    unsafe { libc::ioctl(fd, PERF_EVENT_IOC_REFRESH, overflows) == 0 }
 }
 
 /// Stops a perf event (`PERF_EVENT_IOC_DISABLE`).

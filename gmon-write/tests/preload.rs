@@ -460,3 +460,67 @@ fn an_idle_process_costs_the_watcher_no_scans() {
     );
     assert!(common::read_sidecar(&gmon).counters.samples <= 5);
 }
+
+/// A sample costs the sampled thread no system call to restart its clock: the perf task clock
+/// runs for a batch of overflows and the handler refreshes it once per batch (spec/runtime.md
+/// §4.1, "Clock"; §6.2, eighth pass). Counted with strace on `tight 0.5`: one
+/// `PERF_EVENT_IOC_REFRESH` per sample before (each costs the thread a restart of its timer,
+/// about 5 µs in a VM), one per eight now; the samples still add up to the CPU time.
+#[test]
+fn a_sample_does_not_restart_the_task_clock() {
+    let Ok(strace) = which("strace") else {
+        common::skip(
+            "a_sample_does_not_restart_the_task_clock",
+            "strace is not installed (apt-get install strace)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let prog = build(dir.path(), "tight", &[]);
+    let gmon = dir.path().join("tight.out");
+    let log = dir.path().join("trace");
+    // The runtime goes to the program only (`-E`), not to strace.
+    let traced = preloaded(Command::new(&prog), &gmon, 1000);
+    let mut cmd = Command::new(strace);
+    cmd.args(["-f", "-qq", "-e", "trace=ioctl,rt_sigreturn", "-o"])
+        .arg(&log);
+    for (k, v) in traced.get_envs() {
+        if let Some(v) = v {
+            let mut e = k.to_os_string();
+            e.push("=");
+            e.push(v);
+            cmd.arg("-E").arg(e);
+        }
+    }
+    cmd.arg(&prog).arg("0.5");
+    let out = run(cmd);
+    assert!(out.status.success(), "{out:?}");
+    let sidecar = common::read_sidecar(&gmon);
+    let clock = sidecar.clock.expect("the runtime reports its clock");
+    if clock.clock != gmon_format::sidecar::ClockKind::PERF_TASK_CLOCK {
+        common::skip(
+            "a_sample_does_not_restart_the_task_clock",
+            &format!(
+                "the kernel refused the perf task clock (errno {})",
+                clock.refused_errno
+            ),
+        );
+        return;
+    }
+    let trace = std::fs::read_to_string(&log).expect("strace's log");
+    let count = |call: &str| trace.lines().filter(|l| l.contains(call)).count();
+    let (ioctls, handled) = (count(" ioctl("), count(" rt_sigreturn("));
+    assert!(
+        handled >= 300,
+        "{handled} sample signals in 0.5 s of CPU at 1 kHz"
+    );
+    assert!(
+        ioctls <= handled / 4 + 5,
+        "{ioctls} ioctls for {handled} sample signals"
+    );
+    let samples = sidecar.counters.samples;
+    assert!(
+        (450..=600).contains(&samples),
+        "{samples} samples for 0.5 s of CPU at 1 kHz"
+    );
+}

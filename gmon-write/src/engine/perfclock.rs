@@ -16,10 +16,14 @@
 //! under one period. With a uniform phase, a thread running `t` gets `t / period` samples on
 //! average, each at a real PC with its stack (spec/runtime.md §4.1, "Clock").
 //!
-//! Each event is opened disabled and enabled for one overflow at a time
-//! (`PERF_EVENT_IOC_REFRESH`): it then signals its thread (`F_SETOWN_EX` with `F_OWNER_TID`,
-//! `F_SETSIG` the sample signal, so `si_fd` names it) and stops until the handler refreshes
-//! it. The descriptor is moved high (`F_DUPFD_CLOEXEC` at three quarters of the open-files
+//! Each event is opened disabled and enabled for [`OVERFLOWS_PER_REFRESH`] overflows at a
+//! time (`PERF_EVENT_IOC_REFRESH`): each overflow signals its thread (`F_SETOWN_EX` with
+//! `F_OWNER_TID`, `F_SETSIG` the sample signal, so `si_fd` names it), and the last one of the
+//! batch (`POLL_HUP`) also stops it until the handler refreshes it. The bound keeps a thread
+//! that does not take its signals (blocked by a raw `rt_sigprocmask`, stopped) from queueing
+//! more than a batch of real-time signals, which count against the user's pending-signal limit;
+//! the batch spares the handler an `ioctl` at every sample (spec/runtime.md §6.2, eighth pass).
+//! The descriptor is moved high (`F_DUPFD_CLOEXEC` at three quarters of the open-files
 //! limit), away from the numbers a program gets from `open`, and closed when its thread ends;
 //! before closing, the runtime checks that the number is still its own (`F_GETSIG`), since a
 //! program that closed every descriptor may have a file of its own there now.
@@ -30,6 +34,12 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use gmon_format::sidecar::ClockKind;
 
 use crate::sys;
+
+/// Overflows a clock signals before it stops and waits for the handler (spec/runtime.md §4.1,
+/// "Clock"): the most sample signals one thread can have pending, and the handler refreshes
+/// the clock once per this many samples. Each refresh of a stopped clock restarts its timer
+/// (about 5 µs in this VM, a quarter of what a sample costs the thread); 8 makes that an eighth.
+const OVERFLOWS_PER_REFRESH: c_int = 8;
 
 /// Descriptor numbers (exclusive) the runtime puts a clock at: the tables below have one bit
 /// per number.
@@ -149,7 +159,9 @@ pub(crate) fn open(tid: i32, period_ns: u64, signo: c_int) -> Option<TaskClock> 
     set(&FIRST, fd, phased);
     set(&EVER, fd, true);
     set(&LIVE, fd, true);
-    if !sys::perf_refresh(fd) {
+    // A random first period ends alone (its signal sets the whole period, [`rearm`]).
+    let batch = if phased { 1 } else { OVERFLOWS_PER_REFRESH };
+    if !sys::perf_refresh(fd, batch) {
         set(&LIVE, fd, false);
         set(&FIRST, fd, false);
         sys::close(fd);
@@ -189,8 +201,16 @@ pub(crate) fn forget_after_fork(c: TaskClock, signo: c_int) {
 const POLL_IN: c_int = 1;
 const POLL_HUP: c_int = 6;
 
-/// The clock descriptor of a tick signalled by a task clock, else None. Async-signal-safe.
-pub(crate) fn tick_fd(info: *const libc::siginfo_t) -> Option<c_int> {
+/// A signal of one of our task clocks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tick {
+    fd: c_int,
+    /// The clock reached the end of its batch of overflows (`POLL_HUP`) and stopped.
+    stopped: bool,
+}
+
+/// The tick of a signal sent by a task clock, else None. Async-signal-safe.
+pub(crate) fn tick_of(info: *const libc::siginfo_t) -> Option<Tick> {
     if info.is_null() {
         return None;
     }
@@ -213,16 +233,22 @@ pub(crate) fn tick_fd(info: *const libc::siginfo_t) -> Option<c_int> {
             .cast::<c_int>()
             .read_unaligned()
     };
-    is_set(&EVER, fd).then_some(fd)
+    is_set(&EVER, fd).then_some(Tick {
+        fd,
+        stopped: code == POLL_HUP,
+    })
 }
 
-/// Enables clock `fd` for its next period, if it is still one of ours. Async-signal-safe.
-pub(crate) fn rearm(fd: c_int) {
-    if is_set(&LIVE, fd) {
-        if is_set(&FIRST, fd) {
-            set(&FIRST, fd, false);
-            sys::perf_set_period(fd, PERIOD_NS.load(Ordering::Relaxed));
-        }
-        sys::perf_refresh(fd);
+/// Enables a stopped clock for its next batch of overflows, if it is still one of ours; a
+/// clock still running is left alone. Async-signal-safe.
+pub(crate) fn rearm(tick: Tick) {
+    let fd = tick.fd;
+    if !tick.stopped || !is_set(&LIVE, fd) {
+        return;
     }
+    if is_set(&FIRST, fd) {
+        set(&FIRST, fd, false);
+        sys::perf_set_period(fd, PERIOD_NS.load(Ordering::Relaxed));
+    }
+    sys::perf_refresh(fd, OVERFLOWS_PER_REFRESH);
 }

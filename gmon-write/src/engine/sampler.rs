@@ -74,12 +74,16 @@ thread_local! {
     static ACCOUNTED_NS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// The ticks a task-clock signal counts (spec/runtime.md §4.1, "Clock"): the whole periods of
-/// this thread's CPU time since the ticks counted so far. The clock stops at each overflow until
-/// the handler enables it again, so the time between the two (signal delivery, about 8 % of a
-/// 1 ms period in this VM) would otherwise never be counted; weighted by the CPU clock, the
-/// ticks add up to the thread's CPU time as a timer's overruns do, and each still falls where
-/// the thread was. Async-signal-safe: a thread-local cell and `clock_gettime`.
+/// The ticks a task-clock signal counts (spec/runtime.md §4.1, "Clock"): the periods of this
+/// thread's CPU time since the ticks counted so far, to the nearest. A clock stops at the end of
+/// each batch of overflows until the handler enables it again (perfclock.rs), and the time
+/// between the two (signal delivery) would otherwise never be counted; weighted by the CPU
+/// clock, the ticks add up to the thread's CPU time as a timer's overruns do, and each still
+/// falls where the thread was. To the nearest, not rounded down: a running clock signals after
+/// whole periods of its own time, which the CPU clock may read a few microseconds short, and
+/// rounding down would count such a signal as nothing. 0 for a signal whose time was already
+/// counted (a batch queued while the thread could not take it: the first counts it all).
+/// Async-signal-safe: a thread-local cell and `clock_gettime`.
 fn task_clock_ticks() -> u32 {
     let nominal = TASK_CLOCK_WEIGHT.load(Ordering::Relaxed);
     let period = TICK_PERIOD_NS.load(Ordering::Relaxed).max(1);
@@ -96,14 +100,16 @@ fn task_clock_ticks() -> u32 {
         .saturating_add(ts.tv_nsec as u64);
     ACCOUNTED_NS.with(|accounted| {
         let last = accounted.get();
-        // The first signal of this thread (or of a forked child, whose CPU time restarts).
-        if last == 0 || now < last {
+        // The first signal of this thread (or of a forked child, whose CPU time restarts: the
+        // count may run up to half a period ahead of the clock, never a whole one).
+        if last == 0 || now.saturating_add(period) < last {
             accounted.set(now);
             return nominal;
         }
-        let ticks = ((now - last) / period).min(u64::from(MAX_WEIGHT));
+        let ticks = (now.saturating_add(period / 2).saturating_sub(last) / period)
+            .min(u64::from(MAX_WEIGHT));
         accounted.set(last + ticks * period);
-        u32::try_from(ticks).unwrap_or(MAX_WEIGHT).max(1)
+        u32::try_from(ticks).unwrap_or(MAX_WEIGHT)
     })
 }
 
@@ -145,16 +151,16 @@ fn overrun(info: *const libc::siginfo_t) -> u32 {
 /// The handler of the sample signal: counts a tick of one of our timers into every active sink;
 /// any other delivery of that signal goes to the program's own disposition.
 extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    let clock = crate::engine::perfclock::tick_fd(info);
+    let clock = crate::engine::perfclock::tick_of(info);
     if clock.is_none() && !signal::is_tick(info) {
         signal::forward(sig, info, ctx);
         return;
     }
     let saved = sys::errno();
-    // A task clock stops at each signal until enabled again (perfclock.rs): at once, so that
-    // the time the handler takes counts towards the next period.
-    if let Some(fd) = clock {
-        crate::engine::perfclock::rearm(fd);
+    // A task clock that ended its batch of overflows stops until enabled again (perfclock.rs):
+    // at once, so that the time the handler takes counts towards the next period.
+    if let Some(tick) = clock {
+        crate::engine::perfclock::rearm(tick);
     }
     IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
     // SAFETY: ctx is the handler's ucontext argument.
@@ -163,7 +169,9 @@ extern "C" fn on_tick(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
             Some(_) => task_clock_ticks(),
             None => 1 + overrun(info),
         };
-        count_tick(&regs, weight);
+        if weight != 0 {
+            count_tick(&regs, weight);
+        }
     }
     IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
     sys::set_errno(saved);
