@@ -22,6 +22,12 @@ Besides the neighbouring pairs, --random-pairs N (default 400) A/A pairs of one 
 side are drawn at random from all A runs (a fixed seed): distinct runs each, so one unusual run
 weighs less than in the neighbours.
 
+--tree records a process tree instead: `sh -c 'prog R; prog2 R/4'` (prog2 another build of the
+same program, a quarter of the work; DIFF_SLOW slows `hot` in both), each recording `gmon record
+-o DIR/OUT` writing OUT (prog), OUT.prog2 and OUT.dash (or the shell's name). Each side is then
+one recording or three (`--base a1/OUT a1/OUT.* a2/OUT ...`, spec/diff.md §11); the rates are
+of prog (`hot`) and of any change in any executable of the tree.
+
 --command 'CMD ARGS' records that command instead of the C program (A runs only, no B): a
 second workload for the A/A rates, e.g. a pure-Python benchmark (`python3 bench.py 150`) or
 `sort` of a fixed file; calibrate its arguments to about --cpu seconds yourself. --level L is
@@ -32,7 +38,7 @@ Usage (from anywhere in a checkout; needs gcc and a release build):
     cargo build --release -p gmon-tools
     python3 scripts/diff-noise.py [--pairs 40] [--cpu 2] [--hz 1000] [--fail-above 2]
                                   [--level L] [--dispersion PHI] [--random-pairs 400] [--command 'CMD ARGS']
-                                  [--pictures DIR] [--old-gmon PATH] [--keep | --from DIR]
+                                  [--tree] [--pictures DIR] [--old-gmon PATH] [--keep | --from DIR]
 
 `gmon` is this checkout's target/release/gmon unless GMON names another. Work files go to a
 fresh temporary directory (removed at the end unless --keep). --pictures DIR writes the
@@ -92,6 +98,9 @@ int main(int argc, char **argv) {
 
 # Options for every `gmon diff` (--level, --dispersion; empty: gmon's defaults).
 OPTIONS = []
+# Whether the runs are recorded process trees (--tree): each run is a directory's OUT, given
+# with the OUT.* files beside it, and the comparison is a `process-tree` document.
+TREE = []
 
 
 def root():
@@ -109,7 +118,19 @@ def run_cpu(cmd, env=None):
     return child_cpu() - before
 
 
+def files(out):
+    """A recorded tree's profiles: OUT and the OUT.<name> beside it (no sidecars)."""
+    d, stem = os.path.split(out)
+    beside = sorted(
+        os.path.join(d, n) for n in os.listdir(d) if n.startswith(stem + ".") and not n.endswith(".gmonx")
+    )
+    return [out] + beside
+
+
 def diff(gmon, base, new, extra=()):
+    if TREE:
+        base = [f for out in base for f in files(out)]
+        new = [f for out in new for f in files(out)]
     if len(base) == 1:
         cmd = [gmon, "diff", "--json", *extra, base[0], new[0]]
     else:
@@ -118,7 +139,15 @@ def diff(gmon, base, new, extra=()):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 1):
         sys.exit(f"gmon diff failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    return p.returncode, json.loads(p.stdout)
+    d = json.loads(p.stdout)
+    if d.get("kind") == "process-tree":
+        # prog's comparison, with any change anywhere in the tree counted as its own.
+        prog = next((e["diff"] for e in d["executables"] if e["root"] == "prog"), None)
+        if prog is None:
+            sys.exit(f"no prog in the trees compared: {' '.join(cmd)}")
+        prog = dict(prog, changes=sum(e["diff"]["changes"] for e in d["executables"]))
+        return p.returncode, prog
+    return p.returncode, d
 
 
 def main():
@@ -133,6 +162,7 @@ def main():
     )
     ap.add_argument("--random-pairs", type=int, default=400, help="random A/A pairs, one a side")
     ap.add_argument("--command", help="record this command (A/A only) instead of the C program")
+    ap.add_argument("--tree", action="store_true", help="record a process tree of two programs")
     ap.add_argument("--pictures", help="directory for the differential flame graphs")
     ap.add_argument("--old-gmon", help="another gmon binary to draw before.svg with")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -145,6 +175,7 @@ def main():
     a = ap.parse_args()
     OPTIONS.extend(["--level", str(a.level)] if a.level is not None else [])
     OPTIONS.extend(["--dispersion", str(a.dispersion)] if a.dispersion is not None else [])
+    TREE.extend([True] if a.tree else [])
 
     gmon = os.environ.get("GMON") or os.path.join(root(), "target", "release", "gmon")
     if not os.access(gmon, os.X_OK):
@@ -166,11 +197,19 @@ def main():
 
 
 def recorded(work, kind):
-    """The runs of `kind` ("a" or "b") an earlier run left in `work`: kind0.out, kind1.out, ..."""
+    """The runs of `kind` ("a" or "b") an earlier run left in `work`: kind0.out, kind1.out, ...
+    (with --tree: kind0/OUT, kind1/OUT, ...)"""
     runs = []
-    while os.path.exists(os.path.join(work, f"{kind}{len(runs)}.out")):
-        runs.append(os.path.join(work, f"{kind}{len(runs)}.out"))
+    while os.path.exists(run_path(work, kind, len(runs))):
+        runs.append(run_path(work, kind, len(runs)))
     return runs
+
+
+def run_path(work, kind, i):
+    """Where run `i` of `kind` is recorded: a profile, or a tree's OUT in a directory of its own."""
+    if TREE:
+        return os.path.join(work, f"{kind}{i}", "OUT")
+    return os.path.join(work, f"{kind}{i}.out")
 
 
 def measure(a, gmon, work):
@@ -204,6 +243,11 @@ def record(a, gmon, work):
     with open(src, "w") as f:
         f.write(SOURCE)
     subprocess.run(["gcc", "-O1", "-g", "-o", prog, src], check=True)
+    # Another build (other code: another build id), for the second program of a tree.
+    prog2 = os.path.join(work, "prog2")
+    with open(prog2 + ".c", "w") as f:
+        f.write(SOURCE.replace("10000", "10001"))
+    subprocess.run(["gcc", "-O1", "-g", "-o", prog2, prog2 + ".c"], check=True)
 
     # Calibrate the rounds to about --cpu seconds of CPU time on this machine.
     probe = 200
@@ -222,8 +266,12 @@ def record(a, gmon, work):
     # Interleaved (A, B, A, B, ...) so that drift in the machine's load falls on both alike.
     for i in range(n_a):
         for kind, env, runs in [("a", plain, runs_a)] + ([("b", slow, runs_b)] if i < n_b else []):
-            out = os.path.join(work, f"{kind}{len(runs)}.out")
+            out = run_path(work, kind, len(runs))
             cmd = [gmon, "record", "-q", "--hz", str(a.hz), "-o", out, "--", prog, str(rounds)]
+            if TREE:
+                os.makedirs(os.path.dirname(out))
+                script = f"{shlex.quote(prog)} {rounds}; {shlex.quote(prog2)} {max(1, rounds // 4)}"
+                cmd[cmd.index("--") + 1 :] = ["sh", "-c", script]
             cpu.append(run_cpu(cmd, env))
             runs.append(out)
         print(f"\rrecorded {len(runs_a)} A, {len(runs_b)} B", end="", file=sys.stderr)

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use crate::diff::{
     ASSUMED_DISPERSION, ExecutableDiff, Granularity, NoiseOptions, OneSided, Pairing, PrintOptions,
-    Recorded, TreeDiff, diff_runs, differential_folded, pair_executables, range_counts,
-    stack_counts,
+    Profiled, Recorded, RunCounts, TreeDiff, by_executable, diff_runs, differential_folded,
+    pair_executables, range_counts, recordings, stack_counts,
 };
 use crate::flame::{root_names, under_root};
 use crate::model::{self, LoadOptions};
@@ -58,12 +58,17 @@ new_count`), estimated from the call graph with --exe, single frames without, fo
 differential flame graph; gmon flame --diff draws one that greys out noise.
 
 Profiles of a recorded process tree (gmon record of a script: OUT OUT.*, a profile per \
-process) are compared executable by executable: --base OUT_a OUT_a.* --new OUT_b OUT_b.*. Each \
-side's profiles of one executable are summed; executables are paired by path, else by build id, \
-else by a file name unique on both sides; each pair is compared as one program at the level \
-divided among the pairs, so that the whole tree keeps it. An executable only one side ran is \
-named, with its samples, and not compared. --json then prints a document of kind \
-`process-tree` (spec/json.md); --folded puts each executable's stacks under its root frame.
+executable) are compared executable by executable: --base OUT_a OUT_a.* --new OUT_b OUT_b.*. \
+Several recordings a side (--base a1/OUT a1/OUT.* a2/OUT a2/OUT.* a3/OUT a3/OUT.* --new ...) \
+are told apart by their names: OUT and the OUT.<name> files beside it are one recording. Within \
+a recording an executable's profiles are summed (one run); its recordings are its runs, and \
+with several a side their spread is measured (the several-runs model above). An executable \
+missing from some recordings of a side is compared on those it ran in, and the others are \
+named. Executables are paired by path, else by build id, else by a file name unique on both \
+sides; each pair is compared as one program at the level divided among the pairs, so that the \
+whole tree keeps it. An executable only one side ran is named, with its samples, and not \
+compared. --json then prints a document of kind `process-tree` (spec/json.md); --folded puts \
+each executable's stacks under its root frame.
 
 A profile that cannot belong to its executable is refused, naming the check that failed (the \
 build id its runtime sidecar records, a histogram beyond the code, arcs outside it, most samples \
@@ -75,6 +80,8 @@ EXAMPLES:
   gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json
   gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg
   gmon diff --base old/OUT old/OUT.* --new new/OUT new/OUT.*
+  gmon diff --base a1/OUT a1/OUT.* a2/OUT a2/OUT.* a3/OUT a3/OUT.* \\
+            --new b1/OUT b1/OUT.* b2/OUT b2/OUT.* b3/OUT b3/OUT.*
 
 A CI GATE (fail the job when a function got more than 2 points of the time, beyond noise):
   for i in 1 2 3; do gmon record -o base.$i.out -- ./prog-main; done
@@ -162,18 +169,18 @@ pub struct DiffSides {
     pub dispersion: f64,
 }
 
-/// The comparison of two recorded process trees, with each executable's models (one per side:
-/// its profiles summed) for the views that draw stacks.
+/// The comparison of two recorded process trees, with each executable's models (one per run:
+/// its profiles of one recording summed) for the views that draw stacks.
 #[derive(Debug)]
 pub struct TreeComparison {
     /// The verdicts, per executable.
     pub tree: TreeDiff,
-    /// Per entry of `tree.executables`: BASE's and NEW's model.
-    pub models: Vec<(model::Loaded, model::Loaded)>,
-    /// Per entry of `tree.only_base`: its model.
-    pub only_base: Vec<model::Loaded>,
-    /// Per entry of `tree.only_new`: its model.
-    pub only_new: Vec<model::Loaded>,
+    /// Per entry of `tree.executables`: BASE's and NEW's models, one per recording it ran in.
+    pub models: Vec<(Vec<model::Loaded>, Vec<model::Loaded>)>,
+    /// Per entry of `tree.only_base`: its models, one per recording.
+    pub only_base: Vec<Vec<model::Loaded>>,
+    /// Per entry of `tree.only_new`: its models.
+    pub only_new: Vec<Vec<model::Loaded>>,
 }
 
 /// A comparison with its inputs: the executable and, with one, each profile's model (for the
@@ -282,22 +289,33 @@ impl DiffSides {
         let mut each = noise;
         each.level = noise.level / pairing.pairs.len().max(1) as f64;
         let opts = LoadOptions::STACKS_ONLY.with_force(force);
-        let label = |ps: &[PathBuf]| -> String {
-            ps.iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+        // One model per run: an executable's profiles of one recording, summed.
+        let load = |r: &Recorded| -> anyhow::Result<Vec<model::Loaded>> {
+            r.runs
+                .iter()
+                .map(|run| {
+                    let l = model::load_with(Some(&r.executable), run, &opts)?;
+                    print_notes(command, l.notes.iter());
+                    Ok(l)
+                })
+                .collect()
+        };
+        let counts = |r: &Recorded, ls: &[model::Loaded]| -> Vec<RunCounts> {
+            ls.iter()
+                .zip(&r.runs)
+                .map(|(l, run)| stack_counts(l, &crate::diff::shown(run).join(" + ")))
+                .collect()
         };
         let mut diffs = Vec::new();
         let mut models = Vec::new();
         for (b, n, by) in &pairing.pairs {
-            let bl = model::load_with(Some(&b.executable), &b.profiles, &opts)?;
-            let nl = model::load_with(Some(&n.executable), &n.profiles, &opts)?;
-            print_notes(command, bl.notes.iter().chain(&nl.notes));
+            let (bl, nl) = (load(b)?, load(n)?);
+            // The recordings are the runs (spec/diff.md §11): several on a side, and the
+            // comparison measures their spread (§3).
             let diff = diff_runs(
                 Granularity::Function,
-                &[stack_counts(&bl, &label(&b.profiles))],
-                &[stack_counts(&nl, &label(&n.profiles))],
+                &counts(b, &bl),
+                &counts(n, &nl),
                 &each,
             );
             diffs.push(ExecutableDiff {
@@ -305,6 +323,8 @@ impl DiffSides {
                 base_executable: b.executable.display().to_string(),
                 new_executable: n.executable.display().to_string(),
                 matched_by: *by,
+                absent_from_base: crate::diff::shown(&b.absent_from),
+                absent_from_new: crate::diff::shown(&n.absent_from),
                 diff,
             });
             models.push((bl, nl));
@@ -316,24 +336,22 @@ impl DiffSides {
         };
         let only_base = one_sided(&pairing.only_base);
         let only_new = one_sided(&pairing.only_new);
-        let load = |list: &[Recorded]| -> anyhow::Result<Vec<model::Loaded>> {
-            list.iter()
-                .map(|r| {
-                    let l = model::load_with(Some(&r.executable), &r.profiles, &opts)?;
-                    print_notes(command, l.notes.iter());
-                    Ok(l)
-                })
-                .collect()
+        let load_all = |list: &[Recorded]| -> anyhow::Result<Vec<Vec<model::Loaded>>> {
+            list.iter().map(load).collect()
         };
         let (only_base_models, only_new_models) =
-            (load(&pairing.only_base)?, load(&pairing.only_new)?);
+            (load_all(&pairing.only_base)?, load_all(&pairing.only_new)?);
         // The models follow their comparisons into root name order.
-        let mut both: Vec<(ExecutableDiff, (model::Loaded, model::Loaded))> =
-            diffs.into_iter().zip(models).collect();
+        type Models = (Vec<model::Loaded>, Vec<model::Loaded>);
+        let mut both: Vec<(ExecutableDiff, Models)> = diffs.into_iter().zip(models).collect();
         both.sort_by(|a, b| a.0.root.cmp(&b.0.root));
         let (diffs, models): (Vec<_>, Vec<_>) = both.into_iter().unzip();
+        let recordings = [
+            pairing.base_recordings.as_slice(),
+            pairing.new_recordings.as_slice(),
+        ];
         Ok(Some(TreeComparison {
-            tree: TreeDiff::new(noise.level, diffs, only_base, only_new),
+            tree: TreeDiff::new(noise.level, recordings, diffs, only_base, only_new),
             models,
             only_base: only_base_models,
             only_new: only_new_models,
@@ -358,10 +376,30 @@ impl DiffSides {
         let (Some(base), Some(new)) = (recorded(&base_paths), recorded(&new_paths)) else {
             return Ok(None);
         };
-        if base.len() < 2 && new.len() < 2 {
+        let (base_exes, new_exes) = (by_executable(&base), by_executable(&new));
+        if base_exes.len() < 2 && new_exes.len() < 2 {
             return Ok(None);
         }
-        Ok(Some(pair_executables(base, new)))
+        // A recording whose OUT was left out is named after it anyway: said, since the user
+        // may have meant another grouping (spec/diff.md §11, "Recordings").
+        for r in base.iter().chain(&new).filter(|r| !r.given) {
+            let files: Vec<String> = r
+                .files
+                .iter()
+                .map(|f| f.path.display().to_string())
+                .collect();
+            eprintln!(
+                "gmon {command}: {}: taken as one recording, {}, whose OUT was not given",
+                files.join(", "),
+                r.out.display()
+            );
+        }
+        let outs = |rs: &[crate::diff::Recording]| rs.iter().map(|r| r.out.clone()).collect();
+        Ok(Some(Pairing {
+            base_recordings: outs(&base),
+            new_recordings: outs(&new),
+            ..pair_executables(base_exes, new_exes)
+        }))
     }
 
     /// Reads both sides and compares them: per function with an executable (named, or the one
@@ -485,12 +523,12 @@ pub fn print_notes<'a>(command: &str, notes: impl Iterator<Item = &'a String>) {
     }
 }
 
-/// The profiles grouped by the executable their sidecars name, in the order first named;
-/// `None` when a profile has no usable sidecar (then they are no recorded tree).
-fn recorded(profiles: &[PathBuf]) -> Option<Vec<Recorded>> {
-    let mut groups: Vec<Recorded> = Vec::new();
+/// The profiles told into the recordings they came from (spec/diff.md §11), in the order
+/// given; `None` when a profile has no usable sidecar (then they are no recorded tree).
+fn recorded(profiles: &[PathBuf]) -> Option<Vec<crate::diff::Recording>> {
+    let mut files = Vec::new();
     for p in profiles {
-        let exe = model::recorded_executable(p)?;
+        let executable = model::recorded_executable(p)?;
         let side = model::sidecar_beside(p).ok().flatten();
         let samples = side.as_ref().map_or(0, |s| s.counters.samples);
         let build_id = side
@@ -498,20 +536,18 @@ fn recorded(profiles: &[PathBuf]) -> Option<Vec<Recorded>> {
             .and_then(|s| s.main_object())
             .map(|m| m.build_id_hex())
             .filter(|id| !id.is_empty());
-        match groups.iter_mut().find(|g| g.executable == exe) {
-            Some(g) => {
-                g.profiles.push(p.clone());
-                g.samples = g.samples.saturating_add(samples);
-            }
-            None => groups.push(Recorded {
-                executable: exe,
-                build_id,
-                profiles: vec![p.clone()],
-                samples,
-            }),
-        }
+        files.push(Profiled {
+            path: p.clone(),
+            executable,
+            build_id,
+            samples,
+            pid: side.as_ref().map_or(0, |s| s.pid),
+        });
     }
-    Some(groups)
+    // An `OUT` left out of `OUT OUT.*` is still the name its recording's files share.
+    Some(recordings(files, |out| {
+        model::recorded_executable(out).is_some()
+    }))
 }
 
 /// Each profile with its label.
@@ -575,18 +611,22 @@ impl TreeComparison {
     /// Each side's folded stacks, each executable's under its root frame (as `gmon flame OUT
     /// OUT.*` draws a tree); an executable one side did not run has no stacks on that side.
     pub fn folded(&self) -> (Vec<String>, Vec<String>) {
-        let under = |root: &str, l: &model::Loaded| -> Vec<String> {
-            let lines = crate::flame::folded_lines(&l.stacks, &l.graph);
+        let under = |root: &str, runs: &[model::Loaded]| -> Vec<String> {
+            let lines: Vec<String> = runs
+                .iter()
+                .flat_map(|l| crate::flame::folded_lines(&l.stacks, &l.graph))
+                .collect();
             under_root(root, &lines).collect()
         };
-        let paired = |pick: fn(&(model::Loaded, model::Loaded)) -> &model::Loaded| {
+        type Models = (Vec<model::Loaded>, Vec<model::Loaded>);
+        let paired = |pick: fn(&Models) -> &[model::Loaded]| {
             self.tree
                 .executables
                 .iter()
                 .zip(&self.models)
                 .flat_map(move |(e, m)| under(&e.root, pick(m)))
         };
-        let alone = |list: &[OneSided], models: &[model::Loaded]| -> Vec<String> {
+        let alone = |list: &[OneSided], models: &[Vec<model::Loaded>]| -> Vec<String> {
             list.iter()
                 .zip(models)
                 .flat_map(|(o, l)| under(&o.root, l))

@@ -156,7 +156,13 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let render = |w: &mut dyn Write| -> anyhow::Result<()> {
         if args.diff {
             let [base, new] = gmon.as_slice() else {
-                anyhow::bail!("--diff needs exactly two profiles: BASE NEW");
+                // Several runs a side, or recorded process trees (OUT OUT.*), are compared
+                // run by run (spec/diff.md §3, §11): gmon report --diff draws that graph.
+                anyhow::bail!(
+                    "--diff needs exactly two profiles: BASE NEW; for several runs a side or \
+                     recorded process trees, gmon report --diff --base BASE... --new NEW... \
+                     draws the differential flame graph of their comparison"
+                );
             };
             let b = model::load_with(exe.as_deref(), std::slice::from_ref(base), &load)?;
             let n = match (&args.new_exe, &exe) {

@@ -56,9 +56,34 @@ pub fn frame_verdicts(
     share: bool,
     opts: &NoiseOptions,
 ) -> FrameVerdicts {
-    let (b, n) = (counts(base, "base"), counts(new, "new"));
-    let (bt, nt) = (b.total as f64, n.total as f64);
-    let d = diff_runs(Granularity::Function, &[b], &[n], opts);
+    frame_verdicts_of_runs(&[base.to_vec()], &[new.to_vec()], share, opts)
+}
+
+/// [`frame_verdicts`] of several runs a side (each run's folded lines): the stacks are tested
+/// as `gmon diff` tests the functions of those runs, by the several-runs model when a side has
+/// more than one (spec/diff.md §3, §10), and drawn summed. Runs without samples are no runs.
+pub fn frame_verdicts_of_runs(
+    base: &[Vec<String>],
+    new: &[Vec<String>],
+    share: bool,
+    opts: &NoiseOptions,
+) -> FrameVerdicts {
+    let runs = |side: &[Vec<String>], label: &str| -> Vec<RunCounts> {
+        let all: Vec<RunCounts> = side.iter().map(|lines| counts(lines, label)).collect();
+        let some: Vec<RunCounts> = all.iter().filter(|r| r.total > 0).cloned().collect();
+        if some.is_empty() {
+            vec![RunCounts {
+                label: label.to_string(),
+                ..RunCounts::default()
+            }]
+        } else {
+            some
+        }
+    };
+    let (b, n) = (runs(base, "base"), runs(new, "new"));
+    let total = |rs: &[RunCounts]| rs.iter().map(|r| r.total as f64).sum::<f64>();
+    let (bt, nt) = (total(&b), total(&n));
+    let d = diff_runs(Granularity::Function, &b, &n, opts);
     // With one side empty there are no shares to compare: every frame appeared or went away.
     let one_side_empty = bt == 0.0 || nt == 0.0;
     let scale = if share && bt > 0.0 { nt / bt } else { 1.0 };

@@ -28,6 +28,7 @@
 
 mod frames;
 mod noise;
+mod recordings;
 mod text;
 mod tree;
 mod verdict;
@@ -41,12 +42,15 @@ use serde::Serialize;
 use crate::gprof::Analysis;
 use crate::model::{Frame, Loaded, StackSource, frame_name};
 
-pub use frames::{FrameVerdicts, frame_colour, frame_verdicts, grey_unchanged};
+pub use frames::{
+    FrameVerdicts, frame_colour, frame_verdicts, frame_verdicts_of_runs, grey_unchanged,
+};
 pub use noise::{ASSUMED_DISPERSION, Model, POWER};
+pub use recordings::{Profiled, Recording, recordings};
 pub use text::{PrintOptions, print_text};
 pub use tree::{
-    ExecutableDiff, MatchedBy, OneSided, Pairing, Recorded, TreeDiff, pair_executables,
-    print_tree_text,
+    ExecutableDiff, MatchedBy, OneSided, Pairing, Recorded, TreeDiff, by_executable,
+    pair_executables, print_tree_text, shown,
 };
 pub use verdict::{CORRECTION, Verdict};
 

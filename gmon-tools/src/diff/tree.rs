@@ -1,17 +1,21 @@
 //! Comparing two recorded process trees (spec/diff.md §11): `gmon record` writes one profile
-//! per process, each naming its executable in its runtime sidecar. Each side's profiles are
-//! grouped by executable (a group's profiles summed, as `gmon report OUT OUT.*` reads them),
-//! the executables of the two sides are paired (same path, else same build id, else the same
-//! file name when it is the only one of that name on each side), and every pair is compared as
-//! one program would be, at the level divided among the pairs (Bonferroni), so that the chance
-//! of any false change in the whole tree stays at the level. An executable on one side only is
-//! said so, with its profiles and samples, and not compared.
+//! per executable of the process tree, each naming its executable in its runtime sidecar. Each
+//! side's profiles are told into recordings (`recordings.rs`) and grouped by executable: within
+//! one recording an executable's profiles are summed (parts of one run, as `gmon report OUT
+//! OUT.*` reads them), across recordings they are the several runs of spec/diff.md §3. The
+//! executables of the two sides are paired (same path, else same build id, else the same file
+//! name when it is the only one of that name on each side), and every pair is compared as one
+//! program would be, at the level divided among the pairs (Bonferroni), so that the chance of
+//! any false change in the whole tree stays at the level. An executable on one side only is
+//! said so, with its profiles and samples, and not compared; one that ran in some recordings of
+//! a side only is compared on the recordings it ran in, and the others are named.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::recordings::Recording;
 use super::text::{PrintOptions, print_text};
 use super::{Diff, JSON_VERSION};
 
@@ -22,10 +26,58 @@ pub struct Recorded {
     pub executable: PathBuf,
     /// Its build id as the sidecar records it (hex), when it does.
     pub build_id: Option<String>,
-    /// Its profiles, in the order given.
-    pub profiles: Vec<PathBuf>,
+    /// Its profiles, one list per recording of the side it ran in, in the order given: the
+    /// profiles of one recording are one run (summed), the recordings its runs.
+    pub runs: Vec<Vec<PathBuf>>,
+    /// The recordings of the side it did not run in (their `OUT`).
+    pub absent_from: Vec<PathBuf>,
     /// The samples their sidecars counted.
     pub samples: u64,
+}
+
+impl Recorded {
+    /// All its profiles, run after run.
+    pub fn profiles(&self) -> impl Iterator<Item = &PathBuf> {
+        self.runs.iter().flatten()
+    }
+}
+
+/// The executables of a side's recordings, in the order first named: each with its profiles
+/// per recording it ran in, and the recordings it did not.
+pub fn by_executable(recordings: &[Recording]) -> Vec<Recorded> {
+    let mut groups: Vec<Recorded> = Vec::new();
+    for (k, r) in recordings.iter().enumerate() {
+        for f in &r.files {
+            let g = match groups.iter().position(|g| g.executable == f.executable) {
+                Some(g) => &mut groups[g],
+                None => {
+                    groups.push(Recorded {
+                        executable: f.executable.clone(),
+                        build_id: f.build_id.clone(),
+                        runs: Vec::new(),
+                        // Marked run by run below: every recording before this one lacked it.
+                        absent_from: recordings[..k].iter().map(|r| r.out.clone()).collect(),
+                        samples: 0,
+                    });
+                    groups.last_mut().expect("just pushed")
+                }
+            };
+            g.samples = g.samples.saturating_add(f.samples);
+            // Runs are in recording order: a new run when this recording has none yet.
+            if g.runs.len() + g.absent_from.len() <= k {
+                g.runs.push(Vec::new());
+            }
+            if let Some(run) = g.runs.last_mut() {
+                run.push(f.path.clone());
+            }
+        }
+        for g in &mut groups {
+            if g.runs.len() + g.absent_from.len() <= k {
+                g.absent_from.push(r.out.clone());
+            }
+        }
+    }
+    groups
 }
 
 /// How the executables of two sides pair up.
@@ -37,6 +89,10 @@ pub struct Pairing {
     pub only_base: Vec<Recorded>,
     /// Executables only NEW ran.
     pub only_new: Vec<Recorded>,
+    /// BASE's recordings (their `OUT`), in the order given.
+    pub base_recordings: Vec<PathBuf>,
+    /// NEW's recordings.
+    pub new_recordings: Vec<PathBuf>,
 }
 
 /// What made two executables one.
@@ -49,6 +105,11 @@ pub enum MatchedBy {
     BuildId,
     /// The same file name (another build: the only executable of that name on each side).
     FileName,
+}
+
+/// Paths as the JSON and the text show them.
+pub fn shown(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(|p| p.display().to_string()).collect()
 }
 
 fn file_name(p: &Path) -> String {
@@ -97,6 +158,7 @@ pub fn pair_executables(base: Vec<Recorded>, new: Vec<Recorded>) -> Pairing {
         pairs,
         only_base: base.into_iter().flatten().collect(),
         only_new: new.into_iter().flatten().collect(),
+        ..Pairing::default()
     }
 }
 
@@ -111,6 +173,10 @@ pub struct ExecutableDiff {
     pub new_executable: String,
     /// How the two were paired.
     pub matched_by: MatchedBy,
+    /// The recordings of BASE it did not run in (their `OUT`): it is compared on the others.
+    pub absent_from_base: Vec<String>,
+    /// The recordings of NEW it did not run in.
+    pub absent_from_new: Vec<String>,
     /// The comparison, as `gmon diff` of one program makes it (at the tree's level divided
     /// among the executables).
     pub diff: Diff,
@@ -125,6 +191,10 @@ pub struct OneSided {
     pub executable: String,
     /// Its profiles.
     pub profiles: Vec<String>,
+    /// How many recordings of its side it ran in.
+    pub recordings: usize,
+    /// The recordings of its side it did not run in (their `OUT`).
+    pub absent_from: Vec<String>,
     /// The samples their sidecars counted.
     pub samples: u64,
 }
@@ -135,7 +205,9 @@ impl OneSided {
         OneSided {
             root,
             executable: r.executable.display().to_string(),
-            profiles: r.profiles.iter().map(|p| p.display().to_string()).collect(),
+            profiles: r.profiles().map(|p| p.display().to_string()).collect(),
+            recordings: r.runs.len(),
+            absent_from: shown(&r.absent_from),
             samples: r.samples,
         }
     }
@@ -150,6 +222,10 @@ pub struct TreeDiff {
     pub kind: &'static str,
     /// The family-wise level over the whole tree.
     pub level: f64,
+    /// BASE's recordings (their `OUT`): each executable's runs are its profiles of each.
+    pub base_recordings: Vec<String>,
+    /// NEW's recordings.
+    pub new_recordings: Vec<String>,
     /// One comparison per executable both sides ran, in root name order.
     pub executables: Vec<ExecutableDiff>,
     /// Executables only BASE ran.
@@ -162,6 +238,7 @@ impl TreeDiff {
     /// Assembles the tree's document.
     pub fn new(
         level: f64,
+        recordings: [&[PathBuf]; 2],
         mut executables: Vec<ExecutableDiff>,
         only_base: Vec<OneSided>,
         only_new: Vec<OneSided>,
@@ -171,6 +248,8 @@ impl TreeDiff {
             version: JSON_VERSION,
             kind: "process-tree",
             level,
+            base_recordings: shown(recordings[0]),
+            new_recordings: shown(recordings[1]),
             executables,
             only_base,
             only_new,
@@ -204,16 +283,29 @@ pub fn print_tree_text(out: &mut dyn Write, t: &TreeDiff, opts: &PrintOptions) -
         t.only_base.len(),
         t.only_new.len()
     )?;
+    for (side, list) in [("BASE", &t.base_recordings), ("NEW", &t.new_recordings)] {
+        writeln!(
+            out,
+            "{side}: {}.",
+            recordings_line(list.len(), &list.join(", "))
+        )?;
+    }
     for (side, list) in [("BASE", &t.only_base), ("NEW", &t.only_new)] {
         for o in list {
             writeln!(
                 out,
-                "Only in {side}: {} ({}; {} profile{}, {} samples): not compared.",
+                "Only in {side}: {} ({}; {} profile{}, {} samples{}{}): not compared.",
                 o.root,
                 o.executable,
                 o.profiles.len(),
                 if o.profiles.len() == 1 { "" } else { "s" },
-                o.samples
+                o.samples,
+                if o.absent_from.is_empty() {
+                    ""
+                } else {
+                    "; ran "
+                },
+                absent_line(o.recordings, &o.absent_from),
             )?;
         }
     }
@@ -230,9 +322,45 @@ pub fn print_tree_text(out: &mut dyn Write, t: &TreeDiff, opts: &PrintOptions) -
             ),
         };
         writeln!(out, "\n== {} ({how}) ==", e.root)?;
+        for (side, runs, absent) in [
+            ("BASE", e.diff.base.profiles.len(), &e.absent_from_base),
+            ("NEW", e.diff.new.profiles.len(), &e.absent_from_new),
+        ] {
+            if !absent.is_empty() {
+                writeln!(
+                    out,
+                    "In {side} it ran {}: compared on those it ran in.",
+                    absent_line(runs, absent)
+                )?;
+            }
+        }
         print_text(out, &e.diff, opts)?;
     }
     Ok(())
+}
+
+/// "3 recordings (a1/OUT, ...): each executable's profiles of one recording are one run",
+/// as the tree's header says a side.
+fn recordings_line(n: usize, outs: &str) -> String {
+    match n {
+        1 => format!("1 recording ({outs}): each executable's profiles summed, one run"),
+        n => format!(
+            "{n} recordings ({outs}): each executable's profiles of one recording summed, the \
+             recordings its {n} runs (their spread is measured, spec/diff.md §3)"
+        ),
+    }
+}
+
+/// "in 2 of 3 recordings, not in a3/OUT" (empty when it ran in every one).
+fn absent_line(ran: usize, absent: &[String]) -> String {
+    if absent.is_empty() {
+        return String::new();
+    }
+    format!(
+        "in {ran} of {} recordings, not in {}",
+        ran + absent.len(),
+        absent.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -243,9 +371,77 @@ mod tests {
         Recorded {
             executable: exe.into(),
             build_id: id.map(str::to_owned),
-            profiles: vec![format!("{exe}.out").into()],
+            runs: vec![vec![format!("{exe}.out").into()]],
+            absent_from: Vec::new(),
             samples: 1,
         }
+    }
+
+    #[test]
+    fn an_executables_runs_are_its_profiles_per_recording() {
+        use super::super::recordings::Profiled;
+        let f = |path: &str, exe: &str| Profiled {
+            path: path.into(),
+            executable: exe.into(),
+            build_id: None,
+            samples: 10,
+            pid: 1,
+        };
+        let rec = |out: &str, files: Vec<Profiled>| Recording {
+            out: out.into(),
+            given: true,
+            files,
+        };
+        let recordings = [
+            rec("a1/OUT", vec![f("a1/OUT", "/p"), f("a1/OUT.cc1", "/cc1")]),
+            rec("a2/OUT", vec![f("a2/OUT", "/p")]),
+            rec(
+                "a3/OUT",
+                vec![
+                    f("a3/OUT", "/p"),
+                    f("a3/OUT.cc1", "/cc1"),
+                    f("a3/OUT.123", "/cc1"),
+                    f("a3/OUT.as", "/as"),
+                ],
+            ),
+        ];
+        let g = by_executable(&recordings);
+        let show = |r: &Recorded| {
+            (
+                r.executable.display().to_string(),
+                r.runs
+                    .iter()
+                    .map(|run| shown(run).join("+"))
+                    .collect::<Vec<_>>(),
+                shown(&r.absent_from),
+                r.samples,
+            )
+        };
+        let got: Vec<_> = g.iter().map(show).collect();
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            [
+                (
+                    "/p".to_string(),
+                    s(&["a1/OUT", "a2/OUT", "a3/OUT"]),
+                    s(&[]),
+                    30
+                ),
+                (
+                    "/cc1".to_string(),
+                    s(&["a1/OUT.cc1", "a3/OUT.cc1+a3/OUT.123"]),
+                    s(&["a2/OUT"]),
+                    30
+                ),
+                (
+                    "/as".to_string(),
+                    s(&["a3/OUT.as"]),
+                    s(&["a1/OUT", "a2/OUT"]),
+                    10
+                ),
+            ]
+        );
     }
 
     #[test]

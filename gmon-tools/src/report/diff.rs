@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use crate::diff::{Diff, Entry, Granularity, Model, NoiseOptions, Status, Verdict};
-use crate::diff::{frame_colour, frame_verdicts, function_counts};
+use crate::diff::{frame_colour, frame_verdicts_of_runs, function_counts};
 use crate::flame::folded_lines;
 use crate::model::{Frame, Loaded, NodeId, StackSource, frame_name};
 
@@ -36,8 +36,9 @@ pub fn build_diff_report(
         index.insert(name.clone(), d.functions.name.len() as u32);
         push_function(&mut d, &mut x, name, Some(e));
     }
-    // The frames are one summed profile a side: the sampling model, with the dispersion the
-    // comparison assumed for it (or the default one, when it measured the runs instead).
+    // The frames are tested as the functions were: one profile a side by the sampling model
+    // with the dispersion the comparison assumed, several (each model a run) by the runs'
+    // spread (spec/diff.md §10).
     let noise = NoiseOptions {
         level: diff.level,
         min_samples: diff.min_samples,
@@ -52,15 +53,21 @@ pub fn build_diff_report(
             .collect()
     };
     let (base_lines, new_lines) = (fold(base), fold(new));
+    let runs = |ls: &[Loaded]| -> Vec<Vec<String>> {
+        ls.iter()
+            .map(|l| folded_lines(&l.stacks, &l.graph))
+            .collect()
+    };
+    let (base_runs, new_runs) = (runs(base), runs(new));
     // As `gmon flame --diff` draws it: the shape of NEW coloured by the change of each stack's
     // share; when NEW has no samples, the shape of BASE, all blue.
     let vanished = new_lines.is_empty() && !base_lines.is_empty();
-    let (b, n) = if vanished {
-        (&new_lines, &base_lines)
+    let (b, n, br, nr) = if vanished {
+        (&new_lines, &base_lines, &new_runs, &base_runs)
     } else {
-        (&base_lines, &new_lines)
+        (&base_lines, &new_lines, &base_runs, &new_runs)
     };
-    let tested = frame_verdicts(b, n, !b.is_empty(), &noise);
+    let tested = frame_verdicts_of_runs(br, nr, !b.is_empty(), &noise);
     let mut rows: Vec<(Vec<&str>, u64, i64)> = Vec::new();
     let mut max = 1u64;
     for line in &tested.lines {

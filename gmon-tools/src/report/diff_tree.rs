@@ -23,18 +23,13 @@ use super::flame::{FlameTree, TOP};
 /// executables only one side ran (in `tree.only_base`'s and `tree.only_new`'s order).
 pub fn build_tree_diff_report(
     tree: &TreeDiff,
-    models: &[(Loaded, Loaded)],
-    only_base: &[Loaded],
-    only_new: &[Loaded],
+    models: &[(Vec<Loaded>, Vec<Loaded>)],
+    only_base: &[Vec<Loaded>],
+    only_new: &[Vec<Loaded>],
 ) -> ReportData {
     let mut parts: Vec<(ReportData, DiffExecutable)> = Vec::new();
     for (e, (b, n)) in tree.executables.iter().zip(models) {
-        let part = build_diff_report(
-            &e.diff,
-            std::slice::from_ref(b),
-            std::slice::from_ref(n),
-            &e.new_executable,
-        );
+        let part = build_diff_report(&e.diff, b, n, &e.new_executable);
         let count = |v: Verdict| e.diff.entries.iter().filter(|x| x.verdict == v).count();
         let exe = DiffExecutable {
             root: e.root.clone(),
@@ -70,13 +65,16 @@ pub fn build_tree_diff_report(
     join(tree, parts)
 }
 
-/// The part of an executable only one side ran: its stacks on that side, every frame in the
-/// colour of samples that came (red) or went (blue), every function a row with its samples
-/// and share of the executable's, not tested.
-fn one_sided(o: &OneSided, l: &Loaded, added: bool) -> (ReportData, DiffExecutable) {
+/// The part of an executable only one side ran: its stacks on that side (its runs together),
+/// every frame in the colour of samples that came (red) or went (blue), every function a row
+/// with its samples and share of the executable's, not tested.
+fn one_sided(o: &OneSided, runs: &[Loaded], added: bool) -> (ReportData, DiffExecutable) {
     let mut d = ReportData::default();
     let mut x = DiffData::default();
-    let lines = folded_lines(&l.stacks, &l.graph);
+    let lines: Vec<String> = runs
+        .iter()
+        .flat_map(|l| folded_lines(&l.stacks, &l.graph))
+        .collect();
     let mut index: HashMap<String, u32> = HashMap::new();
     let mut tree = FlameTree::new();
     let mut own: Vec<f64> = Vec::new();
@@ -133,8 +131,9 @@ fn one_sided(o: &OneSided, l: &Loaded, added: bool) -> (ReportData, DiffExecutab
         c.st[i] = if added { "added" } else { "removed" };
     }
     d.meta.samples = samples;
-    d.meta.rate = l.analysis.hz();
-    d.meta.notes = l.notes.clone();
+    d.meta.rate = runs.first().map_or(0, |l| l.analysis.hz());
+    d.meta.notes = runs.iter().flat_map(|l| l.notes.iter().cloned()).collect();
+    d.meta.notes.dedup();
     d.diff = Some(x);
     let exe = DiffExecutable {
         root: o.root.clone(),

@@ -14,6 +14,7 @@ mod callgrind;
 mod cli_dump_convert;
 mod cross_tools;
 mod diff_cli;
+mod diff_recordings;
 mod diff_tree;
 mod flame;
 mod flame_inline;
