@@ -16,6 +16,7 @@ its samples against 5% of `perf record -a`'s):
 * samples / CPU: the samples gmon record kept over its measured CPU time x HZ (its summary
   prints both); issue 26 wants at least 95%;
 * rate: the signals per CPU second the runtime took (its summary's clock line), against HZ;
+  and, when the outer clock sampled the rest, the runtime's rate inside its windows;
 * overhead gmon, overhead perf: median CPU time (user + system of the whole tree, the profiler's
   own process included) over the median unprofiled, minus one. One run's CPU time varies by
   5-10% on a shared machine: read these with --runs 5 or more;
@@ -127,7 +128,7 @@ def cpu_of(argv, cwd):
 
 
 SUMMARY = re.compile(r"gmon record: (\d+) samples at \d+ Hz \(([\d.]+) s of CPU time\)")
-CLOCK = re.compile(r"clock: ([^,\n]+), (\d+) signals per CPU second")
+CLOCK = re.compile(r"clock: ([^,\n]+), (\d+) signals per CPU second[^;\n]*(?:; about (\d+) inside)?")
 FILE = re.compile(r"^  (/\S+)  ", re.M)
 
 
@@ -188,45 +189,31 @@ def charge_user_leaf(frames, counts):
 def perf_self_tree(data, cwd):
     """As `perf_self`, for `perf record -a`: only the samples of the workload's process tree,
     from perf's own child (named `perf-exec` until it executes the workload) down through the
-    fork records."""
-    r = subprocess.run(["perf", "script", "-i", data, "--show-task-events",
-                        "-F", "comm,pid,tid,ip,sym,dso"], capture_output=True, text=True, cwd=cwd)
-    parent, root, blocks = {}, None, []
-    for block in r.stdout.split("\n\n"):
-        lines = block.strip("\n").splitlines()
-        header = []
-        for i, line in enumerate(lines):
-            f = re.search(r"PERF_RECORD_FORK\((\d+):(\d+)\):\((\d+):\d+\)", line)
-            if f and f.group(1) == f.group(2):
-                parent[int(f.group(1))] = int(f.group(3))
-                continue
-            c = re.search(r"PERF_RECORD_COMM: perf-exec:(\d+)/", line)
-            if c:
-                root = int(c.group(1))
-                continue
-            if "PERF_RECORD_" in line:
-                continue
-            header = lines[i:]
-            break
-        m = re.match(r"\s*\S.*?\s(\d+)/\d+\s*$", header[0]) if header else None
-        if m:
-            blocks.append((int(m.group(1)), header[1:]))
-
-    def in_tree(pid):
-        seen = set()
-        while pid not in seen:
-            if pid == root:
-                return True
-            seen.add(pid)
-            if pid not in parent:
-                return False
-            pid = parent[pid]
-        return False
-
+    fork records. The tree is found in a first pass without symbols (a busy machine's other
+    processes are most of the data), then only its samples are symbolised."""
+    r = subprocess.run(["perf", "script", "-i", data, "--show-task-events", "-F", "pid,tid"],
+                       capture_output=True, text=True, cwd=cwd)
+    children, root = {}, None
+    for line in r.stdout.splitlines():
+        f = re.search(r"PERF_RECORD_FORK\((\d+):(\d+)\):\((\d+):\d+\)", line)
+        if f and f.group(1) == f.group(2):
+            children.setdefault(int(f.group(3)), set()).add(int(f.group(1)))
+        c = re.search(r"PERF_RECORD_COMM: perf-exec:(\d+)/", line)
+        if c:
+            root = int(c.group(1))
+    if root is None:
+        return {}
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in tree:
+            tree.add(pid)
+            todo.extend(children.get(pid, ()))
+    r = subprocess.run(["perf", "script", "-i", data, "--pid", ",".join(map(str, sorted(tree))),
+                        "-F", "ip,sym,dso"], capture_output=True, text=True, cwd=cwd)
     counts = {}
-    for pid, frames in blocks:
-        if root is not None and in_tree(pid):
-            charge_user_leaf(frames, counts)
+    for block in r.stdout.split("\n\n"):
+        charge_user_leaf(block.splitlines(), counts)
     return counts
 
 
@@ -327,7 +314,8 @@ def main():
             cover = (f"{int(s.group(1))}/{float(s.group(2)) * args.hz:.0f} "
                      f"({100 * int(s.group(1)) / max(float(s.group(2)) * args.hz, 1):.0f}%)"
                      if s else "no profile")
-            rate = f"{k.group(2)} ({k.group(1)})" if k else "-"
+            rate = (f"{k.group(2)}" + (f", {k.group(3)} inside windows" if k.group(3) else "")
+                    + f" ({k.group(1)})" if k else "-")
             base = max(statistics.median(plain), 1e-6)
             og = statistics.median(rec) / base - 1
             op = statistics.median(prf) / base - 1

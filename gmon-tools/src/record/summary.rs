@@ -217,6 +217,19 @@ fn clock_lines(c: &ClockReport, samples: u64, hz: u32, cpu: f64, outer: &Outer) 
         let why = std::io::Error::from_raw_os_error(c.refused_errno as i32);
         let _ = write!(s, " (the perf task clock was refused: {why})");
     }
+    // With the outer clock, the time outside the runtime's windows is its (one kept tick per
+    // period at `hz`): the runtime's own rate is over the rest. A short process spends most of
+    // its time outside, where the overall rate above says little of the runtime's clock.
+    if let Outer::Ran(r) = outer {
+        let inside = cpu - r.kept as f64 / f64::from(hz.max(1));
+        if r.kept > 0 && inside > 0.01 && inside >= 0.05 * cpu {
+            let _ = write!(
+                s,
+                "; about {:.0} inside the runtime's windows, the rest sampled by the outer clock",
+                c.signals as f64 / inside
+            );
+        }
+    }
     s.push('\n');
     let due = cpu * f64::from(hz);
     if due >= 10.0 && (samples as f64) < COVERAGE_WARNING * due {
@@ -359,6 +372,19 @@ mod tests {
         let s = clock_lines(&c, 995, 1000, 1.0, &Outer::Off);
         assert!(s.starts_with("  clock: thread CPU timer, 250 signals per CPU second for 1000 Hz (the perf task clock was refused: Permission denied"), "{s}");
         assert_eq!(s.lines().count(), 1, "{s}");
+        // With the outer clock holding 600 of 1000 ticks, the runtime's 380 signals were taken
+        // in the other 0.4 s.
+        let c = report(ClockKind::PERF_TASK_CLOCK, 0, 380, 0);
+        let outer = Outer::Ran(super::super::gaps::GapReport {
+            kept: 600,
+            ..Default::default()
+        });
+        let s = clock_lines(&c, 980, 1000, 1.0, &outer);
+        assert_eq!(
+            s,
+            "  clock: perf task clock, 380 signals per CPU second for 1000 Hz; about 950 inside \
+             the runtime's windows, the rest sampled by the outer clock\n"
+        );
     }
 
     #[test]
