@@ -80,8 +80,7 @@ EXAMPLES:
   gmon diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out --json
   gmon diff --exe ./prog a.out b.out --folded | inferno-flamegraph > diff.svg
   gmon diff --base old/OUT old/OUT.* --new new/OUT new/OUT.*
-  gmon diff --base a1/OUT a1/OUT.* a2/OUT a2/OUT.* a3/OUT a3/OUT.* \\
-            --new b1/OUT b1/OUT.* b2/OUT b2/OUT.* b3/OUT b3/OUT.*
+  gmon diff --base a?/OUT a?/OUT.* --new b?/OUT b?/OUT.*    three recordings a side: a1/ a2/ a3/
 
 A CI GATE (fail the job when a function got more than 2 points of the time, beyond noise):
   for i in 1 2 3; do gmon record -o base.$i.out -- ./prog-main; done
