@@ -58,8 +58,26 @@ fn model_line(d: &Diff) -> String {
          level whatever they did (Tarone), are 'too few'. Intervals of Δshare hold together \
          at that level. A changed call count is a change whatever the time did ('change \
          (calls)').",
-        d.level, d.tested, d.min_samples
+        level_text(d.level),
+        d.tested,
+        d.min_samples
     )
+}
+
+/// A test level as people write one: four significant digits at most (0.05, 0.01667), not
+/// the float's seventeen.
+pub fn level_text(level: f64) -> String {
+    let digits = if level > 0.0 && level < 1.0 {
+        (3.0 - level.log10().floor()).clamp(0.0, 12.0) as usize
+    } else {
+        4
+    };
+    let s = format!("{level:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 /// What the `detectable` column means, when some entry is not a change: "noise" is not "no
@@ -241,4 +259,17 @@ pub fn print_text(out: &mut dyn Write, d: &Diff, opts: &PrintOptions) -> io::Res
         writeln!(out, "... {} more entries", d.entries.len() - shown)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod level_tests {
+    use super::level_text;
+
+    #[test]
+    fn levels_are_written_as_people_write_them() {
+        assert_eq!(level_text(0.05), "0.05");
+        assert_eq!(level_text(0.05 / 3.0), "0.01667");
+        assert_eq!(level_text(0.001), "0.001");
+        assert_eq!(level_text(0.1), "0.1");
+    }
 }

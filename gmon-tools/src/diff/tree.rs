@@ -277,8 +277,8 @@ pub fn print_tree_text(out: &mut dyn Write, t: &TreeDiff, opts: &PrintOptions) -
          ({} over {}, so that the whole tree keeps it); {} only in BASE, {} only in NEW.",
         t.executables.len(),
         if t.executables.len() == 1 { "" } else { "s" },
-        each,
-        t.level,
+        super::text::level_text(each),
+        super::text::level_text(t.level),
         t.executables.len().max(1),
         t.only_base.len(),
         t.only_new.len()
