@@ -14,15 +14,16 @@
 //! image. Any other image without a profile (a static or set-uid program, which cannot load the
 //! runtime) keeps its samples out of every file, and the summary counts them by program name.
 //!
-//! The outer clock ticks [`OVERSAMPLING`] times faster than the runtime's rate (see there why);
-//! of an image's samples outside its window, one in [`OVERSAMPLING`] is kept, from a random
-//! first one, so each kept sample stands for one period of the runtime's rate.
+//! An inherited outer clock ticks [`super::outer_clock::OVERSAMPLING`] times faster than the
+//! runtime's rate (see there why); of an image's samples outside its window, one in that many is
+//! kept, from a random first one, so each kept sample stands for one period of the runtime's
+//! rate. A CPU's clock ticks at the runtime's rate, and every sample is kept.
 
 use std::collections::HashMap;
 
 use gmon_format::sidecar::{PcSample, StackKind, StackSample, ThreadTotal};
 
-use super::outer_clock::{OVERSAMPLING, OuterSample, OuterSamples, Scope, TaskEvent};
+use super::outer_clock::{OuterSample, OuterSamples, Scope, TaskEvent};
 use super::profiles::ProcessProfile;
 use crate::model::is_kernel_address;
 
@@ -184,7 +185,7 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
     let mut unowned: HashMap<String, u64> = HashMap::new();
     for (owner, mut samples) in owed {
         samples.sort_unstable();
-        let kept = thin(&samples);
+        let kept = thin(&samples, outer.scope.oversampling());
         match owner {
             Owner::Profile(i) => {
                 report.kept += kept.len() as u64;
@@ -317,14 +318,19 @@ fn name_of(images: &HashMap<u32, Vec<Image>>, pid: u32, time: u64) -> String {
     }
 }
 
-/// One sample in [`OVERSAMPLING`] of a time-ordered list, from a random first one.
-fn thin(samples: &[Sampled]) -> Vec<Sampled> {
+/// One sample in `k` of a time-ordered list, from a random first one.
+fn thin(samples: &[Sampled], k: u64) -> Vec<Sampled> {
     use std::hash::{BuildHasher, Hasher};
-    let k = OVERSAMPLING as usize;
+    let k = k.max(1);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_usize(samples.len());
-    let phase = (h.finish() % OVERSAMPLING) as usize;
-    samples.iter().skip(phase).step_by(k).copied().collect()
+    let phase = (h.finish() % k) as usize;
+    samples
+        .iter()
+        .skip(phase)
+        .step_by(k as usize)
+        .copied()
+        .collect()
 }
 
 /// Adds `kept` samples (time, PC, tid) to one process's profile.
@@ -524,6 +530,22 @@ mod tests {
                 .sum::<u64>()
         );
         assert_eq!(s.threads.iter().map(|t| t.samples).sum::<u64>(), 10);
+    }
+
+    #[test]
+    fn a_cpus_clock_keeps_every_sample_an_inherited_one_one_in_four() {
+        // 40 samples outside the window: a clock of every CPU ticks at `--hz` (each stands for
+        // one tick), an inherited one at four times it.
+        for (scope, kept) in [(Scope::System, 40), (Scope::Inherited, 10)] {
+            let outer = OuterSamples {
+                samples: samples(40, (1000..1400).step_by(10), 0x1500),
+                scope,
+                ..OuterSamples::default()
+            };
+            let mut profiles = vec![profile(40, (2000, 3000))];
+            let r = attribute(&outer, &mut profiles, false);
+            assert_eq!(r.kept, kept, "{scope:?}");
+        }
     }
 
     #[test]

@@ -31,12 +31,25 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How many times faster than `--hz` the outer clock ticks: a process's task clock starts at
-/// zero when it is forked, so a clock at `--hz` would sample every short process at the same
-/// moments of its life (1 ms, 2 ms, ...) and never the first millisecond, where the exec and
-/// the loader are. At four times the rate a sample falls every quarter period, and one in four
-/// of those outside the runtime's windows is kept (`gaps`), with a random phase per image.
+/// How many times faster than `--hz` an inherited outer clock ticks: a process's task clock
+/// starts at zero when it is forked, so a clock at `--hz` would sample every short process at
+/// the same moments of its life (1 ms, 2 ms, ...) and never the first millisecond, where the
+/// exec and the loader are. At four times the rate a sample falls every quarter period, and one
+/// in four of those outside the runtime's windows is kept (`gaps`), with a random phase per
+/// image. A CPU's clock ([`Scope::System`]) runs whatever starts or ends on it, so its phase is
+/// already random to each process: it ticks at `--hz` and every sample is kept, at a quarter
+/// of the cost (each tick is a timer interrupt the program pays for, about 14 µs in a VM).
 pub const OVERSAMPLING: u64 = 4;
+
+impl Scope {
+    /// How many outer ticks stand for one tick at `--hz`.
+    pub fn oversampling(self) -> u64 {
+        match self {
+            Scope::System => 1,
+            Scope::Inherited => OVERSAMPLING,
+        }
+    }
+}
 
 /// The outer clock's shortest period: 10 kHz (a sample costs the kernel about a microsecond).
 const MIN_PERIOD_NS: u64 = 100_000;
@@ -308,7 +321,9 @@ impl OuterClock {
     /// on, at [`OVERSAMPLING`] times `hz`, in the scope `mode` asks for. Call it on the thread
     /// that spawns the command, just before.
     pub fn start(hz: u32, mode: OuterMode) -> Result<OuterClock, Refused> {
-        let period_ns = (1_000_000_000 / (u64::from(hz.max(1)) * OVERSAMPLING)).max(MIN_PERIOD_NS);
+        let period_of = |scope: Scope| {
+            (1_000_000_000 / (u64::from(hz.max(1)) * scope.oversampling())).max(MIN_PERIOD_NS)
+        };
         // The reader thread exists before the events do, so it does not inherit them.
         let (tx, rx) = mpsc::channel::<(Vec<Ring>, Scope)>();
         let stop = Arc::new(AtomicBool::new(false));
@@ -329,7 +344,7 @@ impl OuterClock {
         };
         let mut opened = Err(io::Error::from_raw_os_error(libc::ENODEV));
         for &scope in scopes {
-            opened = open_all(period_ns, scope).map(|o| (o, scope));
+            opened = open_all(period_of(scope), scope).map(|o| (o, scope));
             match &opened {
                 // Not allowed to watch every CPU: the next scope.
                 Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {}
@@ -339,14 +354,14 @@ impl OuterClock {
         let sent = opened.and_then(|((events, rings, kernel), scope)| {
             tx.send((rings, scope))
                 .map_err(|_| io::Error::other("the reader thread ended"))?;
-            Ok((events, kernel))
+            Ok((events, kernel, scope))
         });
         match sent {
-            Ok((events, kernel)) => Ok(OuterClock {
+            Ok((events, kernel, scope)) => Ok(OuterClock {
                 events,
                 stop,
                 reader: Some(reader),
-                period_ns,
+                period_ns: period_of(scope),
                 kernel,
             }),
             Err(e) => {
