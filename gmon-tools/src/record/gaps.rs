@@ -232,11 +232,7 @@ fn exec_caller<'a>(
             .and_then(|i| profiles[i].sidecar.as_ref())
             .is_some_and(|sc| {
                 sc.window.is_some_and(|w| s.time < w.start_ns)
-                    && !sc
-                        .objects
-                        .iter()
-                        .flat_map(|o| &o.ranges)
-                        .any(|r| r.start <= s.user_ip && s.user_ip < r.end)
+                    && !sc.objects.iter().any(|o| o.contains(s.user_ip))
             });
     if !foreign {
         return img;
