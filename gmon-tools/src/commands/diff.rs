@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use crate::diff::{
     ASSUMED_DISPERSION, ExecutableDiff, Granularity, NoiseOptions, OneSided, Pairing, PrintOptions,
-    Profiled, Recorded, RunCounts, TreeDiff, by_executable, diff_runs, differential_folded,
-    pair_executables, range_counts, recordings, stack_counts,
+    Profiled, Recorded, RunCounts, TreeDiff, by_executable, diff_runs, diff_tree_runs,
+    differential_folded, pair_executables, range_counts, recordings, stack_counts,
 };
 use crate::flame::{root_names, under_root};
 use crate::model::{self, LoadOptions};
@@ -284,9 +284,6 @@ impl DiffSides {
             .cloned()
             .collect();
         let mut roots = root_names(&executables).into_iter();
-        // The level is shared among the executables compared, so that the whole tree keeps it.
-        let mut each = noise;
-        each.level = noise.level / pairing.pairs.len().max(1) as f64;
         let opts = LoadOptions::STACKS_ONLY.with_force(force);
         // One model per run: an executable's profiles of one recording, summed.
         let load = |r: &Recorded| -> anyhow::Result<Vec<model::Loaded>> {
@@ -305,18 +302,23 @@ impl DiffSides {
                 .map(|(l, run)| stack_counts(l, &crate::diff::shown(run).join(" + ")))
                 .collect()
         };
-        let mut diffs = Vec::new();
         let mut models = Vec::new();
-        for (b, n, by) in &pairing.pairs {
+        let mut runs = Vec::new();
+        for (b, n, _) in &pairing.pairs {
             let (bl, nl) = (load(b)?, load(n)?);
             // The recordings are the runs (spec/diff.md §11): several on a side, and the
             // comparison measures their spread (§3).
-            let diff = diff_runs(
-                Granularity::Function,
-                &counts(b, &bl),
-                &counts(n, &nl),
-                &each,
-            );
+            runs.push((counts(b, &bl), counts(n, &nl)));
+            models.push((bl, nl));
+        }
+        let parts: Vec<(&[RunCounts], &[RunCounts])> = runs
+            .iter()
+            .map(|(b, n)| (b.as_slice(), n.as_slice()))
+            .collect();
+        // One correction over the whole tree, so that it keeps the level (spec/diff.md §11).
+        let tested = diff_tree_runs(Granularity::Function, &parts, &noise);
+        let mut diffs = Vec::new();
+        for ((b, n, by), diff) in pairing.pairs.iter().zip(tested) {
             diffs.push(ExecutableDiff {
                 root: roots.next().unwrap_or_default(),
                 base_executable: b.executable.display().to_string(),
@@ -326,7 +328,6 @@ impl DiffSides {
                 absent_from_new: crate::diff::shown(&n.absent_from),
                 diff,
             });
-            models.push((bl, nl));
         }
         let mut one_sided = |list: &[Recorded]| -> Vec<OneSided> {
             list.iter()

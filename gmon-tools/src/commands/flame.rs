@@ -7,10 +7,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::commands::write_output;
+use crate::diff::FramePart;
 use crate::flame::{self, DiffColours, SvgOptions, folded_lines};
 use crate::model;
 
-use super::diff::print_notes;
+use super::diff::{DiffSides, load_new, print_notes};
 
 /// Arguments of `gmon flame`.
 #[derive(Debug, clap::Args)]
@@ -34,22 +35,28 @@ draw an icicle graph; that is --inverted now, and --reverse reverses each stack 
 process tree (OUT for the command, OUT.NAME for each other executable it ran), are drawn in one \
 graph with a root frame per executable, each read with its own executable; the subtitle gives \
 each one's samples. Pass them all: `gmon flame OUT OUT.*` (sidecars named beside their profiles \
-are read with them). --diff colours each frame by the change in its share of \
+are read with them).\n\n--diff draws NEW's shape and colours each frame by the change in its share of \
 the samples (BASE scaled to NEW's total, as inferno-diff-folded -n and gmon diff), --raw-counts by \
-the change in raw counts; the subtitle says which.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --inverted --minwidth 0.5 --colors mem ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame build.out build.out.* > tree.svg   a recorded `make`: a root per executable\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg"
+the change in raw counts; the subtitle says which. Each frame's stack is tested as gmon diff \
+tests a function, with its options (--level, --min-samples, --dispersion): red or blue only \
+where the change is more than noise, grey where it is noise or too few samples, and the \
+subtitle names the noise model. One profile a side (BASE NEW) is tested against sampling \
+noise; several runs a side (--base A1 A2 A3 --new B1 B2 B3) against the spread the runs \
+themselves show, which is usually larger. Two recorded process trees (--base OUT_a OUT_a.* \
+--new OUT_b OUT_b.*, or several recordings a side: --base a1/OUT a1/OUT.* a2/OUT a2/OUT.* \
+...) are drawn with a root frame per executable, each compared with its counterpart as gmon \
+diff compares them.\n\nEXAMPLES:\n  gmon flame gmon.out > out.svg                 ./a.out, or the executable the runtime recorded\n  gmon flame ./prog gmon.out gmon.2.out > out.svg\n  gmon flame --folded --exe ./prog gmon.out     folded stacks (root;...;leaf N)\n  gmon flame --inverted --minwidth 0.5 --colors mem ./prog gmon.out > icicle.svg\n  gmon flame --diff --exe ./prog before.out after.out > diff.svg\n  gmon flame build.out build.out.* > tree.svg   a recorded `make`: a root per executable\n  gmon flame --diff --exe ./prog-v1 --new-exe ./prog-v2 v1.out v2.out > diff.svg\n  \
+gmon flame --diff --exe ./prog --base a1.out a2.out a3.out --new b1.out b2.out b3.out > diff.svg\n  \
+gmon flame --diff --base a?/OUT a?/OUT.* --new b?/OUT b?/OUT.* > tree.svg"
 )]
 pub struct Args {
     /// The profiled executable (default: the one the runtime's sidecar names, else ./a.out).
     #[arg(long, value_name = "EXECUTABLE")]
     pub exe: Option<PathBuf>,
-    /// gmon.out files; several are summed (with --diff: exactly BASE and NEW). gprof's order,
-    /// an executable first, is accepted too.
-    #[arg(value_name = "GMON", required = true)]
+    /// gmon.out files; several are summed (with --diff: exactly BASE and NEW, unless --base and
+    /// --new give them). gprof's order, an executable first, is accepted too.
+    #[arg(value_name = "GMON", required_unless_present = "base")]
     pub gmon: Vec<PathBuf>,
-    /// With --diff: the executable of NEW, when it is another build than --exe's. Without it,
-    /// NEW is read with --exe's executable and refused when it cannot belong to it.
-    #[arg(long, value_name = "EXECUTABLE", requires = "diff")]
-    pub new_exe: Option<PathBuf>,
     /// Read a profile that fails the checks that it belongs to the executable (build id,
     /// histogram range, arc addresses, samples in functions).
     #[arg(long)]
@@ -62,9 +69,14 @@ pub struct Args {
     /// (innermost on top), named `NAME [inlined]`, from the DWARF inline entries.
     #[arg(long)]
     pub no_inline: bool,
-    /// Differential flame graph of two profiles: GMON... must be BASE NEW.
+    /// Differential flame graph: GMON... must be BASE NEW, or give the sides with --base and
+    /// --new (several runs a side, or recorded process trees).
     #[arg(long)]
     pub diff: bool,
+    /// With --diff: the runs of each side (--base/--new), NEW's executable (--new-exe) and the
+    /// noise options, as `gmon diff` takes them.
+    #[command(flatten)]
+    pub sides: DiffSides,
     /// Title at the top of the graph.
     #[arg(long, default_value = "Flame Graph")]
     pub title: String,
@@ -149,37 +161,21 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     }
     let opts = args.svg_options();
     let (exe, gmon) = model::executable_and_profiles(args.exe.as_deref(), &args.gmon)?;
-    if let Some(ne) = &args.new_exe {
+    if let Some(ne) = &args.sides.new_exe {
+        if !(args.diff || args.sides.given()) {
+            anyhow::bail!("--new-exe is for --diff: the executable of NEW");
+        }
         model::check_executable_operand(ne)?;
     }
     let load = model::LoadOptions::STACKS_ONLY.with_force(args.force);
     let render = |w: &mut dyn Write| -> anyhow::Result<()> {
-        if args.diff {
-            let [base, new] = gmon.as_slice() else {
-                // Several runs a side, or recorded process trees (OUT OUT.*), are compared
-                // run by run (spec/diff.md §3, §11): gmon report --diff draws that graph.
-                anyhow::bail!(
-                    "--diff needs exactly two profiles: BASE NEW; for several runs a side or \
-                     recorded process trees, gmon report --diff --base BASE... --new NEW... \
-                     draws the differential flame graph of their comparison"
-                );
-            };
-            let b = model::load_with(exe.as_deref(), std::slice::from_ref(base), &load)?;
-            let n = match (&args.new_exe, &exe) {
-                (Some(ne), _) => super::diff::load_new(ne, new, true, &load)?,
-                (None, Some(e)) => super::diff::load_new(e, new, false, &load)?,
-                (None, None) => model::load_with(None, std::slice::from_ref(new), &load)?,
-            };
-            print_notes("flame", b.notes.iter().chain(&n.notes));
-            let (bl, nl) = (lines_of(&b, &args), lines_of(&n, &args));
+        if args.diff || args.sides.given() {
             if args.folded {
                 anyhow::bail!("--folded and --diff cannot be combined");
             }
-            if bl.is_empty() && nl.is_empty() {
-                return Ok(flame::write_no_samples_svg(w, &opts, n.stacks.source, 0)?);
-            }
-            flame::write_diff_svg(w, &bl, &nl, &opts, n.stacks.source)
-                .with_context(|| format!("{}", new.display()))
+            let mut opts = opts.clone();
+            opts.noise = args.sides.noise()?;
+            differential(w, &args, &load, opts)
         } else if let Some(groups) = exe
             .is_none()
             .then(|| flame::group_by_executable(&gmon))
@@ -219,6 +215,101 @@ pub fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         None => render(out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The differential graph of `gmon flame --diff`: BASE against NEW, one profile a side or
+/// several runs (`--base A1 A2 A3 --new B1 B2 B3`), or two recorded process trees executable by
+/// executable, each frame tested as `gmon diff` tests a function of those runs (spec/diff.md
+/// §10, §11).
+fn differential(
+    w: &mut dyn Write,
+    args: &Args,
+    load: &model::LoadOptions,
+    mut opts: SvgOptions,
+) -> anyhow::Result<()> {
+    let command = "flame --diff";
+    let runs = |ls: &[model::Loaded]| -> Vec<Vec<String>> {
+        ls.iter().map(|l| lines_of(l, args)).collect()
+    };
+    let (parts, source) = if let Some(t) =
+        args.sides
+            .compare_tree(command, args.exe.as_deref(), &args.gmon, args.force)?
+    {
+        let mut parts: Vec<FramePart> = t
+            .tree
+            .executables
+            .iter()
+            .zip(&t.models)
+            .map(|(e, (b, n))| FramePart {
+                root: e.root.clone(),
+                base: runs(b),
+                new: runs(n),
+            })
+            .collect();
+        for (o, l) in t.tree.only_new.iter().zip(&t.only_new) {
+            parts.push(FramePart {
+                root: o.root.clone(),
+                base: Vec::new(),
+                new: runs(l),
+            });
+        }
+        // NEW's shape has no room for what only BASE ran: said, with its samples.
+        let gone: Vec<String> = t
+            .tree
+            .only_base
+            .iter()
+            .map(|o| format!("{} ({} samples)", o.root, o.samples))
+            .collect();
+        if !gone.is_empty() {
+            let words = format!("only in BASE, not drawn: {}", gone.join(", "));
+            opts.subtitle = Some(match opts.subtitle.take() {
+                Some(user) => format!("{user}; {words}"),
+                None => words,
+            });
+        }
+        let source = t.models.iter().flat_map(|(_, n)| n).next();
+        (
+            parts,
+            source.map_or(model::StackSource::Exact, |l| l.stacks.source),
+        )
+    } else {
+        let (exe, base, new) = args.sides.split(command, args.exe.as_deref(), &args.gmon)?;
+        let new_exe = args.sides.new_exe.as_deref();
+        let b = base
+            .iter()
+            .map(|p| model::load_with(exe.as_deref(), std::slice::from_ref(p), load))
+            .collect::<crate::Result<Vec<_>>>()?;
+        let n = new
+            .iter()
+            .map(|p| match (new_exe, &exe) {
+                (Some(ne), _) => load_new(ne, p, true, load),
+                (None, Some(e)) => load_new(e, p, false, load),
+                (None, None) => Ok(model::load_with(None, std::slice::from_ref(p), load)?),
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        print_notes("flame", b.iter().chain(&n).flat_map(|l| &l.notes));
+        let source = n
+            .first()
+            .map_or(model::StackSource::Exact, |l| l.stacks.source);
+        let part = FramePart {
+            root: String::new(),
+            base: runs(&b),
+            new: runs(&n),
+        };
+        (vec![part], source)
+    };
+    let empty = |p: &FramePart| p.base.iter().chain(&p.new).all(Vec::is_empty);
+    if parts.iter().all(empty) {
+        return Ok(flame::write_no_samples_svg(w, &opts, source, 0)?);
+    }
+    let names: Vec<String> = args
+        .sides
+        .new
+        .iter()
+        .chain(&args.gmon)
+        .map(|p| p.display().to_string())
+        .collect();
+    flame::write_diff_parts_svg(w, &parts, &opts, source).with_context(|| names.join(", "))
 }
 
 /// The folded lines to draw: with the frames of inlined functions unless `--no-inline`.

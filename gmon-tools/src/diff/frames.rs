@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Entry, Granularity, NoiseOptions, RunCounts, Verdict, diff_runs};
+use super::{
+    Entry, Granularity, Model, NoiseOptions, RunCounts, Verdict, diff_runs, diff_tree_runs,
+};
 
 /// The differential folded lines to draw, and what the test found.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +23,62 @@ pub struct FrameVerdicts {
     /// Each stack's test as `gmon diff` reports a function's (`name` is the stack, `a;b;c`),
     /// by stack.
     pub stacks: BTreeMap<String, Entry>,
+    /// The noise model each part's frames were tested by, in the order of the parts.
+    pub models: Vec<PartModel>,
+}
+
+/// The part of a differential graph tested as one program: an executable of a process tree
+/// under its root frame, or (root `""`) the whole graph of one program. Each side is a list of
+/// runs, each run its folded lines (`a;b;c N`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FramePart {
+    /// The root frame the part's stacks are drawn under (`""`: none).
+    pub root: String,
+    /// BASE's runs.
+    pub base: Vec<Vec<String>>,
+    /// NEW's runs.
+    pub new: Vec<Vec<String>>,
+}
+
+/// The noise model one part's frames were tested by, as the subtitle says it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartModel {
+    /// The part's root frame (`""`: none).
+    pub root: String,
+    /// Sampling noise (one run a side) or the runs' spread (several).
+    pub model: Model,
+    /// The runs of each side that have samples.
+    pub runs: (usize, usize),
+    /// The dispersion, assumed (one run a side) or measured.
+    pub dispersion: f64,
+    /// The per-run jitter measured (0 with one run a side).
+    pub jitter: f64,
+    /// The level the part's frames were tested at.
+    pub level: f64,
+    /// Whether a side had no samples at all: then every frame appeared or went away, untested.
+    pub one_sided: bool,
+}
+
+impl PartModel {
+    /// The model in words: the sampling noise and the dispersion assumed (one run a side), or
+    /// the runs' spread measured.
+    fn words(&self) -> String {
+        let runs = match self.runs {
+            (b, n) if b == n => format!("{b} runs a side"),
+            (b, n) => format!("{b} runs in BASE and {n} in NEW"),
+        };
+        match self.model {
+            Model::Sampling => format!(
+                "sampling noise times {} for the spread between runs, Fisher's exact test",
+                self.dispersion
+            ),
+            Model::RunToRun => format!(
+                "run-to-run spread measured between {runs} (dispersion {:.2}, jitter {:.1}%)",
+                self.dispersion,
+                self.jitter * 100.0
+            ),
+        }
+    }
 }
 
 /// `(stack, count)` of a folded line `a;b;c N`; `None` for a line without a count.
@@ -68,6 +126,25 @@ pub fn frame_verdicts_of_runs(
     share: bool,
     opts: &NoiseOptions,
 ) -> FrameVerdicts {
+    let part = FramePart {
+        root: String::new(),
+        base: base.to_vec(),
+        new: new.to_vec(),
+    };
+    frame_verdicts_of_parts(std::slice::from_ref(&part), share, opts)
+}
+
+/// [`frame_verdicts_of_runs`] of the parts of one graph (the executables of two process trees,
+/// each under its root frame): each part's stacks are tested as `gmon diff` tests that
+/// executable's functions, with the tree's correction over every part ([`diff_tree_runs`],
+/// spec/diff.md §11), and each part's share is of its own samples. A part with no samples on
+/// one side (an executable only one side ran) is not tested: every frame of it appeared or
+/// went away.
+pub fn frame_verdicts_of_parts(
+    parts: &[FramePart],
+    share: bool,
+    opts: &NoiseOptions,
+) -> FrameVerdicts {
     let runs = |side: &[Vec<String>], label: &str| -> Vec<RunCounts> {
         let all: Vec<RunCounts> = side.iter().map(|lines| counts(lines, label)).collect();
         let some: Vec<RunCounts> = all.iter().filter(|r| r.total > 0).cloned().collect();
@@ -80,37 +157,104 @@ pub fn frame_verdicts_of_runs(
             some
         }
     };
-    let (b, n) = (runs(base, "base"), runs(new, "new"));
-    let total = |rs: &[RunCounts]| rs.iter().map(|r| r.total as f64).sum::<f64>();
-    let (bt, nt) = (total(&b), total(&n));
-    let d = diff_runs(Granularity::Function, &b, &n, opts);
-    // With one side empty there are no shares to compare: every frame appeared or went away.
-    let one_side_empty = bt == 0.0 || nt == 0.0;
-    let scale = if share && bt > 0.0 { nt / bt } else { 1.0 };
-    let stacks: BTreeMap<String, Entry> =
-        d.entries.into_iter().map(|e| (e.name.clone(), e)).collect();
-    let mut changes = 0;
-    let lines = stacks
+    let sides: Vec<(Vec<RunCounts>, Vec<RunCounts>)> = parts
         .iter()
-        .map(|(stack, e)| {
-            let (b, n) = (e.base.self_samples, e.new.self_samples as u64);
-            if one_side_empty || e.time_verdict == Verdict::Change {
-                changes += 1;
-                format!("{stack} {} {n}", (b * scale).round() as u64)
-            } else {
-                format!("{stack} {n} {n}")
-            }
-        })
+        .map(|p| (runs(&p.base, "base"), runs(&p.new, "new")))
         .collect();
-    FrameVerdicts {
-        lines,
-        changes,
-        tested: d.tested,
-        stacks,
+    let total = |rs: &[RunCounts]| rs.iter().map(|r| r.total as f64).sum::<f64>();
+    // With one side empty there are no shares to compare: every frame appeared or went away.
+    let one_sided: Vec<bool> = sides
+        .iter()
+        .map(|(b, n)| total(b) == 0.0 || total(n) == 0.0)
+        .collect();
+    let compared: Vec<(&[RunCounts], &[RunCounts])> = sides
+        .iter()
+        .zip(&one_sided)
+        .filter(|(_, o)| !**o)
+        .map(|((b, n), _)| (b.as_slice(), n.as_slice()))
+        .collect();
+    let mut tested_diffs = diff_tree_runs(Granularity::Function, &compared, opts).into_iter();
+    // The lines by stack, in the order inferno draws them.
+    let mut lines: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = FrameVerdicts {
+        lines: Vec::new(),
+        changes: 0,
+        tested: 0,
+        stacks: BTreeMap::new(),
+        models: Vec::new(),
+    };
+    for ((part, (b, n)), &one_sided) in parts.iter().zip(&sides).zip(&one_sided) {
+        // A one-sided part is tested alone only for its tooltips' shares; its verdicts are not
+        // used, so it costs the others nothing.
+        let d = match one_sided {
+            true => diff_runs(Granularity::Function, b, n, opts),
+            false => match tested_diffs.next() {
+                Some(d) => d,
+                None => continue,
+            },
+        };
+        let (bt, nt) = (total(b), total(n));
+        let scale = if share && bt > 0.0 { nt / bt } else { 1.0 };
+        let prefix = |stack: &str| match part.root.as_str() {
+            "" => stack.to_owned(),
+            root => format!("{root};{stack}"),
+        };
+        out.tested += d.tested;
+        out.models.push(PartModel {
+            root: part.root.clone(),
+            model: d.model,
+            runs: (b.len(), n.len()),
+            dispersion: d.dispersion,
+            jitter: d.jitter,
+            level: d.level,
+            one_sided,
+        });
+        for e in d.entries {
+            let (bs, ns) = (e.base.self_samples, e.new.self_samples as u64);
+            let stack = prefix(&e.name);
+            let line = if one_sided || e.time_verdict == Verdict::Change {
+                out.changes += 1;
+                format!("{stack} {} {ns}", (bs * scale).round() as u64)
+            } else {
+                format!("{stack} {ns} {ns}")
+            };
+            lines.insert(stack.clone(), line);
+            out.stacks.insert(stack, e);
+        }
     }
+    out.lines = lines.into_values().collect();
+    out
 }
 
 impl FrameVerdicts {
+    /// The noise model in the subtitle's words: which model tested the frames (spec/diff.md §2,
+    /// §3), the correction and the level; for a process tree, each executable's model.
+    pub fn noise_words(&self) -> String {
+        let tested: Vec<&PartModel> = self.models.iter().filter(|m| !m.one_sided).collect();
+        let level = tested.first().map_or(0.0, |m| m.level);
+        match tested.as_slice() {
+            [] => "nothing tested".to_owned(),
+            [m] if m.root.is_empty() => format!(
+                "{}, Holm, level {}",
+                m.words(),
+                super::text::level_text(level)
+            ),
+            parts => {
+                let each: Vec<String> = parts
+                    .iter()
+                    .map(|m| format!("{}: {}", m.root, m.words()))
+                    .collect();
+                format!(
+                    "{}; Holm within each executable at level {} (the tree's level shared among \
+                     {} executables)",
+                    each.join("; "),
+                    super::text::level_text(level),
+                    parts.len()
+                )
+            }
+        }
+    }
+
     /// Each frame's tooltip (the `title` inferno gives it) with the test of its stack: the
     /// share of the samples, BASE → NEW, of the frame's own samples, the change with its
     /// interval, and the verdict (spec/diff.md §10). Frames are found by where inferno drew
@@ -186,6 +330,20 @@ impl FrameVerdicts {
         let Some(e) = self.stacks.get(stack) else {
             return "; no samples of its own".to_string();
         };
+        let in_part = |m: &&PartModel| {
+            m.root.is_empty()
+                || stack
+                    .strip_prefix(m.root.as_str())
+                    .is_some_and(|rest| rest.starts_with(';'))
+        };
+        if self
+            .models
+            .iter()
+            .find(in_part)
+            .is_some_and(|m| m.one_sided)
+        {
+            return "; only one side has samples here: not tested".to_string();
+        }
         let verdict = match e.time_verdict {
             Verdict::Change => "a change",
             Verdict::WithinNoise => "within noise",

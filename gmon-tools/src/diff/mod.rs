@@ -43,7 +43,8 @@ use crate::gprof::Analysis;
 use crate::model::{Frame, Loaded, StackSource, frame_name};
 
 pub use frames::{
-    FrameVerdicts, frame_colour, frame_verdicts, frame_verdicts_of_runs, grey_unchanged,
+    FramePart, FrameVerdicts, PartModel, frame_colour, frame_verdicts, frame_verdicts_of_parts,
+    frame_verdicts_of_runs, grey_unchanged,
 };
 pub use noise::{ASSUMED_DISPERSION, Model, POWER};
 pub use recordings::{Profiled, Recording, recordings};
@@ -761,6 +762,23 @@ pub fn diff_runs(
             .count(),
         entries,
     }
+}
+
+/// Compares several programs at once, each part BASE's runs against NEW's as [`diff_runs`]
+/// compares them: the executables of two process trees (spec/diff.md §11). The chance of any
+/// false change in any part stays at `opts.level`: the level is divided among the parts
+/// (Bonferroni), and each part's verdicts are Holm's within it at its share.
+pub fn diff_tree_runs(
+    granularity: Granularity,
+    parts: &[(&[RunCounts], &[RunCounts])],
+    opts: &NoiseOptions,
+) -> Vec<Diff> {
+    let mut each = *opts;
+    each.level = opts.level / parts.len().max(1) as f64;
+    parts
+        .iter()
+        .map(|(b, n)| diff_runs(granularity, b, n, &each))
+        .collect()
 }
 
 /// Prints the comparison as JSON (one object, fields documented in spec/json.md).

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use inferno::flamegraph::{self, Direction, Palette, TextTruncateDirection};
 
+use crate::diff::FramePart;
 use crate::model::StackSource;
 
 /// How a differential graph colours a frame.
@@ -46,6 +47,9 @@ pub struct SvgOptions {
     pub notes: String,
     /// What a differential graph's colours show.
     pub diff_colours: DiffColours,
+    /// How a differential graph's frames are tested (spec/diff.md §10): the level, the floor of
+    /// samples and the dispersion one run a side assumes.
+    pub noise: crate::diff::NoiseOptions,
 }
 
 impl Default for SvgOptions {
@@ -63,6 +67,7 @@ impl Default for SvgOptions {
             count_name: "samples".to_owned(),
             notes: String::new(),
             diff_colours: DiffColours::default(),
+            noise: crate::diff::NoiseOptions::default(),
         }
     }
 }
@@ -212,23 +217,54 @@ pub fn write_diff_svg(
     opts: &SvgOptions,
     source: StackSource,
 ) -> crate::Result<()> {
+    let part = FramePart {
+        root: String::new(),
+        base: vec![base.to_vec()],
+        new: vec![new.to_vec()],
+    };
+    write_diff_parts_svg(out, std::slice::from_ref(&part), opts, source)
+}
+
+/// [`write_diff_svg`] of several runs a side, or of the executables of two process trees each
+/// under its root frame ([`FramePart`]): the frames are tested as `gmon diff` tests the
+/// functions of those runs (spec/diff.md §3, §10, §11) and drawn summed.
+pub fn write_diff_parts_svg(
+    out: &mut dyn Write,
+    parts: &[FramePart],
+    opts: &SvgOptions,
+    source: StackSource,
+) -> crate::Result<()> {
+    let empty = |runs: &[Vec<String>]| runs.iter().all(Vec::is_empty);
     // With NEW empty the widths come from BASE: the two are swapped for inferno and the colour
     // negated, so that "fewer samples than the base" stays blue.
-    let vanished = new.is_empty();
-    let (base, new) = if vanished { (new, base) } else { (base, new) };
+    let vanished = parts.iter().all(|p| empty(&p.new));
+    let swapped: Vec<FramePart>;
+    let parts = if vanished {
+        swapped = parts
+            .iter()
+            .map(|p| FramePart {
+                root: p.root.clone(),
+                base: p.new.clone(),
+                new: p.base.clone(),
+            })
+            .collect();
+        &swapped
+    } else {
+        parts
+    };
     // Shares are only comparable when both sides have samples.
-    let share = opts.diff_colours == DiffColours::Share && !base.is_empty();
-    if new.is_empty() {
+    let share = opts.diff_colours == DiffColours::Share && !parts.iter().all(|p| empty(&p.base));
+    if parts.iter().all(|p| empty(&p.new)) {
         return Err(NothingToDraw.into());
     }
     // Only the frames whose change is more than noise keep their difference (spec/diff.md §10).
-    let noise_opts = crate::diff::NoiseOptions::default();
-    let tested = crate::diff::frame_verdicts(base, new, share, &noise_opts);
+    let tested = crate::diff::frame_verdicts_of_parts(parts, share, &opts.noise);
     let noise = format!(
-        "grey = within noise or too few samples ({} of {} frames tested a change: sampling noise \
-         times {} for the spread between runs, Fisher's exact test, Holm, level {}; each frame's \
-         tooltip has its interval)",
-        tested.changes, tested.tested, noise_opts.dispersion, noise_opts.level
+        "grey = within noise or too few samples ({} of {} frames tested a change: {}; each \
+         frame's tooltip has its interval)",
+        tested.changes,
+        tested.tested,
+        tested.noise_words()
     );
     let sub = opts.subtitle_with(if vanished {
         format!(

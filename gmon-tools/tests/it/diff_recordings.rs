@@ -208,4 +208,57 @@ fn several_recordings_a_side_are_the_runs_of_each_executable() {
         html.contains("\"model\":\"run-to-run\""),
         "no run-to-run in the page"
     );
+    // The differential flame graph takes the same sides (before, it refused more than one
+    // profile a side): a root per executable, each tested by its runs' spread, `burn`'s hot
+    // grey, the executable only NEW ran red.
+    let svg = gmon_cmd()
+        .args(["flame", "--diff", "--minwidth", "0", "--base"])
+        .args(&base)
+        .arg("--new")
+        .args(&new)
+        .output()
+        .unwrap();
+    assert!(svg.status.success(), "{}", text(&svg));
+    let svg = String::from_utf8(svg.stdout).unwrap();
+    for words in [
+        "burn: run-to-run spread measured between 3 runs a side (dispersion ",
+        "other: run-to-run spread measured between 2 runs in BASE and 3 in NEW",
+        "grey = within noise",
+    ] {
+        assert!(svg.contains(words), "no {words:?} in {svg}");
+    }
+    // Each frame as (title, fill).
+    let frames: Vec<(&str, &str)> = svg
+        .split("<g><title>")
+        .skip(1)
+        .filter_map(|g| {
+            let (title, rest) = g.split_once("</title>")?;
+            let fill = rest.split_once("fill=\"")?.1.split_once('"')?.0;
+            Some((title, fill))
+        })
+        .collect();
+    let samples = |t: &str| -> u64 {
+        let n = t.split_once(" (").map_or("", |x| x.1);
+        n.split(' ')
+            .next()
+            .unwrap_or("")
+            .replace(',', "")
+            .parse()
+            .unwrap_or(0)
+    };
+    let (hot, fill) = frames
+        .iter()
+        .filter(|(t, _)| t.starts_with("hot ("))
+        .max_by_key(|(t, _)| samples(t))
+        .unwrap_or_else(|| panic!("no hot in {svg}"));
+    assert!(hot.ends_with(": within noise"), "{hot}");
+    assert_eq!(*fill, "rgb(200,200,200)", "{hot}");
+    let appeared: Vec<&(&str, &str)> = frames
+        .iter()
+        .filter(|(t, _)| t.ends_with("only one side has samples here: not tested"))
+        .collect();
+    assert!(!appeared.is_empty(), "{svg}");
+    for (t, fill) in appeared {
+        assert!(fill.starts_with("rgb(255,"), "{t}: {fill}");
+    }
 }

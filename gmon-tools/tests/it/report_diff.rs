@@ -5,12 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use gmon_binary::Image;
-use gmon_format::Record;
-use gmon_tools::gprof::{Analysis, AnalysisOptions};
 use serde_json::{Value, json};
 
-use crate::common::{case_dir, gmon, read, run_ok};
+use crate::common::{case_dir, gmon, run_ok, scaled_profile};
 use crate::report::{chromium, flame_colours, open, report, strings};
 
 /// The program: `tracked_leaf` (84 samples, called from `tracked_caller`) and `untracked_hot`
@@ -21,33 +18,14 @@ fn case() -> PathBuf {
 
 /// BASE is the testdata profile; NEW is the same with `untracked_hot`'s samples times `factor`.
 fn profiles(dir: &Path, factor: u64) -> (PathBuf, PathBuf) {
-    let base = case().join("gmon.out");
-    let p = read(&base);
-    let image = Image::open(&case().join("prog")).unwrap();
-    let a = Analysis::new(
-        &image,
-        std::slice::from_ref(&p),
-        &AnalysisOptions::default(),
-    )
-    .unwrap();
-    let hot = a.functions().find(|f| f.name == "untracked_hot").unwrap();
-    let (lo, hi) = (hot.addr, hot.end_addr);
-    let mut new = p.clone();
-    for r in &mut new.records {
-        if let Record::Histogram(h) = r {
-            let scale = h.scale();
-            let low = h.low_pc;
-            for (i, b) in h.bins.iter_mut().enumerate() {
-                let at = low + ((scale * i as f64) as u64) * 2;
-                if at >= lo && at < hi {
-                    *b *= factor;
-                }
-            }
-        }
-    }
-    let new_path = dir.join("new.out");
-    std::fs::write(&new_path, gmon_format::to_vec(&new).unwrap()).unwrap();
-    (base, new_path)
+    let new = scaled_profile(
+        "mixed-pie-O0",
+        "untracked_hot",
+        factor,
+        1,
+        &dir.join("new.out"),
+    );
+    (case().join("gmon.out"), new)
 }
 
 /// `gmon report --diff PROG BASE NEW` opened with the test hook running `actions`; the steps

@@ -122,3 +122,34 @@ pub fn record(test: &str, out: &Path, args: &[&str]) -> Option<()> {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     Some(())
 }
+
+/// A profile of testdata case `case` written to `out`: its `gmon.out` with every histogram bin
+/// of function `name` multiplied by `factor` and every other bin by `others`, so that tests can
+/// make runs of any size in which one function's share moves.
+pub fn scaled_profile(case: &str, name: &str, factor: u64, others: u64, out: &Path) -> PathBuf {
+    use gmon_tools::gprof::{Analysis, AnalysisOptions};
+    let dir = case_dir(case);
+    let p = read(&dir.join("gmon.out"));
+    let image = gmon_binary::Image::open(&dir.join("prog")).unwrap();
+    let a = Analysis::new(
+        &image,
+        std::slice::from_ref(&p),
+        &AnalysisOptions::default(),
+    )
+    .unwrap();
+    let f = a.functions().find(|f| f.name == name).unwrap();
+    let (lo, hi) = (f.addr, f.end_addr);
+    let mut scaled = p.clone();
+    for r in &mut scaled.records {
+        if let gmon_format::Record::Histogram(h) = r {
+            let scale = h.scale();
+            let low = h.low_pc;
+            for (i, b) in h.bins.iter_mut().enumerate() {
+                let at = low + ((scale * i as f64) as u64) * 2;
+                *b *= if at >= lo && at < hi { factor } else { others };
+            }
+        }
+    }
+    std::fs::write(out, gmon_format::to_vec(&scaled).unwrap()).unwrap();
+    out.to_path_buf()
+}
