@@ -65,8 +65,8 @@ a recording an executable's profiles are summed (one run); its recordings are it
 with several a side their spread is measured (the several-runs model above). An executable \
 missing from some recordings of a side is compared on those it ran in, and the others are \
 named. Executables are paired by path, else by build id, else by a file name unique on both \
-sides; each pair is compared as one program at the level divided among the pairs, so that the \
-whole tree keeps it. An executable only one side ran is named, with its samples, and not \
+sides; each pair is compared as one program, with one correction over the functions of every \
+pair together, so that the whole tree keeps the level. An executable only one side ran is named, with its samples, and not \
 compared. --json then prints a document of kind `process-tree` (spec/json.md); --folded puts \
 each executable's stacks under its root frame.
 

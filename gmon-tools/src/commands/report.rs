@@ -50,8 +50,8 @@ call counts of both; the header says which noise model ran, how many functions w
 correction (Holm) and how many changed; the flame graph has NEW's shape and `gmon flame --diff`'s \
 colours, red or blue only where the frame's stack is a change, grey where it is noise. Two \
 recorded process trees (--base OUT_a OUT_a.* --new OUT_b OUT_b.*) are compared executable by \
-executable as `gmon diff` compares them: a root frame per executable, each pair's verdicts at the \
-level divided among the pairs, an Executable column, and the executables only one side ran drawn \
+executable as `gmon diff` compares them: a root frame per executable, the verdicts of \
+one correction over every pair's functions together, an Executable column, and the executables only one side ran drawn \
 with their samples, all red (only in NEW) or all blue (only in BASE), their functions listed as \
 not compared.\n\nEXIT \
 STATUS: 0 when the page was written, whatever the comparison found (unlike `gmon diff`, whose \

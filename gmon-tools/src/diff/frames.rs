@@ -55,6 +55,8 @@ pub struct PartModel {
     pub jitter: f64,
     /// The level the part's frames were tested at.
     pub level: f64,
+    /// How many stacks the correction ran over (every part's tested stacks).
+    pub family: usize,
     /// Whether a side had no samples at all: then every frame appeared or went away, untested.
     pub one_sided: bool,
 }
@@ -131,20 +133,23 @@ pub fn frame_verdicts_of_runs(
         base: base.to_vec(),
         new: new.to_vec(),
     };
-    frame_verdicts_of_parts(std::slice::from_ref(&part), share, opts)
+    let mut v = frame_verdicts_of_parts(std::slice::from_ref(&part), share, opts);
+    // One part gives one result.
+    v.pop().expect("a result per part")
 }
 
 /// [`frame_verdicts_of_runs`] of the parts of one graph (the executables of two process trees,
-/// each under its root frame): each part's stacks are tested as `gmon diff` tests that
-/// executable's functions, with the tree's correction over every part ([`diff_tree_runs`],
-/// spec/diff.md §11), and each part's share is of its own samples. A part with no samples on
-/// one side (an executable only one side ran) is not tested: every frame of it appeared or
-/// went away.
+/// each under its root frame), one result per part, its stacks without the root: each part's
+/// stacks are tested as `gmon diff` tests that executable's functions, with one correction over
+/// the stacks of every part ([`diff_tree_runs`], spec/diff.md §11), and each part's share is of
+/// its own samples. A part with no samples on one side (an executable only one side ran) is not
+/// tested: every frame of it appeared or went away. [`FrameVerdicts::join`] puts the parts
+/// under their roots.
 pub fn frame_verdicts_of_parts(
     parts: &[FramePart],
     share: bool,
     opts: &NoiseOptions,
-) -> FrameVerdicts {
+) -> Vec<FrameVerdicts> {
     let runs = |side: &[Vec<String>], label: &str| -> Vec<RunCounts> {
         let all: Vec<RunCounts> = side.iter().map(|lines| counts(lines, label)).collect();
         let some: Vec<RunCounts> = all.iter().filter(|r| r.total > 0).cloned().collect();
@@ -174,18 +179,10 @@ pub fn frame_verdicts_of_parts(
         .map(|((b, n), _)| (b.as_slice(), n.as_slice()))
         .collect();
     let mut tested_diffs = diff_tree_runs(Granularity::Function, &compared, opts).into_iter();
-    // The lines by stack, in the order inferno draws them.
-    let mut lines: BTreeMap<String, String> = BTreeMap::new();
-    let mut out = FrameVerdicts {
-        lines: Vec::new(),
-        changes: 0,
-        tested: 0,
-        stacks: BTreeMap::new(),
-        models: Vec::new(),
-    };
+    let mut out = Vec::new();
     for ((part, (b, n)), &one_sided) in parts.iter().zip(&sides).zip(&one_sided) {
-        // A one-sided part is tested alone only for its tooltips' shares; its verdicts are not
-        // used, so it costs the others nothing.
+        // A one-sided part is compared alone only for its tooltips' shares; its verdicts are
+        // not used, so it costs the others nothing.
         let d = match one_sided {
             true => diff_runs(Granularity::Function, b, n, opts),
             false => match tested_diffs.next() {
@@ -195,38 +192,76 @@ pub fn frame_verdicts_of_parts(
         };
         let (bt, nt) = (total(b), total(n));
         let scale = if share && bt > 0.0 { nt / bt } else { 1.0 };
-        let prefix = |stack: &str| match part.root.as_str() {
-            "" => stack.to_owned(),
-            root => format!("{root};{stack}"),
-        };
-        out.tested += d.tested;
-        out.models.push(PartModel {
-            root: part.root.clone(),
-            model: d.model,
-            runs: (b.len(), n.len()),
-            dispersion: d.dispersion,
-            jitter: d.jitter,
-            level: d.level,
-            one_sided,
+        let mut changes = 0;
+        let lines = d
+            .entries
+            .iter()
+            .map(|e| {
+                let (bs, ns) = (e.base.self_samples, e.new.self_samples as u64);
+                let line = if one_sided || e.time_verdict == Verdict::Change {
+                    changes += 1;
+                    format!("{} {} {ns}", e.name, (bs * scale).round() as u64)
+                } else {
+                    format!("{} {ns} {ns}", e.name)
+                };
+                (e.name.clone(), line)
+            })
+            .collect::<BTreeMap<String, String>>();
+        out.push(FrameVerdicts {
+            // In the order inferno draws them: by stack.
+            lines: lines.into_values().collect(),
+            changes,
+            tested: d.tested,
+            models: vec![PartModel {
+                root: part.root.clone(),
+                model: d.model,
+                runs: (b.len(), n.len()),
+                dispersion: d.dispersion,
+                jitter: d.jitter,
+                level: d.level,
+                family: d.family,
+                one_sided,
+            }],
+            stacks: d.entries.into_iter().map(|e| (e.name.clone(), e)).collect(),
         });
-        for e in d.entries {
-            let (bs, ns) = (e.base.self_samples, e.new.self_samples as u64);
-            let stack = prefix(&e.name);
-            let line = if one_sided || e.time_verdict == Verdict::Change {
-                out.changes += 1;
-                format!("{stack} {} {ns}", (bs * scale).round() as u64)
-            } else {
-                format!("{stack} {ns} {ns}")
-            };
-            lines.insert(stack.clone(), line);
-            out.stacks.insert(stack, e);
-        }
     }
-    out.lines = lines.into_values().collect();
     out
 }
 
 impl FrameVerdicts {
+    /// The parts of a graph as one, each part's stacks under its root frame (a part whose root
+    /// is `""` stays as it is).
+    pub fn join(parts: Vec<FrameVerdicts>) -> FrameVerdicts {
+        let mut lines: BTreeMap<String, String> = BTreeMap::new();
+        let mut out = FrameVerdicts {
+            lines: Vec::new(),
+            changes: 0,
+            tested: 0,
+            stacks: BTreeMap::new(),
+            models: Vec::new(),
+        };
+        for part in parts {
+            let root = part.models.first().map_or("", |m| m.root.as_str());
+            let under = |stack: &str| match root {
+                "" => stack.to_owned(),
+                root => format!("{root};{stack}"),
+            };
+            for line in &part.lines {
+                let stack = line.rsplitn(3, ' ').nth(2).unwrap_or(line);
+                lines.insert(under(stack), under(line));
+            }
+            for (stack, e) in part.stacks {
+                out.stacks.insert(under(&stack), e);
+            }
+            out.changes += part.changes;
+            out.tested += part.tested;
+            out.models.extend(part.models);
+        }
+        // In the order inferno draws them: by stack.
+        out.lines = lines.into_values().collect();
+        out
+    }
+
     /// The noise model in the subtitle's words: which model tested the frames (spec/diff.md §2,
     /// §3), the correction and the level; for a process tree, each executable's model.
     pub fn noise_words(&self) -> String {
@@ -245,11 +280,11 @@ impl FrameVerdicts {
                     .map(|m| format!("{}: {}", m.root, m.words()))
                     .collect();
                 format!(
-                    "{}; Holm within each executable at level {} (the tree's level shared among \
-                     {} executables)",
+                    "{}; Holm over the {} frames tested in all {} executables, level {}",
                     each.join("; "),
+                    parts[0].family,
+                    parts.len(),
                     super::text::level_text(level),
-                    parts.len()
                 )
             }
         }

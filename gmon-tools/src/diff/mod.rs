@@ -240,6 +240,9 @@ pub struct Diff {
     pub min_samples: f64,
     /// How many entries were tested.
     pub tested: usize,
+    /// How many entries Holm's correction ran over: `tested` for one program; every
+    /// executable's tested entries together for a process tree (spec/diff.md §11).
+    pub family: usize,
     /// How many entries are changes.
     pub changes: usize,
     /// Entries, largest change first.
@@ -512,273 +515,368 @@ pub fn diff_runs(
     new: &[RunCounts],
     opts: &NoiseOptions,
 ) -> Diff {
-    let hz = base
-        .iter()
-        .chain(new)
-        .map(|r| r.hz)
-        .find(|&h| h != 0)
-        .unwrap_or(0);
-    let mut by_name: BTreeMap<String, Row> = BTreeMap::new();
-    let mut add = |runs: &[RunCounts], is_new: bool| {
-        for (j, run) in runs.iter().enumerate() {
-            for (name, address, samples, calls) in &run.entries {
-                let row = by_name.entry(name.clone()).or_insert_with(|| Row {
-                    name: name.clone(),
-                    address: *address,
-                    base: vec![(0.0, 0); base.len()],
-                    new: vec![(0.0, 0); new.len()],
-                });
-                let cell = if is_new {
-                    &mut row.new[j]
-                } else {
-                    &mut row.base[j]
-                };
-                cell.0 += samples;
-                cell.1 = cell.1.saturating_add(*calls);
-            }
-        }
-    };
-    add(base, false);
-    add(new, true);
-    let rows: Vec<Row> = by_name.into_values().collect();
-    let several = base.len() > 1 || new.len() > 1;
-    let spread = if several {
-        spread(&rows, base, new)
-    } else {
-        noise::Spread::assumed(opts.dispersion)
-    };
-    let total = |runs: &[RunCounts]| runs.iter().fold(0u64, |a, r| a.saturating_add(r.total));
-    let (bt, nt) = (total(base), total(new));
-    let normalized = bt != nt && bt != 0 && nt != 0;
-    let scale = if normalized {
-        bt as f64 / nt as f64
-    } else {
-        1.0
-    };
-    // Entries with both sides empty are no entries; the others are tested when they hold
-    // enough samples.
-    let rows: Vec<Row> = rows
-        .into_iter()
-        .filter(|r| {
-            let (b, n) = (sum(&r.base), sum(&r.new));
-            b.0 != 0.0 || b.1 != 0 || n.0 != 0.0 || n.1 != 0
-        })
-        .collect();
-    // gprof's credit can put a little more than the histogram's samples into functions (a
-    // bin straddling two is credited to both in proportion, with rounding); a share's
-    // denominator is never below the sum of its numerators.
-    let denominator = |total: u64, pick: fn(&Row) -> &Vec<(f64, u64)>| {
-        let credited: f64 = rows.iter().map(|r| sum(pick(r)).0).sum();
-        (total as f64).max(credited)
-    };
-    let (bd, nd) = (denominator(bt, |r| &r.base), denominator(nt, |r| &r.new));
-    // Each entry's own dispersion: φ, and the jitter of its time, which weighs more the
-    // larger its share (spec/diff.md §3).
-    let pooled_shares: Vec<f64> = rows
-        .iter()
-        .map(|r| noise::share(sum(&r.base).0 + sum(&r.new).0, bd + nd))
-        .collect();
-    let herfindahl: f64 = pooled_shares.iter().map(|s| s * s).sum();
-    let weights = (jitter_weight(base), jitter_weight(new));
-    // The line is a typical function's; each function's own runs move it (§3, "Each
-    // function's own spread").
-    let run_totals =
-        |runs: &[RunCounts]| -> Vec<f64> { runs.iter().map(|r| r.total as f64).collect() };
-    let (base_totals, new_totals) = (run_totals(base), run_totals(new));
-    let dispersions: Vec<noise::Dispersion> = rows
-        .iter()
-        .zip(&pooled_shares)
-        .map(|(r, &s)| {
-            let counts = |cells: &[(f64, u64)]| -> Vec<f64> { cells.iter().map(|c| c.0).collect() };
-            let (b, n) = (counts(&r.base), counts(&r.new));
-            spread
-                .of_function(s, herfindahl, (bd, nd), weights)
-                .with_own(noise::own_spread(&[(&b, &base_totals), (&n, &new_totals)]))
-        })
-        .collect();
-    // The candidates: entries with min_samples; of them, Tarone's family, those that could
-    // reach a change at all (spec/diff.md §4).
-    let min_p: Vec<f64> = rows
-        .iter()
-        .zip(&dispersions)
-        .map(|(r, dispersion)| {
-            let (b, n) = (sum(&r.base).0, sum(&r.new).0);
-            if b + n < opts.min_samples {
-                return f64::INFINITY;
-            }
-            let (_, pooled, new_total, total) = noise::table(b, bd, n, nd, dispersion.phi());
-            noise::min_p_value(pooled, new_total, total)
-        })
-        .collect();
-    let tested_rows: Vec<bool> = verdict::tarone(&min_p, opts.level)
-        .into_iter()
-        .zip(&min_p)
-        .map(|(t, p)| t && p.is_finite())
-        .collect();
-    let tested = tested_rows.iter().filter(|&&t| t).count();
-    // Intervals at the Bonferroni level over the tested entries, so that they hold together.
-    let bonferroni = opts.level / tested.max(1) as f64;
-    let tests: Vec<noise::Test> = rows
-        .iter()
-        .zip(&dispersions)
-        .map(|(r, &dispersion)| {
-            let (b, n) = (sum(&r.base).0, sum(&r.new).0);
-            noise::test(b, bd, n, nd, dispersion, dispersion.critical(bonferroni))
-        })
-        .collect();
-    let tested_p: Vec<f64> = tests
-        .iter()
-        .zip(&tested_rows)
-        .filter(|(_, t)| **t)
-        .map(|(t, _)| t.p_value)
-        .collect();
-    let mut adjusted = verdict::holm(&tested_p).into_iter();
-    let mut entries: Vec<Entry> = rows
-        .into_iter()
-        .zip(tests)
-        .zip(tested_rows)
-        .zip(dispersions)
-        .map(|(((r, t), is_tested), dispersion)| {
-            let (bs, bc) = sum(&r.base);
-            let (ns, nc) = sum(&r.new);
-            let (b, n) = (side(bs, bc, hz), side(ns, nc, hz));
-            let in_base = bs != 0.0 || bc != 0;
-            let status = match (in_base, ns != 0.0 || nc != 0) {
-                (true, true) => Status::Both,
-                (false, _) => Status::Added,
-                (true, false) => Status::Removed,
-            };
-            let p_adjusted = if is_tested { adjusted.next() } else { None };
-            let time_verdict = match p_adjusted {
-                None => Verdict::TooFewSamples,
-                Some(p) if p <= opts.level => Verdict::Change,
-                Some(_) => Verdict::WithinNoise,
-            };
-            // Calls per profile, compared exactly: bc / runs_b against nc / runs_n.
-            let calls_changed =
-                u128::from(bc) * new.len() as u128 != u128::from(nc) * base.len() as u128;
-            let d = ns - bs;
-            let dn = ns * scale - bs;
-            let pooled_share = noise::share(bs + ns, bd + nd);
-            let detectable = noise::min_detectable(
-                pooled_share,
-                bd,
-                nd,
-                dispersion.phi(),
-                dispersion.critical(bonferroni),
-                opts.min_samples,
-            );
-            let dc = i128::from(nc) - i128::from(bc);
-            Entry {
-                name: r.name,
-                address: r.address,
-                status,
-                base: b,
-                new: n,
-                delta_self_samples: d,
-                delta_self_samples_normalized: dn,
-                relative_self: ratio(d, bs),
-                relative_self_normalized: ratio(dn, bs),
-                delta_calls: dc,
-                relative_calls: ratio(dc as f64, bc as f64),
-                share_base: noise::share(bs, bd),
-                share_new: noise::share(ns, nd),
-                delta_share: t.delta,
-                delta_share_low: t.low,
-                delta_share_high: t.high,
-                p_value: t.p_value,
-                p_adjusted,
-                time_verdict,
-                calls_changed,
-                verdict: if calls_changed {
-                    Verdict::Change
-                } else {
-                    time_verdict
-                },
-                detectable_delta_share: detectable,
-                detectable_slowdown: noise::slowdown_for(pooled_share, detectable),
-                dispersion: dispersion.phi(),
-                dispersion_df: dispersion.df,
-            }
-        })
-        .collect();
-    let key = |e: &Entry| {
-        if normalized {
-            e.delta_self_samples_normalized.abs()
-        } else {
-            e.delta_self_samples.abs()
-        }
-    };
-    entries.sort_by(|a, b| {
-        key(b)
-            .total_cmp(&key(a))
-            .then(
-                b.delta_calls
-                    .unsigned_abs()
-                    .cmp(&a.delta_calls.unsigned_abs()),
-            )
-            .then(a.address.cmp(&b.address))
-            .then(a.name.cmp(&b.name))
-    });
-    let calls = |side: fn(&Entry) -> u64| entries.iter().map(side).fold(0u64, u64::saturating_add);
-    let totals = |runs: &[RunCounts], samples: u64, calls: u64| {
-        let profiles: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
-        Totals {
-            label: profiles.join(", "),
-            profiles,
-            samples,
-            calls,
-        }
-    };
-    Diff {
-        version: JSON_VERSION,
-        granularity,
-        hz,
-        base: totals(base, bt, calls(|e| e.base.calls)),
-        new: totals(new, nt, calls(|e| e.new.calls)),
-        normalized,
-        scale,
-        sorted_by: if normalized {
-            "self-normalized"
-        } else {
-            "self-raw"
-        },
-        model: if several {
-            Model::RunToRun
-        } else {
-            Model::Sampling
-        },
-        dispersion: spread.dispersion.phi(),
-        dispersion_df: spread.dispersion.df,
-        jitter: spread.jitter.sqrt(),
-        jitter_df: spread.jitter_df,
-        level: opts.level,
-        correction: CORRECTION,
-        min_samples: opts.min_samples,
-        tested,
-        changes: entries
-            .iter()
-            .filter(|e| e.verdict == Verdict::Change)
-            .count(),
-        entries,
-    }
+    // One part gives one comparison.
+    let mut d = diff_tree_runs(granularity, &[(base, new)], opts);
+    d.pop().expect("a comparison per part")
 }
 
 /// Compares several programs at once, each part BASE's runs against NEW's as [`diff_runs`]
-/// compares them: the executables of two process trees (spec/diff.md §11). The chance of any
-/// false change in any part stays at `opts.level`: the level is divided among the parts
-/// (Bonferroni), and each part's verdicts are Holm's within it at its share.
+/// compares one: the executables of two process trees (spec/diff.md §11). The chance of any
+/// false change in any part stays at `opts.level`: Tarone's family and Holm's correction run
+/// over the entries of every part together (§4), as over the functions of one program. One
+/// part is [`diff_runs`].
 pub fn diff_tree_runs(
     granularity: Granularity,
     parts: &[(&[RunCounts], &[RunCounts])],
     opts: &NoiseOptions,
 ) -> Vec<Diff> {
-    let mut each = *opts;
-    each.level = opts.level / parts.len().max(1) as f64;
-    parts
+    let prepared: Vec<Prepared> = parts
         .iter()
-        .map(|(b, n)| diff_runs(granularity, b, n, &each))
+        .map(|(b, n)| Prepared::new(granularity, b, n, opts))
+        .collect();
+    // The candidates of every part: Tarone's family over all of them (§4).
+    let min_p: Vec<f64> = prepared
+        .iter()
+        .flat_map(|p| p.min_p.iter().copied())
+        .collect();
+    let mut family = verdict::tarone(&min_p, opts.level)
+        .into_iter()
+        .zip(&min_p)
+        .map(|(t, p)| t && p.is_finite());
+    let tested_rows: Vec<Vec<bool>> = prepared
+        .iter()
+        .map(|p| family.by_ref().take(p.min_p.len()).collect())
+        .collect();
+    let tested = tested_rows.iter().flatten().filter(|&&t| t).count();
+    // Intervals at the Bonferroni level over the tested entries, so that they hold together.
+    let bonferroni = opts.level / tested.max(1) as f64;
+    let tests: Vec<Vec<noise::Test>> = prepared.iter().map(|p| p.tests(bonferroni)).collect();
+    let tested_p: Vec<f64> = tests
+        .iter()
+        .zip(&tested_rows)
+        .flat_map(|(ts, rows)| {
+            ts.iter()
+                .zip(rows)
+                .filter(|(_, t)| **t)
+                .map(|(t, _)| t.p_value)
+        })
+        .collect();
+    let mut adjusted = verdict::holm(&tested_p).into_iter();
+    prepared
+        .into_iter()
+        .zip(tests)
+        .zip(tested_rows)
+        .map(|((p, t), rows)| p.finish(t, rows, &mut adjusted, tested, opts))
         .collect()
+}
+
+/// One comparison before its verdicts: the entries with their counts per run, the spread of
+/// the runs and each entry's dispersion and smallest reachable p-value (spec/diff.md §3, §4).
+struct Prepared<'a> {
+    granularity: Granularity,
+    base: &'a [RunCounts],
+    new: &'a [RunCounts],
+    hz: u32,
+    rows: Vec<Row>,
+    spread: noise::Spread,
+    several: bool,
+    bt: u64,
+    nt: u64,
+    normalized: bool,
+    scale: f64,
+    bd: f64,
+    nd: f64,
+    dispersions: Vec<noise::Dispersion>,
+    min_p: Vec<f64>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(
+        granularity: Granularity,
+        base: &'a [RunCounts],
+        new: &'a [RunCounts],
+        opts: &NoiseOptions,
+    ) -> Prepared<'a> {
+        let hz = base
+            .iter()
+            .chain(new)
+            .map(|r| r.hz)
+            .find(|&h| h != 0)
+            .unwrap_or(0);
+        let mut by_name: BTreeMap<String, Row> = BTreeMap::new();
+        let mut add = |runs: &[RunCounts], is_new: bool| {
+            for (j, run) in runs.iter().enumerate() {
+                for (name, address, samples, calls) in &run.entries {
+                    let row = by_name.entry(name.clone()).or_insert_with(|| Row {
+                        name: name.clone(),
+                        address: *address,
+                        base: vec![(0.0, 0); base.len()],
+                        new: vec![(0.0, 0); new.len()],
+                    });
+                    let cell = if is_new {
+                        &mut row.new[j]
+                    } else {
+                        &mut row.base[j]
+                    };
+                    cell.0 += samples;
+                    cell.1 = cell.1.saturating_add(*calls);
+                }
+            }
+        };
+        add(base, false);
+        add(new, true);
+        let rows: Vec<Row> = by_name.into_values().collect();
+        let several = base.len() > 1 || new.len() > 1;
+        let spread = if several {
+            spread(&rows, base, new)
+        } else {
+            noise::Spread::assumed(opts.dispersion)
+        };
+        let total = |runs: &[RunCounts]| runs.iter().fold(0u64, |a, r| a.saturating_add(r.total));
+        let (bt, nt) = (total(base), total(new));
+        let normalized = bt != nt && bt != 0 && nt != 0;
+        let scale = if normalized {
+            bt as f64 / nt as f64
+        } else {
+            1.0
+        };
+        // Entries with both sides empty are no entries; the others are tested when they hold
+        // enough samples.
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .filter(|r| {
+                let (b, n) = (sum(&r.base), sum(&r.new));
+                b.0 != 0.0 || b.1 != 0 || n.0 != 0.0 || n.1 != 0
+            })
+            .collect();
+        // gprof's credit can put a little more than the histogram's samples into functions (a
+        // bin straddling two is credited to both in proportion, with rounding); a share's
+        // denominator is never below the sum of its numerators.
+        let denominator = |total: u64, pick: fn(&Row) -> &Vec<(f64, u64)>| {
+            let credited: f64 = rows.iter().map(|r| sum(pick(r)).0).sum();
+            (total as f64).max(credited)
+        };
+        let (bd, nd) = (denominator(bt, |r| &r.base), denominator(nt, |r| &r.new));
+        // Each entry's own dispersion: φ, and the jitter of its time, which weighs more the
+        // larger its share (spec/diff.md §3).
+        let pooled_shares: Vec<f64> = rows
+            .iter()
+            .map(|r| noise::share(sum(&r.base).0 + sum(&r.new).0, bd + nd))
+            .collect();
+        let herfindahl: f64 = pooled_shares.iter().map(|s| s * s).sum();
+        let weights = (jitter_weight(base), jitter_weight(new));
+        // The line is a typical function's; each function's own runs move it (§3, "Each
+        // function's own spread").
+        let run_totals =
+            |runs: &[RunCounts]| -> Vec<f64> { runs.iter().map(|r| r.total as f64).collect() };
+        let (base_totals, new_totals) = (run_totals(base), run_totals(new));
+        let dispersions: Vec<noise::Dispersion> = rows
+            .iter()
+            .zip(&pooled_shares)
+            .map(|(r, &s)| {
+                let counts =
+                    |cells: &[(f64, u64)]| -> Vec<f64> { cells.iter().map(|c| c.0).collect() };
+                let (b, n) = (counts(&r.base), counts(&r.new));
+                spread
+                    .of_function(s, herfindahl, (bd, nd), weights)
+                    .with_own(noise::own_spread(&[(&b, &base_totals), (&n, &new_totals)]))
+            })
+            .collect();
+        // The candidates: entries with min_samples; of them, Tarone's family, those that could
+        // reach a change at all (spec/diff.md §4).
+        let min_p: Vec<f64> = rows
+            .iter()
+            .zip(&dispersions)
+            .map(|(r, dispersion)| {
+                let (b, n) = (sum(&r.base).0, sum(&r.new).0);
+                if b + n < opts.min_samples {
+                    return f64::INFINITY;
+                }
+                let (_, pooled, new_total, total) = noise::table(b, bd, n, nd, dispersion.phi());
+                noise::min_p_value(pooled, new_total, total)
+            })
+            .collect();
+        Prepared {
+            granularity,
+            base,
+            new,
+            hz,
+            rows,
+            spread,
+            several,
+            bt,
+            nt,
+            normalized,
+            scale,
+            bd,
+            nd,
+            dispersions,
+            min_p,
+        }
+    }
+
+    /// Each entry's test, its interval at the level `bonferroni`.
+    fn tests(&self, bonferroni: f64) -> Vec<noise::Test> {
+        let (bd, nd) = (self.bd, self.nd);
+        self.rows
+            .iter()
+            .zip(&self.dispersions)
+            .map(|(r, &dispersion)| {
+                let (b, n) = (sum(&r.base).0, sum(&r.new).0);
+                noise::test(b, bd, n, nd, dispersion, dispersion.critical(bonferroni))
+            })
+            .collect()
+    }
+
+    /// The comparison with its verdicts: `tested_rows` says which entries are in the family,
+    /// `adjusted` gives their Holm-adjusted p-values in order, and `family` is how many entries
+    /// the correction ran over (the intervals hold together at the level over as many).
+    fn finish(
+        self,
+        tests: Vec<noise::Test>,
+        tested_rows: Vec<bool>,
+        adjusted: &mut impl Iterator<Item = f64>,
+        family: usize,
+        opts: &NoiseOptions,
+    ) -> Diff {
+        let (rows, dispersions) = (self.rows, self.dispersions);
+        let (base, new, hz, scale, bd, nd) =
+            (self.base, self.new, self.hz, self.scale, self.bd, self.nd);
+        let (bt, nt, normalized, spread) = (self.bt, self.nt, self.normalized, self.spread);
+        let tested = tested_rows.iter().filter(|&&t| t).count();
+        let bonferroni = opts.level / family.max(1) as f64;
+        let mut entries: Vec<Entry> = rows
+            .into_iter()
+            .zip(tests)
+            .zip(tested_rows)
+            .zip(dispersions)
+            .map(|(((r, t), is_tested), dispersion)| {
+                let (bs, bc) = sum(&r.base);
+                let (ns, nc) = sum(&r.new);
+                let (b, n) = (side(bs, bc, hz), side(ns, nc, hz));
+                let in_base = bs != 0.0 || bc != 0;
+                let status = match (in_base, ns != 0.0 || nc != 0) {
+                    (true, true) => Status::Both,
+                    (false, _) => Status::Added,
+                    (true, false) => Status::Removed,
+                };
+                let p_adjusted = if is_tested { adjusted.next() } else { None };
+                let time_verdict = match p_adjusted {
+                    None => Verdict::TooFewSamples,
+                    Some(p) if p <= opts.level => Verdict::Change,
+                    Some(_) => Verdict::WithinNoise,
+                };
+                // Calls per profile, compared exactly: bc / runs_b against nc / runs_n.
+                let calls_changed =
+                    u128::from(bc) * new.len() as u128 != u128::from(nc) * base.len() as u128;
+                let d = ns - bs;
+                let dn = ns * scale - bs;
+                let pooled_share = noise::share(bs + ns, bd + nd);
+                let detectable = noise::min_detectable(
+                    pooled_share,
+                    bd,
+                    nd,
+                    dispersion.phi(),
+                    dispersion.critical(bonferroni),
+                    opts.min_samples,
+                );
+                let dc = i128::from(nc) - i128::from(bc);
+                Entry {
+                    name: r.name,
+                    address: r.address,
+                    status,
+                    base: b,
+                    new: n,
+                    delta_self_samples: d,
+                    delta_self_samples_normalized: dn,
+                    relative_self: ratio(d, bs),
+                    relative_self_normalized: ratio(dn, bs),
+                    delta_calls: dc,
+                    relative_calls: ratio(dc as f64, bc as f64),
+                    share_base: noise::share(bs, bd),
+                    share_new: noise::share(ns, nd),
+                    delta_share: t.delta,
+                    delta_share_low: t.low,
+                    delta_share_high: t.high,
+                    p_value: t.p_value,
+                    p_adjusted,
+                    time_verdict,
+                    calls_changed,
+                    verdict: if calls_changed {
+                        Verdict::Change
+                    } else {
+                        time_verdict
+                    },
+                    detectable_delta_share: detectable,
+                    detectable_slowdown: noise::slowdown_for(pooled_share, detectable),
+                    dispersion: dispersion.phi(),
+                    dispersion_df: dispersion.df,
+                }
+            })
+            .collect();
+        let key = |e: &Entry| {
+            if normalized {
+                e.delta_self_samples_normalized.abs()
+            } else {
+                e.delta_self_samples.abs()
+            }
+        };
+        entries.sort_by(|a, b| {
+            key(b)
+                .total_cmp(&key(a))
+                .then(
+                    b.delta_calls
+                        .unsigned_abs()
+                        .cmp(&a.delta_calls.unsigned_abs()),
+                )
+                .then(a.address.cmp(&b.address))
+                .then(a.name.cmp(&b.name))
+        });
+        let calls =
+            |side: fn(&Entry) -> u64| entries.iter().map(side).fold(0u64, u64::saturating_add);
+        let totals = |runs: &[RunCounts], samples: u64, calls: u64| {
+            let profiles: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
+            Totals {
+                label: profiles.join(", "),
+                profiles,
+                samples,
+                calls,
+            }
+        };
+        Diff {
+            version: JSON_VERSION,
+            granularity: self.granularity,
+            hz,
+            base: totals(base, bt, calls(|e| e.base.calls)),
+            new: totals(new, nt, calls(|e| e.new.calls)),
+            normalized,
+            scale,
+            sorted_by: if normalized {
+                "self-normalized"
+            } else {
+                "self-raw"
+            },
+            model: if self.several {
+                Model::RunToRun
+            } else {
+                Model::Sampling
+            },
+            dispersion: spread.dispersion.phi(),
+            dispersion_df: spread.dispersion.df,
+            jitter: spread.jitter.sqrt(),
+            jitter_df: spread.jitter_df,
+            level: opts.level,
+            correction: CORRECTION,
+            min_samples: opts.min_samples,
+            tested,
+            family,
+            changes: entries
+                .iter()
+                .filter(|e| e.verdict == Verdict::Change)
+                .count(),
+            entries,
+        }
+    }
 }
 
 /// Prints the comparison as JSON (one object, fields documented in spec/json.md).

@@ -52,14 +52,21 @@ fn model_line(d: &Diff) -> String {
             d.dispersion, d.dispersion_df
         ),
     };
+    let family = if d.family == d.tested {
+        format!("the {} tested entries", d.tested)
+    } else {
+        // A process tree's executable: one correction over the whole tree (spec/diff.md §11).
+        format!(
+            "the {} entries tested in the whole process tree ({} of them here)",
+            d.family, d.tested
+        )
+    };
     format!(
-        "Noise: {model}. Verdicts at level {} over the {} tested entries (Holm's correction); \
-         entries with fewer than {} samples in both sides together, or too few to reach the \
-         level whatever they did (Tarone), are 'too few'. Intervals of Δshare hold together \
-         at that level. A changed call count is a change whatever the time did ('change \
-         (calls)').",
+        "Noise: {model}. Verdicts at level {} over {family} (Holm's correction); entries with \
+         fewer than {} samples in both sides together, or too few to reach the level whatever \
+         they did (Tarone), are 'too few'. Intervals of Δshare hold together at that level. A \
+         changed call count is a change whatever the time did ('change (calls)').",
         level_text(d.level),
-        d.tested,
         d.min_samples
     )
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use inferno::flamegraph::{self, Direction, Palette, TextTruncateDirection};
 
-use crate::diff::FramePart;
+use crate::diff::{FramePart, FrameVerdicts};
 use crate::model::StackSource;
 
 /// How a differential graph colours a frame.
@@ -258,7 +258,11 @@ pub fn write_diff_parts_svg(
         return Err(NothingToDraw.into());
     }
     // Only the frames whose change is more than noise keep their difference (spec/diff.md §10).
-    let tested = crate::diff::frame_verdicts_of_parts(parts, share, &opts.noise);
+    let tested = FrameVerdicts::join(crate::diff::frame_verdicts_of_parts(
+        parts,
+        share,
+        &opts.noise,
+    ));
     let noise = format!(
         "grey = within noise or too few samples ({} of {} frames tested a change: {}; each \
          frame's tooltip has its interval)",

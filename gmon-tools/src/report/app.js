@@ -63,7 +63,7 @@
         (H.jitter > 0 ? ", plus a per-run jitter of each function's own time (" + (100 * H.jitter).toFixed(1) + "%)" : ""));
     const pairs = TREE.filter((e) => e.matched_by).length;
     fact("Tests", fmt(H.tested) + " functions tested at level " + H.level + " over all of them, " +
-      (TREE.length ? "the level divided among the " + pairs + " executables both sides ran (" + (H.level / Math.max(1, pairs)).toPrecision(3) + " each), Holm's correction within each" : H.correction === "holm" ? "Holm's correction" : H.correction) +
+      (TREE.length ? "Holm's correction over the functions of all " + pairs + " executables both sides ran together" : H.correction === "holm" ? "Holm's correction" : H.correction) +
       "; fewer than " + H.min_samples + " samples in both sides together: too few to tell");
     fact("Verdicts", fmt(H.changes) + " change" + (H.changes === 1 ? "" : "s") + ", " + fmt(H.noise) + " within noise, " + fmt(H.too_few) + " too few samples");
     fact("Shares", H.normalized ? "the totals differ: changes are of each function's share of its side's samples" : "the totals are equal");

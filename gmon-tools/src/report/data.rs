@@ -261,7 +261,8 @@ pub struct DiffExecutable {
     pub base_samples: u64,
     /// NEW's samples of it.
     pub new_samples: u64,
-    /// The level its comparison ran at (the tree's divided among the pairs; 0: not compared).
+    /// The level its comparison ran at (the tree's, with one correction over every pair's
+    /// functions; 0: not compared).
     pub level: f64,
     /// Its functions tested.
     pub tested: usize,

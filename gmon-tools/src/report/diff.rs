@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use crate::diff::{Diff, Entry, Granularity, Model, NoiseOptions, Status, Verdict};
-use crate::diff::{frame_colour, frame_verdicts_of_runs, function_counts};
+use crate::diff::{
+    FramePart, FrameVerdicts, frame_colour, frame_verdicts_of_runs, function_counts,
+};
 use crate::flame::folded_lines;
 use crate::model::{Frame, Loaded, NodeId, StackSource, frame_name};
 
@@ -23,6 +25,78 @@ pub fn build_diff_report(
     new: &[Loaded],
     program: &str,
 ) -> ReportData {
+    let frames = DiffFrames::of(base, new);
+    let tested = frame_verdicts_of_runs(
+        &frames.part.base,
+        &frames.part.new,
+        frames.share(),
+        &frame_noise(diff),
+    );
+    build_diff_report_of(diff, base, new, program, &frames, &tested)
+}
+
+/// The stacks of a comparison's graph: each run's folded lines per side, as `gmon flame
+/// --diff` draws them (the shape of NEW; when NEW has no samples, the shape of BASE, all blue:
+/// the sides are swapped and `vanished` says so).
+pub(super) struct DiffFrames {
+    /// The runs of each side, swapped when `vanished`.
+    pub part: FramePart,
+    /// NEW has no samples and BASE has.
+    pub vanished: bool,
+}
+
+impl DiffFrames {
+    /// The stacks of the models `base` and `new` (one per run).
+    pub fn of(base: &[Loaded], new: &[Loaded]) -> DiffFrames {
+        let runs = |ls: &[Loaded]| -> Vec<Vec<String>> {
+            ls.iter()
+                .map(|l| folded_lines(&l.stacks, &l.graph))
+                .collect()
+        };
+        let (b, n) = (runs(base), runs(new));
+        let empty = |runs: &[Vec<String>]| runs.iter().all(Vec::is_empty);
+        let vanished = empty(&n) && !empty(&b);
+        let (base, new) = if vanished { (n, b) } else { (b, n) };
+        DiffFrames {
+            part: FramePart {
+                root: String::new(),
+                base,
+                new,
+            },
+            vanished,
+        }
+    }
+
+    /// Whether the colours are of the change in share (BASE has samples), not of counts.
+    pub fn share(&self) -> bool {
+        self.part.base.iter().any(|r| !r.is_empty())
+    }
+}
+
+/// The frames are tested as the functions were: one profile a side by the sampling model with
+/// the dispersion the comparison assumed, several (each model a run) by the runs' spread
+/// (spec/diff.md §10), at the comparison's level.
+pub(super) fn frame_noise(diff: &Diff) -> NoiseOptions {
+    NoiseOptions {
+        level: diff.level,
+        min_samples: diff.min_samples,
+        dispersion: match diff.model {
+            Model::Sampling => diff.dispersion,
+            Model::RunToRun => NoiseOptions::default().dispersion,
+        },
+    }
+}
+
+/// [`build_diff_report`] with the frames' stacks and their test given (for a process tree,
+/// tested with every executable's frames together).
+pub(super) fn build_diff_report_of(
+    diff: &Diff,
+    base: &[Loaded],
+    new: &[Loaded],
+    program: &str,
+    frames: &DiffFrames,
+    tested: &FrameVerdicts,
+) -> ReportData {
     let mut d = ReportData {
         v: DATA_VERSION,
         kind: "diff",
@@ -36,38 +110,10 @@ pub fn build_diff_report(
         index.insert(name.clone(), d.functions.name.len() as u32);
         push_function(&mut d, &mut x, name, Some(e));
     }
-    // The frames are tested as the functions were: one profile a side by the sampling model
-    // with the dispersion the comparison assumed, several (each model a run) by the runs'
-    // spread (spec/diff.md §10).
-    let noise = NoiseOptions {
-        level: diff.level,
-        min_samples: diff.min_samples,
-        dispersion: match diff.model {
-            Model::Sampling => diff.dispersion,
-            Model::RunToRun => NoiseOptions::default().dispersion,
-        },
-    };
-    let fold = |ls: &[Loaded]| -> Vec<String> {
-        ls.iter()
-            .flat_map(|l| folded_lines(&l.stacks, &l.graph))
-            .collect()
-    };
-    let (base_lines, new_lines) = (fold(base), fold(new));
-    let runs = |ls: &[Loaded]| -> Vec<Vec<String>> {
-        ls.iter()
-            .map(|l| folded_lines(&l.stacks, &l.graph))
-            .collect()
-    };
-    let (base_runs, new_runs) = (runs(base), runs(new));
-    // As `gmon flame --diff` draws it: the shape of NEW coloured by the change of each stack's
-    // share; when NEW has no samples, the shape of BASE, all blue.
-    let vanished = new_lines.is_empty() && !base_lines.is_empty();
-    let (b, n, br, nr) = if vanished {
-        (&new_lines, &base_lines, &new_runs, &base_runs)
-    } else {
-        (&base_lines, &new_lines, &base_runs, &new_runs)
-    };
-    let tested = frame_verdicts_of_runs(br, nr, !b.is_empty(), &noise);
+    let vanished = frames.vanished;
+    // NEW's lines (BASE's when swapped), summed over the runs, for the totals per function.
+    let n: Vec<&String> = frames.part.new.iter().flatten().collect();
+    let b_is_empty = !frames.share();
     let mut rows: Vec<(Vec<&str>, u64, i64)> = Vec::new();
     let mut max = 1u64;
     for line in &tested.lines {
@@ -136,11 +182,7 @@ pub fn build_diff_report(
     }
     d.functions.total = total;
     let count = |v: Verdict| diff.entries.iter().filter(|e| e.verdict == v).count();
-    let scale = if b.is_empty() {
-        "sample count"
-    } else {
-        "share"
-    };
+    let scale = if b_is_empty { "sample count" } else { "share" };
     x.head = DiffHead {
         granularity: match diff.granularity {
             Granularity::Function => "function",

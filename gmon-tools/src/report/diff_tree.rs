@@ -1,21 +1,24 @@
 //! The differential report of two process trees (`gmon report --diff` of `gmon record` runs
 //! of a command that starts other programs; spec/report.md §6). Each executable both sides
 //! ran is reported as `gmon report --diff` reports one program, from the comparison `gmon diff`
-//! made of the pair (spec/diff.md §11: paired by path, build id or file name, at the level
-//! divided among the pairs), and the reports are joined as a process tree's are: a root frame
+//! made of the pair (spec/diff.md §11: paired by path, build id or file name, one correction
+//! over every pair's functions and over every pair's frames), and the reports are joined as a process tree's are: a root frame
 //! per executable, the table's rows saying which executable each function is in. An
 //! executable only one side ran is drawn with that side's samples, all red (NEW only) or all
 //! blue (BASE only), and its functions are rows that say so: nothing it sampled is left out.
 
 use std::collections::HashMap;
 
-use crate::diff::{ASSUMED_DISPERSION, MatchedBy, OneSided, TreeDiff, Verdict, frame_colour};
+use crate::diff::{
+    ASSUMED_DISPERSION, FramePart, MatchedBy, NoiseOptions, OneSided, TreeDiff, Verdict,
+    frame_colour, frame_verdicts_of_parts,
+};
 use crate::flame::folded_lines;
 use crate::model::Loaded;
 
 use super::collect::DATA_VERSION;
 use super::data::{DiffData, DiffExecutable, DiffHead, Meta, ReportData};
-use super::diff::{build_diff_report, push_function};
+use super::diff::{DiffFrames, build_diff_report_of, frame_noise, push_function};
 use super::flame::{FlameTree, TOP};
 
 /// The page's data for two process trees: `tree` as `gmon diff` compared them, with each
@@ -28,8 +31,23 @@ pub fn build_tree_diff_report(
     only_new: &[Vec<Loaded>],
 ) -> ReportData {
     let mut parts: Vec<(ReportData, DiffExecutable)> = Vec::new();
-    for (e, (b, n)) in tree.executables.iter().zip(models) {
-        let part = build_diff_report(&e.diff, b, n, &e.new_executable);
+    // Every executable's frames tested together, as its functions were (spec/diff.md §11).
+    let frames: Vec<DiffFrames> = models.iter().map(|(b, n)| DiffFrames::of(b, n)).collect();
+    let stacks: Vec<FramePart> = frames.iter().map(|f| f.part.clone()).collect();
+    let noise = tree
+        .executables
+        .first()
+        .map_or_else(NoiseOptions::default, |e| frame_noise(&e.diff));
+    let share = frames.iter().all(DiffFrames::share);
+    let tested = frame_verdicts_of_parts(&stacks, share, &noise);
+    for (((e, (b, n)), f), t) in tree
+        .executables
+        .iter()
+        .zip(models)
+        .zip(&frames)
+        .zip(&tested)
+    {
+        let part = build_diff_report_of(&e.diff, b, n, &e.new_executable, f, t);
         let count = |v: Verdict| e.diff.entries.iter().filter(|x| x.verdict == v).count();
         let exe = DiffExecutable {
             root: e.root.clone(),
