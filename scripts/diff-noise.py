@@ -38,12 +38,16 @@ Usage (from anywhere in a checkout; needs gcc and a release build):
     cargo build --release -p gmon-tools
     python3 scripts/diff-noise.py [--pairs 40] [--cpu 2] [--hz 1000] [--fail-above 2]
                                   [--level L] [--dispersion PHI] [--random-pairs 400] [--command 'CMD ARGS']
-                                  [--tree] [--pictures DIR] [--old-gmon PATH] [--keep | --from DIR]
+                                  [--tree] [--pictures DIR] [--old-gmon PATH] [--inferno CMD]
+                                  [--keep | --from DIR]
 
 `gmon` is this checkout's target/release/gmon unless GMON names another. Work files go to a
 fresh temporary directory (removed at the end unless --keep). --pictures DIR writes the
-differential flame graph of the first A/B pair (`noise-aware.svg`), and with --old-gmon the
-same drawn by another gmon binary (`before.svg`), for comparison. --keep keeps the recorded
+differential flame graph of the first A/B pair (`noise-aware.svg`), of the first A/A pair
+(`noise-aware-aa.svg`) and of the first three runs a side (`three-a-side.svg`); with --old-gmon
+each pair drawn by another gmon binary (`before.svg`, `before-aa.svg`), and with --inferno CMD
+each pair's `gmon diff --folded` drawn by that inferno-flamegraph command, every difference
+coloured (`naive.svg`, `naive-aa.svg`), for comparison. --keep keeps the recorded
 runs; --from DIR compares the runs kept in DIR again (another gmon build, the same data)
 without recording. Prints one markdown table, with the smallest growth of `hot`'s share and
 slowdown of `cool` that an A/A comparison could have detected (spec/diff.md §9).
@@ -165,6 +169,9 @@ def main():
     ap.add_argument("--tree", action="store_true", help="record a process tree of two programs")
     ap.add_argument("--pictures", help="directory for the differential flame graphs")
     ap.add_argument("--old-gmon", help="another gmon binary to draw before.svg with")
+    ap.add_argument(
+        "--inferno", help="an inferno-flamegraph command to draw naive.svg (gmon diff --folded) with"
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument(
         "--from",
@@ -377,19 +384,48 @@ def compare(a, gmon, runs_a, runs_b, rounds, cpu):
         )
 
     if a.pictures and runs_b:
-        os.makedirs(a.pictures, exist_ok=True)
-        base, new = runs_a[0], runs_b[0]
-        for binary, name in [(gmon, "noise-aware.svg")] + (
-            [(a.old_gmon, "before.svg")] if a.old_gmon else []
-        ):
-            out = os.path.join(a.pictures, name)
+        pictures(a, gmon, runs_a, runs_b)
+
+
+def pictures(a, gmon, runs_a, runs_b):
+    """The differential flame graphs of the first A/B pair (`noise-aware.svg`; `before.svg`
+    drawn by --old-gmon; `naive.svg`, every difference coloured, drawn from `gmon diff --folded`
+    by the inferno-flamegraph command --inferno names), the same of the first A/A pair
+    (`*-aa.svg`), and of the first A/B triple, three runs a side (`three-a-side.svg`)."""
+    os.makedirs(a.pictures, exist_ok=True)
+    side = (lambda outs: [f for out in outs for f in files(out)]) if TREE else list
+
+    def sides(base, new):
+        return ["--base", *side(base), "--new", *side(new)]
+
+    what = "the tree, " if TREE else ""
+    ab, aa = "A/B, hot 20% slower", "A/A, two runs of one program"
+    drawn = []
+    for suffix, one, words in [("", sides(runs_a[:1], runs_b[:1]), ab), ("-aa", sides(runs_a[:1], runs_a[1:2]), aa)]:
+        drawn.append((gmon, f"noise-aware{suffix}.svg", one, f"{what}one run a side: {words}"))
+        if a.old_gmon:
+            drawn.append((a.old_gmon, f"before{suffix}.svg", one, f"{what}one run a side: {words}"))
+        if a.inferno:
+            drawn.append((None, f"naive{suffix}.svg", one, f"{what}one run a side, every difference coloured: {words}"))
+    three = sides(runs_a[:3], runs_b[:3])
+    drawn.append((gmon, "three-a-side.svg", three, f"{what}three runs a side: {ab}"))
+    for binary, name, operands, title in drawn:
+        out = os.path.join(a.pictures, name)
+        if binary is None:
+            # What an inferno user draws today: every difference coloured, noise or not.
+            folded = subprocess.run(
+                [gmon, "diff", "--folded", *operands], capture_output=True, text=True, check=True
+            ).stdout
+            with open(out, "w") as f:
+                subprocess.run(
+                    [a.inferno, "--title", f"{name}: {title}"], input=folded, text=True, stdout=f, check=True
+                )
+        else:
             subprocess.run(
-                [binary, "flame", "--diff", "--title", f"{name}: A/B, hot 20% slower",
-                 "-o", out, base, new],
+                [binary, "flame", "--diff", "--title", f"{name}: {title}", "-o", out, *operands],
                 check=True,
             )
-            print(f"wrote {out}", file=sys.stderr)
-
+        print(f"wrote {out}", file=sys.stderr)
 
 if __name__ == "__main__":
     main()
