@@ -67,6 +67,10 @@ def threads(*t):
     return u32(len(t)) + b"".join(u32(tid) + u64(n) for tid, n in t)
 
 
+def thread_clocks(dropped, *c):
+    return u64(dropped) + u32(len(c)) + b"".join(u32(t) + u64(a) + u64(b) for t, a, b in c)
+
+
 def kinds(*k):
     return u32(len(k)) + bytes(k)
 
@@ -249,9 +253,30 @@ def main():
     bad("window-backwards.gmonx", build(base[:11] + [(12, u64(7) + u64(6))]),
         "bad-value", w_at + 12, "rule 11: a WINDOW that ends before it starts")
     bad("window-twice.gmonx", full + section(12, base[11][1]),
-        "sidecar-duplicate-section", len(full), "rule 7: WINDOW, the last known kind")
+        "sidecar-duplicate-section", len(full), "rule 7: WINDOW")
     ok("window-empty.gmonx", build(base[:11] + [(12, u64(7) + u64(7))]),
        "a WINDOW that ends where it starts (a write at once)")
+    # THREAD_CLOCKS (13): a count of 20-byte clocks after `dropped`; rules 7, 8, 9, 11, 12.
+    tc = [(13, thread_clocks(0, (42, 5_000_100_000, 5_003_000_000), (43, 5_000_200_000, 5_000_900_000),
+                             (43, 5_001_000_000, 5_001_000_000)))]
+    with_tc = base + tc
+    tc_at = offset_of_section(with_tc, 12)
+    ok("thread-clocks.gmonx", build(with_tc),
+       "THREAD_CLOCKS: one thread's clock, and another thread armed twice (the second for no time)")
+    ok("thread-clocks-dropped.gmonx", build(base + [(13, thread_clocks(3))]),
+       "THREAD_CLOCKS with none listed and 3 dropped: an incomplete list")
+    bad("thread-clocks-cut.gmonx", build(base + [(13, thread_clocks(0)[:5])]),
+        "eof", tc_at + 12, "rule 8: THREAD_CLOCKS' dropped cut short")
+    bad("thread-clocks-count-too-large.gmonx",
+        build(base + [(13, u64(0) + u32(2) + thread_clocks(0, (42, 1, 2))[12:])]),
+        "bad-value", tc_at + 12 + 8, "rule 9: thread clocks")
+    bad("thread-clocks-backwards.gmonx",
+        build(base + [(13, thread_clocks(0, (42, 1, 2), (43, 9, 8)))]),
+        "bad-value", tc_at + 12 + 8 + 4 + 20 + 4, "rule 11: a thread clock that ends before it starts")
+    bad("thread-clocks-trailing.gmonx", build(base + [(13, thread_clocks(0, (42, 1, 2)) + b"\x00")]),
+        "sidecar-trailing-bytes", tc_at + 12 + 8 + 4 + 20, "rule 12: THREAD_CLOCKS")
+    bad("thread-clocks-twice.gmonx", build(with_tc) + section(13, thread_clocks(0)),
+        "sidecar-duplicate-section", len(build(with_tc)), "rule 7: THREAD_CLOCKS, the last known kind")
     # Valid: UNCLOCKED before the CLOCK it completes, and without any CLOCK.
     early_u = base[:7] + [base[10], base[7]] + base[8:10]
     ok("unclocked-before-clock.gmonx", build(early_u), "UNCLOCKED before CLOCK: kept for it")

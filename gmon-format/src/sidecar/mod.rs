@@ -81,8 +81,11 @@ pub const SECTION_UNCLOCKED: u32 = 11;
 /// Section kind of the time the runtime sampled the image ([`SamplingWindow`],
 /// `SECTION_WINDOW`), added after [`SECTION_UNCLOCKED`]: readers that predate it skip it.
 pub const SECTION_WINDOW: u32 = 12;
+/// Section kind of the times each thread's clock ran ([`ThreadClocks`], `SECTION_THREAD_CLOCKS`),
+/// added after [`SECTION_WINDOW`]: readers that predate it skip it.
+pub const SECTION_THREAD_CLOCKS: u32 = 13;
 /// The last section kind this reader knows (each known kind may appear once).
-const LAST_KNOWN_SECTION: u32 = SECTION_WINDOW;
+const LAST_KNOWN_SECTION: u32 = SECTION_THREAD_CLOCKS;
 
 /// The clock that drove the samples (spec/runtime.md §4.1, "Clock"; §5.11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -157,6 +160,32 @@ pub struct SamplingWindow {
     pub start_ns: u64,
     /// When the profile was written (the clocks had stopped, or a flush read them running).
     pub end_ns: u64,
+}
+
+/// When one thread's clock ran (spec/runtime.md §5.17): `CLOCK_MONOTONIC` times, in ns, from
+/// the moment it was armed to the moment it was deleted (or the file was written, for a clock
+/// still running). A tick of the thread between the two was the runtime's to sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ThreadClock {
+    /// The thread.
+    pub tid: u32,
+    /// When its clock started.
+    pub start_ns: u64,
+    /// When its clock stopped.
+    pub end_ns: u64,
+}
+
+/// Every thread clock one process image ran (spec/runtime.md §5.17): what tells an observer
+/// outside the process the time a thread spent before its clock was armed (its start) or after
+/// it was deleted (its end) from the time the runtime sampled.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ThreadClocks {
+    /// Clocks the runtime could not list (its table was full): when not 0, the list is not the
+    /// whole story and a reader must not conclude that a thread was unclocked.
+    pub dropped: u64,
+    /// The clocks, in no particular order; a thread id may appear several times (a clock
+    /// deleted and armed again, or a thread id reused).
+    pub clocks: Vec<ThreadClock>,
 }
 
 /// How many processes and threads a sidecar covers (spec/runtime.md §5.14): 1 and the threads
@@ -373,6 +402,9 @@ pub struct Sidecar {
     /// When the runtime sampled the one process image it covers (`None` for a sum of several,
     /// or when the writer did not say).
     pub window: Option<SamplingWindow>,
+    /// When each thread's clock ran in that image (`None` for a sum of several, or when the
+    /// writer did not say).
+    pub thread_clocks: Option<ThreadClocks>,
 }
 
 impl Sidecar {
@@ -588,6 +620,17 @@ pub fn sidecar_to_vec(sidecar: &Sidecar) -> io::Result<Vec<u8>> {
         put_u64(&mut b, w.start_ns);
         put_u64(&mut b, w.end_ns);
         section(&mut out, SECTION_WINDOW, &b);
+    }
+    if let Some(t) = &sidecar.thread_clocks {
+        b.clear();
+        put_u64(&mut b, t.dropped);
+        put_count(&mut b, t.clocks.len(), "thread clocks")?;
+        for c in &t.clocks {
+            put_u32(&mut b, c.tid);
+            put_u64(&mut b, c.start_ns);
+            put_u64(&mut b, c.end_ns);
+        }
+        section(&mut out, SECTION_THREAD_CLOCKS, &b);
     }
     Ok(out)
 }
@@ -860,6 +903,31 @@ pub fn read_sidecar(bytes: &[u8]) -> Result<Sidecar> {
                 }
                 sidecar.window = Some(SamplingWindow { start_ns, end_ns });
             }
+            SECTION_THREAD_CLOCKS => {
+                let dropped = s.u64("dropped thread clocks")?;
+                let n = s.count("thread clocks", 20)?;
+                let mut clocks = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let tid = s.u32("thread clock tid")?;
+                    let at = s.offset();
+                    let start_ns = s.u64("thread clock start")?;
+                    let end_ns = s.u64("thread clock end")?;
+                    if end_ns < start_ns {
+                        return Err(Error::BadValue {
+                            offset: at,
+                            what: "thread clock",
+                            found: end_ns,
+                            expected: "end >= start",
+                        });
+                    }
+                    clocks.push(ThreadClock {
+                        tid,
+                        start_ns,
+                        end_ns,
+                    });
+                }
+                sidecar.thread_clocks = Some(ThreadClocks { dropped, clocks });
+            }
             // Unknown kinds: skipped, so newer writers can add sections.
             _ => s.pos = body_end,
         }
@@ -1029,6 +1097,7 @@ mod tests {
                 threads: 1,
             }),
             window: None,
+            thread_clocks: None,
         }
     }
 
@@ -1115,6 +1184,36 @@ mod tests {
         // Twice is an error, as for every known section.
         let twice = [&bytes[..], unclocked].concat();
         assert!(read_sidecar(&twice).is_err());
+    }
+
+    #[test]
+    fn thread_clocks_round_trip_and_are_optional() {
+        let clock = |tid, start_ns, end_ns| ThreadClock {
+            tid,
+            start_ns,
+            end_ns,
+        };
+        let mut e = sample();
+        e.thread_clocks = Some(ThreadClocks {
+            dropped: 2,
+            clocks: vec![clock(7, 10, 90), clock(8, 20, 20), clock(7, 95, 99)],
+        });
+        let bytes = sidecar_to_vec(&e).unwrap();
+        assert_eq!(read_sidecar(&bytes).unwrap(), e);
+        // Last: kind 13, 8 + 4 + 20 per clock.
+        let len = 12 + 8 + 4 + 3 * 20;
+        let at = bytes.len() - len;
+        assert_eq!(bytes[at..at + 4], SECTION_THREAD_CLOCKS.to_le_bytes());
+        assert_eq!(bytes[at + 4..at + 12], 72u64.to_le_bytes());
+        // Without it (an older writer): nothing known of the threads' clocks.
+        let older = read_sidecar(&bytes[..at]).unwrap();
+        assert_eq!(older.thread_clocks, None);
+        // A clock that ends before it starts is refused at its start field.
+        let mut bad = bytes.clone();
+        let third_end = bytes.len() - 8;
+        bad[third_end..].copy_from_slice(&94u64.to_le_bytes());
+        let err = read_sidecar(&bad).unwrap_err();
+        assert_eq!(err.offset(), Some((third_end - 8) as u64), "{err}");
     }
 
     #[test]

@@ -163,6 +163,7 @@ impl SidecarSum {
         sum.processes = Some(self.processes);
         if self.inputs > 1 {
             sum.window = None;
+            sum.thread_clocks = None;
         }
         sum.gmon = None;
         sum

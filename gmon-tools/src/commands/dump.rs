@@ -79,7 +79,7 @@ pub struct Args {
 /// One file as read: a profile (and the sidecar beside it), or a sidecar.
 enum Dumped {
     Profile(Detected, Option<SidecarBeside>),
-    Sidecar(Sidecar, Vec<SectionSpan>),
+    Sidecar(Box<Sidecar>, Vec<SectionSpan>),
 }
 
 /// What stopped reading a file: the message, and its class and offset for `--json`.
@@ -126,7 +126,7 @@ fn load(path: &Path, opts: &ReadOptions) -> Result<(Dumped, u64), Failure> {
     if bytes.starts_with(&GMONX_MAGIC) {
         let (sidecar, sections) = read_sidecar_sections(&bytes)
             .map_err(|e| Failure::of(e, |e| crate::Error::from(e).context(path.display())))?;
-        return Ok((Dumped::Sidecar(sidecar, sections), size));
+        return Ok((Dumped::Sidecar(Box::new(sidecar), sections), size));
     }
     let detected = gmon_format::read::read_detailed(&bytes, opts)
         .map_err(|e| Failure::of(e, |e| explain(path, &bytes, e)))?;

@@ -8,7 +8,7 @@ use gmon_format::Sidecar;
 use gmon_format::sidecar::{
     GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
     SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
-    SECTION_THREADS, SECTION_UNCLOCKED, SECTION_WINDOW, SectionSpan,
+    SECTION_THREAD_CLOCKS, SECTION_THREADS, SECTION_UNCLOCKED, SECTION_WINDOW, SectionSpan,
 };
 use serde::Serialize;
 
@@ -234,6 +234,26 @@ pub fn print_sidecar<W: Write + ?Sized>(
                     )?;
                 }
             }
+            SECTION_THREAD_CLOCKS => {
+                if let Some(t) = &s.thread_clocks {
+                    writeln!(
+                        out,
+                        "  {} thread clocks, {} dropped (CLOCK_MONOTONIC)",
+                        t.clocks.len(),
+                        t.dropped
+                    )?;
+                    for c in &t.clocks {
+                        writeln!(
+                            out,
+                            "  tid {}: from {} ns to {} ns: {} ns",
+                            c.tid,
+                            c.start_ns,
+                            c.end_ns,
+                            c.end_ns - c.start_ns
+                        )?;
+                    }
+                }
+            }
             _ => writeln!(out, "  skipped: written by a later runtime")?,
         }
     }
@@ -258,6 +278,13 @@ pub struct JsonSidecar<'a> {
     mappings: Vec<JsonMapping>,
     processes: Option<JsonProcesses>,
     window: Option<JsonWindow>,
+    thread_clocks: Option<JsonThreadClocks>,
+}
+
+#[derive(Debug, Serialize)]
+struct JsonThreadClocks {
+    dropped: u64,
+    clocks: Vec<[u64; 3]>,
 }
 
 #[derive(Debug, Serialize)]
@@ -414,6 +441,14 @@ impl<'a> JsonSidecar<'a> {
             window: s.window.map(|w| JsonWindow {
                 start_ns: w.start_ns,
                 end_ns: w.end_ns,
+            }),
+            thread_clocks: s.thread_clocks.as_ref().map(|t| JsonThreadClocks {
+                dropped: t.dropped,
+                clocks: t
+                    .clocks
+                    .iter()
+                    .map(|c| [u64::from(c.tid), c.start_ns, c.end_ns])
+                    .collect(),
             }),
         }
     }

@@ -109,6 +109,7 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
             _ => None,
         })
         .collect();
+    let clocks: Vec<Option<ClockIndex>> = profiles.iter().map(ClockIndex::of).collect();
     // A profile belongs to the image of its process in which its window starts.
     for (i, p) in profiles.iter().enumerate() {
         let Some((pid, w)) = p.sidecar.as_ref().and_then(|s| Some((s.pid, s.window?))) else {
@@ -142,8 +143,13 @@ pub fn attribute(outer: &OuterSamples, profiles: &mut [ProcessProfile], stacks: 
             continue;
         };
         if let Some(i) = img.profile {
-            let inside =
-                window_of(&profiles[i]).is_some_and(|w| w.start_ns <= s.time && s.time <= w.end_ns);
+            // Inside the window, and inside the thread's own clock when the sidecar lists them
+            // (before it was armed and after it was deleted, no clock of the runtime ran).
+            let inside = window_of(&profiles[i])
+                .is_some_and(|w| w.start_ns <= s.time && s.time <= w.end_ns)
+                && clocks[i]
+                    .as_ref()
+                    .is_none_or(|c| c.clocked_at(s.tid, s.time));
             if inside && !runtime_threads.contains(&(s.pid, s.tid)) {
                 report.in_windows += 1;
                 continue;
@@ -242,6 +248,42 @@ fn exec_caller<'a>(
 
 fn window_of(p: &ProcessProfile) -> Option<gmon_format::sidecar::SamplingWindow> {
     p.sidecar.as_ref()?.window
+}
+
+/// A profile's thread clocks (spec/runtime.md §5.17), by thread.
+struct ClockIndex {
+    by_tid: HashMap<u32, Vec<(u64, u64)>>,
+    /// Some clocks were not listed: a thread without a listed clock at a time may still have
+    /// had one.
+    incomplete: bool,
+}
+
+impl ClockIndex {
+    /// `None` when the sidecar does not list its threads' clocks (a writer before the list, or
+    /// a log the writer could not read): the window alone decides.
+    fn of(p: &ProcessProfile) -> Option<ClockIndex> {
+        let t = p.sidecar.as_ref()?.thread_clocks.as_ref()?;
+        let mut by_tid: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+        for c in &t.clocks {
+            by_tid
+                .entry(c.tid)
+                .or_default()
+                .push((c.start_ns, c.end_ns));
+        }
+        Some(ClockIndex {
+            by_tid,
+            incomplete: t.dropped != 0,
+        })
+    }
+
+    /// Whether thread `tid` had a clock of the runtime at `time`.
+    fn clocked_at(&self, tid: u32, time: u64) -> bool {
+        let listed = self
+            .by_tid
+            .get(&tid)
+            .is_some_and(|v| v.iter().any(|&(a, b)| a <= time && time <= b));
+        listed || self.incomplete
+    }
 }
 
 /// Each process's images, in time order, from the fork, exec and exit events.
@@ -393,7 +435,9 @@ fn add_to_profile(p: &mut ProcessProfile, kept: &[Sampled], stacks: bool) {
 mod tests {
     use super::*;
     use gmon_format::Sidecar;
-    use gmon_format::sidecar::{AddressRange, MappedObject, OBJECT_FLAG_MAIN, SamplingWindow};
+    use gmon_format::sidecar::{
+        AddressRange, MappedObject, OBJECT_FLAG_MAIN, SamplingWindow, ThreadClock, ThreadClocks,
+    };
 
     fn profile(pid: u32, window: (u64, u64)) -> ProcessProfile {
         ProcessProfile {
@@ -604,6 +648,60 @@ mod tests {
         let ticks = |p: &ProcessProfile| p.sidecar.as_ref().map_or(0, |s| s.counters.samples);
         // The two ticks of the `execve` call are the shell's; the third is `prog`'s.
         assert_eq!((ticks(&profiles[0]), ticks(&profiles[1])), (2, 1));
+    }
+
+    #[test]
+    fn a_threads_time_outside_its_own_clock_is_kept_inside_the_window() {
+        // Process 20's window is 50..500. Its main thread's clock ran 60..480; thread 21's ran
+        // 200..300 (armed after its start at 150, deleted before its end at 350). Thread 22 had
+        // no clock at all (it never registered); thread 23 is not in a sidecar without the list.
+        let on = |tid, times: std::ops::Range<u64>| {
+            times.step_by(10).map(move |time| OuterSample {
+                time,
+                ip: 0x1500,
+                pid: 20,
+                tid,
+                user_ip: 0,
+            })
+        };
+        let outer = OuterSamples {
+            samples: on(20, 100..200)
+                .chain(on(21, 150..350))
+                .chain(on(22, 100..130))
+                .collect(),
+            scope: Scope::System,
+            ..OuterSamples::default()
+        };
+        let clock = |tid, start_ns, end_ns| ThreadClock {
+            tid,
+            start_ns,
+            end_ns,
+        };
+        let listed = |clocks| {
+            let mut p = profile(20, (50, 500));
+            if let Some(s) = p.sidecar.as_mut() {
+                s.thread_clocks = clocks;
+            }
+            p
+        };
+        let list = ThreadClocks {
+            dropped: 0,
+            clocks: vec![clock(20, 60, 480), clock(21, 200, 300)],
+        };
+        let mut profiles = vec![listed(Some(list.clone()))];
+        let r = attribute(&outer, &mut profiles, true);
+        // 21's 5 before its clock (150..190) and 5 after (300 is its clock's; 310..340: 4),
+        // and 22's 3: kept; the main thread's 10 and 21's 11 under their clocks: the runtime's.
+        assert_eq!((r.kept, r.in_windows), (5 + 4 + 3, 10 + 11), "{r:?}");
+        // A list the runtime could not complete proves nothing about a thread it lacks.
+        let incomplete = ThreadClocks { dropped: 1, ..list };
+        let mut profiles = vec![listed(Some(incomplete))];
+        let r = attribute(&outer, &mut profiles, true);
+        assert_eq!((r.kept, r.in_windows), (0, 33), "{r:?}");
+        // Without a list (an older runtime), the window alone decides, as before.
+        let mut profiles = vec![listed(None)];
+        let r = attribute(&outer, &mut profiles, true);
+        assert_eq!((r.kept, r.in_windows), (0, 33), "{r:?}");
     }
 
     #[test]

@@ -68,6 +68,15 @@ const HEAD_NS: u64 = 2_000_000_000;
 /// Samples kept at the end of each image: half a second at 4 kHz.
 const TAIL: usize = 2000;
 
+/// After an image's first [`HEAD_NS`], each of its threads other than the main one still has
+/// the samples of its own first 20 ms kept, and its last [`THREAD_TAIL`]: where its clock was
+/// not yet armed or already deleted (spec/runtime.md §4.7, "Long images"), which the sidecar's
+/// THREAD_CLOCKS tells apart afterwards. A pool that starts threads all along keeps them.
+const THREAD_HEAD_NS: u64 = 20_000_000;
+
+/// Samples kept at the end of each thread (its exit record flushes them).
+const THREAD_TAIL: usize = 4;
+
 /// Data pages of each CPU's ring (256 KiB: within the kernel's default locked-memory allowance
 /// for an unprivileged user, 516 KiB per CPU, even with another profiler running).
 const RING_PAGES: usize = 64;
@@ -218,6 +227,15 @@ struct Live {
     began: u64,
     tail: std::collections::VecDeque<OuterSample>,
     skipped: Option<Skipped>,
+    /// Its threads (not the main one) seen after its first [`HEAD_NS`].
+    threads: std::collections::HashMap<u32, LiveThread>,
+}
+
+/// A thread of a long image: when it was first seen, and its last samples.
+#[derive(Debug, Default)]
+struct LiveThread {
+    first: u64,
+    tail: std::collections::VecDeque<OuterSample>,
 }
 
 /// The reader's state: what it collected, and the live processes.
@@ -242,6 +260,26 @@ impl Collector {
             push(&mut self.out, s);
             return;
         }
+        let mut s = s;
+        if s.tid != s.pid {
+            let t = live.threads.entry(s.tid).or_insert_with(|| LiveThread {
+                first: s.time,
+                ..LiveThread::default()
+            });
+            if s.time < t.first.saturating_add(THREAD_HEAD_NS) {
+                push(&mut self.out, s);
+                return;
+            }
+            t.tail.push_back(s);
+            if t.tail.len() <= THREAD_TAIL {
+                return;
+            }
+            // Older than the thread's last few: one of the image's middle, as any other.
+            match t.tail.pop_front() {
+                Some(old) => s = old,
+                None => return,
+            }
+        }
         live.tail.push_back(s);
         if live.tail.len() > TAIL
             && let Some(old) = live.tail.pop_front()
@@ -258,9 +296,23 @@ impl Collector {
         }
     }
 
+    /// Thread `tid` of `pid` ended: its last samples are kept.
+    fn thread_ends(&mut self, pid: u32, tid: u32) {
+        if let Some(t) = self.live.get_mut(&pid).and_then(|l| l.threads.remove(&tid)) {
+            for s in t.tail {
+                push(&mut self.out, s);
+            }
+        }
+    }
+
     /// The image of `pid` ends at `time` (an exec, an exit, or a fork that reuses the pid).
     fn image_ends(&mut self, pid: u32, time: u64, next: bool) {
         if let Some(mut live) = self.live.remove(&pid) {
+            for (_, t) in live.threads.drain() {
+                for s in t.tail {
+                    push(&mut self.out, s);
+                }
+            }
             for s in live.tail.drain(..) {
                 push(&mut self.out, s);
             }
@@ -655,6 +707,12 @@ enum Record {
         pid: u32,
         time: u64,
     },
+    /// Another thread of a process ended.
+    ThreadExit {
+        pid: u32,
+        tid: u32,
+        time: u64,
+    },
     /// Samples the kernel could not put into a full ring.
     Lost {
         count: u64,
@@ -669,6 +727,7 @@ impl Record {
             Record::Comm { time, .. }
             | Record::Fork { time, .. }
             | Record::Exit { time, .. }
+            | Record::ThreadExit { time, .. }
             | Record::Lost { time, .. } => time,
         }
     }
@@ -677,7 +736,9 @@ impl Record {
     fn owner(&self) -> Option<u32> {
         match *self {
             Record::Sample(s) => Some(s.pid),
-            Record::Comm { pid, .. } | Record::Exit { pid, .. } => Some(pid),
+            Record::Comm { pid, .. }
+            | Record::Exit { pid, .. }
+            | Record::ThreadExit { pid, .. } => Some(pid),
             Record::Fork { ppid, .. } => Some(ppid),
             Record::Lost { .. } => None,
         }
@@ -771,8 +832,9 @@ fn decode(r: &[u8]) -> Option<Record> {
             // pid, ppid, tid, ptid, time.
             let (pid, ppid, tid, time) = (u32_at(8), u32_at(12), u32_at(16), u64_at(24));
             if pid != tid {
-                // A thread's: its samples carry its process's pid.
-                return None;
+                // A thread's: its samples carry its process's pid. Its end flushes its last
+                // samples (`Collector::thread_ends`).
+                return (kind == RECORD_EXIT).then_some(Record::ThreadExit { pid, tid, time });
             }
             if kind == RECORD_FORK {
                 Record::Fork { pid, ppid, time }
@@ -857,6 +919,7 @@ impl Collector {
                 self.image_ends(pid, time, true);
                 self.out.tasks.push(TaskEvent::Fork { pid, ppid, time });
             }
+            &Record::ThreadExit { pid, tid, .. } => self.thread_ends(pid, tid),
             &Record::Exit { pid, time } => {
                 if pid != me {
                     self.image_ends(pid, time, false);
@@ -949,6 +1012,43 @@ mod tests {
                 TaskEvent::Exit { pid: 200, time: 60 },
             ]
         );
+    }
+
+    #[test]
+    fn a_long_images_threads_keep_their_starts_and_ends() {
+        // Process 7 runs 3 s. After its first 2 s, its main thread's samples are the middle
+        // (the image's last TAIL kept); thread 8, started at 2.5 s, keeps its first 20 ms and,
+        // once its exit record comes, its last THREAD_TAIL; what lies between is the middle.
+        let mut c = Collector::default();
+        let ms = 1_000_000u64;
+        let at = |tid, time| {
+            (
+                0,
+                Record::Sample(OuterSample {
+                    tid,
+                    ..sample(7, time)
+                }),
+            )
+        };
+        let mut records = vec![at(7, 0)];
+        records.extend((2_500..2_600).map(|t| at(8, t * ms)));
+        records.push((
+            0,
+            Record::ThreadExit {
+                pid: 7,
+                tid: 8,
+                time: 2_600 * ms,
+            },
+        ));
+        let rest = c.round(records, 1, true);
+        assert!(rest.is_empty());
+        let kept_of_8 = |c: &Collector| c.out.samples.iter().filter(|s| s.tid == 8).count();
+        // Its first 20 ms (2500..2519) and its last 4 (2596..2599).
+        assert_eq!(kept_of_8(&c), 20 + THREAD_TAIL);
+        // The 76 between went to the image's tail, kept at its end while it holds so few.
+        let out = c.finish();
+        assert_eq!(out.samples.iter().filter(|s| s.tid == 8).count(), 100);
+        assert!(out.skipped.is_empty());
     }
 
     #[test]

@@ -8,3 +8,4 @@ pub(crate) mod perfclock;
 pub(crate) mod sampler;
 pub(crate) mod session;
 pub(crate) mod signal;
+pub(crate) mod threadclocks;

@@ -323,6 +323,9 @@ struct Armed {
     /// `unsampled` when it ends. 0 for threads armed by another (the watcher, the session's
     /// start), whose earlier time is not theirs to account for here.
     unclocked_ns: u64,
+    /// `CLOCK_MONOTONIC` once the clock ran (read with `cpu_at_arm`): the start of the thread's
+    /// THREAD_CLOCKS entry (spec §5.17).
+    armed_ns: u64,
 }
 
 /// Stops and frees a thread's clock.
@@ -377,6 +380,7 @@ fn arm(tid: i32, hz: u32) -> Option<Armed> {
             clock,
             cpu_at_arm: 0,
             unclocked_ns: 0,
+            armed_ns: 0,
         });
         return None;
     };
@@ -384,7 +388,26 @@ fn arm(tid: i32, hz: u32) -> Option<Armed> {
         clock,
         cpu_at_arm,
         unclocked_ns: 0,
+        armed_ns: sys::monotonic_ns(),
     })
+}
+
+/// Keeps thread `tid`'s new clock in the table, and notes its start in the session's
+/// THREAD_CLOCKS (spec §5.17).
+fn keep_clock(timers: &mut HashMap<i32, Armed>, session: Option<&Session>, tid: i32, a: Armed) {
+    if let Some(s) = session {
+        s.thread_clocks.started(tid as u32, a.armed_ns);
+    }
+    timers.insert(tid, a);
+}
+
+/// Stops thread `tid`'s clock without settling anything (the thread is gone, or is one of the
+/// runtime's), noting its end in the session's THREAD_CLOCKS.
+fn drop_clock(session: Option<&Session>, tid: i32, a: Armed) {
+    if let Some(s) = session {
+        s.thread_clocks.stopped(tid as u32, sys::monotonic_ns());
+    }
+    disarm(a);
 }
 
 /// Deletes thread `tid`'s timer; with a session, first settles the ticks its CPU time made due
@@ -393,6 +416,9 @@ fn arm(tid: i32, hz: u32) -> Option<Armed> {
 /// that a tick still pending is not counted twice.
 fn delete_timer(tid: i32, armed: Armed, hz: u32, settle: Option<&Session>) {
     let now = settle.and_then(|_| thread_cpu_ns(tid));
+    if let Some(s) = settle {
+        s.thread_clocks.stopped(tid as u32, sys::monotonic_ns());
+    }
     disarm(armed);
     if let (Some(s), Some(now)) = (settle, now) {
         let used = now.saturating_sub(armed.cpu_at_arm);
@@ -416,11 +442,14 @@ fn task_ids() -> Vec<i32> {
 /// entries they build, cost a short process about as much as a thread's clock).
 fn arm_only_this_thread(c: &mut Control) {
     let (hz, tid) = (c.hz, gettid());
-    if let Some(timers) = c.timers.as_mut()
+    let Control {
+        timers, session, ..
+    } = c;
+    if let Some(timers) = timers.as_mut()
         && !timers.contains_key(&tid)
         && let Some(a) = arm(tid, hz)
     {
-        timers.insert(tid, a);
+        keep_clock(timers, session.as_deref(), tid, a);
     }
 }
 
@@ -431,24 +460,31 @@ fn rescan(c: &mut Control, skip: i32) -> bool {
         return false;
     }
     let hz = c.hz;
-    let Some(timers) = c.timers.as_mut() else {
+    let Control {
+        timers,
+        session,
+        excluded,
+        ..
+    } = c;
+    let Some(timers) = timers.as_mut() else {
         return false;
     };
+    let session = session.as_deref();
     let live = task_ids();
     let mut new = false;
-    c.excluded.retain(|t| live.contains(t));
+    excluded.retain(|t| live.contains(t));
     for &tid in &live {
-        if tid != skip && !c.excluded.contains(&tid) && !timers.contains_key(&tid) {
+        if tid != skip && !excluded.contains(&tid) && !timers.contains_key(&tid) {
             if let Some(a) = arm(tid, hz) {
-                timers.insert(tid, a);
+                keep_clock(timers, session, tid, a);
             }
             new = true;
         }
     }
-    timers.retain(|tid, a| {
-        let keep = live.contains(tid);
+    timers.retain(|&tid, a| {
+        let keep = live.contains(&tid);
         if !keep {
-            disarm(*a);
+            drop_clock(session, tid, *a);
         }
         keep
     });
@@ -679,17 +715,18 @@ pub fn register_current_thread() {
     }
     let hz = c.hz;
     let tid = gettid();
-    if let Some(timers) = c.timers.as_mut()
+    let Control {
+        timers, session, ..
+    } = &mut *c;
+    if let Some(timers) = timers.as_mut()
         && !timers.contains_key(&tid)
         && let Some(a) = arm(tid, hz)
     {
-        timers.insert(
-            tid,
-            Armed {
-                unclocked_ns: a.cpu_at_arm,
-                ..a
-            },
-        );
+        let a = Armed {
+            unclocked_ns: a.cpu_at_arm,
+            ..a
+        };
+        keep_clock(timers, session.as_deref(), tid, a);
     }
 }
 
@@ -700,7 +737,7 @@ pub(crate) fn exclude_current_thread() {
     let mut c = lock();
     c.excluded.push(tid);
     if let Some(a) = c.timers.as_mut().and_then(|t| t.remove(&tid)) {
-        disarm(a);
+        drop_clock(c.session.as_deref(), tid, a);
     }
 }
 
@@ -969,6 +1006,10 @@ pub(crate) fn start_session(session: Box<Session>) -> Result<()> {
     }
     start_engine(&mut c, session.hz)?;
     c.forked = false;
+    // The clocks armed before the session existed (its first, or another sink's) are its too.
+    for (&tid, a) in c.timers.iter().flatten() {
+        session.thread_clocks.started(tid as u32, a.armed_ns);
+    }
     let ptr: *const Session = &*session;
     c.session = Some(session);
     SESSION.store(ptr.cast_mut(), Ordering::SeqCst);

@@ -133,6 +133,8 @@ pub(crate) struct Session {
     /// `CLOCK_MONOTONIC` when the session started, or a forked child's copy of it was reset:
     /// the start of the sidecar's WINDOW (spec/runtime.md §5.16).
     started_ns: AtomicU64,
+    /// When each thread's clock ran: the sidecar's THREAD_CLOCKS (spec/runtime.md §5.17).
+    pub(crate) thread_clocks: crate::engine::threadclocks::ThreadClockLog,
 }
 
 impl Session {
@@ -201,6 +203,7 @@ impl Session {
             before_start_ns: AtomicU64::new(0),
             runtime_ns: AtomicU64::new(0),
             started_ns: AtomicU64::new(crate::sys::monotonic_ns()),
+            thread_clocks: Default::default(),
         };
         session.set_paths(false);
         Ok(session)
@@ -460,6 +463,7 @@ impl Session {
         }
         self.started_ns
             .store(crate::sys::monotonic_ns(), Ordering::Relaxed);
+        self.thread_clocks.clear();
     }
 
     /// The sidecar's WINDOW: from the session's start until now (spec §5.16).
@@ -490,6 +494,7 @@ impl Session {
             clock: self.clock_report(),
             seen: &self.seen_maps,
             window,
+            thread_clocks: &self.thread_clocks,
         }
     }
 
@@ -555,6 +560,7 @@ impl Session {
 
     /// The sidecar's contents (without the gmon.out link).
     pub(crate) fn sidecar(&self) -> Sidecar {
+        let window = self.window_until_now();
         if let Some(d) = &self.dwarf {
             d.flush();
         }
@@ -604,7 +610,8 @@ impl Session {
             threads,
             gmon: None,
             clock: Some(self.clock_report()),
-            window: Some(self.window_until_now()),
+            window: Some(window),
+            thread_clocks: self.thread_clocks.read(|v| v.to_sidecar(window.end_ns)),
         }
     }
 

@@ -17,7 +17,7 @@ use gmon_format::merge::{MAX_BIN_COUNT, MAX_SPLIT_HISTOGRAMS};
 use gmon_format::sidecar::{
     GMONX_MAGIC, GMONX_VERSION, SECTION_CLOCK, SECTION_GMON_LINK, SECTION_INFO, SECTION_MAPPINGS,
     SECTION_OBJECTS, SECTION_PC_SAMPLES, SECTION_PROCESSES, SECTION_STACK_KINDS, SECTION_STACKS,
-    SECTION_THREADS, SECTION_UNCLOCKED, SECTION_WINDOW,
+    SECTION_THREAD_CLOCKS, SECTION_THREADS, SECTION_UNCLOCKED, SECTION_WINDOW,
 };
 use gmon_format::{Dimension, GMON_MAGIC, GMON_TAG_TIME_HIST, GMON_VERSION};
 
@@ -169,6 +169,8 @@ pub(crate) struct ProfileData<'a> {
     pub seen: &'a std::sync::Mutex<SeenMaps>,
     /// When the session sampled this image (spec/runtime.md §5.16).
     pub window: gmon_format::sidecar::SamplingWindow,
+    /// When each thread's clock ran (spec/runtime.md §5.17).
+    pub thread_clocks: &'a crate::engine::threadclocks::ThreadClockLog,
 }
 
 /// Which further mappings of the objects' files a list of objects takes (spec/runtime.md
@@ -519,6 +521,19 @@ fn emit_sidecar(sink: &mut Sink<'_>, s: &ProfileData<'_>, p: &SidecarParts<'_>) 
     section(sink, SECTION_WINDOW, 8 + 8);
     put_u64(sink, s.window.start_ns);
     put_u64(sink, s.window.end_ns);
+
+    // When each thread's clock ran (spec §5.17): a clock still running ran to the window's end.
+    // Without it when the log cannot be read now (a reader then judges the window alone).
+    s.thread_clocks.read(|v| {
+        section(sink, SECTION_THREAD_CLOCKS, 8 + 4 + 20 * v.len() as u64);
+        put_u64(sink, v.dropped);
+        put_u32(sink, v.len() as u32);
+        for (tid, start, end) in v.entries(s.window.end_ns) {
+            put_u32(sink, tid);
+            put_u64(sink, start);
+            put_u64(sink, end);
+        }
+    });
 }
 
 /// Sorted stack slots grouped into runs of equal stacks of one kind: (first slot, summed count).
