@@ -168,7 +168,7 @@ pub struct Totals {
 /// and made `label` a list when a side has several profiles; version 3 assumes a dispersion
 /// for the sampling model (`dispersion` is no longer 1 there, and the p-values and intervals
 /// count each sample as `1/dispersion` of one).
-pub const JSON_VERSION: u32 = 3;
+pub const JSON_VERSION: u32 = 4;
 
 /// How the verdicts are made (spec/diff.md §6, the defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -118,7 +118,7 @@ fn json_has_the_documented_fields() {
         &c.join("gmon.2.out"),
     );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["version"], 3);
+    assert_eq!(v["version"], 4);
     assert_eq!(v["granularity"], "function");
     for k in [
         "hz",
