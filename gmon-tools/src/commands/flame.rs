@@ -39,8 +39,8 @@ are read with them).\n\n--diff draws NEW's shape and colours each frame by the c
 the samples (BASE scaled to NEW's total, as inferno-diff-folded -n and gmon diff), --raw-counts by \
 the change in raw counts; the subtitle says which. Each frame's stack is tested as gmon diff \
 tests a function, with its options (--level, --min-samples, --dispersion): red or blue only \
-where the change is more than noise, grey where it is noise or too few samples, and the \
-subtitle names the noise model. One profile a side (BASE NEW) is tested against sampling \
+where the change is more than noise, grey where it is noise or too few samples; the subtitle \
+counts the changes and its tooltip names the noise model. One profile a side (BASE NEW) is tested against sampling \
 noise; several runs a side (--base A1 A2 A3 --new B1 B2 B3) against the spread the runs \
 themselves show, which is usually larger. Two recorded process trees (--base OUT_a OUT_a.* \
 --new OUT_b OUT_b.*, or several recordings a side: --base a1/OUT a1/OUT.* a2/OUT a2/OUT.* \

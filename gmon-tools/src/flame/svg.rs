@@ -263,31 +263,52 @@ pub fn write_diff_parts_svg(
         share,
         &opts.noise,
     ));
-    let noise = format!(
-        "grey = within noise or too few samples ({} of {} frames tested a change: {}; each \
-         frame's tooltip has its interval)",
-        tested.changes,
-        tested.tested,
-        tested.noise_words()
+    // The subtitle says what the colours mean and how many frames changed, short enough for
+    // the image's width; its tooltip (an SVG title) adds the test: the model, the correction,
+    // the level. One line of all of it ran past both edges of a 1200-pixel graph.
+    let counted = format!(
+        "{} of {} frames tested a change",
+        tested.changes, tested.tested
     );
-    let sub = opts.subtitle_with(if vanished {
-        format!(
+    let (sub, detail) = if vanished {
+        let s = format!(
             "{}; NEW has no samples: the shape of the base, blue = samples that went away",
             source.description()
-        )
+        );
+        (s.clone(), s)
     } else if share {
-        format!(
-            "{}; colour: change in share of samples from the base (normalized): red = larger \
-             share, blue = smaller; {noise}",
-            source.description()
+        (
+            format!(
+                "{}; red = larger share, blue = smaller, grey = within noise or too few \
+                 samples: {counted}",
+                source.description()
+            ),
+            format!(
+                "{}; colour: change in share of samples from the base (normalized): red = \
+                 larger share, blue = smaller; grey = within noise or too few samples ({counted}: \
+                 {}; each frame's tooltip has its interval)",
+                source.description(),
+                tested.noise_words()
+            ),
         )
     } else {
-        format!(
-            "{}; colour: change in raw sample counts: red = more samples than the base, \
-             blue = fewer; {noise}",
-            source.description()
+        (
+            format!(
+                "{}; red = more samples, blue = fewer, grey = within noise or too few samples: \
+                 {counted}",
+                source.description()
+            ),
+            format!(
+                "{}; colour: change in raw sample counts: red = more samples than the base, blue \
+                 = fewer; grey = within noise or too few samples ({counted}: {}; each frame's \
+                 tooltip has its interval)",
+                source.description(),
+                tested.noise_words()
+            ),
         )
-    });
+    };
+    let sub = opts.subtitle_with(sub);
+    let detail = opts.subtitle_with(detail);
     let mut o = inferno_options(opts, sub);
     o.negate_differentials = vanished;
     let mut svg = Vec::new();
@@ -298,8 +319,26 @@ pub fn write_diff_parts_svg(
     } else {
         tested.annotate_titles(svg, opts.inverted)
     };
-    out.write_all(&crate::diff::grey_unchanged(svg))?;
+    let svg = crate::diff::grey_unchanged(svg);
+    out.write_all(&with_subtitle_tooltip(svg, &detail))?;
     Ok(())
+}
+
+/// Gives the subtitle's text element a tooltip (an SVG `title` as its first child) holding
+/// `detail`. Done last, after the frames' titles were annotated, which this one must not shift.
+fn with_subtitle_tooltip(mut svg: Vec<u8>, detail: &str) -> Vec<u8> {
+    let find = |hay: &[u8], needle: &[u8], from: usize| {
+        hay.get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|i| i + from)
+    };
+    let Some(at) = find(&svg, b"id=\"subtitle\"", 0).and_then(|i| find(&svg, b">", i)) else {
+        return svg;
+    };
+    let title = format!("<title>{}</title>", escape(detail));
+    svg.splice(at + 1..at + 1, title.into_bytes());
+    svg
 }
 
 #[cfg(test)]
@@ -324,6 +363,33 @@ mod tests {
         assert!(text.contains("A &lt;b&gt; &amp; c"), "{text}");
         assert!(text.contains("3 samples outside every function"), "{text}");
         assert!(text.trim_end().ends_with("</svg>"), "{text}");
+    }
+
+    /// The differential graph's subtitle fits a 1200-pixel graph (inferno's glyphs are 0.59 of
+    /// the 12-pixel font wide); the test behind it is in its tooltip. One line of both ran
+    /// about 300 characters, past both edges.
+    #[test]
+    fn a_diff_subtitle_fits_the_graph_and_its_tooltip_has_the_test() {
+        let base = vec!["main;a 500".to_owned(), "main;b 500".to_owned()];
+        let new = vec!["main;a 700".to_owned(), "main;b 300".to_owned()];
+        let text =
+            svg(|o| write_diff_svg(o, &base, &new, &SvgOptions::default(), StackSource::Exact));
+        let at = text.find("id=\"subtitle\"").expect("subtitle");
+        let element = &text[at..at + text[at..].find("</text>").unwrap()];
+        let (tooltip, visible) = element
+            .split_once("<title>")
+            .and_then(|(_, t)| t.split_once("</title>"))
+            .expect("a title in the subtitle");
+        assert!(
+            tooltip.contains("Holm") && tooltip.contains("level 0.05"),
+            "{tooltip}"
+        );
+        assert!(
+            visible.contains("2 of 2 frames tested a change"),
+            "{visible}"
+        );
+        let width = visible.chars().count() as f64 * 0.59 * 12.0;
+        assert!(width <= 1180.0, "{width} px: {visible}");
     }
 
     /// Issue 28: every frame's tooltip carries its stack's test: the share of its own samples,
