@@ -326,19 +326,18 @@ pub fn write_diff_parts_svg(
 
 /// Gives the subtitle's text element a tooltip (an SVG `title` as its first child) holding
 /// `detail`. Done last, after the frames' titles were annotated, which this one must not shift.
-fn with_subtitle_tooltip(mut svg: Vec<u8>, detail: &str) -> Vec<u8> {
-    let find = |hay: &[u8], needle: &[u8], from: usize| {
-        hay.get(from..)?
-            .windows(needle.len())
-            .position(|w| w == needle)
-            .map(|i| i + from)
+fn with_subtitle_tooltip(svg: Vec<u8>, detail: &str) -> Vec<u8> {
+    let mut text = match String::from_utf8(svg) {
+        Ok(t) => t,
+        Err(e) => return e.into_bytes(),
     };
-    let Some(at) = find(&svg, b"id=\"subtitle\"", 0).and_then(|i| find(&svg, b">", i)) else {
-        return svg;
-    };
-    let title = format!("<title>{}</title>", escape(detail));
-    svg.splice(at + 1..at + 1, title.into_bytes());
-    svg
+    let start = text
+        .find("id=\"subtitle\"")
+        .and_then(|i| Some(i + text[i..].find('>')? + 1));
+    if let Some(at) = start {
+        text.insert_str(at, &format!("<title>{}</title>", escape(detail)));
+    }
+    text.into_bytes()
 }
 
 #[cfg(test)]

@@ -251,7 +251,7 @@ struct Collector {
 }
 
 impl Collector {
-    fn keep(&mut self, s: OuterSample) {
+    fn keep(&mut self, mut s: OuterSample) {
         let live = self.live.entry(s.pid).or_insert_with(|| Live {
             began: s.time,
             ..Live::default()
@@ -260,7 +260,6 @@ impl Collector {
             push(&mut self.out, s);
             return;
         }
-        let mut s = s;
         if s.tid != s.pid {
             let t = live.threads.entry(s.tid).or_insert_with(|| LiveThread {
                 first: s.time,
@@ -275,10 +274,10 @@ impl Collector {
                 return;
             }
             // Older than the thread's last few: one of the image's middle, as any other.
-            match t.tail.pop_front() {
-                Some(old) => s = old,
-                None => return,
-            }
+            let Some(old) = t.tail.pop_front() else {
+                return;
+            };
+            s = old;
         }
         live.tail.push_back(s);
         if live.tail.len() > TAIL
@@ -299,9 +298,7 @@ impl Collector {
     /// Thread `tid` of `pid` ended: its last samples are kept.
     fn thread_ends(&mut self, pid: u32, tid: u32) {
         if let Some(t) = self.live.get_mut(&pid).and_then(|l| l.threads.remove(&tid)) {
-            for s in t.tail {
-                push(&mut self.out, s);
-            }
+            push_all(&mut self.out, t.tail);
         }
     }
 
@@ -309,13 +306,9 @@ impl Collector {
     fn image_ends(&mut self, pid: u32, time: u64, next: bool) {
         if let Some(mut live) = self.live.remove(&pid) {
             for (_, t) in live.threads.drain() {
-                for s in t.tail {
-                    push(&mut self.out, s);
-                }
+                push_all(&mut self.out, t.tail);
             }
-            for s in live.tail.drain(..) {
-                push(&mut self.out, s);
-            }
+            push_all(&mut self.out, live.tail);
             self.out.skipped.extend(live.skipped);
         }
         if next {
@@ -335,6 +328,12 @@ impl Collector {
             self.image_ends(pid, 0, false);
         }
         self.out
+    }
+}
+
+fn push_all(out: &mut OuterSamples, samples: impl IntoIterator<Item = OuterSample>) {
+    for s in samples {
+        push(out, s);
     }
 }
 
