@@ -219,10 +219,13 @@ def perf_self_tree(data, cwd):
 
 def same_name(name):
     """One spelling for the aliases the two tools may pick at one address: glibc's internal
-    `__GI_` and leading underscores, symbol versions, an offset."""
+    `__GI_` and leading underscores, symbol versions, an offset, and the large-file names of a
+    64-bit libc (`mmap64`, `openat64`, `__open64_nocancel`: one function with the plain name's,
+    and perf picks either)."""
     name = re.sub(r"\+0x[0-9a-f]+$", "", name)
     name = name.split("@")[0] if not name.endswith("@plt") else name
-    return re.sub(r"^(__GI_)?_*(libc_)?", "", name)
+    name = re.sub(r"^(__GI_)?_*(libc_)?", "", name)
+    return re.sub(r"(?<=[a-z])64(?=(_nocancel)?$)", "", name)
 
 
 def merged(counts):
@@ -232,7 +235,7 @@ def merged(counts):
     return out
 
 
-def agreement(g, p):
+def agreement(g, p, verbose=False):
     """Functions at 2% or more on either side: how many are within 3 points, the largest
     difference with its sampling standard error, and how many differ by more than 3 points
     *and* more than two standard errors (the binomial noise of both sides' sample counts, which
@@ -251,6 +254,10 @@ def agreement(g, p):
     within = sum(1 for d, _ in diffs if d <= 3)
     beyond = sum(1 for d, k in diffs if d > 3 and d > 2 * se(k))
     worst, name = diffs[0]
+    if verbose:
+        for d, k in diffs:
+            if d > 3:
+                print(f"    {k}: gmon {g.get(k, 0):.1f}, perf {p.get(k, 0):.1f} ({d / se(k):.1f} SE)")
     return (f"{within}/{len(keys)} within 3 pts; max {worst:.1f} ({name[:40]}, "
             f"{worst / se(name):.1f} SE); {beyond} beyond 3 pts and 2 SE")
 
@@ -325,7 +332,7 @@ def main():
                     print(f"  {side}: " + ", ".join(f"{k} {v:.1f}" for k, v in top),
                           file=sys.stderr)
             print(f"| {name} | {cover} | {rate} | {100 * og:+.1f}% | {100 * op:+.1f}% "
-                  f"| {agreement(gcounts, pcounts)} |", flush=True)
+                  f"| {agreement(gcounts, pcounts, args.verbose)} |", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
