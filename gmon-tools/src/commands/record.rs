@@ -118,6 +118,7 @@ pub fn run(args: Args, _out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         stacks: !args.no_stacks,
         inherit: !args.no_inherit,
         library: None,
+        name_functions: !args.quiet,
         outer: match args.outer_clock {
             _ if args.no_outer_clock => None,
             OuterClockArg::Off => None,

@@ -65,6 +65,10 @@ pub struct RecordOptions {
     /// Sample the time no clock of the runtime sees (the exec, the loader, the exit) with the
     /// outer clock ([`outer_clock`], spec/runtime.md §4.7), in this scope; `None`: not.
     pub outer: Option<outer_clock::OuterMode>,
+    /// Name the top functions for the summary ([`Recorded::top`]): reads each sampled
+    /// executable's symbol and unwind tables after the run (58 ms for a stripped `cc1`).
+    /// `gmon record -q`, which prints no summary, leaves it off.
+    pub name_functions: bool,
 }
 
 impl RecordOptions {
@@ -77,6 +81,7 @@ impl RecordOptions {
             inherit: true,
             library: None,
             outer: Some(outer_clock::OuterMode::Auto),
+            name_functions: true,
         }
     }
 }
@@ -252,7 +257,7 @@ fn record_with(
         (Vec::new(), TopFunctions::default(), Idle::default(), None)
     } else {
         let gaps = samples.as_ref().map(|s| (s, opts.stacks));
-        match write_profiles(private.path(), &output, opts.inherit, gaps) {
+        match write_profiles(private.path(), &output, opts, gaps) {
             Ok((w, report)) => {
                 if let (Some(r), Outer::Ran(_)) = (report, &outer) {
                     outer = Outer::Ran(r);
@@ -334,9 +339,10 @@ pub struct Idle {
 fn write_profiles(
     dir: &Path,
     output: &Path,
-    inherit: bool,
+    opts: &RecordOptions,
     outer: Option<(&outer_clock::OuterSamples, bool)>,
 ) -> crate::Result<(Written, Option<gaps::GapReport>)> {
+    let inherit = opts.inherit;
     let mut found = profiles::collect(dir, STEM)?;
     if !inherit {
         // A forked child (no exec) keeps sampling in the runtime; its file is not kept.
@@ -350,11 +356,15 @@ fn write_profiles(
         }
         r
     });
-    Ok((write_found(found, output)?, report))
+    Ok((write_found(found, output, opts.name_functions)?, report))
 }
 
 /// [`write_profiles`] once the profiles are read.
-fn write_found(found: Vec<profiles::ProcessProfile>, output: &Path) -> crate::Result<Written> {
+fn write_found(
+    found: Vec<profiles::ProcessProfile>,
+    output: &Path,
+    name_functions: bool,
+) -> crate::Result<Written> {
     if found.is_empty() {
         return Ok((Vec::new(), TopFunctions::default(), Idle::default(), None));
     }
@@ -396,7 +406,12 @@ fn write_found(found: Vec<profiles::ProcessProfile>, output: &Path) -> crate::Re
         .collect();
     let sidecars: Vec<&gmon_format::Sidecar> =
         groups.iter().filter_map(|g| g.sidecar.as_ref()).collect();
-    Ok((files, summary::top_functions(&sidecars, 5), idle, clock))
+    let top = if name_functions {
+        summary::top_functions(&sidecars, 5)
+    } else {
+        TopFunctions::default()
+    };
+    Ok((files, top, idle, clock))
 }
 
 /// How the child ended, in words for a message ("it exited with status 0", "it was killed by

@@ -1243,8 +1243,10 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
     // The embedded runtime, cached where the other tests' `gmon` caches it (not in $HOME).
     let lib = gmon_tools::record::runtime::install(&test_cache().join("gmon/in-process"), true)
         .expect("install the runtime library");
+    // No summary wanted (as `gmon record -q`): the functions are not named.
     let opts = RecordOptions {
         library: Some(lib),
+        name_functions: false,
         ..RecordOptions::new(&out)
     };
     let command = vec![
@@ -1279,6 +1281,11 @@ fn a_program_stopped_by_sigterm_keeps_its_profile_and_dies_by_the_signal() {
     assert_eq!(rec.status.signal(), Some(15), "{:?}", rec.status);
     assert_eq!(rec.files.first().map(|f| f.path.clone()), Some(out.clone()));
     assert!(rec.samples() >= 400, "{rec:?}");
+    assert!(
+        rec.top.functions.is_empty() && rec.top.total == 0,
+        "{:?}",
+        rec.top
+    );
 
     let gprof = Command::new("gprof")
         .args(["-b", "-p"])
