@@ -257,7 +257,8 @@ def agreement(g, p, verbose=False):
     if verbose:
         for d, k in diffs:
             if d > 3:
-                print(f"    {k}: gmon {g.get(k, 0):.1f}, perf {p.get(k, 0):.1f} ({d / se(k):.1f} SE)")
+                print(f"    {k}: gmon {g.get(k, 0):.1f}, perf {p.get(k, 0):.1f} ({d / se(k):.1f} SE)",
+                      file=sys.stderr)
     return (f"{within}/{len(keys)} within 3 pts; max {worst:.1f} ({name[:40]}, "
             f"{worst / se(name):.1f} SE); {beyond} beyond 3 pts and 2 SE")
 

@@ -276,32 +276,28 @@ pub fn write_diff_parts_svg(
             source.description()
         );
         (s.clone(), s)
-    } else if share {
-        (
-            format!(
-                "{}; red = larger share, blue = smaller, grey = within noise or too few \
-                 samples: {counted}",
-                source.description()
-            ),
-            format!(
-                "{}; colour: change in share of samples from the base (normalized): red = \
-                 larger share, blue = smaller; grey = within noise or too few samples ({counted}: \
-                 {}; each frame's tooltip has its interval)",
-                source.description(),
-                tested.noise_words()
-            ),
-        )
     } else {
+        let (colours, colours_in_full) = if share {
+            (
+                "red = larger share, blue = smaller",
+                "colour: change in share of samples from the base (normalized): red = larger \
+                 share, blue = smaller",
+            )
+        } else {
+            (
+                "red = more samples, blue = fewer",
+                "colour: change in raw sample counts: red = more samples than the base, blue = \
+                 fewer",
+            )
+        };
         (
             format!(
-                "{}; red = more samples, blue = fewer, grey = within noise or too few samples: \
-                 {counted}",
+                "{}; {colours}, grey = within noise or too few samples: {counted}",
                 source.description()
             ),
             format!(
-                "{}; colour: change in raw sample counts: red = more samples than the base, blue \
-                 = fewer; grey = within noise or too few samples ({counted}: {}; each frame's \
-                 tooltip has its interval)",
+                "{}; {colours_in_full}; grey = within noise or too few samples ({counted}: {}; \
+                 each frame's tooltip has its interval)",
                 source.description(),
                 tested.noise_words()
             ),

@@ -66,7 +66,7 @@ pub struct RecordOptions {
     /// outer clock ([`outer_clock`], spec/runtime.md §4.7), in this scope; `None`: not.
     pub outer: Option<outer_clock::OuterMode>,
     /// Name the top functions for the summary ([`Recorded::top`]): reads each sampled
-    /// executable's symbol and unwind tables after the run (58 ms for a stripped `cc1`).
+    /// executable's symbol and unwind tables after the run (about 45 ms for a stripped `cc1`).
     /// `gmon record -q`, which prints no summary, leaves it off.
     pub name_functions: bool,
 }
@@ -342,15 +342,14 @@ fn write_profiles(
     opts: &RecordOptions,
     outer: Option<(&outer_clock::OuterSamples, bool)>,
 ) -> crate::Result<(Written, Option<gaps::GapReport>)> {
-    let inherit = opts.inherit;
     let mut found = profiles::collect(dir, STEM)?;
-    if !inherit {
+    if !opts.inherit {
         // A forked child (no exec) keeps sampling in the runtime; its file is not kept.
         found.retain(|p| p.first);
     }
     let report = outer.map(|(samples, stacks)| {
         let mut r = gaps::attribute(samples, &mut found, stacks);
-        if !inherit {
+        if !opts.inherit {
             // The processes the command started were not asked for.
             r.unowned.clear();
         }
